@@ -1,0 +1,46 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "Pomodoro",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "pomodoro-server", targets: ["pomodoro-server"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // C libraries, each entered through one module map and one shim header.
+        .systemLibrary(name: "CLibWebSockets", pkgConfig: "libwebsockets",
+                       providers: [.apt(["libwebsockets-dev"])]),
+        .systemLibrary(name: "CJSONC", pkgConfig: "json-c",
+                       providers: [.apt(["libjson-c-dev"])]),
+
+        // The pure domain: rooms, phases, deadlines, members, stats. No I/O, no clock reads.
+        .target(name: "PomodoroCore", swiftSettings: strict),
+        // Wire messages and their JSON codec (the only code that touches json-c).
+        .target(name: "PomodoroProtocol", dependencies: ["PomodoroCore", "CJSONC"], swiftSettings: strict),
+        // The thin layer over libwebsockets: service thread, timers, server and client sockets.
+        .target(name: "PomodoroNet", dependencies: ["CLibWebSockets"], swiftSettings: strict),
+        // The application: room registry, connections, broadcasts; the composition root.
+        .target(name: "PomodoroServer",
+                dependencies: ["PomodoroCore", "PomodoroProtocol", "PomodoroNet",
+                               .product(name: "Logging", package: "swift-log")],
+                swiftSettings: strict),
+        .executableTarget(name: "pomodoro-server",
+                          dependencies: ["PomodoroServer",
+                                         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                                         .product(name: "Logging", package: "swift-log")],
+                          swiftSettings: strict),
+
+        .testTarget(name: "PomodoroCoreTests", dependencies: ["PomodoroCore"], swiftSettings: strict),
+        .testTarget(name: "PomodoroProtocolTests", dependencies: ["PomodoroProtocol"], swiftSettings: strict),
+        .testTarget(name: "PomodoroServerTests",
+                    dependencies: ["PomodoroServer", "PomodoroNet", "PomodoroProtocol"],
+                    swiftSettings: strict),
+    ]
+)

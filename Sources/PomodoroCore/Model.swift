@@ -1,0 +1,172 @@
+/// The phases of the pomodoro cycle.
+public enum Phase: String, Sendable, CaseIterable, Hashable {
+    case idle, focus, shortBreak, longBreak
+}
+
+/// Where a room's timer stands.
+public enum TimerState: Equatable, Sendable {
+    /// Nothing set up: the room is idle.
+    case idle
+    /// A phase is set up with its full length and waits for `start`.
+    case ready(remaining: Duration)
+    /// A phase runs and ends at `deadline` (monotonic).
+    case running(deadline: Instant)
+    /// A started phase is paused with `remaining` left.
+    case paused(remaining: Duration)
+}
+
+/// What the clients show as the timer's status.
+public enum TimerStatus: String, Sendable, Equatable {
+    case idle, ready, running, paused
+}
+
+/// Counters kept for each member while the server runs.
+public struct MemberStats: Equatable, Sendable {
+    /// Focus sessions that completed while the member was present.
+    public var focusCompleted = 0
+    /// Time the member spent present in a running focus phase.
+    public var focusTime: Duration = .zero
+    /// Running focus phases the member saw stop early: paused, skipped, reset, or left while one ran.
+    public var interruptions = 0
+    public init(focusCompleted: Int = 0, focusTime: Duration = .zero, interruptions: Int = 0) {
+        self.focusCompleted = focusCompleted
+        self.focusTime = focusTime
+        self.interruptions = interruptions
+    }
+}
+
+/// Counters kept for each room while the server runs.
+public struct RoomStats: Equatable, Sendable {
+    /// Focus phases that ran to their end.
+    public var focusCompleted = 0
+    /// Time a focus phase was running in the room.
+    public var focusTime: Duration = .zero
+    /// Running focus phases that were paused, skipped or reset.
+    public var interruptions = 0
+    public init(focusCompleted: Int = 0, focusTime: Duration = .zero, interruptions: Int = 0) {
+        self.focusCompleted = focusCompleted
+        self.focusTime = focusTime
+        self.interruptions = interruptions
+    }
+}
+
+/// A person in a room.
+public struct Member: Sendable {
+    public let id: MemberID
+    public var name: String
+    let token: ResumeToken
+    /// Chosen by the member: stepped away from the desk.
+    public var away = false
+    /// Whether a connection currently speaks for this member.
+    public var connected = true
+    public var task = ""
+    public var stats = MemberStats()
+    /// When the connection was lost; the member is dropped at this instant plus the grace period.
+    var disconnectedAt: Instant?
+
+    /// Present means connected and not away: only present members earn focus time and sessions.
+    public var isPresent: Bool { connected && !away }
+}
+
+/// Why a member is away.
+public enum AwayReason: String, Sendable, Equatable {
+    /// The member said so.
+    case away
+    /// The connection dropped; the member may come back within the grace period.
+    case disconnected
+}
+
+/// Why a member is no longer in the room.
+public enum LeaveReason: String, Sendable, Equatable {
+    /// The member left.
+    case left
+    /// The member did not come back within the grace period.
+    case expired
+}
+
+/// The controls a member can press.
+public enum ControlAction: String, Sendable, Equatable {
+    case start, pause, resume, skip, reset, extend, configure
+}
+
+/// Something that happened in a room that members should hear about, besides the new state itself.
+public enum RoomEvent: Equatable, Sendable {
+    /// A phase ran to its end. `next` is the phase now set up, `autoStarted` whether it already runs.
+    case phaseCompleted(completed: Phase, next: Phase, autoStarted: Bool, cycle: Int)
+    case memberJoined(MemberID, name: String)
+    /// A member came back with their resume token.
+    case memberReturned(MemberID)
+    case memberAway(MemberID, reason: AwayReason)
+    case memberBack(MemberID)
+    case memberLeft(MemberID, reason: LeaveReason)
+    /// A member pressed a control. `seconds` is set for `extend`.
+    case control(ControlAction, by: MemberID, seconds: Int?)
+}
+
+/// When new settings take effect.
+public enum AppliesFrom: String, Sendable, Equatable {
+    case now, nextPhase
+}
+
+/// A timer tick: sent on every whole-second boundary of a running phase's remaining time.
+public struct Tick: Equatable, Sendable {
+    public var phase: Phase
+    /// The boundary this tick marks: a whole number of seconds, in milliseconds.
+    public var remaining: Duration
+    public var deadline: Instant
+    public var cycle: Int
+    public var seq: UInt64
+}
+
+/// What a call into a room produced; the transport carries it out and nothing else.
+public struct Outcome: Equatable, Sendable {
+    public var events: [RoomEvent] = []
+    /// The room's state changed: broadcast a new snapshot.
+    public var stateChanged = false
+    /// A tick to broadcast (at most one per call: the latest boundary crossed).
+    public var tick: Tick?
+    /// For `configure`: when the new settings apply.
+    public var appliesFrom: AppliesFrom?
+    public init() {}
+}
+
+/// What `join` tells the member who joined.
+public struct JoinResult: Sendable {
+    public let memberID: MemberID
+    public let token: ResumeToken
+    /// The member got their earlier place back with their token.
+    public let resumed: Bool
+    public var outcome: Outcome
+}
+
+/// A member as everyone sees them.
+public struct MemberSnapshot: Equatable, Sendable {
+    public var id: MemberID
+    public var name: String
+    public var present: Bool
+    public var connected: Bool
+    public var task: String
+    public var stats: MemberStats
+}
+
+/// A room's whole visible state at one instant.
+public struct RoomSnapshot: Equatable, Sendable {
+    public var id: RoomID
+    public var phase: Phase
+    public var status: TimerStatus
+    public var remaining: Duration
+    /// The phase's full length, including extensions: for progress rings.
+    public var phaseLength: Duration
+    /// Monotonic end of the running phase; nil unless running.
+    public var deadline: Instant?
+    /// Which focus session of the set this is ("focus 3 of 4").
+    public var cycle: Int
+    public var settings: RoomSettings
+    /// Settings that take effect when the current phase ends.
+    public var pendingSettings: RoomSettings?
+    public var members: [MemberSnapshot]
+    public var stats: RoomStats
+    public var seq: UInt64
+
+    public var running: Bool { status == .running }
+}

@@ -1,0 +1,410 @@
+/// A shared focus room: the authoritative state machine behind one timer and its members.
+///
+/// Every mutating call takes `now` and returns an `Outcome` saying what to broadcast; `nextWakeup()` says
+/// when to call `advance(to:)` again. The remaining time is always `deadline - now`: nothing counts ticks.
+public struct Room: Sendable {
+    public let id: RoomID
+    public let policy: RoomPolicy
+    public private(set) var settings: RoomSettings
+    public private(set) var pendingSettings: RoomSettings?
+    public private(set) var phase: Phase = .idle
+    public private(set) var timer: TimerState = .idle
+    /// Length of the current phase including extensions.
+    public private(set) var phaseLength: Duration = .zero
+    public private(set) var cycle = 1
+    public private(set) var stats = RoomStats()
+    public private(set) var seq: UInt64 = 1
+
+    private var members: [MemberID: Member] = [:]
+    /// Join order, for stable member lists.
+    private var order: [MemberID] = []
+    private var nextMemberNumber = 1
+    /// Focus time has been credited up to this instant (set while a focus runs).
+    private var focusCreditedUntil: Instant?
+    /// The whole seconds shown by the last tick or state: a tick goes out when this number falls.
+    private var shownSeconds: Int64 = 0
+    /// Since when nobody has been connected and nothing has been running (nil otherwise).
+    private var quietSince: Instant?
+
+    public init(id: RoomID, settings: RoomSettings = .standard, policy: RoomPolicy = .standard, now: Instant) {
+        self.id = id
+        self.settings = settings
+        self.policy = policy
+        self.quietSince = now
+    }
+
+    // MARK: Reading
+
+    public var memberCount: Int { members.count }
+    public var connectedCount: Int { members.values.lazy.filter(\.connected).count }
+    public func member(_ id: MemberID) -> Member? { members[id] }
+
+    public var status: TimerStatus {
+        switch timer {
+        case .idle: .idle
+        case .ready: .ready
+        case .running: .running
+        case .paused: .paused
+        }
+    }
+
+    /// Time left in the current phase at `now` (never negative).
+    public func remaining(at now: Instant) -> Duration {
+        switch timer {
+        case .idle: .zero
+        case .ready(let r), .paused(let r): r
+        case .running(let deadline): max(.zero, deadline - now)
+        }
+    }
+
+    public func snapshot(at now: Instant) -> RoomSnapshot {
+        var deadline: Instant?
+        if case .running(let d) = timer { deadline = d }
+        return RoomSnapshot(
+            id: id, phase: phase, status: status, remaining: remaining(at: now), phaseLength: phaseLength,
+            deadline: deadline, cycle: cycle, settings: settings, pendingSettings: pendingSettings,
+            members: order.compactMap { members[$0] }.map {
+                MemberSnapshot(id: $0.id, name: $0.name, present: $0.isPresent, connected: $0.connected,
+                               task: $0.task, stats: $0.stats)
+            },
+            stats: stats, seq: seq)
+    }
+
+    /// The next instant at which `advance(to:)` has something to do: a tick boundary, the phase's end,
+    /// a grace period running out, or the room's empty lifetime ending.
+    public func nextWakeup() -> Instant? {
+        var next: Instant?
+        func consider(_ t: Instant) { if next == nil || t < next! { next = t } }
+        if case .running(let deadline) = timer {
+            // The next boundary below the seconds last shown: deadline - (shown - 1) s.
+            consider(deadline - .seconds(max(0, shownSeconds - 1)))
+        }
+        for member in members.values {
+            if let lost = member.disconnectedAt { consider(lost + policy.reconnectGrace) }
+        }
+        if let quiet = quietSince { consider(quiet + policy.emptyRoomLifetime) }
+        return next
+    }
+
+    /// Whether the room should be dropped: nobody connected, nothing running, for its empty lifetime.
+    public func isExpired(at now: Instant) -> Bool {
+        guard let quiet = quietSince else { return false }
+        return now >= quiet + policy.emptyRoomLifetime
+    }
+
+    // MARK: Members
+
+    /// Adds a member, or gives a returning member their place back when `token` matches one in the room.
+    /// `freshToken` is used for a new member: the core makes no random numbers of its own.
+    public mutating func join(name rawName: String, token: ResumeToken?, freshToken: ResumeToken,
+                              now: Instant) throws(RoomError) -> JoinResult {
+        let name = try TextRules.clean(rawName, field: "name", allowEmpty: false, maxLength: policy.maxNameLength)
+        var outcome = Outcome()
+        advanceInternal(to: now, into: &outcome)
+        if let token, let id = order.first(where: { members[$0]!.token.matches(token) }) {
+            creditFocus(until: now)
+            var member = members[id]!
+            let wasConnected = member.connected
+            member.connected = true
+            member.disconnectedAt = nil
+            member.name = name
+            members[id] = member
+            if !wasConnected { outcome.events.append(.memberReturned(id)) }
+            roomBecameBusy()
+            changed(&outcome)
+            return JoinResult(memberID: id, token: member.token, resumed: true, outcome: outcome)
+        }
+        guard members.count < policy.maxMembers else { throw .roomFull }
+        creditFocus(until: now)
+        let id = MemberID("m\(nextMemberNumber)")
+        nextMemberNumber += 1
+        members[id] = Member(id: id, name: name, token: freshToken)
+        order.append(id)
+        outcome.events.append(.memberJoined(id, name: name))
+        roomBecameBusy()
+        changed(&outcome)
+        return JoinResult(memberID: id, token: freshToken, resumed: false, outcome: outcome)
+    }
+
+    /// The member's connection dropped: they show as away and keep their place for the grace period.
+    public mutating func disconnect(_ id: MemberID, now: Instant) -> Outcome {
+        var outcome = Outcome()
+        advanceInternal(to: now, into: &outcome)
+        guard var member = members[id], member.connected else { return outcome }
+        creditFocus(until: now)
+        if member.isPresent && isFocusRunning { member.stats.interruptions += 1 }
+        member.connected = false
+        member.disconnectedAt = now
+        members[id] = member
+        outcome.events.append(.memberAway(id, reason: .disconnected))
+        roomMayBeQuiet(now)
+        changed(&outcome)
+        return outcome
+    }
+
+    /// The member leaves for good.
+    public mutating func leave(_ id: MemberID, now: Instant) -> Outcome {
+        var outcome = Outcome()
+        advanceInternal(to: now, into: &outcome)
+        guard let member = members[id] else { return outcome }
+        creditFocus(until: now)
+        if member.isPresent && isFocusRunning { members[id]!.stats.interruptions += 1 }
+        remove(id, reason: .left, into: &outcome)
+        roomMayBeQuiet(now)
+        changed(&outcome)
+        return outcome
+    }
+
+    // MARK: Commands
+
+    /// A command from a member who is in the room.
+    public enum Command: Equatable, Sendable {
+        case start, pause, resume, skip, reset
+        /// Move the end by this many seconds (negative shortens; shortening past zero ends the phase now).
+        case extend(seconds: Int)
+        case configure(RoomSettings)
+        case setTask(String)
+        case setAway(Bool)
+    }
+
+    public mutating func handle(_ command: Command, from id: MemberID, now: Instant) throws(RoomError) -> Outcome {
+        guard members[id]?.connected == true else { throw .unknownMember }
+        var outcome = Outcome()
+        advanceInternal(to: now, into: &outcome)
+        creditFocus(until: now)
+        switch command {
+        case .start:
+            switch timer {
+            case .idle:
+                enter(.focus, at: now, running: true)
+            case .ready(let r), .paused(let r):
+                run(remaining: r, now: now)
+            case .running:
+                throw .invalidState("the timer is already running")
+            }
+            outcome.events.append(.control(.start, by: id, seconds: nil))
+        case .pause:
+            guard case .running(let deadline) = timer else { throw .invalidState("the timer is not running") }
+            countInterruption()
+            timer = .paused(remaining: deadline - now)
+            runningStopped(now)
+            outcome.events.append(.control(.pause, by: id, seconds: nil))
+        case .resume:
+            guard case .paused(let r) = timer else { throw .invalidState("the timer is not paused") }
+            run(remaining: r, now: now)
+            outcome.events.append(.control(.resume, by: id, seconds: nil))
+        case .skip:
+            guard phase != .idle else { throw .invalidState("there is no phase to skip") }
+            if isFocusRunning { countInterruption() }
+            moveOn(at: now)
+            outcome.events.append(.control(.skip, by: id, seconds: nil))
+        case .reset:
+            guard phase != .idle || cycle != 1 else { throw .invalidState("the timer is already reset") }
+            if isFocusRunning { countInterruption() }
+            phase = .idle
+            timer = .idle
+            phaseLength = .zero
+            cycle = 1
+            applyPendingSettings()
+            runningStopped(now)
+            outcome.events.append(.control(.reset, by: id, seconds: nil))
+        case .extend(let seconds):
+            try extend(by: seconds, now: now)
+            outcome.events.append(.control(.extend, by: id, seconds: seconds))
+            if case .running(let deadline) = timer, deadline <= now {
+                complete(at: now, into: &outcome)
+            }
+        case .configure(let newSettings):
+            try newSettings.validate()
+            switch timer {
+            case .running, .paused:
+                pendingSettings = newSettings == settings ? nil : newSettings
+                outcome.appliesFrom = .nextPhase
+            case .idle, .ready:
+                settings = newSettings
+                pendingSettings = nil
+                if case .ready = timer {
+                    phaseLength = settings.length(of: phase)
+                    timer = .ready(remaining: phaseLength)
+                }
+                outcome.appliesFrom = .now
+            }
+            outcome.events.append(.control(.configure, by: id, seconds: nil))
+        case .setTask(let text):
+            members[id]!.task = try TextRules.clean(text, field: "text", allowEmpty: true,
+                                                   maxLength: policy.maxTaskLength)
+        case .setAway(let away):
+            guard members[id]!.away != away else { break }
+            if away && isFocusRunning { members[id]!.stats.interruptions += 1 }
+            members[id]!.away = away
+            outcome.events.append(away ? .memberAway(id, reason: .away) : .memberBack(id))
+        }
+        changed(&outcome)
+        return outcome
+    }
+
+    // MARK: Time
+
+    /// Brings the room up to `now`: ticks, phase ends (and auto-started phases), expired grace periods.
+    public mutating func advance(to now: Instant) -> Outcome {
+        var outcome = Outcome()
+        advanceInternal(to: now, into: &outcome)
+        return outcome
+    }
+
+    private mutating func advanceInternal(to now: Instant, into outcome: inout Outcome) {
+        // Phases that ended by now, each on its own deadline; an auto-started phase begins at the previous
+        // deadline so a team's schedule never drifts by the server's wake-up latency.
+        while case .running(let deadline) = timer, deadline <= now {
+            creditFocus(until: deadline)
+            complete(at: deadline, into: &outcome)
+        }
+        creditFocus(until: now)
+        if case .running(let deadline) = timer {
+            let seconds = (deadline - now).secondsRoundedUp
+            if seconds < shownSeconds {
+                shownSeconds = seconds
+                outcome.tick = Tick(phase: phase, remaining: .seconds(seconds), deadline: deadline,
+                                    cycle: cycle, seq: seq)
+            }
+        }
+        for id in order {
+            if let lost = members[id]?.disconnectedAt, now >= lost + policy.reconnectGrace {
+                remove(id, reason: .expired, into: &outcome)
+                changed(&outcome)
+            }
+        }
+    }
+
+    // MARK: Transitions
+
+    private var isFocusRunning: Bool {
+        if phase == .focus, case .running = timer { return true }
+        return false
+    }
+
+    private mutating func changed(_ outcome: inout Outcome) {
+        seq += 1
+        outcome.stateChanged = true
+        // A tick computed earlier in this call carries the seq of the state that follows it.
+        outcome.tick?.seq = seq
+    }
+
+    /// Credits focus time to the room and to present members up to `t`.
+    private mutating func creditFocus(until t: Instant) {
+        guard isFocusRunning, let from = focusCreditedUntil, t > from else { return }
+        let span = t - from
+        stats.focusTime += span
+        for id in order where members[id]!.isPresent { members[id]!.stats.focusTime += span }
+        focusCreditedUntil = t
+    }
+
+    private mutating func countInterruption() {
+        guard isFocusRunning else { return }
+        stats.interruptions += 1
+        for id in order where members[id]!.isPresent { members[id]!.stats.interruptions += 1 }
+    }
+
+    private mutating func run(remaining: Duration, now: Instant) {
+        timer = .running(deadline: now + remaining)
+        shownSeconds = remaining.secondsRoundedUp
+        if phase == .focus { focusCreditedUntil = now }
+        quietSince = nil
+    }
+
+    private mutating func runningStopped(_ now: Instant) {
+        focusCreditedUntil = nil
+        roomMayBeQuiet(now)
+    }
+
+    /// Sets up `next` with its full length, running from `start` or waiting.
+    private mutating func enter(_ next: Phase, at start: Instant, running: Bool) {
+        phase = next
+        phaseLength = settings.length(of: next)
+        if running {
+            run(remaining: phaseLength, now: start)
+        } else {
+            timer = .ready(remaining: phaseLength)
+            runningStopped(start)
+        }
+    }
+
+    private func phase(after current: Phase) -> Phase {
+        switch current {
+        case .focus: cycle >= settings.longBreakEvery ? .longBreak : .shortBreak
+        case .idle, .shortBreak, .longBreak: .focus
+        }
+    }
+
+    private mutating func applyPendingSettings() {
+        if let pending = pendingSettings {
+            settings = pending
+            pendingSettings = nil
+        }
+    }
+
+    /// Ends the current phase at `t` and sets up the next one, which runs only when auto-start is on
+    /// and someone is connected to see it.
+    private mutating func moveOn(at t: Instant) {
+        let finished = phase
+        focusCreditedUntil = nil
+        applyPendingSettings()
+        let next = phase(after: finished)
+        if finished == .longBreak { cycle = 1 } else if finished != .focus && finished != .idle { cycle += 1 }
+        if cycle > settings.longBreakEvery { cycle = 1 }
+        enter(next, at: t, running: settings.autoStart && connectedCount > 0)
+    }
+
+    private mutating func complete(at t: Instant, into outcome: inout Outcome) {
+        let finished = phase
+        if finished == .focus {
+            stats.focusCompleted += 1
+            for id in order where members[id]!.isPresent { members[id]!.stats.focusCompleted += 1 }
+        }
+        moveOn(at: t)
+        outcome.events.append(.phaseCompleted(completed: finished, next: phase,
+                                              autoStarted: status == .running, cycle: cycle))
+        changed(&outcome)
+    }
+
+    private mutating func extend(by seconds: Int, now: Instant) throws(RoomError) {
+        guard seconds != 0, abs(seconds) <= policy.maxExtendSeconds else {
+            throw .invalidArgument(field: "seconds", reason: "must be a non-zero number of seconds within ±\(policy.maxExtendSeconds)")
+        }
+        let delta = Duration.seconds(seconds)
+        let left = remaining(at: now)
+        guard phaseLength + delta <= policy.maxPhaseLength else {
+            throw .invalidArgument(field: "seconds", reason: "a phase can last at most \(policy.maxPhaseLength.nanoseconds / 1_000_000_000) seconds")
+        }
+        // Shortening past the end takes the remaining time to zero, not below.
+        let applied = max(delta, .zero - left)
+        switch timer {
+        case .idle:
+            throw .invalidState("there is no phase to extend")
+        case .running(let deadline):
+            timer = .running(deadline: deadline + applied)
+            shownSeconds = (deadline + applied - now).secondsRoundedUp
+        case .ready(let r):
+            timer = .ready(remaining: r + applied)
+        case .paused(let r):
+            timer = .paused(remaining: r + applied)
+        }
+        phaseLength += applied
+    }
+
+    private mutating func remove(_ id: MemberID, reason: LeaveReason, into outcome: inout Outcome) {
+        members[id] = nil
+        order.removeAll { $0 == id }
+        outcome.events.append(.memberLeft(id, reason: reason))
+    }
+
+    private mutating func roomBecameBusy() {
+        quietSince = nil
+    }
+
+    /// Starts the empty-room countdown when nobody is connected and nothing runs.
+    private mutating func roomMayBeQuiet(_ now: Instant) {
+        if case .running = timer { return }
+        if quietSince == nil && connectedCount == 0 { quietSince = now }
+    }
+}

@@ -1,0 +1,11 @@
+/// Why the core refused a command. Each case maps to one stable error code on the wire.
+public enum RoomError: Error, Equatable, Sendable {
+    /// A field's value is out of bounds or malformed.
+    case invalidArgument(field: String, reason: String)
+    /// The command makes no sense in the room's current state (pause while paused, extend while idle, ...).
+    case invalidState(String)
+    /// The room has no place for another member.
+    case roomFull
+    /// The member is not (or no longer) in the room.
+    case unknownMember
+}

@@ -1,0 +1,80 @@
+/// The timer settings of a room. Durations are whole seconds, as on the wire.
+public struct RoomSettings: Equatable, Hashable, Sendable {
+    public var focus: Int
+    public var shortBreak: Int
+    public var longBreak: Int
+    /// A long break follows every `longBreakEvery`-th focus session.
+    public var longBreakEvery: Int
+    /// Whether the next phase starts by itself when one ends.
+    public var autoStart: Bool
+
+    public init(focus: Int = 25 * 60, shortBreak: Int = 5 * 60, longBreak: Int = 15 * 60,
+                longBreakEvery: Int = 4, autoStart: Bool = false) {
+        self.focus = focus
+        self.shortBreak = shortBreak
+        self.longBreak = longBreak
+        self.longBreakEvery = longBreakEvery
+        self.autoStart = autoStart
+    }
+
+    /// 25 / 5 / 15 minutes, a long break after every 4 focus sessions, no auto-start.
+    public static let standard = RoomSettings()
+
+    /// The allowed range of each phase length, in seconds (1 second to 4 hours).
+    public static let durationRange: ClosedRange<Int> = 1...(4 * 3600)
+    /// The allowed range of `longBreakEvery`.
+    public static let longBreakEveryRange: ClosedRange<Int> = 1...12
+
+    /// Throws `RoomError.invalidArgument` naming the first field out of bounds.
+    public func validate() throws(RoomError) {
+        for (field, value) in [("focus", focus), ("shortBreak", shortBreak), ("longBreak", longBreak)]
+        where !Self.durationRange.contains(value) {
+            throw .invalidArgument(field: field, reason: "must be \(Self.durationRange.lowerBound)–\(Self.durationRange.upperBound) seconds")
+        }
+        if !Self.longBreakEveryRange.contains(longBreakEvery) {
+            throw .invalidArgument(field: "longBreakEvery", reason: "must be \(Self.longBreakEveryRange.lowerBound)–\(Self.longBreakEveryRange.upperBound)")
+        }
+    }
+
+    /// The length of `phase` under these settings (zero for idle).
+    public func length(of phase: Phase) -> Duration {
+        switch phase {
+        case .idle: .zero
+        case .focus: .seconds(focus)
+        case .shortBreak: .seconds(shortBreak)
+        case .longBreak: .seconds(longBreak)
+        }
+    }
+}
+
+/// Rules every room follows, set once by the server's configuration.
+public struct RoomPolicy: Equatable, Sendable {
+    /// How long a disconnected member keeps their place (and may come back with their resume token).
+    public var reconnectGrace: Duration
+    /// How long a room with nobody connected and nothing running lives on before it is dropped.
+    public var emptyRoomLifetime: Duration
+    /// Members a room holds at most (connected or within their grace period).
+    public var maxMembers: Int
+    /// Longest task text, in characters.
+    public var maxTaskLength: Int
+    /// Longest name, in characters.
+    public var maxNameLength: Int
+    /// How far one `extend` may move the end, in seconds either way.
+    public var maxExtendSeconds: Int
+    /// The longest a phase can be made by extending it.
+    public var maxPhaseLength: Duration
+
+    public init(reconnectGrace: Duration = .seconds(120), emptyRoomLifetime: Duration = .seconds(600),
+                maxMembers: Int = 10_000, maxTaskLength: Int = 200, maxNameLength: Int = 40,
+                maxExtendSeconds: Int = 3600, maxPhaseLength: Duration = .seconds(8 * 3600)) {
+        self.reconnectGrace = reconnectGrace
+        self.emptyRoomLifetime = emptyRoomLifetime
+        self.maxMembers = maxMembers
+        self.maxTaskLength = maxTaskLength
+        self.maxNameLength = maxNameLength
+        self.maxExtendSeconds = maxExtendSeconds
+        self.maxPhaseLength = maxPhaseLength
+    }
+
+    public static let standard = RoomPolicy()
+}

@@ -1,0 +1,77 @@
+import PomodoroCore
+
+/// Pairs one monotonic reading with one wall-clock reading, so monotonic deadlines can be sent as
+/// wall-clock epoch milliseconds: `endsAt = wallMs + (deadline - monotonic)`.
+public struct ClockReading: Equatable, Sendable {
+    public var monotonic: Instant
+    public var wallMs: Int64
+    public init(monotonic: Instant, wallMs: Int64) {
+        self.monotonic = monotonic
+        self.wallMs = wallMs
+    }
+
+    public func wallMs(of instant: Instant) -> Int64 {
+        wallMs + (instant - monotonic).milliseconds
+    }
+}
+
+extension StatsPayload {
+    public init(_ stats: MemberStats) {
+        self.init(focusCompleted: stats.focusCompleted, focusSeconds: stats.focusTime.nanoseconds / 1_000_000_000,
+                  interruptions: stats.interruptions)
+    }
+    public init(_ stats: RoomStats) {
+        self.init(focusCompleted: stats.focusCompleted, focusSeconds: stats.focusTime.nanoseconds / 1_000_000_000,
+                  interruptions: stats.interruptions)
+    }
+}
+
+extension SnapshotPayload {
+    public init(_ snapshot: RoomSnapshot, clock: ClockReading) {
+        self.init(
+            room: snapshot.id.rawValue, phase: snapshot.phase, status: snapshot.status, running: snapshot.running,
+            remainingMs: snapshot.remaining.milliseconds, phaseLengthMs: snapshot.phaseLength.milliseconds,
+            endsAt: snapshot.deadline.map(clock.wallMs(of:)), cycle: snapshot.cycle, settings: snapshot.settings,
+            pendingSettings: snapshot.pendingSettings,
+            members: snapshot.members.map {
+                MemberPayload(id: $0.id.rawValue, name: $0.name, present: $0.present, connected: $0.connected,
+                              task: $0.task, stats: StatsPayload($0.stats))
+            },
+            stats: StatsPayload(snapshot.stats), seq: snapshot.seq, serverTime: clock.wallMs)
+    }
+}
+
+extension TickPayload {
+    public init(_ tick: Tick, room: RoomID, clock: ClockReading) {
+        self.init(room: room.rawValue, phase: tick.phase, remainingMs: tick.remaining.milliseconds,
+                  endsAt: clock.wallMs(of: tick.deadline), cycle: tick.cycle, seq: tick.seq,
+                  serverTime: clock.wallMs)
+    }
+}
+
+extension EventPayload {
+    public init(_ event: RoomEvent) {
+        switch event {
+        case let .phaseCompleted(completed, next, autoStarted, cycle):
+            self = .phaseCompleted(completed: completed, next: next, autoStarted: autoStarted, cycle: cycle)
+        case let .memberJoined(id, name): self = .memberJoined(member: id.rawValue, name: name)
+        case let .memberReturned(id): self = .memberReturned(member: id.rawValue)
+        case let .memberAway(id, reason): self = .memberAway(member: id.rawValue, reason: reason)
+        case let .memberBack(id): self = .memberBack(member: id.rawValue)
+        case let .memberLeft(id, reason): self = .memberLeft(member: id.rawValue, reason: reason)
+        case let .control(action, by, seconds): self = .control(action: action, by: by.rawValue, seconds: seconds)
+        }
+    }
+}
+
+extension ErrorCode {
+    /// The wire code for a refusal from the core.
+    public init(_ error: RoomError) {
+        switch error {
+        case .invalidArgument: self = .badRequest
+        case .invalidState: self = .invalidState
+        case .roomFull: self = .roomFull
+        case .unknownMember: self = .notJoined
+        }
+    }
+}

@@ -1,0 +1,239 @@
+import PomodoroCore
+
+/// Protocol version spoken by this build; see docs/PROTOCOL.md.
+public let protocolVersion = 1
+
+/// A request's correlation id, echoed in its reply or error: a string (at most 64 bytes) or an integer.
+public enum Ref: Equatable, Hashable, Sendable {
+    case string(String)
+    case number(Int64)
+}
+
+// MARK: Client to server
+
+/// What a client may ask of the server.
+public enum ClientMessage: Equatable, Sendable {
+    /// Enter a room (creating it when new). `token` asks for an earlier place back.
+    case join(room: String, name: String, token: String?)
+    case start, pause, resume, skip, reset
+    /// Move the end of the current phase by `seconds` (negative shortens).
+    case extend(seconds: Int)
+    case configure(RoomSettings)
+    /// Set what I am working on ("" clears it).
+    case task(text: String)
+    /// Mark myself away (true) or back (false).
+    case presence(away: Bool)
+    case leave
+    case ping
+
+    /// The `type` field on the wire.
+    public var type: String {
+        switch self {
+        case .join: "join"
+        case .start: "start"
+        case .pause: "pause"
+        case .resume: "resume"
+        case .skip: "skip"
+        case .reset: "reset"
+        case .extend: "extend"
+        case .configure: "configure"
+        case .task: "task"
+        case .presence: "presence"
+        case .leave: "leave"
+        case .ping: "ping"
+        }
+    }
+}
+
+/// One client frame: a message and its optional ref.
+public struct ClientFrame: Equatable, Sendable {
+    public var message: ClientMessage
+    public var ref: Ref?
+    public init(_ message: ClientMessage, ref: Ref? = nil) {
+        self.message = message
+        self.ref = ref
+    }
+}
+
+// MARK: Server to client
+
+/// Stable error codes: clients may switch on these; the message text is for people and may change.
+public enum ErrorCode: String, Sendable, Equatable, CaseIterable {
+    /// The frame is not valid JSON, or not a JSON object, or nests too deeply.
+    case badJSON = "bad_json"
+    /// A field is missing, of the wrong type, or out of bounds (see `field`).
+    case badRequest = "bad_request"
+    /// The `type` is not one this server knows.
+    case unknownType = "unknown_type"
+    /// A room command came before `join`.
+    case notJoined = "not_joined"
+    /// `join` on a connection that is already in a room (send `leave` first).
+    case alreadyJoined = "already_joined"
+    /// The frame is larger than the server accepts.
+    case tooLarge = "too_large"
+    /// A binary frame: this protocol speaks JSON text frames only.
+    case binaryUnsupported = "binary_unsupported"
+    /// The command makes no sense in the timer's current state.
+    case invalidState = "invalid_state"
+    /// The room has no place for another member.
+    case roomFull = "room_full"
+    /// Another connection joined with this member's resume token; this one is closed.
+    case replaced = "replaced"
+    /// The server is shutting down.
+    case shuttingDown = "shutting_down"
+    /// Too many messages; slow down.
+    case rateLimited = "rate_limited"
+    /// Something went wrong on the server; the request was not carried out.
+    case internalError = "internal"
+}
+
+/// A member as sent on the wire.
+public struct MemberPayload: Equatable, Sendable {
+    public var id: String
+    public var name: String
+    public var present: Bool
+    public var connected: Bool
+    public var task: String
+    public var stats: StatsPayload
+    public init(id: String, name: String, present: Bool, connected: Bool, task: String, stats: StatsPayload) {
+        self.id = id
+        self.name = name
+        self.present = present
+        self.connected = connected
+        self.task = task
+        self.stats = stats
+    }
+}
+
+/// Counters as sent on the wire (member and room alike).
+public struct StatsPayload: Equatable, Sendable {
+    public var focusCompleted: Int
+    public var focusSeconds: Int64
+    public var interruptions: Int
+    public init(focusCompleted: Int, focusSeconds: Int64, interruptions: Int) {
+        self.focusCompleted = focusCompleted
+        self.focusSeconds = focusSeconds
+        self.interruptions = interruptions
+    }
+}
+
+/// A room's state as sent on the wire, in `welcome` and `state`.
+public struct SnapshotPayload: Equatable, Sendable {
+    public var room: String
+    public var phase: Phase
+    public var status: TimerStatus
+    public var running: Bool
+    public var remainingMs: Int64
+    /// The current phase's full length including extensions (0 when idle).
+    public var phaseLengthMs: Int64
+    /// Wall-clock end of the running phase, epoch milliseconds; nil unless running.
+    public var endsAt: Int64?
+    public var cycle: Int
+    public var settings: RoomSettings
+    public var pendingSettings: RoomSettings?
+    public var members: [MemberPayload]
+    public var stats: StatsPayload
+    public var seq: UInt64
+    public var serverTime: Int64
+
+    public init(room: String, phase: Phase, status: TimerStatus, running: Bool, remainingMs: Int64,
+                phaseLengthMs: Int64, endsAt: Int64?, cycle: Int, settings: RoomSettings,
+                pendingSettings: RoomSettings?, members: [MemberPayload], stats: StatsPayload, seq: UInt64,
+                serverTime: Int64) {
+        self.room = room
+        self.phase = phase
+        self.status = status
+        self.running = running
+        self.remainingMs = remainingMs
+        self.phaseLengthMs = phaseLengthMs
+        self.endsAt = endsAt
+        self.cycle = cycle
+        self.settings = settings
+        self.pendingSettings = pendingSettings
+        self.members = members
+        self.stats = stats
+        self.seq = seq
+        self.serverTime = serverTime
+    }
+}
+
+/// A tick as sent on the wire.
+public struct TickPayload: Equatable, Sendable {
+    public var room: String
+    public var phase: Phase
+    /// The whole-second boundary this tick marks, in milliseconds.
+    public var remainingMs: Int64
+    public var endsAt: Int64
+    public var cycle: Int
+    public var seq: UInt64
+    public var serverTime: Int64
+    public init(room: String, phase: Phase, remainingMs: Int64, endsAt: Int64, cycle: Int, seq: UInt64,
+                serverTime: Int64) {
+        self.room = room
+        self.phase = phase
+        self.remainingMs = remainingMs
+        self.endsAt = endsAt
+        self.cycle = cycle
+        self.seq = seq
+        self.serverTime = serverTime
+    }
+}
+
+/// An event as sent on the wire: `{type: "event", room, kind, ...}`.
+public enum EventPayload: Equatable, Sendable {
+    case phaseCompleted(completed: Phase, next: Phase, autoStarted: Bool, cycle: Int)
+    case memberJoined(member: String, name: String)
+    case memberReturned(member: String)
+    case memberAway(member: String, reason: AwayReason)
+    case memberBack(member: String)
+    case memberLeft(member: String, reason: LeaveReason)
+    case control(action: ControlAction, by: String, seconds: Int?)
+
+    public var kind: String {
+        switch self {
+        case .phaseCompleted: "phaseCompleted"
+        case .memberJoined: "memberJoined"
+        case .memberReturned: "memberReturned"
+        case .memberAway: "memberAway"
+        case .memberBack: "memberBack"
+        case .memberLeft: "memberLeft"
+        case .control: "control"
+        }
+    }
+}
+
+/// The identity `welcome` hands to the member who joined. The token is for this member alone.
+public struct YouPayload: Equatable, Sendable {
+    public var id: String
+    public var token: String
+    public var resumed: Bool
+    public init(id: String, token: String, resumed: Bool) {
+        self.id = id
+        self.token = token
+        self.resumed = resumed
+    }
+}
+
+/// What the server may send.
+public enum ServerMessage: Equatable, Sendable {
+    case welcome(you: YouPayload, room: SnapshotPayload, serverTime: Int64, ref: Ref?)
+    case state(SnapshotPayload)
+    case tick(TickPayload)
+    case event(room: String, EventPayload, serverTime: Int64)
+    /// A command was carried out. `command` is its type; `appliesFrom` is set for `configure`.
+    case ok(command: String, appliesFrom: AppliesFrom?, ref: Ref?)
+    case error(code: ErrorCode, message: String, field: String?, ref: Ref?)
+    case pong(serverTime: Int64, ref: Ref?)
+
+    public var type: String {
+        switch self {
+        case .welcome: "welcome"
+        case .state: "state"
+        case .tick: "tick"
+        case .event: "event"
+        case .ok: "ok"
+        case .error: "error"
+        case .pong: "pong"
+        }
+    }
+}
