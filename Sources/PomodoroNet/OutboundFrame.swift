@@ -1,0 +1,115 @@
+import CLibWebSockets
+
+/// An encoded text message ready to be written to any number of connections.
+///
+/// The payload sits behind the headroom libwebsockets needs, so one frame is built once per broadcast and
+/// the same bytes go to every member. libwebsockets writes the frame header into that headroom on each
+/// write; a server's headers for one payload are identical and all writes happen on the service thread,
+/// so sharing is safe.
+public final class OutboundFrame: @unchecked Sendable {
+    var storage: [UInt8]
+    public var count: Int { storage.count - LWS.pre }
+
+    public init(_ payload: [UInt8]) {
+        var storage = [UInt8](repeating: 0, count: LWS.pre)
+        storage.reserveCapacity(LWS.pre + payload.count)
+        storage.append(contentsOf: payload)
+        self.storage = storage
+    }
+
+    public convenience init(_ text: String) { self.init(Array(text.utf8)) }
+
+    public var payload: ArraySlice<UInt8> { storage[LWS.pre...] }
+}
+
+/// How a received message went wrong before it reached the application.
+public enum ReceiveProblem: Equatable, Sendable {
+    /// The message was larger than the configured maximum; it was discarded.
+    case tooLarge(limit: Int)
+    /// A binary message; it was discarded.
+    case binary
+}
+
+/// Reassembles fragmented messages, enforcing a maximum size.
+struct MessageAssembler {
+    let limit: Int
+    private(set) var buffer: [UInt8] = []
+    private var overflowed = false
+    private var binary = false
+
+    init(limit: Int) { self.limit = limit }
+
+    enum Result {
+        case incomplete
+        case text([UInt8])
+        case problem(ReceiveProblem)
+    }
+
+    mutating func append(_ chunk: UnsafeRawBufferPointer, first: Bool, final: Bool, isBinary: Bool) -> Result {
+        if first {
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 4096)
+            overflowed = false
+            binary = isBinary
+        }
+        if !overflowed && !binary {
+            if buffer.count + chunk.count > limit {
+                overflowed = true
+                buffer.removeAll()
+            } else {
+                buffer.append(contentsOf: chunk)
+            }
+        }
+        guard final else { return .incomplete }
+        if binary { return .problem(.binary) }
+        if overflowed { return .problem(.tooLarge(limit: limit)) }
+        let message = buffer
+        buffer.removeAll(keepingCapacity: buffer.capacity <= 4096)
+        return .text(message)
+    }
+}
+
+/// A bounded queue of frames waiting for a connection to become writable.
+struct OutboundQueue {
+    let maxFrames: Int
+    let maxBytes: Int
+    private var frames: [OutboundFrame] = []
+    private var head = 0
+    private(set) var bytes = 0
+
+    init(maxFrames: Int, maxBytes: Int) {
+        self.maxFrames = maxFrames
+        self.maxBytes = maxBytes
+    }
+
+    var isEmpty: Bool { head == frames.count }
+    var count: Int { frames.count - head }
+
+    /// Adds a frame; false when the queue is full (the connection cannot keep up).
+    mutating func push(_ frame: OutboundFrame) -> Bool {
+        guard count < maxFrames, bytes + frame.count <= maxBytes else { return false }
+        frames.append(frame)
+        bytes += frame.count
+        return true
+    }
+
+    mutating func pop() -> OutboundFrame? {
+        guard head < frames.count else { return nil }
+        let frame = frames[head]
+        head += 1
+        bytes -= frame.count
+        if head == frames.count {
+            frames.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head > 64 && head * 2 > frames.count {
+            frames.removeFirst(head)
+            head = 0
+        }
+        return frame
+    }
+
+    mutating func removeAll() {
+        frames.removeAll()
+        head = 0
+        bytes = 0
+    }
+}

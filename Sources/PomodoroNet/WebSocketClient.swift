@@ -1,0 +1,221 @@
+import CLibWebSockets
+import Foundation
+
+/// What happens on a client connection, reported on the client's service thread.
+public enum ClientEvent: Equatable, Sendable {
+    case opened
+    case text([UInt8])
+    /// The connection closed; `code` is the status from the peer's close frame, when it sent one.
+    case closed(code: UInt16?, reason: String)
+    /// The connection could not be made.
+    case failed(String)
+}
+
+/// Identifies one connection of a `WebSocketClient`.
+public struct ClientConnectionID: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt64
+    public var description: String { "client\(rawValue)" }
+}
+
+/// A libwebsockets client context holding any number of connections on one service thread.
+///
+/// Every public method is safe from any thread: it hands the work to the service thread. Handlers run on
+/// the service thread.
+public final class WebSocketClient: ServiceLoop, @unchecked Sendable {
+    final class Connection {
+        let id: ClientConnectionID
+        let handler: @Sendable (ClientEvent) -> Void
+        var wsi: OpaquePointer?
+        var assembler: MessageAssembler
+        var outbound: [(bytes: [UInt8], binary: Bool)] = []
+        var peerCloseCode: UInt16?
+        var peerCloseReason = ""
+        var closeCode: UInt16?
+        var ended = false
+        let strings: [UnsafeMutablePointer<CChar>]
+        init(id: ClientConnectionID, maxMessageBytes: Int, strings: [UnsafeMutablePointer<CChar>],
+             handler: @escaping @Sendable (ClientEvent) -> Void) {
+            self.id = id
+            self.handler = handler
+            self.strings = strings
+            assembler = MessageAssembler(limit: maxMessageBytes)
+        }
+        deinit { for s in strings { free(s) } }
+    }
+
+    private var connections: [ClientConnectionID: Connection] = [:]
+    private let nextID = NSLock()
+    private var nextRaw: UInt64 = 1
+    private let protocols: UnsafeMutablePointer<lws_protocols>
+    private let protocolName: UnsafeMutablePointer<CChar>
+    public let maxMessageBytes: Int
+
+    /// Creates the context; `start()` begins servicing it.
+    public init(maxMessageBytes: Int = 1 << 22, verboseLibraryLogs: Bool = false) throws(NetError) {
+        self.maxMessageBytes = maxMessageBytes
+        protocolName = strdup("pomodoro-client")
+        protocols = .allocate(capacity: 2)
+        protocols[0] = lws_protocols()
+        protocols[0].name = UnsafePointer(protocolName)
+        protocols[0].callback = clientCallback
+        protocols[0].rx_buffer_size = 65536
+        protocols[1] = lws_protocols()
+        super.init()
+        LWS.configureLogging(verbose: verboseLibraryLogs)
+        var info = lws_context_creation_info()
+        info.port = CONTEXT_PORT_NO_LISTEN
+        info.protocols = UnsafePointer(protocols)
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        info.timeout_secs = 10
+        context = try LWS.check(lws_create_context(&info), or: .cannotCreateClient)
+    }
+
+    deinit {
+        protocols.deallocate()
+        free(protocolName)
+    }
+
+    public func start() { startThread(name: "pomodoro-client") }
+
+    /// Ends the loop, closing whatever is still open.
+    public func stop() {
+        post { [self] in
+            exitRequested = true
+            if let context { lws_cancel_service(context) }
+        }
+    }
+
+    /// Opens a connection to `ws://host:port/path`. Events go to `handler` on the service thread.
+    @discardableResult
+    public func connect(host: String, port: Int, path: String = "/ws", origin: String? = nil,
+                        handler: @escaping @Sendable (ClientEvent) -> Void) -> ClientConnectionID {
+        let id = nextID.withLock { () -> ClientConnectionID in
+            defer { nextRaw += 1 }
+            return ClientConnectionID(rawValue: nextRaw)
+        }
+        post { [self] in open(id, host: host, port: port, path: path, origin: origin, handler: handler) }
+        return id
+    }
+
+    /// Sends one text message (or, for tests of the server's refusals, a binary one).
+    public func send(_ bytes: [UInt8], on id: ClientConnectionID, binary: Bool = false) {
+        post { [self] in
+            guard let connection = connections[id], connection.closeCode == nil else { return }
+            connection.outbound.append((bytes, binary))
+            if let wsi = connection.wsi { lws_callback_on_writable(wsi) }
+        }
+    }
+
+    /// Closes with a close frame carrying `code` once queued messages are written.
+    public func close(_ id: ClientConnectionID, code: UInt16 = 1000) {
+        post { [self] in
+            guard let connection = connections[id], let wsi = connection.wsi else { return }
+            connection.closeCode = code
+            lws_callback_on_writable(wsi)
+        }
+    }
+
+    private func open(_ id: ClientConnectionID, host: String, port: Int, path: String, origin: String?,
+                      handler: @escaping @Sendable (ClientEvent) -> Void) {
+        let hostC = strdup(host)!, pathC = strdup(path)!
+        let hostHeader = strdup("\(host):\(port)")!
+        let originC = strdup(origin ?? "http://\(host):\(port)")!
+        let connection = Connection(id: id, maxMessageBytes: maxMessageBytes,
+                                    strings: [hostC, pathC, hostHeader, originC], handler: handler)
+        connections[id] = connection
+        var info = lws_client_connect_info()
+        info.context = context
+        info.address = UnsafePointer(hostC)
+        info.port = Int32(port)
+        info.path = UnsafePointer(pathC)
+        info.host = UnsafePointer(hostHeader)
+        info.origin = UnsafePointer(originC)
+        info.local_protocol_name = UnsafePointer(protocolName)
+        info.ietf_version_or_minus_one = -1
+        info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: UInt(id.rawValue))
+        var wsi: OpaquePointer?
+        withUnsafeMutablePointer(to: &wsi) { pointer in
+            info.pwsi = pointer
+            _ = lws_client_connect_via_info(&info)
+        }
+        if wsi == nil {
+            // The failure was already reported through CLIENT_CONNECTION_ERROR, or never: report it once.
+            end(connection, with: .failed("could not start connecting to \(host):\(port)"))
+        } else if !connection.ended {
+            connection.wsi = wsi
+        }
+    }
+
+    private func end(_ connection: Connection, with event: ClientEvent) {
+        guard !connection.ended else { return }
+        connection.ended = true
+        connections[connection.id] = nil
+        connection.handler(event)
+    }
+
+    fileprivate func handle(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons,
+                            _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        if reason == LWS_CALLBACK_EVENT_WAIT_CANCELLED {
+            drainInbox()
+            return 0
+        }
+        guard let wsi, let raw = lws_get_opaque_user_data(wsi),
+              let connection = connections[ClientConnectionID(rawValue: UInt64(UInt(bitPattern: raw)))] else {
+            return 0
+        }
+        switch reason {
+        case LWS_CALLBACK_CLIENT_ESTABLISHED:
+            connection.wsi = wsi
+            connection.handler(.opened)
+            if !connection.outbound.isEmpty { lws_callback_on_writable(wsi) }
+
+        case LWS_CALLBACK_CLIENT_RECEIVE:
+            let chunk = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
+            let result = connection.assembler.append(
+                chunk, first: lws_is_first_fragment(wsi) != 0,
+                final: lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0,
+                isBinary: lws_frame_is_binary(wsi) != 0)
+            if case .text(let bytes) = result { connection.handler(.text(bytes)) }
+
+        case LWS_CALLBACK_CLIENT_WRITEABLE:
+            if !connection.outbound.isEmpty {
+                let next = connection.outbound.removeFirst()
+                var frame = [UInt8](repeating: 0, count: LWS.pre)
+                frame.append(contentsOf: next.bytes)
+                let written = frame.withUnsafeMutableBufferPointer { buffer in
+                    lws_write(wsi, buffer.baseAddress! + LWS.pre, buffer.count - LWS.pre,
+                              next.binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT)
+                }
+                if written < 0 { return -1 }
+                if !connection.outbound.isEmpty || connection.closeCode != nil { lws_callback_on_writable(wsi) }
+            } else if let code = connection.closeCode {
+                lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code)), nil, 0)
+                return -1
+            }
+
+        case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+            if let input, length >= 2 {
+                let bytes = UnsafeRawBufferPointer(start: input, count: length)
+                connection.peerCloseCode = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
+                connection.peerCloseReason = String(decoding: bytes.dropFirst(2), as: UTF8.self)
+            }
+
+        case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+            let why = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "connection error"
+            end(connection, with: .failed(why))
+
+        case LWS_CALLBACK_CLIENT_CLOSED:
+            end(connection, with: .closed(code: connection.peerCloseCode, reason: connection.peerCloseReason))
+
+        default:
+            break
+        }
+        return 0
+    }
+}
+
+private func clientCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+                            _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+    guard let client = serviceLoop(of: wsi, as: WebSocketClient.self) else { return 0 }
+    return client.handle(wsi, reason, input, length)
+}

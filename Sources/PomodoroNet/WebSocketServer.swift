@@ -1,0 +1,376 @@
+import CLibWebSockets
+import Foundation
+
+/// Identifies one WebSocket connection for the lifetime of the server.
+public struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt64
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+    public var description: String { "c\(rawValue)" }
+}
+
+/// A small HTTP answer for a dynamic path such as `/healthz`.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var contentType: String
+    public var body: [UInt8]
+    public init(status: Int, contentType: String = "text/plain; charset=utf-8", body: [UInt8]) {
+        self.status = status
+        self.contentType = contentType
+        self.body = body
+    }
+    public init(status: Int, contentType: String = "text/plain; charset=utf-8", text: String) {
+        self.init(status: status, contentType: contentType, body: Array(text.utf8))
+    }
+}
+
+/// Everything the server can be told to do at start.
+public struct WebSocketServerOptions: Sendable {
+    /// The address to listen on; nil for every interface.
+    public var host: String?
+    /// The TCP port; 0 picks a free one (read it back from `port`).
+    public var port: Int
+    /// The folder of static files served at `/`; nil serves none.
+    public var webRoot: String?
+    /// The one path that accepts WebSocket upgrades.
+    public var webSocketPath = "/ws"
+    /// Paths answered by the delegate's `httpResponse(for:)`.
+    public var dynamicPaths: [String] = []
+    /// The largest message accepted; larger ones are discarded and reported.
+    public var maxMessageBytes = 16 * 1024
+    /// Frames waiting for a slow reader at most, and their bytes: past either the connection is dropped.
+    public var maxQueuedFrames = 256
+    public var maxQueuedBytes = 1 << 20
+    /// Seconds without traffic before a ping, and before a silent peer is hung up on.
+    public var pingAfterSeconds: UInt16 = 30
+    public var hangUpAfterSeconds: UInt16 = 75
+    /// Lets the library log its own warnings and notices, not only errors.
+    public var verboseLibraryLogs = false
+
+    public init(host: String? = nil, port: Int, webRoot: String? = nil) {
+        self.host = host
+        self.port = port
+        self.webRoot = webRoot
+    }
+}
+
+/// What the server tells the application, always on the service thread.
+public protocol WebSocketServerDelegate: AnyObject {
+    func server(_ server: WebSocketServer, didOpen connection: ConnectionID, peer: String)
+    func server(_ server: WebSocketServer, didReceive text: [UInt8], from connection: ConnectionID)
+    func server(_ server: WebSocketServer, didReject problem: ReceiveProblem, from connection: ConnectionID)
+    func server(_ server: WebSocketServer, didClose connection: ConnectionID)
+    func server(_ server: WebSocketServer, httpResponseFor path: String) -> HTTPResponse
+}
+
+/// A libwebsockets server on one port: WebSocket at one path, static files, a few dynamic paths.
+public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
+    public let options: WebSocketServerOptions
+    /// The port actually bound.
+    public private(set) var port = 0
+    public weak var delegate: WebSocketServerDelegate?
+    /// Connections dropped because their outbound queue overflowed.
+    public private(set) var droppedSlowClients = 0
+
+    final class Connection {
+        let id: ConnectionID
+        let wsi: OpaquePointer
+        var assembler: MessageAssembler
+        var queue: OutboundQueue
+        /// Set when the connection is to be closed once its queue has drained.
+        var closeCode: UInt16?
+        var closeReason = ""
+        init(id: ConnectionID, wsi: OpaquePointer, options: WebSocketServerOptions) {
+            self.id = id
+            self.wsi = wsi
+            assembler = MessageAssembler(limit: options.maxMessageBytes)
+            queue = OutboundQueue(maxFrames: options.maxQueuedFrames, maxBytes: options.maxQueuedBytes)
+        }
+    }
+
+    private var connections: [ConnectionID: Connection] = [:]
+    private var nextConnection: UInt64 = 1
+    private var pendingHTTP: [OpaquePointer: HTTPResponse] = [:]
+    private var draining = false
+    private var drainTimer: LoopTimer?
+    private var retained = [UnsafeMutableRawPointer]()
+    private var protocols: UnsafeMutablePointer<lws_protocols>?
+    private var retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>?
+
+    /// Creates the context and binds the port; `start()` begins serving.
+    public init(options: WebSocketServerOptions) throws(NetError) {
+        self.options = options
+        super.init()
+        if let root = options.webRoot {
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: root, isDirectory: &isFolder), isFolder.boolValue else {
+                throw .webRootMissing(root)
+            }
+        }
+        LWS.configureLogging(verbose: options.verboseLibraryLogs)
+
+        let protocols = UnsafeMutablePointer<lws_protocols>.allocate(capacity: 2)
+        protocols[0] = lws_protocols()
+        protocols[0].name = UnsafePointer(keep(strdup("pomodoro")))
+        protocols[0].callback = serverCallback
+        protocols[0].rx_buffer_size = 4096
+        protocols[1] = lws_protocols()
+        self.protocols = protocols
+
+        var mounts: UnsafeMutablePointer<lws_http_mount>?
+        for path in options.dynamicPaths.reversed() {
+            mounts = makeMount(at: path, next: mounts) { mount in
+                mount.origin = UnsafePointer(keep(strdup("pomodoro")))
+                mount.protocol = UnsafePointer(keep(strdup("pomodoro")))
+                mount.origin_protocol = UInt8(LWSMPRO_CALLBACK.rawValue)
+            }
+        }
+        if let root = options.webRoot {
+            mounts = makeMount(at: "/", next: mounts) { mount in
+                mount.origin = UnsafePointer(keep(strdup(root)))
+                mount.def = UnsafePointer(keep(strdup("index.html")))
+                mount.origin_protocol = UInt8(LWSMPRO_FILE.rawValue)
+            }
+        }
+
+        let retry = UnsafeMutablePointer<lws_retry_bo_t>.allocate(capacity: 1)
+        retry.initialize(to: lws_retry_bo_t())
+        retry.pointee.secs_since_valid_ping = options.pingAfterSeconds
+        retry.pointee.secs_since_valid_hangup = options.hangUpAfterSeconds
+        retryPolicy = retry
+
+        var info = lws_context_creation_info()
+        info.port = Int32(options.port)
+        info.protocols = UnsafePointer(protocols)
+        info.mounts = UnsafePointer(mounts)
+        info.retry_and_idle_policy = UnsafePointer(retry)
+        info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) | UInt64(LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE)
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        info.timeout_secs = 5
+        info.fd_limit_per_thread = 0
+        if let host = options.host {
+            info.iface = UnsafePointer(keep(strdup(host)))
+        }
+        context = try LWS.check(lws_create_context(&info), or: .cannotListen(host: options.host, port: options.port))
+        if let vhost = lws_get_vhost_by_name(context, "default") {
+            port = Int(lws_get_vhost_listen_port(vhost))
+        }
+        if port <= 0 { port = options.port }
+    }
+
+    deinit {
+        protocols?.deallocate()
+        retryPolicy?.deallocate()
+        for pointer in retained { free(pointer) }
+    }
+
+    private func keep(_ pointer: UnsafeMutablePointer<CChar>?) -> UnsafeMutablePointer<CChar>? {
+        if let pointer { retained.append(UnsafeMutableRawPointer(pointer)) }
+        return pointer
+    }
+
+    private func makeMount(at path: String, next: UnsafeMutablePointer<lws_http_mount>?,
+                           configure: (inout lws_http_mount) -> Void) -> UnsafeMutablePointer<lws_http_mount> {
+        let raw = calloc(1, MemoryLayout<lws_http_mount>.size)!
+        retained.append(raw)
+        let mount = raw.bindMemory(to: lws_http_mount.self, capacity: 1)
+        mount.pointee.mount_next = UnsafePointer(next)
+        mount.pointee.mountpoint = UnsafePointer(keep(strdup(path)))
+        mount.pointee.mountpoint_len = UInt8(path.utf8.count)
+        configure(&mount.pointee)
+        return mount
+    }
+
+    /// Starts serving on a thread of its own.
+    public func start() { startThread(name: "pomodoro-service") }
+
+    public var connectionCount: Int { connections.count }
+
+    // MARK: Service-thread API
+
+    /// Queues a frame for a connection. Returns false if the connection is gone or closing, or if its queue
+    /// overflowed (then the connection is dropped: a slow reader never holds up the others).
+    @discardableResult
+    public func send(_ frame: OutboundFrame, to id: ConnectionID) -> Bool {
+        guard let connection = connections[id], connection.closeCode == nil else { return false }
+        guard connection.queue.push(frame) else {
+            droppedSlowClients += 1
+            connection.queue.removeAll()
+            beginClose(connection, code: 1008, reason: "too slow: outbound queue full")
+            return false
+        }
+        lws_callback_on_writable(connection.wsi)
+        return true
+    }
+
+    /// Closes a connection with a close frame once what is queued for it has been written.
+    public func close(_ id: ConnectionID, code: UInt16, reason: String) {
+        guard let connection = connections[id], connection.closeCode == nil else { return }
+        beginClose(connection, code: code, reason: reason)
+    }
+
+    private func beginClose(_ connection: Connection, code: UInt16, reason: String) {
+        connection.closeCode = code
+        connection.closeReason = String(reason.utf8.prefix(100)) ?? ""
+        lws_callback_on_writable(connection.wsi)
+        // A peer that never reads never makes us writable: hang up on it after a short while regardless.
+        lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, 3)
+    }
+
+    /// Closes every connection with `code` (1001: going away), then ends the service loop once they are all
+    /// gone or `graceSeconds` have passed. New connections are refused meanwhile.
+    public func shutdown(code: UInt16 = 1001, reason: String = "server shutting down", graceSeconds: Int64 = 2) {
+        guard !draining else { return }
+        draining = true
+        for connection in connections.values { beginClose(connection, code: code, reason: reason) }
+        let timer = makeTimer { [unowned self] in self.finishDraining() }
+        timer.schedule(afterNanoseconds: graceSeconds * 1_000_000_000)
+        drainTimer = timer
+        if connections.isEmpty { finishDraining() }
+    }
+
+    private func finishDraining() {
+        exitRequested = true
+        if let context { lws_cancel_service(context) }
+    }
+
+    override func willDestroyContext() {
+        drainTimer = nil
+    }
+
+    // MARK: Callbacks from the library
+
+    fileprivate func handle(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+                            _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        switch reason {
+        case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+            drainInbox()
+
+        case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+            // Only the WebSocket path upgrades; refuse everything else, and everything while draining.
+            guard let wsi, !draining, requestPath(wsi) == options.webSocketPath else { return 1 }
+
+        case LWS_CALLBACK_ESTABLISHED:
+            guard let wsi else { return -1 }
+            let id = ConnectionID(rawValue: nextConnection)
+            nextConnection += 1
+            connections[id] = Connection(id: id, wsi: wsi, options: options)
+            lws_set_opaque_user_data(wsi, UnsafeMutableRawPointer(bitPattern: UInt(id.rawValue)))
+            delegate?.server(self, didOpen: id, peer: peerAddress(wsi))
+
+        case LWS_CALLBACK_RECEIVE:
+            guard let connection = connection(of: wsi) else { return -1 }
+            guard connection.closeCode == nil else { return 0 }
+            let chunk = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
+            let result = connection.assembler.append(
+                chunk, first: lws_is_first_fragment(wsi) != 0,
+                final: lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0,
+                isBinary: lws_frame_is_binary(wsi) != 0)
+            switch result {
+            case .incomplete: break
+            case .text(let bytes): delegate?.server(self, didReceive: bytes, from: connection.id)
+            case .problem(let problem): delegate?.server(self, didReject: problem, from: connection.id)
+            }
+
+        case LWS_CALLBACK_SERVER_WRITEABLE:
+            guard let wsi, let connection = connection(of: wsi) else { return -1 }
+            if lws_send_pipe_choked(wsi) != 0 {
+                lws_callback_on_writable(wsi)
+                return 0
+            }
+            if let frame = connection.queue.pop() {
+                let written = frame.storage.withUnsafeMutableBufferPointer { buffer in
+                    lws_write(wsi, buffer.baseAddress! + LWS.pre, frame.count, LWS_WRITE_TEXT)
+                }
+                if written < 0 { return -1 }
+                if !connection.queue.isEmpty || connection.closeCode != nil { lws_callback_on_writable(wsi) }
+                return 0
+            }
+            if let code = connection.closeCode {
+                var reason = Array(connection.closeReason.utf8)
+                lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code)), &reason, reason.count)
+                return -1
+            }
+
+        case LWS_CALLBACK_CLOSED:
+            guard let connection = connection(of: wsi) else { break }
+            connections[connection.id] = nil
+            delegate?.server(self, didClose: connection.id)
+            if draining && connections.isEmpty { finishDraining() }
+
+        case LWS_CALLBACK_HTTP:
+            guard let wsi else { return -1 }
+            let path = requestPath(wsi) ?? "/"
+            let response = delegate?.server(self, httpResponseFor: path)
+                ?? HTTPResponse(status: 404, text: "not found\n")
+            return startHTTPResponse(wsi, response)
+
+        case LWS_CALLBACK_HTTP_WRITEABLE:
+            guard let wsi, var response = pendingHTTP.removeValue(forKey: wsi) else { return 0 }
+            var buffer = [UInt8](repeating: 0, count: LWS.pre)
+            buffer.append(contentsOf: response.body)
+            response.body = []
+            let written = buffer.withUnsafeMutableBufferPointer { pointer in
+                lws_write(wsi, pointer.baseAddress! + LWS.pre, pointer.count - LWS.pre, LWS_WRITE_HTTP_FINAL)
+            }
+            if written < 0 { return -1 }
+            return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+
+        case LWS_CALLBACK_CLOSED_HTTP:
+            if let wsi { pendingHTTP[wsi] = nil }
+
+        default:
+            break
+        }
+        return lws_callback_http_dummy(wsi, reason, user, input, length)
+    }
+
+    private func connection(of wsi: OpaquePointer?) -> Connection? {
+        guard let wsi, let raw = lws_get_opaque_user_data(wsi) else { return nil }
+        return connections[ConnectionID(rawValue: UInt64(UInt(bitPattern: raw)))]
+    }
+
+    private func requestPath(_ wsi: OpaquePointer) -> String? {
+        let length = Int(lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI))
+        guard length > 0, length < 4096 else { return nil }
+        var buffer = [CChar](repeating: 0, count: length + 1)
+        guard lws_hdr_copy(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_GET_URI) >= 0 else { return nil }
+        return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private func peerAddress(_ wsi: OpaquePointer) -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard lws_get_peer_simple(wsi, &buffer, buffer.count) != nil else { return "?" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private func startHTTPResponse(_ wsi: OpaquePointer, _ response: HTTPResponse) -> Int32 {
+        var headers = [UInt8](repeating: 0, count: LWS.pre + 1024)
+        let result: Int32 = headers.withUnsafeMutableBufferPointer { buffer in
+            let start = buffer.baseAddress! + LWS.pre
+            var cursor: UnsafeMutablePointer<UInt8>? = start
+            let end = buffer.baseAddress! + buffer.count - 1
+            if lws_add_http_common_headers(wsi, UInt32(response.status), response.contentType,
+                                           lws_filepos_t(response.body.count), &cursor, end) != 0 {
+                return 1
+            }
+            let noCache = "no-store"
+            if lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL, noCache,
+                                            Int32(noCache.utf8.count), &cursor, end) != 0 {
+                return 1
+            }
+            return lws_finalize_write_http_header(wsi, start, &cursor, end) != 0 ? 1 : 0
+        }
+        guard result == 0 else { return 1 }
+        pendingHTTP[wsi] = response
+        lws_callback_on_writable(wsi)
+        return 0
+    }
+}
+
+private func serverCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+                            _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+    guard let server = serviceLoop(of: wsi, as: WebSocketServer.self) else {
+        return lws_callback_http_dummy(wsi, reason, user, input, length)
+    }
+    return server.handle(wsi, reason, user, input, length)
+}

@@ -1,0 +1,56 @@
+import Logging
+import PomodoroNet
+
+/// The composition root: builds the whole server from a configuration, for the executable and the tests
+/// alike.
+public final class PomodoroServer: Sendable {
+    private let transport: WebSocketServer
+    private let hub: RoomHub
+
+    /// Binds the port and prepares the rooms; call `start()` to serve.
+    public init(configuration: ServerConfiguration, clock: ServerClock = SystemClock(),
+                logger: Logger = Logger(label: "pomodoro")) throws {
+        var options = WebSocketServerOptions(host: configuration.host, port: configuration.port,
+                                             webRoot: configuration.webRoot)
+        options.dynamicPaths = ["/healthz"]
+        options.maxMessageBytes = configuration.maxMessageBytes
+        options.maxQueuedFrames = configuration.maxQueuedFrames
+        options.maxQueuedBytes = configuration.maxQueuedBytes
+        options.pingAfterSeconds = UInt16(clamping: configuration.pingAfterSeconds)
+        options.hangUpAfterSeconds = UInt16(clamping: configuration.hangUpAfterSeconds)
+        options.verboseLibraryLogs = logger.logLevel <= .debug
+        transport = try WebSocketServer(options: options)
+        hub = RoomHub(configuration: configuration, clock: clock, logger: logger)
+        transport.delegate = hub
+    }
+
+    /// The port actually bound (useful with port 0).
+    public var port: Int { transport.port }
+
+    /// Starts the service thread.
+    public func start() { transport.start() }
+
+    /// Closes every connection with 1001 (going away) and stops. Safe from any thread.
+    public func shutdown() {
+        transport.post { [transport] in transport.shutdown() }
+    }
+
+    /// Blocks until the server has stopped.
+    public func waitUntilFinished() { transport.waitUntilFinished() }
+
+    /// Counts read on the service thread: rooms, connections, frames sent, slow clients dropped.
+    public struct Counts: Sendable, Equatable {
+        public var rooms: Int
+        public var connections: Int
+        public var framesSent: Int
+        public var droppedSlowClients: Int
+    }
+
+    /// Reads the counts on the service thread and hands them to `body` there.
+    public func counts(_ body: @escaping @Sendable (Counts) -> Void) {
+        transport.post { [transport, hub] in
+            body(Counts(rooms: hub.roomCount, connections: transport.connectionCount,
+                        framesSent: hub.framesSent, droppedSlowClients: transport.droppedSlowClients))
+        }
+    }
+}

@@ -1,0 +1,264 @@
+import Logging
+import PomodoroCore
+import PomodoroNet
+import PomodoroProtocol
+
+/// The application on the service thread: connections, rooms, and the broadcasts between them.
+///
+/// It turns decoded messages into calls on `Room`, and a room's `Outcome` into frames: each broadcast is
+/// encoded once and the same bytes go to every member. It is confined to the service thread; nothing
+/// here locks.
+/// `@unchecked Sendable` only so the composition root can hand it to the service thread, which alone uses it.
+final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
+    private let configuration: ServerConfiguration
+    private let clock: ServerClock
+    private let tokens = TokenSource()
+    private var logger: Logger
+
+    /// A connection and, once it has joined, where it sits.
+    private struct Session {
+        let peer: String
+        var room: RoomID?
+        var member: MemberID?
+    }
+
+    /// A live room and the connection that speaks for each of its connected members.
+    private final class RoomEntry {
+        var room: Room
+        var connections: [MemberID: ConnectionID] = [:]
+        let timer: LoopTimer
+        init(room: Room, timer: LoopTimer) {
+            self.room = room
+            self.timer = timer
+        }
+    }
+
+    private var sessions: [ConnectionID: Session] = [:]
+    private var rooms: [RoomID: RoomEntry] = [:]
+    private(set) var framesSent = 0
+
+    init(configuration: ServerConfiguration, clock: ServerClock, logger: Logger) {
+        self.configuration = configuration
+        self.clock = clock
+        self.logger = logger
+    }
+
+    var roomCount: Int { rooms.count }
+
+    // MARK: Connections
+
+    func server(_ server: WebSocketServer, didOpen connection: ConnectionID, peer: String) {
+        sessions[connection] = Session(peer: peer)
+        logger.trace("connection opened", metadata: ["connection": "\(connection)", "peer": "\(peer)"])
+    }
+
+    func server(_ server: WebSocketServer, didClose connection: ConnectionID) {
+        guard let session = sessions.removeValue(forKey: connection) else { return }
+        guard let roomID = session.room, let member = session.member, let entry = rooms[roomID],
+              entry.connections[member] == connection else { return }
+        entry.connections[member] = nil
+        let now = clock.now()
+        let outcome = entry.room.disconnect(member, now: now.monotonic)
+        logger.debug("member disconnected", metadata: ["room": "\(roomID)", "member": "\(member)"])
+        publish(outcome, in: entry, server: server, at: now)
+    }
+
+    func server(_ server: WebSocketServer, didReject problem: ReceiveProblem, from connection: ConnectionID) {
+        switch problem {
+        case .tooLarge(let limit):
+            reply(.error(code: .tooLarge, message: "messages are limited to \(limit) bytes", field: nil, ref: nil),
+                  to: connection, server: server)
+        case .binary:
+            reply(.error(code: .binaryUnsupported, message: "send JSON text frames, not binary frames",
+                         field: nil, ref: nil), to: connection, server: server)
+        }
+    }
+
+    func server(_ server: WebSocketServer, httpResponseFor path: String) -> HTTPResponse {
+        switch path {
+        case "/healthz": HTTPResponse(status: 200, text: "ok\n")
+        default: HTTPResponse(status: 404, text: "not found\n")
+        }
+    }
+
+    // MARK: Messages
+
+    func server(_ server: WebSocketServer, didReceive text: [UInt8], from connection: ConnectionID) {
+        guard sessions[connection] != nil else { return }
+        let frame: ClientFrame
+        do {
+            frame = try WireCodec.decodeClientFrame(text)
+        } catch {
+            reply(.error(code: error.code, message: error.message, field: error.field, ref: error.ref),
+                  to: connection, server: server)
+            return
+        }
+        let now = clock.now()
+        switch frame.message {
+        case .ping:
+            reply(.pong(serverTime: now.wallMs, ref: frame.ref), to: connection, server: server)
+        case let .join(room, name, token):
+            join(room: room, name: name, token: token, ref: frame.ref, connection: connection, server: server, at: now)
+        case .leave:
+            guard let (entry, member) = membership(of: connection, ref: frame.ref, server: server) else { return }
+            entry.connections[member] = nil
+            sessions[connection]?.room = nil
+            sessions[connection]?.member = nil
+            let outcome = entry.room.leave(member, now: now.monotonic)
+            reply(.ok(command: "leave", appliesFrom: nil, ref: frame.ref), to: connection, server: server)
+            publish(outcome, in: entry, server: server, at: now)
+        default:
+            guard let command = Self.roomCommand(frame.message) else { return }
+            guard let (entry, member) = membership(of: connection, ref: frame.ref, server: server) else { return }
+            do {
+                let outcome = try entry.room.handle(command, from: member, now: now.monotonic)
+                reply(.ok(command: frame.message.type, appliesFrom: outcome.appliesFrom, ref: frame.ref),
+                      to: connection, server: server)
+                publish(outcome, in: entry, server: server, at: now)
+            } catch {
+                refuse(error, ref: frame.ref, to: connection, server: server)
+            }
+        }
+    }
+
+    private static func roomCommand(_ message: ClientMessage) -> Room.Command? {
+        switch message {
+        case .start: .start
+        case .pause: .pause
+        case .resume: .resume
+        case .skip: .skip
+        case .reset: .reset
+        case .extend(let seconds): .extend(seconds: seconds)
+        case .configure(let settings): .configure(settings)
+        case .task(let text): .setTask(text)
+        case .presence(let away): .setAway(away)
+        case .join, .leave, .ping: nil
+        }
+    }
+
+    private func membership(of connection: ConnectionID, ref: Ref?,
+                            server: WebSocketServer) -> (RoomEntry, MemberID)? {
+        guard let session = sessions[connection], let roomID = session.room, let member = session.member,
+              let entry = rooms[roomID] else {
+            reply(.error(code: .notJoined, message: "join a room first", field: nil, ref: ref),
+                  to: connection, server: server)
+            return nil
+        }
+        return (entry, member)
+    }
+
+    private func join(room rawRoom: String, name: String, token: String?, ref: Ref?, connection: ConnectionID,
+                      server: WebSocketServer, at now: ClockReading) {
+        guard sessions[connection]?.room == nil else {
+            reply(.error(code: .alreadyJoined, message: "already in a room; send leave first", field: nil, ref: ref),
+                  to: connection, server: server)
+            return
+        }
+        do {
+            let roomID = try RoomID(validating: rawRoom)
+            let entry = rooms[roomID] ?? makeRoom(roomID, server: server, at: now)
+            let result = try entry.room.join(name: name, token: token.map(ResumeToken.init),
+                                             freshToken: tokens.make(), now: now.monotonic)
+            if let previous = entry.connections[result.memberID], previous != connection {
+                // The same member joined again (a second tab, or a reconnection before the old socket died):
+                // the newer connection wins, so the member is never shown twice.
+                sessions[previous]?.room = nil
+                sessions[previous]?.member = nil
+                reply(.error(code: .replaced, message: "this member joined from another connection",
+                             field: nil, ref: nil), to: previous, server: server)
+                server.close(previous, code: 4001, reason: "replaced")
+            }
+            entry.connections[result.memberID] = connection
+            sessions[connection]?.room = roomID
+            sessions[connection]?.member = result.memberID
+            logger.debug("member joined", metadata: ["room": "\(roomID)", "member": "\(result.memberID)",
+                                                     "resumed": "\(result.resumed)"])
+            let snapshot = SnapshotPayload(entry.room.snapshot(at: now.monotonic), clock: now)
+            reply(.welcome(you: YouPayload(id: result.memberID.rawValue, token: result.token.rawValue,
+                                           resumed: result.resumed),
+                           room: snapshot, serverTime: now.wallMs, ref: ref), to: connection, server: server)
+            publish(result.outcome, in: entry, server: server, at: now, stateAlreadySentTo: connection)
+        } catch {
+            refuse(error, ref: ref, to: connection, server: server)
+            // A refused first join leaves no empty room behind.
+            if let roomID = try? RoomID(validating: rawRoom), let entry = rooms[roomID], entry.room.memberCount == 0 {
+                entry.timer.cancel()
+                rooms[roomID] = nil
+            }
+        }
+    }
+
+    private func makeRoom(_ id: RoomID, server: WebSocketServer, at now: ClockReading) -> RoomEntry {
+        let timer = server.makeTimer { [unowned self, unowned server] in self.timerFired(id, server: server) }
+        let entry = RoomEntry(room: Room(id: id, settings: configuration.defaultSettings,
+                                         policy: configuration.roomPolicy, now: now.monotonic), timer: timer)
+        rooms[id] = entry
+        logger.debug("room created", metadata: ["room": "\(id)"])
+        return entry
+    }
+
+    private func timerFired(_ id: RoomID, server: WebSocketServer) {
+        guard let entry = rooms[id] else { return }
+        let now = clock.now()
+        let outcome = entry.room.advance(to: now.monotonic)
+        publish(outcome, in: entry, server: server, at: now)
+    }
+
+    // MARK: Sending
+
+    private func refuse(_ error: RoomError, ref: Ref?, to connection: ConnectionID, server: WebSocketServer) {
+        let (message, field): (String, String?) = switch error {
+        case let .invalidArgument(field, reason): ("\(field) \(reason)", field)
+        case let .invalidState(why): (why, nil)
+        case .roomFull: ("the room is full", nil)
+        case .unknownMember: ("join a room first", nil)
+        }
+        reply(.error(code: ErrorCode(error), message: message, field: field, ref: ref), to: connection, server: server)
+    }
+
+    private func reply(_ message: ServerMessage, to connection: ConnectionID, server: WebSocketServer) {
+        if server.send(OutboundFrame(WireCodec.encode(message)), to: connection) { framesSent += 1 }
+    }
+
+    /// Broadcasts what a room call produced (events, then a tick, then the new state), each encoded once,
+    /// and re-arms the room's timer for its next wake-up (or drops the room when it has expired).
+    private func publish(_ outcome: Outcome, in entry: RoomEntry, server: WebSocketServer, at now: ClockReading,
+                         stateAlreadySentTo skip: ConnectionID? = nil) {
+        let roomID = entry.room.id
+        for event in outcome.events {
+            broadcast(.event(room: roomID.rawValue, EventPayload(event), serverTime: now.wallMs), in: entry,
+                      server: server)
+        }
+        if let tick = outcome.tick {
+            broadcast(.tick(TickPayload(tick, room: roomID, clock: now)), in: entry, server: server)
+        }
+        if outcome.stateChanged {
+            let snapshot = SnapshotPayload(entry.room.snapshot(at: now.monotonic), clock: now)
+            broadcast(.state(snapshot), in: entry, server: server, except: skip)
+        }
+        if dropIfExpired(roomID, entry, at: now) { return }
+        if let wakeup = entry.room.nextWakeup() {
+            entry.timer.schedule(afterNanoseconds: (wakeup - now.monotonic).nanoseconds)
+        } else {
+            entry.timer.cancel()
+        }
+    }
+
+    @discardableResult
+    private func dropIfExpired(_ id: RoomID, _ entry: RoomEntry, at now: ClockReading) -> Bool {
+        guard entry.room.isExpired(at: now.monotonic) else { return false }
+        entry.timer.cancel()
+        rooms[id] = nil
+        logger.debug("room dropped", metadata: ["room": "\(id)"])
+        return true
+    }
+
+    private func broadcast(_ message: ServerMessage, in entry: RoomEntry, server: WebSocketServer,
+                           except skip: ConnectionID? = nil) {
+        guard !entry.connections.isEmpty else { return }
+        let frame = OutboundFrame(WireCodec.encode(message))
+        for connection in entry.connections.values where connection != skip {
+            if server.send(frame, to: connection) { framesSent += 1 }
+        }
+    }
+}
