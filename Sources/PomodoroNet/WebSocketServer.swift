@@ -278,8 +278,9 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
                 return 0
             }
             if let frame = connection.queue.pop() {
+                let length = frame.count
                 let written = frame.storage.withUnsafeMutableBufferPointer { buffer in
-                    lws_write(wsi, buffer.baseAddress! + LWS.pre, frame.count, LWS_WRITE_TEXT)
+                    lws_write(wsi, buffer.baseAddress! + LWS.pre, length, LWS_WRITE_TEXT)
                 }
                 if written < 0 { return -1 }
                 if !connection.queue.isEmpty || connection.closeCode != nil { lws_callback_on_writable(wsi) }

@@ -1,17 +1,27 @@
 import PomodoroCore
 
-/// Pairs one monotonic reading with one wall-clock reading, so monotonic deadlines can be sent as
-/// wall-clock epoch milliseconds: `endsAt = wallMs + (deadline - monotonic)`.
+/// One reading of the server's time: the monotonic instant that deadlines are kept on, and the offset that
+/// turns monotonic instants into wall-clock time for clients (`endsAt`, `serverTime`).
+///
+/// The offset is held steady between readings (see `SystemClock`), so the same deadline always maps to the
+/// same `endsAt` in every message.
 public struct ClockReading: Equatable, Sendable {
     public var monotonic: Instant
-    public var wallMs: Int64
-    public init(monotonic: Instant, wallMs: Int64) {
+    /// Wall-clock nanoseconds since the epoch minus monotonic nanoseconds.
+    public var wallOffsetNanoseconds: Int64
+
+    public init(monotonic: Instant, wallOffsetNanoseconds: Int64) {
         self.monotonic = monotonic
-        self.wallMs = wallMs
+        self.wallOffsetNanoseconds = wallOffsetNanoseconds
     }
 
+    /// Now, as wall-clock epoch milliseconds.
+    public var wallMs: Int64 { wallMs(of: monotonic) }
+
+    /// A monotonic instant as wall-clock epoch milliseconds (rounded down).
     public func wallMs(of instant: Instant) -> Int64 {
-        wallMs + (instant - monotonic).milliseconds
+        let ns = instant.nanoseconds + wallOffsetNanoseconds
+        return ns >= 0 ? ns / 1_000_000 : (ns - 999_999) / 1_000_000
     }
 }
 

@@ -1,6 +1,7 @@
 import Glibc
 import PomodoroCore
 import PomodoroProtocol
+import Synchronization
 
 /// Where the server reads time: one monotonic reading for deadlines and one wall-clock reading for what
 /// clients are told. Tests of the core never come here; they pass instants by hand.
@@ -8,15 +9,28 @@ public protocol ServerClock: Sendable {
     func now() -> ClockReading
 }
 
-/// The machine's clocks: CLOCK_MONOTONIC for deadlines, CLOCK_REALTIME for epoch milliseconds.
-public struct SystemClock: ServerClock {
+/// The machine's clocks: CLOCK_MONOTONIC for deadlines, CLOCK_REALTIME for what clients are told.
+///
+/// The offset between the two is kept steady and only re-read when the wall clock has been stepped by
+/// more than `resyncThreshold`, so one deadline maps to one `endsAt` in every message.
+public final class SystemClock: ServerClock {
+    private let offset = Mutex<Int64?>(nil)
+    private let resyncThreshold: Int64 = 50_000_000
+
     public init() {}
+
     public func now() -> ClockReading {
         var mono = timespec(), wall = timespec()
         clock_gettime(CLOCK_MONOTONIC, &mono)
         clock_gettime(CLOCK_REALTIME, &wall)
-        return ClockReading(monotonic: Instant(nanoseconds: Int64(mono.tv_sec) * 1_000_000_000 + Int64(mono.tv_nsec)),
-                            wallMs: Int64(wall.tv_sec) * 1000 + Int64(wall.tv_nsec) / 1_000_000)
+        let monoNs = Int64(mono.tv_sec) * 1_000_000_000 + Int64(mono.tv_nsec)
+        let measured = Int64(wall.tv_sec) * 1_000_000_000 + Int64(wall.tv_nsec) - monoNs
+        let steady = offset.withLock { stored -> Int64 in
+            if let current = stored, abs(current - measured) <= resyncThreshold { return current }
+            stored = measured
+            return measured
+        }
+        return ClockReading(monotonic: Instant(nanoseconds: monoNs), wallOffsetNanoseconds: steady)
     }
 }
 

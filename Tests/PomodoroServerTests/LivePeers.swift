@@ -1,0 +1,166 @@
+import Foundation
+import Glibc
+import PomodoroNet
+import PomodoroProtocol
+import PomodoroServer
+import Synchronization
+
+/// Why a live test gave up waiting.
+struct LiveTestFailure: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// A real server on a free loopback port, stopped (with its connections closed) by `stop()`.
+final class LiveServer: Sendable {
+    let server: PomodoroServer
+    var port: Int { server.port }
+
+    init(_ configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, webRoot: LiveServer.webRoot)
+        configure(&configuration)
+        server = try PomodoroServer(configuration: configuration)
+        server.start()
+    }
+
+    func stop() {
+        server.shutdown()
+        server.waitUntilFinished()
+    }
+
+    /// The repository's web/ folder, found from this source file's path.
+    static var webRoot: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("web").path
+    }
+}
+
+/// Everything one connection received, in order, with a way to wait for the next message.
+final class Inbox: Sendable {
+    private struct State {
+        var items: [ClientEvent] = []
+        var read = 0
+    }
+    private let state = Mutex(State())
+    private let signal = NSCondition()
+
+    func add(_ event: ClientEvent) {
+        state.withLock { $0.items.append(event) }
+        signal.lock()
+        signal.broadcast()
+        signal.unlock()
+    }
+
+    /// The next event not yet read, waiting for it up to `timeout` seconds.
+    func next(timeout: Double) -> ClientEvent? {
+        let deadline = Date().addingTimeInterval(timeout)
+        signal.lock()
+        defer { signal.unlock() }
+        while true {
+            let item = state.withLock { s -> ClientEvent? in
+                guard s.read < s.items.count else { return nil }
+                s.read += 1
+                return s.items[s.read - 1]
+            }
+            if let item { return item }
+            if !signal.wait(until: deadline) { return nil }
+        }
+    }
+}
+
+/// One WebSocket connection to the server, speaking the protocol through the shared codec.
+final class Peer: Sendable {
+    let client: WebSocketClient
+    let id: ClientConnectionID
+    let inbox = Inbox()
+
+    init(_ client: WebSocketClient, port: Int, path: String = "/ws") throws {
+        self.client = client
+        let inbox = self.inbox
+        id = client.connect(host: "127.0.0.1", port: port, path: path) { inbox.add($0) }
+        guard case .opened = inbox.next(timeout: 5) else { throw LiveTestFailure(description: "connection did not open") }
+    }
+
+    func send(_ message: ClientMessage, ref: Ref? = nil) {
+        client.send(WireCodec.encode(ClientFrame(message, ref: ref)), on: id)
+    }
+
+    func sendRaw(_ text: String) { client.send(Array(text.utf8), on: id) }
+    func sendBinary(_ bytes: [UInt8]) { client.send(bytes, on: id, binary: true) }
+    func close() { client.close(id) }
+
+    /// The next message, raw and decoded.
+    func nextRaw(timeout: Double = 5) throws -> (bytes: [UInt8], message: ServerMessage) {
+        switch inbox.next(timeout: timeout) {
+        case .text(let bytes)?: return (bytes, try WireCodec.decodeServerMessage(bytes))
+        case let event?: throw LiveTestFailure(description: "expected a message, got \(event)")
+        case nil: throw LiveTestFailure(description: "no message within \(timeout) s")
+        }
+    }
+
+    func next(timeout: Double = 5) throws -> ServerMessage { try nextRaw(timeout: timeout).message }
+
+    /// Reads messages until `match` accepts one, returning what it extracted.
+    func expect<T>(_ what: String, timeout: Double = 5, _ match: (ServerMessage) -> T?) throws -> T {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { throw LiveTestFailure(description: "no \(what) within \(timeout) s") }
+            if let found = match(try next(timeout: left)) { return found }
+        }
+    }
+
+    /// Reads until the connection closes, returning the close code the server sent.
+    func expectClose(timeout: Double = 5) throws -> UInt16? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0, let event = inbox.next(timeout: left) else {
+                throw LiveTestFailure(description: "connection did not close within \(timeout) s")
+            }
+            if case .closed(let code, _) = event { return code }
+        }
+    }
+
+    /// Joins a room and returns the welcome's parts.
+    func join(_ room: String, name: String, token: String? = nil) throws -> (you: YouPayload, room: SnapshotPayload) {
+        send(.join(room: room, name: name, token: token))
+        return try expect("welcome") {
+            if case let .welcome(you, snapshot, _, _) = $0 { return (you, snapshot) }
+            return nil
+        }
+    }
+}
+
+/// A minimal HTTP/1.1 GET over a loopback socket: status line and body.
+func httpGet(port: Int, path: String) throws -> (status: Int, body: String) {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw LiveTestFailure(description: "socket failed") }
+    defer { Glibc.close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var timeout = timeval(tv_sec: 5, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    guard connected == 0 else { throw LiveTestFailure(description: "connect failed") }
+    let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
+    _ = request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    var response = [UInt8]()
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let n = read(fd, &buffer, buffer.count)
+        if n <= 0 { break }
+        response.append(contentsOf: buffer[0..<n])
+    }
+    let text = String(decoding: response, as: UTF8.self)
+    guard let headerEnd = text.range(of: "\r\n\r\n"),
+          let status = Int(text.split(separator: " ").dropFirst().first ?? "") else {
+        throw LiveTestFailure(description: "no HTTP response")
+    }
+    return (status, String(text[headerEnd.upperBound...]))
+}
