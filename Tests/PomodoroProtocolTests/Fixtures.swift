@@ -1,0 +1,127 @@
+import PomodoroCore
+@testable import PomodoroProtocol
+
+/// Sample values shared by the codec tests: awkward strings, every message shape, nil and non-nil optionals.
+enum Fixtures {
+    /// Strings that stress escaping: quotes, backslashes, slashes, controls, NUL, non-ASCII, emoji, RTL text.
+    static let awkwardStrings: [String] = [
+        "",
+        "Ada",
+        "say \"hi\"",
+        #"back\slash \\ \n (not a newline)"#,
+        "line\nbreak\ttab\r",
+        "nul\u{0}inside",
+        "</script><b>",
+        "Zoë Ångström",
+        "日本語の名前",
+        "🍅 focus 🧑🏽‍💻",
+        "שלום",
+        "\u{7F}\u{1F}\u{2028}",
+    ]
+
+    static let refs: [Ref?] = [
+        nil, .string("r1"), .string(""), .string(String(repeating: "x", count: 64)), .string("ünï \"q\""),
+        .number(0), .number(42), .number(-7), .number(.max), .number(.min),
+    ]
+
+    static let custom = RoomSettings(focus: 50 * 60, shortBreak: 10 * 60, longBreak: 30 * 60, longBreakEvery: 3,
+                                     autoStart: true)
+
+    static let clientMessages: [ClientMessage] = [
+        .join(room: "team-alpha", name: "Ada", token: nil),
+        .join(room: "team-alpha", name: "Zoë \"the\" \\ Ångström 🍅", token: "tok-3f9a"),
+        .join(room: "", name: "", token: ""),
+        .start, .pause, .resume, .skip, .reset,
+        .extend(seconds: 300), .extend(seconds: -60), .extend(seconds: 0), .extend(seconds: .max), .extend(seconds: .min),
+        .configure(.standard), .configure(custom),
+        .task(text: "write the \"codec\" \\ tests"), .task(text: ""), .task(text: "nul\u{0}byte"),
+        .presence(away: true), .presence(away: false),
+        .leave, .ping,
+    ]
+
+    static func member(_ n: Int, name: String = "Member", task: String = "") -> MemberPayload {
+        MemberPayload(id: "m\(n)", name: name, present: n % 2 == 0, connected: n % 3 != 0, task: task,
+                      stats: StatsPayload(focusCompleted: n, focusSeconds: Int64(n) * 1500, interruptions: n / 2))
+    }
+
+    static let runningSnapshot = SnapshotPayload(
+        room: "team-alpha", phase: .focus, status: .running, running: true, remainingMs: 1_499_000,
+        phaseLengthMs: 1_500_000, endsAt: 1_700_000_001_499, cycle: 2, settings: .standard,
+        pendingSettings: custom,
+        members: [member(1, name: "Ada", task: "codec"), member(2, name: "Zoë \"Z\" \\ 🍅", task: "nul\u{0}x"),
+                  member(3, name: "日本", task: "")],
+        stats: StatsPayload(focusCompleted: 7, focusSeconds: 10_500, interruptions: 1),
+        seq: 42, serverTime: 1_700_000_000_000)
+
+    static let idleSnapshot = SnapshotPayload(
+        room: "r", phase: .idle, status: .idle, running: false, remainingMs: 0, phaseLengthMs: 0, endsAt: nil,
+        cycle: 1, settings: .standard, pendingSettings: nil, members: [],
+        stats: StatsPayload(focusCompleted: 0, focusSeconds: 0, interruptions: 0), seq: 1, serverTime: 0)
+
+    static let pausedSnapshot = SnapshotPayload(
+        room: "Room_9-x", phase: .longBreak, status: .paused, running: false, remainingMs: 61_234,
+        phaseLengthMs: 900_000, endsAt: nil, cycle: 4, settings: custom, pendingSettings: .standard,
+        members: (1...50).map { member($0, name: "Member \($0)") },
+        stats: StatsPayload(focusCompleted: 100, focusSeconds: .max, interruptions: 3),
+        seq: .max, serverTime: -1)
+
+    static let tick = TickPayload(room: "team-alpha", phase: .focus, remainingMs: 1_499_000,
+                                  endsAt: 1_700_000_001_499, cycle: 2, seq: 42, serverTime: 1_700_000_000_000)
+
+    static let events: [EventPayload] = [
+        .phaseCompleted(completed: .focus, next: .shortBreak, autoStarted: false, cycle: 1),
+        .phaseCompleted(completed: .focus, next: .longBreak, autoStarted: true, cycle: 4),
+        .phaseCompleted(completed: .longBreak, next: .focus, autoStarted: true, cycle: 1),
+        .memberJoined(member: "m1", name: "Ada"),
+        .memberJoined(member: "m2", name: "Zoë \"Z\" \\ 🍅"),
+        .memberReturned(member: "m1"),
+        .memberAway(member: "m1", reason: .away),
+        .memberAway(member: "m2", reason: .disconnected),
+        .memberBack(member: "m1"),
+        .memberLeft(member: "m1", reason: .left),
+        .memberLeft(member: "m2", reason: .expired),
+        .control(action: .start, by: "m1", seconds: nil),
+        .control(action: .pause, by: "m1", seconds: nil),
+        .control(action: .resume, by: "m1", seconds: nil),
+        .control(action: .skip, by: "m1", seconds: nil),
+        .control(action: .reset, by: "m1", seconds: nil),
+        .control(action: .extend, by: "m2", seconds: 300),
+        .control(action: .extend, by: "m2", seconds: -60),
+        .control(action: .configure, by: "m1", seconds: nil),
+    ]
+
+    static var serverMessages: [ServerMessage] {
+        var messages: [ServerMessage] = [
+            .welcome(you: YouPayload(id: "m1", token: "secret-token", resumed: false), room: runningSnapshot,
+                     serverTime: 1_700_000_000_000, ref: .string("j1")),
+            .welcome(you: YouPayload(id: "m7", token: "", resumed: true), room: idleSnapshot, serverTime: 5,
+                     ref: nil),
+            .state(runningSnapshot), .state(idleSnapshot), .state(pausedSnapshot),
+            .tick(tick),
+            .tick(TickPayload(room: "r", phase: .shortBreak, remainingMs: 0, endsAt: 0, cycle: 1, seq: 0,
+                              serverTime: 0)),
+            .ok(command: "start", appliesFrom: nil, ref: nil),
+            .ok(command: "configure", appliesFrom: .now, ref: .number(3)),
+            .ok(command: "configure", appliesFrom: .nextPhase, ref: .string("c")),
+            .pong(serverTime: 1_700_000_000_000, ref: nil),
+            .pong(serverTime: 1_700_000_000_000, ref: .number(-1)),
+        ]
+        for event in events {
+            messages.append(.event(room: "team-alpha", event, serverTime: 1_700_000_000_000))
+        }
+        for code in ErrorCode.allCases {
+            messages.append(.error(code: code, message: "why: \"\(code.rawValue)\" \\ ✓", field: nil, ref: nil))
+            messages.append(.error(code: code, message: "", field: "seconds", ref: .string("r")))
+        }
+        for text in awkwardStrings {
+            messages.append(.error(code: .badRequest, message: text, field: text, ref: .string(text)))
+            messages.append(.event(room: "r", .memberJoined(member: text, name: text), serverTime: 0))
+        }
+        return messages
+    }
+}
+
+extension Array where Element == UInt8 {
+    init(_ text: String) { self = Array(text.utf8) }
+    var text: String { String(decoding: self, as: UTF8.self) }
+}
