@@ -149,6 +149,11 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         info.fd_limit_per_thread = 0
         if let host = options.host {
             info.iface = UnsafePointer(keep(strdup(host)))
+            // With IPv6 enabled, this libwebsockets writes an IPv4 literal into an IPv6 socket address and
+            // ends up listening on every interface: an IPv4 address must be bound with IPv6 off.
+            if host.contains(".") && !host.contains(":") {
+                info.options |= UInt64(LWS_SERVER_OPTION_DISABLE_IPV6)
+            }
         }
         context = try LWS.check(lws_create_context(&info), or: .cannotListen(host: options.host, port: options.port))
         if let vhost = lws_get_vhost_by_name(context, "default") {
@@ -245,9 +250,13 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             drainInbox()
 
-        case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-            // Only the WebSocket path upgrades; refuse everything else, and everything while draining.
-            guard let wsi, !draining, requestPath(wsi) == options.webSocketPath else { return 1 }
+        case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+            // Only the WebSocket path upgrades: anything else, or anything while draining, gets a 403.
+            guard let wsi else { return -1 }
+            if draining || requestPath(wsi) != options.webSocketPath {
+                lws_return_http_status(wsi, UInt32(HTTP_STATUS_FORBIDDEN.rawValue), nil)
+                return 1
+            }
 
         case LWS_CALLBACK_ESTABLISHED:
             guard let wsi else { return -1 }

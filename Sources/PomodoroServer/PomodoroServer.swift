@@ -12,7 +12,7 @@ public final class PomodoroServer: Sendable {
                 logger: Logger = Logger(label: "pomodoro")) throws {
         var options = WebSocketServerOptions(host: configuration.host, port: configuration.port,
                                              webRoot: configuration.webRoot)
-        options.dynamicPaths = ["/healthz"]
+        options.dynamicPaths = ["/healthz", "/r"]
         options.maxMessageBytes = configuration.maxMessageBytes
         options.maxQueuedFrames = configuration.maxQueuedFrames
         options.maxQueuedBytes = configuration.maxQueuedBytes

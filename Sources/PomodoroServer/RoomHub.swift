@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import PomodoroCore
 import PomodoroNet
@@ -75,10 +76,13 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
     }
 
     func server(_ server: WebSocketServer, httpResponseFor path: String) -> HTTPResponse {
-        switch path {
-        case "/healthz": HTTPResponse(status: 200, text: "ok\n")
-        default: HTTPResponse(status: 404, text: "not found\n")
+        if path == "/healthz" { return HTTPResponse(status: 200, text: "ok\n") }
+        // Invite links name the room in the path (/r/team-alpha): they get the page, which reads the name.
+        if path.hasPrefix("/r/"), let root = configuration.webRoot,
+           let page = FileManager.default.contents(atPath: root + "/index.html") {
+            return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(page))
         }
+        return HTTPResponse(status: 404, text: "not found\n")
     }
 
     // MARK: Messages

@@ -227,6 +227,20 @@ struct LiveRoomTests {
         let page = try httpGet(port: server.port, path: "/")
         #expect(page.status == 200 && page.body.contains("<title>Pomodoro</title>"))
         #expect(try httpGet(port: server.port, path: "/no-such-file.txt").status == 404)
+        let invite = try httpGet(port: server.port, path: "/r/team-alpha")
+        #expect(invite.status == 200 && invite.body == page.body, "an invite link gets the page")
+    }
+
+    @Test func onlyTheWebSocketPathUpgrades() throws {
+        defer { shutDown() }
+        let inbox = Inbox()
+        client.connect(host: "127.0.0.1", port: server.port, path: "/elsewhere") { inbox.add($0) }
+        let event = try #require(inbox.next(timeout: 5))
+        guard case .failed = event else {
+            Issue.record("an upgrade on /elsewhere was accepted: \(event)")
+            return
+        }
+        _ = try Peer(client, port: server.port, path: "/ws")
     }
 
     @Test func shutdownClosesEveryConnectionWithGoingAway() throws {
