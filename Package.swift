@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "pomodoro-server", targets: ["pomodoro-server"]),
+        .executable(name: "pomo", targets: ["pomo"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -36,11 +37,24 @@ let package = Package(
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                          .product(name: "Logging", package: "swift-log")],
                           swiftSettings: strict),
+        // The terminal client's reusable parts: the room session (join, resume, reconnect), the room model,
+        // and the pure presentation (screen frames, keys, status formats). No terminal I/O here.
+        .target(name: "PomodoroClient",
+                dependencies: ["PomodoroProtocol", "PomodoroNet", "PomodoroCore"],
+                swiftSettings: strict),
+        // `pomo`, the terminal client: options, raw terminal, signals, and the loops that drive PomodoroClient.
+        .executableTarget(name: "pomo",
+                          dependencies: ["PomodoroClient",
+                                         .product(name: "ArgumentParser", package: "swift-argument-parser")],
+                          swiftSettings: strict),
 
         .testTarget(name: "PomodoroCoreTests", dependencies: ["PomodoroCore"], swiftSettings: strict),
         .testTarget(name: "PomodoroProtocolTests", dependencies: ["PomodoroProtocol"], swiftSettings: strict),
         .testTarget(name: "PomodoroServerTests",
                     dependencies: ["PomodoroServer", "PomodoroNet", "PomodoroProtocol"],
+                    swiftSettings: strict),
+        .testTarget(name: "PomoTests",
+                    dependencies: ["PomodoroClient", "PomodoroProtocol", "PomodoroCore", "PomodoroNet"],
                     swiftSettings: strict),
     ]
 )

@@ -1,0 +1,63 @@
+import PomodoroCore
+
+/// The words and numbers people see, shared by the screen, the status line and the plain lines.
+public enum Labels {
+    /// "Focus", "Short break", "Long break", "Idle".
+    public static func phase(_ phase: Phase) -> String {
+        switch phase {
+        case .idle: "Idle"
+        case .focus: "Focus"
+        case .shortBreak: "Short break"
+        case .longBreak: "Long break"
+        }
+    }
+
+    /// "running", "paused", "ready", "idle".
+    public static func status(_ status: TimerStatus) -> String { status.rawValue }
+
+    /// A countdown: "MM:SS", or "H:MM:SS" from one hour on ("04:59", "1:02:03").
+    public static func clock(seconds: Int64) -> String {
+        let s = max(0, seconds)
+        let h = s / 3600, m = (s % 3600) / 60, sec = s % 60
+        if h > 0 { return "\(h):\(twoDigits(m)):\(twoDigits(sec))" }
+        return "\(twoDigits(m)):\(twoDigits(sec))"
+    }
+
+    /// A setting's length, short: "25m", "90s", "1h", "1h30m", "2m30s".
+    public static func duration(seconds: Int) -> String {
+        let h = seconds / 3600, m = (seconds % 3600) / 60, s = seconds % 60
+        var text = ""
+        if h > 0 { text += "\(h)h" }
+        if m > 0 { text += "\(m)m" }
+        if s > 0 || text.isEmpty { text += "\(s)s" }
+        return text
+    }
+
+    /// A time of day from epoch milliseconds and a UTC offset: "14:25".
+    public static func timeOfDay(epochMs: Int64, utcOffsetSeconds: Int) -> String {
+        let local = epochMs / 1000 + Int64(utcOffsetSeconds)
+        let secondsOfDay = ((local % 86400) + 86400) % 86400
+        return "\(twoDigits(secondsOfDay / 3600)):\(twoDigits((secondsOfDay % 3600) / 60))"
+    }
+
+    static func twoDigits(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
+
+    /// The one-line description of a phase change, e.g. "Focus done · Short break next".
+    public static func phaseCompleted(completed: Phase, next: Phase, autoStarted: Bool, cycle: Int,
+                                      longBreakEvery: Int?) -> String {
+        var nextText = phase(next)
+        if next == .focus, let every = longBreakEvery { nextText += " \(cycle) of \(every)" }
+        return "\(phase(completed)) done · \(nextText) \(autoStarted ? "started" : "next")"
+    }
+
+    /// The settings in one line, long or short: "Focus 25m · Short 5m · Long 15m after 4 · auto-start off".
+    public static func settings(_ s: RoomSettings, short: Bool) -> String {
+        if short {
+            return "\(duration(seconds: s.focus))/\(duration(seconds: s.shortBreak))/\(duration(seconds: s.longBreak))"
+                + " ×\(s.longBreakEvery) · auto \(s.autoStart ? "on" : "off")"
+        }
+        return "Focus \(duration(seconds: s.focus)) · Short \(duration(seconds: s.shortBreak)) · "
+            + "Long \(duration(seconds: s.longBreak)) after \(s.longBreakEvery) · "
+            + "auto-start \(s.autoStart ? "on" : "off")"
+    }
+}

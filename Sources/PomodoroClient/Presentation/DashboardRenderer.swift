@@ -1,0 +1,340 @@
+import PomodoroCore
+import PomodoroProtocol
+
+/// Draws the full-screen view: a pure function from the dashboard, the terminal's size and the moment
+/// to the screen's lines. Nothing here reads a clock or writes to a terminal.
+///
+/// Layout, top to bottom: the title bar; the phase and cycle; the remaining time in large digits; the
+/// progress bar; the members; then, at the bottom, the last thing that happened, the settings and the
+/// keys. Smaller terminals lose the large digits first, then the members and the settings.
+public enum DashboardRenderer {
+    /// Where and when to draw.
+    public struct Context: Equatable, Sendable {
+        public var columns: Int
+        public var rows: Int
+        public var now: LocalInstant
+        /// Seconds east of UTC, for times of day ("ends 14:25").
+        public var utcOffsetSeconds: Int
+        public init(columns: Int, rows: Int, now: LocalInstant, utcOffsetSeconds: Int) {
+            self.columns = columns
+            self.rows = rows
+            self.now = now
+            self.utcOffsetSeconds = utcOffsetSeconds
+        }
+    }
+
+    public static func render(_ dashboard: Dashboard, in context: Context) -> Frame {
+        let columns = max(1, context.columns), rows = max(1, context.rows)
+        let margin = columns >= 60 ? 2 : 1
+        let inner = max(1, columns - 2 * margin)
+        let title = titleBar(dashboard, columns: columns, now: context.now)
+
+        guard let snapshot = dashboard.room.snapshot else {
+            var lines: [ScreenLine] = [title]
+            let message: String
+            switch dashboard.connection {
+            case .reconnecting(let attempt, let retryAt, let reason):
+                message = "\(reason.capitalizedFirst). Trying again in \(secondsUntil(retryAt, from: context.now))s (attempt \(attempt))…"
+            default:
+                message = "Connecting to \(dashboard.serverLabel)…"
+            }
+            let blankRows = max(0, (rows - 3) / 2)
+            lines += Array(repeating: ScreenLine.blank, count: blankRows)
+            lines.append(centered(ScreenLine(TextWidth.truncate(message, columns: inner), .dim), width: columns))
+            while lines.count < rows - 1 { lines.append(.blank) }
+            lines.append(keyLine(dashboard, width: inner).indented(by: margin))
+            return Frame(columns: columns, rows: rows, lines: lines)
+        }
+
+        let now = context.now
+        let phaseLine = self.phaseLine(dashboard, snapshot, width: inner, context: context)
+        let bar = progressBar(dashboard, snapshot, width: inner, now: now)
+        let footer = self.footer(dashboard, snapshot, width: inner, context: context)
+            .map { $0.indented(by: margin) }
+
+        var lines: [ScreenLine] = [title]
+        let digitText = Labels.clock(seconds: shownSeconds(dashboard, snapshot, now: now))
+        let scale = BigDigits.width(of: digitText, scale: 2) <= inner ? 2
+            : BigDigits.width(of: digitText, scale: 1) <= inner ? 1 : 0
+        let big = rows >= 18 && scale > 0
+        if big {
+            lines += [.blank, phaseLine.indented(by: margin), .blank]
+            let style = digitStyle(snapshot)
+            for row in BigDigits.render(digitText, scale: scale) {
+                lines.append(centered(ScreenLine(row, style), width: columns))
+            }
+            lines += [.blank, bar.indented(by: margin)]
+        } else {
+            var compact = ScreenLine()
+            compact.append(digitText, TextStyle(color: digitStyle(snapshot).color, bold: true, dim: digitStyle(snapshot).dim))
+            compact.append("  ")
+            compact.append(phaseLine)
+            if rows >= 8 { lines.append(.blank) }
+            lines += [compact.truncated(to: inner).indented(by: margin), bar.indented(by: margin)]
+        }
+
+        // Members take what is left between the timer and the footer, with a blank line on each side.
+        let shownFooter: [ScreenLine]
+        let room = rows - lines.count - footer.count
+        if room >= 4 || rows >= 10 {
+            shownFooter = footer
+        } else {
+            shownFooter = Array(footer.suffix(max(1, rows - lines.count)))  // keep the keys at least
+        }
+        let memberRows = rows - lines.count - shownFooter.count - 2
+        if memberRows >= 2 {
+            lines.append(.blank)
+            lines += members(dashboard, snapshot, width: inner, rows: memberRows).map { $0.indented(by: margin) }
+        }
+        while lines.count < rows - shownFooter.count { lines.append(.blank) }
+        lines = Array(lines.prefix(rows - shownFooter.count)) + shownFooter
+        return Frame(columns: columns, rows: rows, lines: lines)
+    }
+
+    // MARK: Parts
+
+    static func titleBar(_ d: Dashboard, columns: Int, now: LocalInstant) -> ScreenLine {
+        var left = ScreenLine()
+        left.append(" pomo", TextStyle(bold: true, reverse: true))
+        left.append(" · \(d.roomName)", .reverse)
+        var status: Span
+        switch d.connection {
+        case .connecting: status = Span(" ○ connecting… ", .reverse)
+        case .live: status = Span(" ● live ", .reverse)
+        case let .reconnecting(_, retryAt, _):
+            let left = secondsUntil(retryAt, from: now)
+            status = Span(left > 0 ? " ◌ reconnecting… \(left)s " : " ◌ reconnecting… ", TextStyle(color: .yellow, reverse: true))
+        case .ended(let end):
+            status = Span(end == .replaced ? " ✕ replaced " : " ✕ disconnected ", TextStyle(color: .red, reverse: true))
+        }
+        var right = ScreenLine()
+        let who = d.room.me.map { "\($0.name) · " } ?? ""
+        let identity = "\(who)\(d.serverLabel) "
+        if columns >= 60 && left.width + TextWidth.of(identity) + TextWidth.of(status.text) + 2 <= columns {
+            right.append(identity, TextStyle(dim: false, reverse: true))
+        }
+        right.append(status.text, status.style)
+        if left.width + right.width > columns { left = left.truncated(to: max(0, columns - right.width)) }
+        var line = left
+        line.append(String(repeating: " ", count: max(0, columns - left.width - right.width)), .reverse)
+        line.append(right)
+        return line
+    }
+
+    static func phaseLine(_ d: Dashboard, _ s: SnapshotPayload, width: Int, context: Context) -> ScreenLine {
+        var left = ScreenLine()
+        left.append(Labels.phase(s.phase).uppercased(), TextStyle(color: phaseColor(s.phase), bold: true))
+        left.append("  ·  ", .dim)
+        left.append(width >= 50 ? "cycle \(s.cycle) of \(s.settings.longBreakEvery)" : "\(s.cycle) of \(s.settings.longBreakEvery)")
+        var right = ScreenLine()
+        switch s.status {
+        case .running:
+            let remaining = d.room.remainingMs(at: context.now)
+            let endWall = context.now.wallMs + remaining
+            right.append("ends \(Labels.timeOfDay(epochMs: endWall, utcOffsetSeconds: context.utcOffsetSeconds))", .dim)
+        case .paused: right.append("PAUSED", TextStyle(color: .yellow, bold: true))
+        case .ready: right.append("ready", .bold)
+        case .idle: right.append("not started", .dim)
+        }
+        return spread(left, right, width: width)
+    }
+
+    /// The seconds the big digits show: the countdown, or the focus length a start would run when idle.
+    static func shownSeconds(_ d: Dashboard, _ s: SnapshotPayload, now: LocalInstant) -> Int64 {
+        s.status == .idle ? Int64(s.settings.focus) : d.room.displaySeconds(at: now)
+    }
+
+    static func digitStyle(_ s: SnapshotPayload) -> TextStyle {
+        switch s.status {
+        case .idle: return .dim
+        case .paused: return TextStyle(color: phaseColor(s.phase), dim: true)
+        case .ready, .running: return TextStyle(color: phaseColor(s.phase), bold: true)
+        }
+    }
+
+    static func phaseColor(_ phase: Phase) -> TerminalColor? {
+        switch phase {
+        case .idle: nil
+        case .focus: .red
+        case .shortBreak: .green
+        case .longBreak: .cyan
+        }
+    }
+
+    /// A bar of full blocks with an eighth-block edge, over a light-shade track.
+    static func progressBar(_ d: Dashboard, _ s: SnapshotPayload, width: Int, now: LocalInstant) -> ScreenLine {
+        let eighths = Int((d.room.progress(at: now) * Double(width * 8)).rounded(.down))
+        let full = min(width, eighths / 8)
+        let partial = full < width ? eighths % 8 : 0
+        let edges: [String] = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"]
+        var line = ScreenLine()
+        let style = TextStyle(color: phaseColor(s.phase), dim: s.status == .paused)
+        line.append(String(repeating: "█", count: full), style)
+        line.append(edges[partial], style)
+        line.append(String(repeating: "░", count: width - full - (partial > 0 ? 1 : 0)), .dim)
+        return line
+    }
+
+    static func members(_ d: Dashboard, _ s: SnapshotPayload, width: Int, rows: Int) -> [ScreenLine] {
+        let me = d.room.myID
+        let ordered = s.members.filter { $0.id == me } + s.members.filter { $0.id != me }
+        let present = s.members.filter(\.present).count
+        let away = s.members.filter { $0.connected && !$0.present }.count
+        let offline = s.members.filter { !$0.connected }.count
+        var summary = "\(present) here"
+        if away > 0 { summary += " · \(away) away" }
+        if offline > 0 { summary += " · \(offline) offline" }
+        let countWidth = 4
+        var header = ScreenLine()
+        header.append("MEMBERS", .bold)
+        header.append("  \(summary)", .dim)
+        var lines = [spread(header, ScreenLine("done", .dim), width: width)]
+
+        func label(_ m: MemberPayload) -> String { m.id == me ? "\(m.name) (you)" : m.name }
+        let longest = ordered.map { TextWidth.of(label($0)) }.max() ?? 0
+        let nameWidth = min(longest, width >= 60 ? 22 : 14)
+        let taskWidth = max(0, width - 2 - nameWidth - 2 - 2 - countWidth)
+        let fits = ordered.count <= rows - 1 ? ordered.count : max(0, rows - 2)
+        for m in ordered.prefix(fits) {
+            var line = ScreenLine()
+            let (dot, dotStyle): (String, TextStyle) =
+                m.present ? ("●", .color(.green)) : m.connected ? ("◐", .color(.yellow)) : ("○", .dim)
+            line.append(dot, dotStyle)
+            line.append(" ")
+            line.append(TextWidth.fit(label(m), columns: nameWidth), m.connected ? (m.id == me ? .bold : .plain) : .dim)
+            line.append("  ")
+            var task = ScreenLine()
+            if !m.connected {
+                task.append("offline", .dim)
+            } else if !m.present {
+                task.append("away", .color(.yellow))
+            }
+            if !m.task.isEmpty {
+                if task.width > 0 { task.append(" · ", .dim) }
+                task.append(m.task, m.present ? .plain : .dim)
+            }
+            line.append(task.truncated(to: taskWidth).padded(to: taskWidth))
+            line.append("  ")
+            let count = "\(m.stats.focusCompleted)"
+            line.append(String(repeating: " ", count: max(0, countWidth - count.count)) + count,
+                        m.stats.focusCompleted > 0 ? .bold : .dim)
+            lines.append(line)
+        }
+        if fits < ordered.count {
+            lines.append(ScreenLine("+ \(ordered.count - fits) more", .dim))
+        }
+        return lines
+    }
+
+    /// The notice, the settings and the keys (or the task editor, or the reset question).
+    static func footer(_ d: Dashboard, _ s: SnapshotPayload, width: Int, context: Context) -> [ScreenLine] {
+        var notice = ScreenLine()
+        var settings = ScreenLine()
+        let long = Labels.settings(s.settings, short: false)
+        if let pending = s.pendingSettings {
+            settings.append(Labels.settings(s.settings, short: true), .dim)
+            settings.append("  →  next phase: ", .dim)
+            settings.append(Labels.settings(pending, short: true), .plain)
+        } else {
+            settings.append(TextWidth.of(long) <= width ? long : Labels.settings(s.settings, short: true), .dim)
+        }
+        if case .editingTask(let editor) = d.mode {
+            notice.append("enter saves · esc cancels · ctrl-u clears", .dim)
+            return [notice.truncated(to: width), settings.truncated(to: width), taskEditor(editor, width: width)]
+        }
+        if let n = d.notice(at: context.now) {
+            notice.append(Labels.timeOfDay(epochMs: n.at.wallMs, utcOffsetSeconds: context.utcOffsetSeconds) + "  ", .dim)
+            switch n.kind {
+            case .event: notice.append(n.text)
+            case .error: notice.append(n.text, .color(.red, bold: true))
+            case .info: notice.append(n.text, .color(.yellow))
+            }
+        }
+        return [notice.truncated(to: width), settings.truncated(to: width), keyLine(d, width: width)]
+    }
+
+    static func taskEditor(_ editor: LineEditor, width: Int) -> ScreenLine {
+        var line = ScreenLine()
+        line.append("task › ", .bold)
+        let room = max(1, width - line.width)
+        // Scroll so the cursor stays in view.
+        let chars = editor.characters
+        var start = 0
+        while TextWidth.of(String(chars[start..<editor.cursor])) >= room { start += 1 }
+        var used = 0, index = start
+        while index < chars.count, used + TextWidth.of(chars[index]) <= room - (index == editor.cursor ? 0 : 0) {
+            if index == editor.cursor {
+                line.append(String(chars[index]), .reverse)
+            } else {
+                line.append(String(chars[index]))
+            }
+            used += TextWidth.of(chars[index])
+            index += 1
+        }
+        if editor.cursor == chars.count && used < room { line.append(" ", .reverse) }
+        return line
+    }
+
+    /// The keys, with those that do nothing now dimmed; labels are dropped from the right as space runs out.
+    static func keyLine(_ d: Dashboard, width: Int) -> ScreenLine {
+        if d.mode == .confirmReset {
+            var line = ScreenLine()
+            line.append("Reset to idle, cycle 1?", TextStyle(color: .yellow, bold: true))
+            line.append("  ")
+            line.append("y", .bold)
+            line.append(" reset  ")
+            line.append("any other key", .bold)
+            line.append(" keeps it")
+            return line.truncated(to: width)
+        }
+        struct Hint { var key: String; var label: String; var enabled: Bool }
+        var hints = [
+            Hint(key: "space", label: d.toggleLabel, enabled: d.isEnabled(.toggle)),
+            Hint(key: "s", label: "skip", enabled: d.isEnabled(.skip)),
+            Hint(key: "r", label: "reset", enabled: d.isEnabled(.reset)),
+            Hint(key: "+/-", label: "1 min", enabled: d.isEnabled(.extend(minutes: 1)) || d.isEnabled(.extend(minutes: -1))),
+            Hint(key: "1 3 5", label: "add", enabled: d.isEnabled(.extend(minutes: 1))),
+            Hint(key: "t", label: "task", enabled: d.isEnabled(.task)),
+            Hint(key: "a", label: d.room.iAmAway ? "back" : "away", enabled: d.isEnabled(.away)),
+            Hint(key: "q", label: "quit", enabled: true),
+        ]
+        func build(gap: Int) -> ScreenLine {
+            var line = ScreenLine()
+            for (i, hint) in hints.enumerated() {
+                if i > 0 { line.append(String(repeating: " ", count: gap)) }
+                line.append(hint.key, hint.enabled ? .bold : .dim)
+                if !hint.label.isEmpty { line.append(" " + hint.label, hint.enabled ? .plain : .dim) }
+            }
+            return line
+        }
+        var line = build(gap: 2)
+        if line.width <= width { return line }
+        line = build(gap: 1)
+        // Drop labels, least needed first; the space key's label goes last.
+        for index in [4, 3, 6, 5, 7, 2, 1, 0] where line.width > width {
+            if index == 4 { hints[4].key = "135" }
+            if index == 3 { hints[3].key = "±" }
+            hints[index].label = ""
+            line = build(gap: 1)
+        }
+        return line.truncated(to: width)
+    }
+
+    // MARK: Helpers
+
+    static func spread(_ left: ScreenLine, _ right: ScreenLine, width: Int) -> ScreenLine {
+        if left.width + 1 + right.width > width { return left.truncated(to: width) }
+        var line = left
+        line.append(String(repeating: " ", count: width - left.width - right.width))
+        line.append(right)
+        return line
+    }
+
+    static func centered(_ line: ScreenLine, width: Int) -> ScreenLine {
+        line.indented(by: max(0, (width - line.width) / 2))
+    }
+
+    static func secondsUntil(_ moment: LocalInstant, from now: LocalInstant) -> Int64 {
+        max(0, (moment.monotonicMs - now.monotonicMs + 999) / 1000)
+    }
+}

@@ -1,0 +1,111 @@
+import PomodoroCore
+import PomodoroProtocol
+
+/// `pomo status --format` and `pomo watch --format`: a one-line template for status bars (tmux, polybar).
+///
+/// | spec | expands to | example |
+/// |---|---|---|
+/// | `%p` | phase | `Focus`, `Short break`, `Long break`, `Idle` |
+/// | `%P` | phase, as on the wire | `focus`, `shortBreak` |
+/// | `%r` | remaining time, MM:SS (H:MM:SS from an hour) | `12:34` |
+/// | `%R` | remaining whole seconds | `754` |
+/// | `%c` | cycle: which focus of the set | `3` |
+/// | `%n` | focus sessions per set (long break after) | `4` |
+/// | `%s` | status | `running`, `paused`, `ready`, `idle` |
+/// | `%i` | status symbol | `▶` running, `⏸` paused, `■` otherwise |
+/// | `%b` | progress bar, 10 cells | `███▌░░░░░░` |
+/// | `%%` | a percent sign | `%` |
+/// | `%m` | members present (not counting pomo's own visit) | `2` |
+/// | `%M` | members in the room (not counting pomo's own visit) | `3` |
+/// | `%o` | room name | `team-alpha` |
+/// | `%e` | when the phase ends, HH:MM local time (empty unless running) | `14:25` |
+public struct StatusFormat: Equatable, Sendable {
+    public static let `default` = "%p %r"
+
+    enum Piece: Equatable, Sendable {
+        case text(String)
+        case spec(Character)
+    }
+
+    static let specs: Set<Character> = ["p", "P", "r", "R", "c", "n", "s", "i", "b", "m", "M", "o", "e", "%"]
+
+    let pieces: [Piece]
+    public let source: String
+
+    /// Why a format was refused.
+    public struct Invalid: Error, Equatable, CustomStringConvertible {
+        public let description: String
+    }
+
+    public init(_ source: String) throws(Invalid) {
+        self.source = source
+        var pieces: [Piece] = []
+        var text = ""
+        var iterator = source.makeIterator()
+        while let c = iterator.next() {
+            guard c == "%" else {
+                text.append(c)
+                continue
+            }
+            guard let spec = iterator.next() else {
+                throw Invalid(description: "the format ends with a lone '%' (write %% for a percent sign)")
+            }
+            guard Self.specs.contains(spec) else {
+                throw Invalid(description: "unknown format specifier '%\(spec)' (see pomo status --help)")
+            }
+            if spec == "%" {
+                text.append("%")
+            } else {
+                if !text.isEmpty { pieces.append(.text(text)) }
+                text = ""
+                pieces.append(.spec(spec))
+            }
+        }
+        if !text.isEmpty { pieces.append(.text(text)) }
+        self.pieces = pieces
+    }
+
+    /// Expands the format for the room as seen at `now`. `myID` is pomo's own short visit, left out of
+    /// the member counts.
+    public func expand(_ view: RoomView, now: LocalInstant, utcOffsetSeconds: Int) -> String {
+        guard let s = view.snapshot else { return "" }
+        let others = s.members.filter { $0.id != view.myID }
+        var out = ""
+        for piece in pieces {
+            switch piece {
+            case .text(let t): out += t
+            case .spec(let c):
+                switch c {
+                case "p": out += Labels.phase(s.phase)
+                case "P": out += s.phase.rawValue
+                case "r": out += Labels.clock(seconds: view.displaySeconds(at: now))
+                case "R": out += "\(view.displaySeconds(at: now))"
+                case "c": out += "\(s.cycle)"
+                case "n": out += "\(s.settings.longBreakEvery)"
+                case "s": out += s.status.rawValue
+                case "i": out += s.status == .running ? "▶" : s.status == .paused ? "⏸" : "■"
+                case "b": out += Self.bar(view.progress(at: now), cells: 10)
+                case "m": out += "\(others.filter(\.present).count)"
+                case "M": out += "\(others.count)"
+                case "o": out += s.room
+                case "e":
+                    if s.status == .running {
+                        out += Labels.timeOfDay(epochMs: now.wallMs + view.remainingMs(at: now),
+                                                utcOffsetSeconds: utcOffsetSeconds)
+                    }
+                default: break
+                }
+            }
+        }
+        return out
+    }
+
+    static func bar(_ fraction: Double, cells: Int) -> String {
+        let eighths = Int((fraction * Double(cells * 8)).rounded(.down))
+        let full = min(cells, eighths / 8)
+        let partial = full < cells ? eighths % 8 : 0
+        let edges = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"]
+        return String(repeating: "█", count: full) + edges[partial]
+            + String(repeating: "░", count: cells - full - (partial > 0 ? 1 : 0))
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+/// The small file that keeps `pomo join`'s resume token for one room on one server, so a restarted client
+/// gets its member (and its count of focus sessions) back within the server's grace period.
+///
+/// It lives at `$XDG_STATE_HOME/pomo/ROOM@HOST_PORT.json`, or `~/.local/state/pomo/…` when
+/// `XDG_STATE_HOME` is unset, empty or relative (the XDG spec says to ignore a relative one). Room names
+/// cannot contain `@` and ports are digits, so every server and room maps to its own file. The folder is
+/// made 0700 and the file 0600: the token is a secret.
+public struct StateFile: Equatable, Sendable {
+    /// What the file holds.
+    public struct Contents: Codable, Equatable, Sendable {
+        public var server: String
+        public var room: String
+        public var name: String
+        public var member: String
+        public var token: String
+        public init(server: String, room: String, name: String, member: String, token: String) {
+            self.server = server
+            self.room = room
+            self.name = name
+            self.member = member
+            self.token = token
+        }
+    }
+
+    public let path: String
+
+    public init(path: String) { self.path = path }
+
+    /// The folder for pomo's state, from the environment; nil when neither XDG_STATE_HOME nor HOME helps.
+    public static func directory(environment: [String: String]) -> String? {
+        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") {
+            return trimmingSlashes(xdg) + "/pomo"
+        }
+        if let home = environment["HOME"], home.hasPrefix("/") {
+            return trimmingSlashes(home) + "/.local/state/pomo"
+        }
+        return nil
+    }
+
+    /// The state file for `room` on `server`; nil when there is nowhere to keep it.
+    public static func location(environment: [String: String], server: ServerAddress, room: String) -> StateFile? {
+        guard let directory = directory(environment: environment) else { return nil }
+        let host = server.host.map { $0 == "/" ? "_" : $0 }
+        return StateFile(path: "\(directory)/\(room)@\(String(host))_\(server.port).json")
+    }
+
+    private static func trimmingSlashes(_ path: String) -> String {
+        var p = Substring(path)
+        while p.count > 1 && p.hasSuffix("/") { p = p.dropLast() }
+        return p == "/" ? "" : String(p)
+    }
+
+    /// The stored contents, or nil when there is no readable file.
+    public func load() -> Contents? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return try? JSONDecoder().decode(Contents.self, from: data)
+    }
+
+    /// Writes the contents atomically (temporary file, then rename), private to the user.
+    public func save(_ contents: Contents) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = try encoder.encode(contents)
+        let temporary = path + ".tmp\(getpid())"
+        guard FileManager.default.createFile(atPath: temporary, contents: data,
+                                             attributes: [.posixPermissions: 0o600]) else {
+            throw CocoaError(.fileWriteUnknown)
+        }
+        guard rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw CocoaError(.fileWriteUnknown)
+        }
+    }
+
+    /// Removes the file (after leaving the room for good).
+    public func remove() { unlink(path) }
+}
