@@ -1,0 +1,218 @@
+import ArgumentParser
+import PomodoroClient
+import PomodoroCore
+import PomodoroProtocol
+
+/// The one-shot commands: send one request to the room's timer, report, exit.
+enum Control {
+    /// Sends `message`, waits for the reply, prints the timer as it then stands unless quiet.
+    static func perform(_ message: ClientMessage, verb: String, room: String, visit: VisitOptions,
+                        quiet: Bool) async throws {
+        let ref = Ref.string("command")
+        var replied = false
+        var baseline: UInt64 = 0
+        try await Visit(room: room, options: visit).run { event, view in
+            guard case let .message(reply, _, at) = event else { return .wait }
+            switch reply {
+            case .welcome(_, let snapshot, _, _):
+                baseline = snapshot.seq
+                return .send(message, ref: ref)
+            case .ok(_, _, ref?) where ref == .string("command"):
+                replied = true
+            case let .error(code, text, _, ref?) where ref == .string("command"):
+                return .finish(fail("the server refused to \(verb) in \(room): \(text) [\(code.rawValue)]",
+                                    status: PomoExit.refused))
+            default:
+                break
+            }
+            // Done once the reply and the state it caused are both in (their order is not fixed).
+            if replied, view.seq > baseline {
+                if !quiet { printLine(summary(view, at: at)) }
+                return .finish(nil)
+            }
+            return .wait
+        }
+    }
+
+    static func summary(_ view: RoomView, at now: LocalInstant) -> String {
+        guard let s = view.snapshot else { return "" }
+        var text = "\(s.room): \(Labels.phase(s.phase)) \(s.cycle) of \(s.settings.longBreakEvery), \(s.status.rawValue)"
+        if s.status != .idle { text += ", \(Labels.clock(seconds: view.displaySeconds(at: now))) left" }
+        return text
+    }
+
+    struct Options: ParsableArguments {
+        @Argument(help: "The room's name.")
+        var room: String
+
+        @Flag(name: .shortAndLong, help: "Print nothing on success.")
+        var quiet = false
+
+        @OptionGroup var visit: VisitOptions
+
+        func validate() throws { try validateRoom(room) }
+    }
+
+    struct Start: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Start the timer: a focus from idle, or the phase that is ready or paused.")
+        @OptionGroup var options: Options
+        func run() async throws {
+            try await perform(.start, verb: "start", room: options.room, visit: options.visit, quiet: options.quiet)
+        }
+    }
+
+    struct Pause: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Pause the running timer.")
+        @OptionGroup var options: Options
+        func run() async throws {
+            try await perform(.pause, verb: "pause", room: options.room, visit: options.visit, quiet: options.quiet)
+        }
+    }
+
+    struct Resume: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Resume the paused timer.")
+        @OptionGroup var options: Options
+        func run() async throws {
+            try await perform(.resume, verb: "resume", room: options.room, visit: options.visit, quiet: options.quiet)
+        }
+    }
+
+    struct Skip: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "End the current phase now and set up the next one.")
+        @OptionGroup var options: Options
+        func run() async throws {
+            try await perform(.skip, verb: "skip", room: options.room, visit: options.visit, quiet: options.quiet)
+        }
+    }
+
+    struct Reset: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Reset the room's timer to idle, cycle 1 (no question asked).")
+        @OptionGroup var options: Options
+        func run() async throws {
+            try await perform(.reset, verb: "reset", room: options.room, visit: options.visit, quiet: options.quiet)
+        }
+    }
+
+    struct Extend: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Move the end of the current phase: later, or earlier with a negative amount.",
+            discussion: """
+                AMOUNT is a duration: 5m, 90s, 1m30s, 1h; a bare number is minutes. A negative amount \
+                shortens: pomo extend team-alpha -1m. Shortening past zero ends the phase. The server allows \
+                up to an hour either way per call and 8 hours per phase.
+                """)
+
+        @Argument(help: "The room's name.")
+        var room: String
+
+        @Argument(parsing: .allUnrecognized, help: ArgumentHelp("How much: 5m, -1m, 90s (default 1m).", valueName: "amount"))
+        var amount: [String] = []
+
+        @Flag(name: .shortAndLong, help: "Print nothing on success.")
+        var quiet = false
+
+        @OptionGroup var visit: VisitOptions
+
+        func validate() throws {
+            try validateRoom(room)
+            guard amount.count <= 1 else { throw ValidationError("give one amount, e.g. 5m or -1m") }
+            guard let seconds = DurationText.seconds(amount.first ?? "1m") else {
+                throw ValidationError("'\(amount.first ?? "")' is not a duration: try 5m, -1m, 90s or 1h")
+            }
+            guard seconds != 0 else { throw ValidationError("the amount must not be zero") }
+            guard abs(seconds) <= 3600 else { throw ValidationError("at most an hour either way per call") }
+        }
+
+        func run() async throws {
+            let seconds = DurationText.seconds(amount.first ?? "1m") ?? 60
+            try await perform(.extend(seconds: seconds), verb: "extend", room: room, visit: visit, quiet: quiet)
+        }
+    }
+}
+
+struct Configure: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Change the room's settings; what is not given stays as it is.",
+        discussion: """
+            Lengths are durations: 25m, 90s, 1h; a bare number is minutes. The new settings apply at once \
+            when the room is idle or a phase is ready, otherwise from the next phase.
+            Example: pomo configure team-alpha --focus 50m --short-break 10m --auto-start
+            """)
+
+    @Argument(help: "The room's name.")
+    var room: String
+
+    @Option(help: ArgumentHelp("Length of a focus.", valueName: "duration"))
+    var focus: String?
+
+    @Option(help: ArgumentHelp("Length of a short break.", valueName: "duration"))
+    var shortBreak: String?
+
+    @Option(help: ArgumentHelp("Length of a long break.", valueName: "duration"))
+    var longBreak: String?
+
+    @Option(help: ArgumentHelp("A long break after every N focus sessions (1–12).", valueName: "n"))
+    var longBreakEvery: Int?
+
+    @Flag(inversion: .prefixedNo, help: "Start the next phase by itself when one ends.")
+    var autoStart: Bool?
+
+    @Flag(name: .shortAndLong, help: "Print nothing on success.")
+    var quiet = false
+
+    @OptionGroup var visit: VisitOptions
+
+    func validate() throws {
+        try validateRoom(room)
+        for (flag, value) in [("--focus", focus), ("--short-break", shortBreak), ("--long-break", longBreak)] {
+            guard let value else { continue }
+            guard let seconds = DurationText.seconds(value), RoomSettings.durationRange.contains(seconds) else {
+                throw ValidationError("\(flag) must be a duration from 1s to 4h, e.g. 25m")
+            }
+        }
+        if let longBreakEvery, !RoomSettings.longBreakEveryRange.contains(longBreakEvery) {
+            throw ValidationError("--long-break-every must be 1–12")
+        }
+        if focus == nil && shortBreak == nil && longBreak == nil && longBreakEvery == nil && autoStart == nil {
+            throw ValidationError("nothing to change: give --focus, --short-break, --long-break, --long-break-every or --[no-]auto-start")
+        }
+    }
+
+    func run() async throws {
+        let room = self.room, quiet = self.quiet
+        let (focus, shortBreak, longBreak) = (self.focus.flatMap(DurationText.seconds),
+                                              self.shortBreak.flatMap(DurationText.seconds),
+                                              self.longBreak.flatMap(DurationText.seconds))
+        let (every, auto) = (longBreakEvery, autoStart)
+        var sent: RoomSettings?
+        try await Visit(room: room, options: visit).run { event, _ in
+            guard case let .message(reply, _, _) = event else { return .wait }
+            switch reply {
+            case .welcome(_, let snapshot, _, _) where sent == nil:
+                // Start from what will be in effect next, so pending changes are not undone.
+                var settings = snapshot.pendingSettings ?? snapshot.settings
+                if let focus { settings.focus = focus }
+                if let shortBreak { settings.shortBreak = shortBreak }
+                if let longBreak { settings.longBreak = longBreak }
+                if let every { settings.longBreakEvery = every }
+                if let auto { settings.autoStart = auto }
+                sent = settings
+                return .send(.configure(settings), ref: .string("command"))
+            case let .ok(_, appliesFrom, ref?) where ref == .string("command"):
+                if !quiet, let sent {
+                    let applied = appliesFrom == .nextPhase ? "from the next phase" : "now"
+                    printLine("\(room): \(Labels.settings(sent, short: false)), applies \(applied)")
+                }
+                return .finish(nil)
+            case let .error(code, text, _, ref?) where ref == .string("command"):
+                return .finish(fail("the server refused the settings for \(room): \(text) [\(code.rawValue)]",
+                                    status: PomoExit.refused))
+            default:
+                return .wait
+            }
+        }
+    }
+}

@@ -1,0 +1,239 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import PomodoroClient
+import PomodoroProtocol
+
+struct Join: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Join a room and show it full-screen; keys control the shared timer.",
+        discussion: """
+            The view shows the remaining time in large digits, the phase and cycle, a progress bar, the \
+            members (● here, ◐ away, ○ offline) with their tasks and completed focus sessions, the room's \
+            settings and the keys. Keys that make no sense at the moment are dimmed and do nothing.
+
+            KEYS:
+              space   start, pause or resume      s       skip to the next phase
+              r       reset to idle (asks first)  + / -   one minute more / less
+              1 3 5   add that many minutes       t       set my task (enter saves, esc cancels)
+              a       away / back                 q       quit (Ctrl-C too; Ctrl-Z suspends)
+
+            At the end of a phase: the terminal bell (unless --no-bell), a line in the view, and a desktop \
+            notification through notify-send when it is installed. When the connection drops, pomo \
+            reconnects by itself with backoff and resumes the same member. Quitting keeps the member's \
+            place for the server's grace period (2 minutes by default), as closing a browser tab does: \
+            `pomo join` again with the same name within it gets the same member back, with its count. \
+            If another connection takes the member over, pomo says so and exits with status 3.
+
+            When standard output is not a terminal (or TERM=dumb), join prints one plain line per event \
+            instead, until interrupted. Colours follow NO_COLOR and --color.
+            """)
+
+    @Argument(help: "The room's name: 1–64 characters of A–Z a–z 0–9 _ -.")
+    var room: String
+
+    @Option(name: .shortAndLong, help: ArgumentHelp(
+        "Your name in the room. Default: $POMO_NAME, else the name used last time in this room, else $USER.",
+        valueName: "name"))
+    var name: String?
+
+    @OptionGroup var server: ServerOptions
+
+    @Flag(help: "No terminal bell at the end of a phase.")
+    var noBell = false
+
+    @Flag(help: "No desktop notification at the end of a phase.")
+    var noNotify = false
+
+    @Option(help: ArgumentHelp("Colours: auto (NO_COLOR and TERM decide), always or never.", valueName: "when"))
+    var color: ColorChoice = .auto
+
+    @Flag(help: "Print plain lines even when standard output is a terminal.")
+    var plain = false
+
+    enum ColorChoice: String, ExpressibleByArgument, CaseIterable {
+        case auto, always, never
+    }
+
+    func validate() throws {
+        try validateRoom(room)
+        if let name { try validateName(name) }
+    }
+
+    func run() async throws {
+        let address = try server.address()
+        let environment = ProcessInfo.processInfo.environment
+        let stateFile = StateFile.location(environment: environment, server: address, room: room)
+        let stored = stateFile?.load()
+        guard let name = name ?? environment["POMO_NAME"].flatMap({ $0.isEmpty ? nil : $0 }) ?? stored?.name
+                ?? environment["USER"] else {
+            throw ValidationError("say who you are with --name NAME (or set POMO_NAME)")
+        }
+        try validateName(name)
+
+        // The stored member is resumed only under the same name: another name is another person here.
+        let token = stored.flatMap { $0.name == name ? $0.token : nil }
+        let session: RoomSession
+        do {
+            session = try RoomSession(address: address,
+                                      configuration: SessionConfiguration(room: room, name: name, token: token))
+        } catch {
+            throw fail("cannot start the WebSocket client: \(error)", status: PomoExit.unavailable)
+        }
+        let fullScreen = !plain && RawTerminal.isTerminal(STDOUT_FILENO) && RawTerminal.isTerminal(STDIN_FILENO)
+            && environment["TERM"].map({ $0 != "dumb" && !$0.isEmpty }) ?? false
+        let end: SessionEnd
+        if fullScreen {
+            var support = ColorSupport.detect(environment: environment)
+            switch color {
+            case .auto: break
+            case .always: support = .color
+            case .never: support = support == .plain ? .plain : .monochrome
+            }
+            end = await FullScreenView(session: session, address: address, room: room, stateFile: stateFile,
+                                       name: name, support: support, bell: !noBell,
+                                       notifier: noNotify ? nil : Notifier()).run()
+        } else {
+            end = await PlainLinesView(session: session, address: address, room: room, stateFile: stateFile,
+                                       name: name).run()
+        }
+        if let failure = failure(for: end, address: address, room: room) { throw failure }
+    }
+}
+
+/// Keeps the resume token of every welcome, so the next `pomo join` resumes this member.
+func remember(_ event: SessionEvent, in stateFile: StateFile?, address: ServerAddress, room: String, name: String) {
+    guard let stateFile, case let .message(.welcome(you, _, _, _), _, _) = event else { return }
+    try? stateFile.save(StateFile.Contents(server: address.description, room: room, name: name, member: you.id,
+                                           token: you.token))
+}
+
+/// `pomo join` on a terminal: raw keys in, frames out, one loop owning the dashboard.
+struct FullScreenView {
+    let session: RoomSession
+    let address: ServerAddress
+    let room: String
+    let stateFile: StateFile?
+    let name: String
+    let support: ColorSupport
+    let bell: Bool
+    let notifier: Notifier?
+
+    enum Input: Sendable {
+        case session(SessionEvent)
+        case keys([UInt8])
+        case resize
+        case signal(Int32)
+        case wake
+    }
+
+    func run() async -> SessionEnd {
+        let terminal = RawTerminal()
+        let (inputs, sink) = AsyncStream.makeStream(of: Input.self)
+        let sessionTask = Task { await session.run() }
+        let forward = Task {
+            for await event in session.events { sink.yield(.session(event)) }
+        }
+        let signals = SignalWatcher([SIGINT, SIGTERM, SIGHUP, SIGWINCH]) { signo in
+            sink.yield(signo == SIGWINCH ? .resize : .signal(signo))
+        }
+        _ = terminal.enterRaw()
+        terminal.write(AnsiEncoder.enterFullScreen)
+        KeyReader.start({ sink.yield(.keys($0)) }, atEnd: {})
+
+        var dashboard = Dashboard(roomName: room, serverLabel: address.shortDescription, bell: bell)
+        var decoder = KeyDecoder()
+        var encoder = AnsiEncoder(support: support)
+        var size = terminal.size()
+        var wake: Task<Void, Never>?
+        var end = SessionEnd.stopped
+        var quitting = false
+
+        loop: for await input in inputs {
+            let now = LocalInstant.now()
+            var effects: [Dashboard.Effect] = []
+            switch input {
+            case .session(let event):
+                remember(event, in: stateFile, address: address, room: room, name: name)
+                effects = dashboard.handle(event)
+                if case .ended(let why) = event {
+                    end = why
+                    break loop
+                }
+            case .keys(let bytes):
+                for key in decoder.decode(bytes) { effects += dashboard.handle(key: key, at: now) }
+            case .resize:
+                size = terminal.size()
+                encoder.invalidate()
+            case .signal:
+                effects = [.quit]
+            case .wake:
+                break
+            }
+            for effect in effects {
+                switch effect {
+                case let .send(message, ref): session.send(message, ref: ref)
+                case .bell: terminal.write(AnsiEncoder.bell)
+                case let .notify(title, body): notifier?.notify(title: title, body: body)
+                case .quit:
+                    if !quitting {
+                        quitting = true
+                        session.stop()
+                    }
+                case .redraw: encoder.invalidate()
+                case .suspend:
+                    terminal.write(AnsiEncoder.leaveFullScreen)
+                    terminal.restore()
+                    raise(SIGSTOP)
+                    // Continued (fg): take the terminal back and draw everything.
+                    _ = terminal.enterRaw()
+                    terminal.write(AnsiEncoder.enterFullScreen)
+                    size = terminal.size()
+                    encoder.invalidate()
+                }
+            }
+            let drawnAt = LocalInstant.now()
+            let frame = DashboardRenderer.render(dashboard, in: .init(columns: size.columns, rows: size.rows,
+                                                                      now: drawnAt, utcOffsetSeconds: utcOffsetNow()))
+            terminal.write(encoder.encode(frame))
+
+            wake?.cancel()
+            let wait = dashboard.msUntilRedraw(at: drawnAt) + 2
+            wake = Task {
+                try? await Task.sleep(for: .milliseconds(wait))
+                if !Task.isCancelled { sink.yield(.wake) }
+            }
+        }
+        wake?.cancel()
+        signals.cancel()
+        terminal.write(AnsiEncoder.leaveFullScreen)
+        terminal.restore()
+        forward.cancel()
+        _ = await sessionTask.value
+        return end
+    }
+}
+
+/// `pomo join` into a pipe or file: one plain line per event, until interrupted.
+struct PlainLinesView {
+    let session: RoomSession
+    let address: ServerAddress
+    let room: String
+    let stateFile: StateFile?
+    let name: String
+
+    func run() async -> SessionEnd {
+        let signals = SignalWatcher([SIGINT, SIGTERM, SIGHUP]) { [session] _ in session.stop() }
+        defer { signals.cancel() }
+        let sessionTask = Task { await session.run() }
+        var lines = EventLines(roomName: room, serverLabel: address.description, utcOffsetSeconds: utcOffsetNow())
+        var end = SessionEnd.stopped
+        for await event in session.events {
+            remember(event, in: stateFile, address: address, room: room, name: name)
+            for line in lines.lines(for: event) { printLine(line) }
+            if case .ended(let why) = event { end = why }
+        }
+        _ = await sessionTask.value
+        return end
+    }
+}

@@ -1,0 +1,106 @@
+import ArgumentParser
+import Foundation
+import PomodoroClient
+import PomodoroProtocol
+
+struct Watch: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Stay in the room and print what happens, until interrupted.",
+        discussion: """
+            Without options: one readable line per event (joins, phase changes, controls), as `pomo join` \
+            prints into a pipe.
+            --json: every message from the server, one JSON object per line, as sent (docs/PROTOCOL.md §5), \
+            including the once-a-second ticks; the visiting member's resume token is blanked.
+            --format: a status line (see `pomo status --help` for the specifiers), printed again whenever \
+            its text changes, e.g. every second while the timer runs. For polybar: \
+            exec = pomo watch team-alpha --format '%p %r' with tail = true.
+
+            watch is in the room as a member named pomo-cli (change with --name) for as long as it runs, \
+            reconnects by itself when the connection drops, and leaves on Ctrl-C or SIGTERM.
+            """)
+
+    @Argument(help: "The room's name.")
+    var room: String
+
+    @Flag(help: "Print every server message as one JSON line.")
+    var json = false
+
+    @Option(help: ArgumentHelp("Print this status line whenever it changes.", valueName: "format"))
+    var format: String?
+
+    @OptionGroup var visit: VisitOptions
+
+    func validate() throws {
+        try validateRoom(room)
+        if json && format != nil { throw ValidationError("--json and --format do not go together") }
+        if let format { do { _ = try StatusFormat(format) } catch { throw ValidationError(error.description) } }
+    }
+
+    func run() async throws {
+        let address = try visit.server.address()
+        if json {
+            try await Visit(room: room, options: visit).run(reconnect: true) { event, _ in
+                guard case let .message(message, raw, _) = event else { return .wait }
+                var text = String(decoding: raw, as: UTF8.self)
+                if case let .welcome(you, _, _, _) = message {
+                    text = text.replacingOccurrences(of: "\"\(you.token)\"", with: "\"\"")
+                }
+                printLine(text)
+                return .wait
+            }
+        } else if let format = try format.map({ try StatusFormat($0) }) {
+            let ticker = FormatTicker(format: format)
+            try await Visit(room: room, options: visit).run(reconnect: true) { event, view in
+                ticker.update(view, event: event)
+                return .wait
+            }
+            ticker.stop()
+        } else {
+            var lines = EventLines(roomName: room, serverLabel: address.description, utcOffsetSeconds: utcOffsetNow())
+            try await Visit(room: room, options: visit).run(reconnect: true) { event, _ in
+                for line in lines.lines(for: event) { printLine(line) }
+                return .wait
+            }
+        }
+    }
+}
+
+/// Prints a status format whenever its text changes: on every message, and on every second boundary of
+/// the countdown in between.
+final class FormatTicker: @unchecked Sendable {
+    // Touched only from the visit's loop and from the timer task, one at a time through the lock.
+    private let lock = NSLock()
+    private let format: StatusFormat
+    private var view = RoomView()
+    private var last: String?
+    private var timer: Task<Void, Never>?
+
+    init(format: StatusFormat) { self.format = format }
+
+    func update(_ view: RoomView, event: SessionEvent) {
+        lock.withLock { self.view = view }
+        refresh()
+    }
+
+    func refresh() {
+        let now = LocalInstant.now()
+        let (text, wait): (String?, Int64) = lock.withLock {
+            guard view.snapshot != nil else { return (nil, 1000) }
+            let text = format.expand(view, now: now, utcOffsetSeconds: utcOffsetNow())
+            let changed = text != last
+            last = text
+            return (changed ? text : nil, min(1000, view.msUntilNextSecond(at: now) ?? 1000) + 2)
+        }
+        if let text { printLine(text) }
+        let next = Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(wait))
+            if !Task.isCancelled { self?.refresh() }
+        }
+        lock.withLock {
+            timer?.cancel()
+            timer = next
+        }
+    }
+
+    func stop() { lock.withLock { timer?.cancel() } }
+}
