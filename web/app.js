@@ -1,0 +1,678 @@
+// The page: landing and room views, wired to the connection, the clock and the renderers.
+
+import { t, setLanguage, initialLanguage, language, hasKey } from './i18n.js';
+import { load, save, tokenKey } from './storage.js';
+import { ServerClock, parseDuration } from './clock.js';
+import { RoomConnection } from './connection.js';
+import {
+  buildRingTicks, renderClock, renderDialStatus, renderPhase, renderControls, renderExtendLabels, renderMembers,
+  renderSettings, renderRoomStats, titleFor, phaseName, setText,
+} from './render.js';
+import {
+  unlockAudio, playChime, soundEnabled, setSoundEnabled, notificationsSupported, notificationsWanted,
+  setNotificationsWanted, requestNotifications, notify,
+} from './sound.js';
+
+const ROOM_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+const ACTIVITY_LIMIT = 8;
+const NOTICE_MS = 10000;
+const SETTINGS_NOTE_MS = 8000;
+
+const $ = (id) => document.getElementById(id);
+const els = {
+  roomBar: $('room-bar'), roomTitle: $('room-title'), invite: $('btn-invite'), inviteLabel: $('invite-label'),
+  connPill: $('conn-pill'), connText: $('conn-text'), sound: $('btn-sound'), notify: $('btn-notify'),
+  lang: $('lang-select'),
+  banner: $('conn-banner'), bannerText: $('conn-banner-text'), retry: $('btn-retry'), useHere: $('btn-use-here'),
+  landing: $('landing'), joinForm: $('join-form'), roomInput: $('room-input'), nameInput: $('name-input'),
+  randomRoom: $('btn-random-room'), joinError: $('join-error'), joinButton: $('btn-join'),
+  room: $('room'), phaseLabel: $('phase-label'), cycleText: $('cycle-text'), cycleDots: $('cycle-dots'),
+  ringTicks: $('ring-ticks'), ringProgress: $('ring-progress'), ringKnob: $('ring-knob'),
+  time: $('time'), dialStatus: $('dial-status'),
+  toggle: $('btn-toggle'), toggleLabel: $('toggle-label'), skip: $('btn-skip'), reset: $('btn-reset'),
+  extendButtons: [...document.querySelectorAll('[data-extend]')],
+  members: $('members'), membersCount: $('members-count'), away: $('btn-away'), awayLabel: $('away-label'),
+  roomStats: $('room-stats'),
+  settingsForm: $('settings-form'), settingsSummary: $('settings-summary'), setFocus: $('set-focus'),
+  setShort: $('set-short'), setLong: $('set-long'), setEvery: $('set-every'), setAuto: $('set-auto'),
+  settingsError: $('settings-error'), settingsNote: $('settings-note'), pendingNote: $('pending-note'),
+  saveSettings: $('btn-save-settings'),
+  activity: $('activity'), activityEmpty: $('activity-empty'), leave: $('btn-leave'),
+  notice: $('notice'), noticeTitle: $('notice-title'), noticeText: $('notice-text'), noticeClose: $('btn-notice-close'),
+  announcer: $('announcer'),
+  resetDialog: $('reset-dialog'), resetCancel: $('btn-reset-cancel'), resetConfirm: $('btn-reset-confirm'),
+};
+
+const state = {
+  view: 'landing',
+  roomName: null,
+  room: null,
+  seq: -1,
+  me: null,
+  conn: 'idle',
+  connInfo: {},
+  names: new Map(),
+  settingsDirty: false,
+  configureRef: null,
+  lastTitle: '',
+};
+
+const clock = new ServerClock();
+const connection = new RoomConnection({ onMessage: handleMessage, onStatus: handleStatus });
+
+// MARK: views
+
+function showView(view) {
+  state.view = view;
+  document.body.dataset.view = view;
+  els.landing.hidden = view !== 'landing';
+  els.room.hidden = view !== 'room';
+  els.roomBar.hidden = view !== 'room';
+  if (view === 'landing') {
+    document.title = t('appName');
+    state.lastTitle = '';
+  }
+}
+
+/** The room named by the address: /r/team-alpha or /#team-alpha. */
+function roomFromLocation() {
+  const path = window.location.pathname.match(/^\/r\/([^/]+)\/?$/);
+  const raw = path ? path[1] : window.location.hash.replace(/^#\/?/, '');
+  let name = '';
+  try { name = decodeURIComponent(raw); } catch { name = raw; }
+  return ROOM_PATTERN.test(name) ? name : '';
+}
+
+function randomRoomName() {
+  const words = ['tomato', 'focus', 'deep', 'calm', 'sprint', 'quiet', 'steady', 'bright'];
+  const bytes = new Uint8Array(3);
+  crypto.getRandomValues(bytes);
+  const word = words[bytes[0] % words.length];
+  const suffix = ((bytes[1] << 8) | bytes[2]).toString(36).padStart(3, '0');
+  return `${word}-${suffix}`;
+}
+
+function inviteURL() {
+  return `${window.location.origin}/r/${encodeURIComponent(state.roomName)}`;
+}
+
+function enterRoom(room, name) {
+  state.roomName = room;
+  state.room = null;
+  state.seq = -1;
+  state.me = null;
+  state.settingsDirty = false;
+  state.names.clear();
+  els.activity.textContent = '';
+  els.activityEmpty.hidden = false;
+  els.members.textContent = '';
+  save('name', name);
+  save('lastRoom', room);
+  setText(els.roomTitle, room);
+  if (window.location.pathname !== `/r/${room}`) history.replaceState(null, '', `/r/${encodeURIComponent(room)}`);
+  showView('room');
+  connection.join(room, name);
+  render();
+}
+
+function leaveRoom() {
+  connection.leave();
+  const room = state.roomName;
+  state.room = null;
+  state.roomName = null;
+  history.replaceState(null, '', '/');
+  els.roomInput.value = room || '';
+  showView('landing');
+  els.nameInput.focus();
+}
+
+// MARK: connection
+
+function handleStatus(status, info) {
+  state.conn = status;
+  state.connInfo = info;
+  if (status === 'refused') {
+    showView('landing');
+    history.replaceState(null, '', '/');
+    showJoinError(info.error);
+    els.joinButton.disabled = false;
+    setText(els.joinButton, t('join'));
+  }
+  renderConnection();
+  render();
+}
+
+function showJoinError(error) {
+  let text;
+  if (error?.field === 'room') text = t('roomInvalid');
+  else if (error?.field === 'name') text = t('nameInvalid');
+  else text = errorText(error);
+  if (language() === 'en' && error?.message && error.code === 'bad_request') text = `${text} (${error.message})`;
+  els.joinError.hidden = false;
+  setText(els.joinError, text);
+}
+
+function renderConnection() {
+  const status = state.view === 'room' ? state.conn : 'idle';
+  document.body.dataset.conn = status;
+  const label = {
+    connecting: t('connConnecting'), joined: t('connOnline'), reconnecting: t('connReconnecting'),
+    replaced: t('connReplaced'),
+  }[status] || '';
+  els.connPill.hidden = !label;
+  setText(els.connText, label);
+
+  const showBanner = status === 'reconnecting' || status === 'replaced';
+  els.banner.hidden = !showBanner;
+  els.banner.dataset.kind = status;
+  els.retry.hidden = status !== 'reconnecting';
+  els.useHere.hidden = status !== 'replaced';
+  if (status === 'replaced') setText(els.bannerText, t('bannerReplaced'));
+  else if (status === 'reconnecting') updateReconnectCountdown();
+}
+
+function updateReconnectCountdown() {
+  if (state.conn !== 'reconnecting') return;
+  const retryAt = state.connInfo.retryAt;
+  const seconds = retryAt ? Math.ceil((retryAt - Date.now()) / 1000) : 0;
+  setText(els.bannerText, seconds >= 1 ? t('bannerReconnectingIn', { s: seconds }) : t('bannerReconnecting'));
+}
+
+function handleMessage(message) {
+  const serverTime = message.type === 'state' ? message.room?.serverTime : message.serverTime;
+  if (typeof serverTime === 'number') clock.observe(serverTime);
+
+  switch (message.type) {
+    case 'welcome':
+      state.me = message.you.id;
+      state.seq = -1;
+      applySnapshot(message.room, true);
+      els.joinButton.disabled = false;
+      setText(els.joinButton, t('join'));
+      break;
+    case 'state':
+      applySnapshot(message.room, false);
+      break;
+    case 'tick':
+      applyTick(message);
+      break;
+    case 'event':
+      handleEvent(message);
+      break;
+    case 'ok':
+      handleOk(message);
+      break;
+    case 'error':
+      handleError(message);
+      break;
+    default:
+      break; // pong, and message types from later versions
+  }
+}
+
+function applySnapshot(room, fresh) {
+  if (!room || typeof room !== 'object') return;
+  if (!fresh && typeof room.seq === 'number' && room.seq < state.seq) return;
+  state.seq = room.seq;
+  state.room = room;
+  for (const member of room.members) state.names.set(member.id, member.name);
+  render();
+}
+
+function applyTick(tick) {
+  const room = state.room;
+  if (!room || tick.room !== room.id || tick.seq < state.seq) return;
+  room.remainingMs = tick.remainingMs;
+  if (typeof tick.endsAt === 'number') room.endsAt = tick.endsAt;
+  room.phase = tick.phase;
+  room.cycle = tick.cycle;
+  frame();
+}
+
+function nameOf(id) {
+  return state.names.get(id) || t('someone');
+}
+
+function handleEvent(event) {
+  const who = nameOf(event.member ?? event.by);
+  const isMe = (event.member ?? event.by) === state.me;
+  switch (event.kind) {
+    case 'phaseCompleted': {
+      const completed = phaseName(event.completed);
+      const next = phaseName(event.next);
+      addActivity(t('evCompleted', { phase: completed }), event.completed);
+      announce(t(event.autoStarted ? 'announceStarted' : 'announceNext', { completed, next }));
+      playChime(event.completed);
+      if (event.completed === 'focus') notify(t('notifyFocusDone'), t('notifyBodyBreak', { phase: next }));
+      else notify(t('notifyBreakDone'), t('notifyBodyFocus'));
+      break;
+    }
+    case 'memberJoined':
+      if (event.name) state.names.set(event.member, event.name);
+      if (!isMe) addActivity(t('evJoined', { name: nameOf(event.member) }));
+      break;
+    case 'memberReturned':
+      if (!isMe) addActivity(t('evReturned', { name: who }));
+      break;
+    case 'memberAway':
+      if (!isMe || event.reason === 'away') addActivity(t(event.reason === 'away' ? 'evAway' : 'evDisconnected', { name: who }));
+      break;
+    case 'memberBack':
+      addActivity(t('evBack', { name: who }));
+      break;
+    case 'memberLeft':
+      addActivity(t(event.reason === 'expired' ? 'evExpired' : 'evLeft', { name: who }));
+      break;
+    case 'control': {
+      const key = {
+        start: 'evStart', pause: 'evPause', resume: 'evResume', skip: 'evSkip', reset: 'evReset',
+        configure: 'evConfigure',
+      }[event.action];
+      if (event.action === 'extend') {
+        const minutes = Math.round((Math.abs(event.seconds) / 60) * 10) / 10;
+        addActivity(t(event.seconds >= 0 ? 'evExtend' : 'evShorten', { name: who, n: minutes }));
+      } else if (key) {
+        addActivity(t(key, { name: who }));
+      }
+      break;
+    }
+    default:
+      break; // event kinds from later versions
+  }
+}
+
+function handleOk(ok) {
+  if (ok.command === 'configure' && ok.ref === state.configureRef) {
+    state.configureRef = null;
+    state.settingsDirty = false;
+    els.saveSettings.disabled = false;
+    setText(els.settingsNote, t(ok.appliesFrom === 'nextPhase' ? 'appliesNext' : 'appliesNow'));
+    els.settingsNote.dataset.applies = ok.appliesFrom || 'now';
+    clearTimeout(settingsNoteTimer);
+    settingsNoteTimer = setTimeout(clearSettingsNote, SETTINGS_NOTE_MS);
+    render();
+  }
+}
+
+let settingsNoteTimer = null;
+
+function clearSettingsNote() {
+  clearTimeout(settingsNoteTimer);
+  setText(els.settingsNote, '');
+  delete els.settingsNote.dataset.applies;
+}
+
+function errorText(error) {
+  const code = error?.code;
+  return hasKey(`err_${code}`) ? t(`err_${code}`) : t('err_internal');
+}
+
+function handleError(error) {
+  if (error.ref !== undefined && error.ref === state.configureRef) {
+    state.configureRef = null;
+    els.saveSettings.disabled = false;
+    els.settingsError.hidden = false;
+    setText(els.settingsError, language() === 'en' && error.message ? `${errorText(error)} (${error.message})` : errorText(error));
+    return;
+  }
+  if (error.code === 'replaced') return; // the connection reports it as a state
+  showNotice(error);
+}
+
+// MARK: notices, announcements, activity
+
+let noticeTimer = null;
+
+/** A refused request as a small notice: the translated meaning of its code, plus the server's own words
+ *  in English. */
+function showNotice(error) {
+  const detail = language() === 'en' && error.message ? ` (${error.message})` : '';
+  showNoticeText(t('errorTitle'), `${errorText(error)}${detail}`);
+}
+
+function showNoticeText(title, text) {
+  setText(els.noticeTitle, title);
+  setText(els.noticeText, text);
+  els.notice.hidden = false;
+  clearTimeout(noticeTimer);
+  noticeTimer = setTimeout(hideNotice, NOTICE_MS);
+}
+
+function hideNotice() {
+  clearTimeout(noticeTimer);
+  els.notice.hidden = true;
+}
+
+function announce(text) {
+  // Clearing first makes screen readers repeat an identical message.
+  els.announcer.textContent = '';
+  setTimeout(() => { els.announcer.textContent = text; }, 50);
+}
+
+function addActivity(text, phase) {
+  const li = document.createElement('li');
+  const time = document.createElement('time');
+  const now = new Date();
+  time.dateTime = now.toISOString();
+  time.textContent = now.toLocaleTimeString(language(), { hour: '2-digit', minute: '2-digit' });
+  const body = document.createElement('span');
+  body.textContent = text;
+  if (phase) li.dataset.phase = phase;
+  li.append(time, body);
+  els.activity.prepend(li);
+  while (els.activity.children.length > ACTIVITY_LIMIT) els.activity.lastChild.remove();
+  els.activityEmpty.hidden = true;
+}
+
+// MARK: rendering
+
+function render() {
+  renderConnectionControls();
+  const room = state.room;
+  if (state.view !== 'room' || !room) return;
+  renderPhase(els, room);
+  renderDialStatus(els, room, clock);
+  renderMembers(els.members, room.members, state.me, { wireTaskInput });
+  setText(els.membersCount, String(room.members.length));
+  const me = room.members.find((m) => m.id === state.me);
+  const away = !!me && me.connected && !me.present;
+  els.away.setAttribute('aria-pressed', String(away));
+  setText(els.awayLabel, t(away ? 'imBack' : 'stepAway'));
+  renderSettings(els, room, state.settingsDirty);
+  renderRoomStats(els.roomStats, room.stats);
+  frame();
+}
+
+function renderConnectionControls() {
+  const joined = state.conn === 'joined';
+  renderControls(els, state.room, joined);
+  els.away.disabled = !joined;
+  els.saveSettings.disabled = !joined || state.configureRef !== null;
+}
+
+/** One frame of the clock: the digits, the ring and the title, from endsAt and the clock offset. */
+function frame() {
+  const room = state.room;
+  if (state.view !== 'room' || !room) return;
+  const text = renderClock(els, room, clock);
+  const title = titleFor(room, text);
+  if (title !== state.lastTitle) {
+    state.lastTitle = title;
+    document.title = title;
+  }
+}
+
+function animationLoop() {
+  frame();
+  requestAnimationFrame(animationLoop);
+}
+
+// MARK: commands
+
+function send(type, fields = {}) {
+  unlockAudio();
+  return connection.request({ type, ...fields });
+}
+
+function toggleTimer() {
+  if (els.toggle.disabled) return;
+  send(els.toggle.dataset.action || 'start');
+}
+
+function wireTaskInput(input) {
+  const commit = () => {
+    input.dataset.editing = 'false';
+    const text = input.value.trim();
+    if (text !== (input.dataset.saved ?? '')) send('task', { text });
+  };
+  input.addEventListener('focus', () => { input.dataset.editing = 'true'; });
+  input.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter') { event.preventDefault(); input.blur(); }
+    if (event.key === 'Escape') {
+      input.value = input.dataset.saved ?? '';
+      input.blur();
+    }
+  });
+  input.addEventListener('blur', commit);
+}
+
+function readSettings() {
+  const fields = [
+    [els.setFocus, 'focusLen'], [els.setShort, 'shortLen'], [els.setLong, 'longLen'],
+  ];
+  const seconds = [];
+  for (const [input, label] of fields) {
+    const value = parseDuration(input.value);
+    if (value === null || value < 1 || value > 14400) {
+      input.setAttribute('aria-invalid', 'true');
+      input.focus();
+      return { error: t('invalidDuration', { field: t(label) }) };
+    }
+    input.removeAttribute('aria-invalid');
+    seconds.push(value);
+  }
+  const every = Number(els.setEvery.value);
+  if (!Number.isInteger(every) || every < 1 || every > 12) {
+    els.setEvery.setAttribute('aria-invalid', 'true');
+    els.setEvery.focus();
+    return { error: t('invalidEvery') };
+  }
+  els.setEvery.removeAttribute('aria-invalid');
+  return {
+    settings: {
+      focus: seconds[0], shortBreak: seconds[1], longBreak: seconds[2], longBreakEvery: every,
+      autoStart: els.setAuto.checked,
+    },
+  };
+}
+
+// MARK: wiring
+
+function wire() {
+  buildRingTicks(els.ringTicks);
+
+  els.lang.value = language();
+  els.lang.addEventListener('change', () => {
+    setLanguage(els.lang.value, { remember: true });
+    renderStaticLabels();
+    renderConnection();
+    render();
+  });
+
+  els.joinForm.addEventListener('submit', (event) => {
+    event.preventDefault();
+    unlockAudio();
+    const room = els.roomInput.value.trim();
+    const name = els.nameInput.value.trim();
+    els.joinError.hidden = true;
+    els.roomInput.removeAttribute('aria-invalid');
+    els.nameInput.removeAttribute('aria-invalid');
+    if (!ROOM_PATTERN.test(room)) {
+      els.roomInput.setAttribute('aria-invalid', 'true');
+      showJoinError({ field: 'room' });
+      els.roomInput.focus();
+      return;
+    }
+    if (!name || [...name].length > 40) {
+      els.nameInput.setAttribute('aria-invalid', 'true');
+      showJoinError({ field: 'name' });
+      els.nameInput.focus();
+      return;
+    }
+    els.joinButton.disabled = true;
+    setText(els.joinButton, t('joining'));
+    enterRoom(room, name);
+  });
+  els.randomRoom.addEventListener('click', () => { els.roomInput.value = randomRoomName(); els.roomInput.focus(); });
+
+  els.invite.addEventListener('click', copyInvite);
+  els.leave.addEventListener('click', leaveRoom);
+  els.retry.addEventListener('click', () => connection.retryNow());
+  els.useHere.addEventListener('click', () => connection.join(state.roomName, load('name', '')));
+
+  els.toggle.addEventListener('click', toggleTimer);
+  els.skip.addEventListener('click', () => send('skip'));
+  els.reset.addEventListener('click', () => {
+    if (typeof els.resetDialog.showModal === 'function') {
+      els.resetDialog.showModal();
+      els.resetCancel.focus();
+    } else if (window.confirm(t('resetTitle'))) {
+      send('reset');
+    }
+  });
+  els.resetCancel.addEventListener('click', () => els.resetDialog.close());
+  els.resetConfirm.addEventListener('click', () => { els.resetDialog.close(); send('reset'); });
+  els.resetDialog.addEventListener('click', (event) => { if (event.target === els.resetDialog) els.resetDialog.close(); });
+  for (const button of els.extendButtons) {
+    button.addEventListener('click', () => send('extend', { seconds: Number(button.dataset.extend) }));
+  }
+  els.away.addEventListener('click', () => send('presence', { away: els.away.getAttribute('aria-pressed') !== 'true' }));
+
+  els.settingsForm.addEventListener('input', () => {
+    state.settingsDirty = true;
+    clearSettingsNote();
+  });
+  els.settingsForm.addEventListener('submit', (event) => {
+    event.preventDefault();
+    els.settingsError.hidden = true;
+    const { settings, error } = readSettings();
+    if (error) {
+      els.settingsError.hidden = false;
+      setText(els.settingsError, error);
+      return;
+    }
+    const ref = send('configure', settings);
+    if (ref !== null) {
+      state.configureRef = ref;
+      els.saveSettings.disabled = true;
+      clearSettingsNote();
+      setText(els.settingsNote, t('saving'));
+    }
+  });
+
+  els.sound.addEventListener('click', () => {
+    const on = !soundEnabled();
+    setSoundEnabled(on);
+    els.sound.setAttribute('aria-pressed', String(on));
+    if (on) { unlockAudio(); playChime('shortBreak'); }
+  });
+  els.sound.setAttribute('aria-pressed', String(soundEnabled()));
+
+  if (notificationsSupported()) {
+    els.notify.hidden = false;
+    renderNotifyButton();
+    els.notify.addEventListener('click', async () => {
+      if (Notification.permission === 'denied') {
+        showNoticeText('', t('notifyBlocked'));
+        return;
+      }
+      if (Notification.permission === 'default') {
+        const result = await requestNotifications();
+        setNotificationsWanted(result === 'granted');
+      } else {
+        setNotificationsWanted(!notificationsWanted());
+      }
+      renderNotifyButton();
+    });
+  }
+
+  els.noticeClose.addEventListener('click', hideNotice);
+
+  document.addEventListener('pointerdown', unlockAudio, { passive: true });
+  document.addEventListener('keydown', (event) => {
+    unlockAudio();
+    if (event.key === 'Escape' && !els.notice.hidden) hideNotice();
+    const isSpace = event.code === 'Space' || event.key === ' ';
+    if (!isSpace || event.repeat || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (state.view !== 'room' || els.resetDialog.open) return;
+    if (isInteractive(event.target)) return; // text fields type, buttons press themselves
+    event.preventDefault();
+    toggleTimer();
+  });
+
+  window.addEventListener('hashchange', () => {
+    if (state.view === 'landing') {
+      const room = roomFromLocation();
+      if (room) els.roomInput.value = room;
+    }
+  });
+
+  setInterval(() => {
+    frame(); // keeps the title right while the tab is hidden and animation frames pause
+    updateReconnectCountdown();
+  }, 500);
+  requestAnimationFrame(animationLoop);
+}
+
+function isInteractive(target) {
+  if (!(target instanceof Element)) return false;
+  return !!target.closest('input, textarea, select, button, summary, a[href], [contenteditable=""], [contenteditable="true"], dialog');
+}
+
+function renderNotifyButton() {
+  const on = Notification.permission === 'granted' && notificationsWanted();
+  els.notify.setAttribute('aria-pressed', String(on));
+}
+
+function renderStaticLabels() {
+  renderExtendLabels(els);
+  setText(els.inviteLabel, t('copyInvite'));
+}
+
+let inviteTimer = null;
+
+async function copyInvite() {
+  const url = inviteURL();
+  let copied = false;
+  try {
+    if (navigator.clipboard && window.isSecureContext) {
+      await navigator.clipboard.writeText(url);
+      copied = true;
+    }
+  } catch {
+    copied = false;
+  }
+  if (!copied) {
+    const scratch = document.createElement('textarea');
+    scratch.value = url;
+    scratch.setAttribute('readonly', '');
+    scratch.className = 'clipboard-scratch';
+    document.body.append(scratch);
+    scratch.select();
+    try { copied = document.execCommand('copy'); } catch { copied = false; }
+    scratch.remove();
+  }
+  if (copied) {
+    setText(els.inviteLabel, t('copied'));
+    els.invite.dataset.copied = 'true';
+    clearTimeout(inviteTimer);
+    inviteTimer = setTimeout(() => {
+      setText(els.inviteLabel, t('copyInvite'));
+      delete els.invite.dataset.copied;
+    }, 2000);
+  } else {
+    showNoticeText('', t('copyManual', { url }));
+  }
+}
+
+function start() {
+  setLanguage(initialLanguage());
+  wire();
+  renderStaticLabels();
+
+  const room = roomFromLocation();
+  const name = load('name', '');
+  els.roomInput.value = room || randomRoomName();
+  els.nameInput.value = name;
+  showView('landing');
+  renderConnection();
+
+  // A reload (or a return) to a room this browser is a member of goes straight back in.
+  if (room && name && load(tokenKey(room))) {
+    enterRoom(room, name);
+    return;
+  }
+  (room && !name ? els.nameInput : room ? els.joinButton : els.nameInput).focus();
+}
+
+start();

@@ -1,0 +1,213 @@
+// The WebSocket to the server: join, resume with the stored token, heartbeat, and reconnection with backoff.
+//
+// States reported through onStatus:
+//   connecting    first connection of this join
+//   joined        welcome received
+//   reconnecting  lost; { attempt, retryAt } says when the next try is
+//   replaced      another tab took this member over (close 4001): never reconnects by itself
+//   refused       the server refused the join itself ({ error })
+//   left          we left on purpose
+// Every socket callback checks that it belongs to the current socket, so a socket we gave up on can never
+// change the state (it would otherwise report its own 4001 when the new connection takes it over).
+
+import { load, save, tokenKey } from './storage.js';
+
+const PING_EVERY_MS = 15000;
+const PONG_DEADLINE_MS = 8000;
+const QUICK_CHECK_DEADLINE_MS = 4000;
+const OPEN_DEADLINE_MS = 10000;
+const BACKOFF_MIN_MS = 500;
+const BACKOFF_MAX_MS = 15000;
+const SLEEP_GAP_MS = 15000;
+
+export function socketURL(loc = window.location) {
+  return `${loc.protocol === 'https:' ? 'wss' : 'ws'}://${loc.host}/ws`;
+}
+
+export class RoomConnection {
+  constructor({ url = socketURL(), onMessage = () => {}, onStatus = () => {} } = {}) {
+    this.url = url;
+    this.onMessage = onMessage;
+    this.onStatus = onStatus;
+    this.ws = null;
+    this.room = null;
+    this.name = null;
+    this.status = 'idle';
+    this.attempt = 0;
+    this.retryTimer = null;
+    this.openTimer = null;
+    this.pingDeadline = 0;
+    this.nextRef = 1;
+    this.joinRef = null;
+    this.replacedSeen = false;
+    this.lastWatch = Date.now();
+
+    this.watchdog = setInterval(() => this.watch(), 1000);
+    window.addEventListener('online', () => this.wake());
+    document.addEventListener('visibilitychange', () => {
+      if (document.visibilityState === 'visible') this.wake();
+    });
+    window.addEventListener('pageshow', (event) => { if (event.persisted) this.wake(); });
+  }
+
+  get token() { return this.room ? load(tokenKey(this.room)) : null; }
+
+  /** Joins a room (or rejoins it after `replaced`: the token then takes the member back here). */
+  join(room, name) {
+    this.room = room;
+    this.name = name;
+    this.attempt = 0;
+    this.connect('connecting');
+  }
+
+  /** Leaves for good: the server forgets the member, and so does this browser. The close waits for the
+   *  leave frame already queued (WebSocket close sends buffered data first). */
+  leave() {
+    if (this.isOpen()) this.send({ type: 'leave' });
+    if (this.room) save(tokenKey(this.room), null);
+    this.stop('left');
+  }
+
+  retryNow() {
+    if (this.status === 'reconnecting') this.connect('reconnecting');
+  }
+
+  isOpen() { return this.ws !== null && this.ws.readyState === WebSocket.OPEN; }
+
+  /** Sends a request with a fresh ref and returns the ref, or null when there is no open socket. */
+  request(message) {
+    const ref = this.nextRef++;
+    return this.send({ ...message, ref }) ? ref : null;
+  }
+
+  send(message) {
+    if (!this.isOpen()) return false;
+    this.ws.send(JSON.stringify(message));
+    return true;
+  }
+
+  // MARK: internals
+
+  setStatus(status, info = {}) {
+    this.status = status;
+    this.onStatus(status, info);
+  }
+
+  detach() {
+    clearTimeout(this.retryTimer);
+    clearTimeout(this.openTimer);
+    this.retryTimer = null;
+    this.pingDeadline = 0;
+    const ws = this.ws;
+    this.ws = null;
+    if (ws) {
+      ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null;
+      if (ws.readyState === WebSocket.CONNECTING || ws.readyState === WebSocket.OPEN) {
+        try { ws.close(1000); } catch { /* already going */ }
+      }
+    }
+  }
+
+  stop(status, info) {
+    this.detach();
+    this.setStatus(status, info);
+  }
+
+  connect(status) {
+    this.detach();
+    this.replacedSeen = false;
+    this.setStatus(status, { attempt: this.attempt });
+    let ws;
+    try {
+      ws = new WebSocket(this.url);
+    } catch {
+      this.scheduleRetry();
+      return;
+    }
+    this.ws = ws;
+    this.openTimer = setTimeout(() => { if (this.ws === ws) this.lost(); }, OPEN_DEADLINE_MS);
+    ws.onopen = () => {
+      if (this.ws !== ws) return;
+      clearTimeout(this.openTimer);
+      this.joinRef = `join-${this.nextRef++}`;
+      const join = { type: 'join', room: this.room, name: this.name, ref: this.joinRef };
+      const token = this.token;
+      if (token) join.token = token;
+      ws.send(JSON.stringify(join));
+    };
+    ws.onmessage = (event) => {
+      if (this.ws !== ws) return;
+      this.pingDeadline = 0;
+      let message;
+      try { message = JSON.parse(event.data); } catch { return; }
+      if (!message || typeof message !== 'object' || typeof message.type !== 'string') return;
+      if (message.type === 'welcome') {
+        if (message.you?.token) save(tokenKey(this.room), message.you.token);
+        this.attempt = 0;
+        this.onMessage(message);
+        this.setStatus('joined', { resumed: !!message.you?.resumed });
+        return;
+      }
+      if (message.type === 'error') {
+        if (message.code === 'replaced') { this.replacedSeen = true; return; }
+        if (message.ref !== undefined && message.ref === this.joinRef && this.status !== 'joined') {
+          // The join itself was refused (bad room name, bad name, room full): retrying would not help.
+          this.stop('refused', { error: message });
+          return;
+        }
+      }
+      this.onMessage(message);
+    };
+    ws.onclose = (event) => {
+      if (this.ws !== ws) return;
+      if (event.code === 4001 || this.replacedSeen) {
+        this.stop('replaced');
+        return;
+      }
+      this.lost();
+    };
+    ws.onerror = () => { /* onclose follows */ };
+  }
+
+  lost() {
+    this.detach();
+    this.scheduleRetry();
+  }
+
+  scheduleRetry() {
+    const base = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** this.attempt);
+    const delay = Math.round(base * (0.75 + Math.random() * 0.5));
+    this.attempt += 1;
+    const retryAt = Date.now() + delay;
+    this.retryTimer = setTimeout(() => this.connect('reconnecting'), delay);
+    this.setStatus('reconnecting', { attempt: this.attempt, retryAt });
+  }
+
+  /** Sends a ping that must be answered within deadlineMs, else the socket counts as dead. */
+  probe(deadlineMs) {
+    if (!this.isOpen() || this.status !== 'joined') return;
+    if (this.send({ type: 'ping', ref: `ping-${this.nextRef++}` })) {
+      const deadline = Date.now() + deadlineMs;
+      this.pingDeadline = this.pingDeadline ? Math.min(this.pingDeadline, deadline) : deadline;
+    }
+  }
+
+  /** Back from sleep, from a hidden tab, or online again: check the socket now, or retry at once. */
+  wake() {
+    if (this.status === 'reconnecting') this.retryNow();
+    else if (this.status === 'joined') this.probe(QUICK_CHECK_DEADLINE_MS);
+  }
+
+  watch() {
+    const now = Date.now();
+    const slept = now - this.lastWatch > SLEEP_GAP_MS;
+    this.lastWatch = now;
+    if (slept) { this.wake(); return; }
+    if (this.status !== 'joined') return;
+    if (this.pingDeadline && now > this.pingDeadline) { this.lost(); return; }
+    if (!this.lastPingAt || now - this.lastPingAt >= PING_EVERY_MS) {
+      this.lastPingAt = now;
+      this.probe(PONG_DEADLINE_MS);
+    }
+  }
+}

@@ -1,0 +1,300 @@
+// Drawing the room: the dial, the controls, the members, the settings form. Everything other people wrote
+// (names, tasks) goes in through textContent or value, never as HTML.
+
+import { t } from './i18n.js';
+import {
+  remainingMs, phaseLengthMs, displaySeconds, formatClock, formatDurationInput, formatDurationShort, formatTotal,
+} from './clock.js';
+
+const SVG = 'http://www.w3.org/2000/svg';
+const MAX_PHASE_MS = 8 * 3600 * 1000;
+const RING_RADIUS = 100;
+const RING_CENTER = 120;
+
+export const phaseName = (phase) => t(`phase_${phase || 'idle'}`);
+
+/** Sets text only when it changed, so per-frame rendering does not touch the DOM needlessly. */
+export function setText(el, text) {
+  if (el.textContent !== text) el.textContent = text;
+}
+
+function setDisabled(el, disabled) {
+  if (el.disabled !== disabled) el.disabled = disabled;
+}
+
+/** The clock-face marks around the ring: 60, with every fifth one longer. */
+export function buildRingTicks(group) {
+  for (let i = 0; i < 60; i += 1) {
+    const major = i % 5 === 0;
+    const angle = (i / 60) * Math.PI * 2;
+    const outer = 116;
+    const inner = major ? 109 : 112;
+    const line = document.createElementNS(SVG, 'line');
+    line.setAttribute('x1', (RING_CENTER + Math.sin(angle) * inner).toFixed(2));
+    line.setAttribute('y1', (RING_CENTER - Math.cos(angle) * inner).toFixed(2));
+    line.setAttribute('x2', (RING_CENTER + Math.sin(angle) * outer).toFixed(2));
+    line.setAttribute('y2', (RING_CENTER - Math.cos(angle) * outer).toFixed(2));
+    line.setAttribute('class', major ? 'tick major' : 'tick');
+    group.appendChild(line);
+  }
+}
+
+/**
+ * Draws the time and the ring for this instant. Returns the displayed MM:SS so the caller can use it
+ * for the title. Called every animation frame; cheap when nothing changed.
+ */
+export function renderClock(els, room, clock) {
+  const left = remainingMs(room, clock);
+  const length = phaseLengthMs(room);
+  const text = formatClock(displaySeconds(left));
+  setText(els.time, text);
+  els.time.dataset.seconds = String(displaySeconds(left));
+
+  // The remaining sector: from the moving hand clockwise round to twelve o'clock.
+  const fraction = length > 0 ? Math.min(1, Math.max(0, left / length)) : 0;
+  const remaining = fraction * 100;
+  const dash = `${remaining.toFixed(3)} 200`;
+  if (els.ringProgress.getAttribute('stroke-dasharray') !== dash) {
+    els.ringProgress.setAttribute('stroke-dasharray', dash);
+    els.ringProgress.setAttribute('stroke-dashoffset', (-(100 - remaining)).toFixed(3));
+    // A zero-length dash with round caps would still paint a dot.
+    els.ringProgress.setAttribute('visibility', remaining < 0.05 ? 'hidden' : 'visible');
+    const angle = (1 - fraction) * Math.PI * 2;
+    els.ringKnob.setAttribute('cx', (RING_CENTER + Math.sin(angle) * RING_RADIUS).toFixed(2));
+    els.ringKnob.setAttribute('cy', (RING_CENTER - Math.cos(angle) * RING_RADIUS).toFixed(2));
+  }
+  return text;
+}
+
+function localTimeOf(serverEpochMs, clock) {
+  const local = new Date(serverEpochMs - clock.offset);
+  return local.toLocaleTimeString(document.documentElement.lang || undefined, { hour: '2-digit', minute: '2-digit' });
+}
+
+export function renderDialStatus(els, room, clock) {
+  let text = '';
+  switch (room.status) {
+    case 'running': text = typeof room.endsAt === 'number' ? t('statusEndsAt', { time: localTimeOf(room.endsAt, clock) }) : ''; break;
+    case 'paused': text = t('statusPaused'); break;
+    case 'ready': text = t('statusReady'); break;
+    default: text = t('statusIdle');
+  }
+  setText(els.dialStatus, text);
+}
+
+export function renderPhase(els, room) {
+  document.body.dataset.phase = room.phase;
+  document.body.dataset.status = room.status;
+  setText(els.phaseLabel, phaseName(room.phase));
+  const total = room.settings.longBreakEvery;
+  const cycle = Math.min(room.cycle, total);
+  setText(els.cycleText, t('cycle', { n: cycle, total }));
+  const dots = els.cycleDots;
+  while (dots.children.length > total) dots.lastChild.remove();
+  while (dots.children.length < total) dots.appendChild(document.createElement('span'));
+  [...dots.children].forEach((dot, i) => {
+    const n = i + 1;
+    const inFocus = room.phase === 'focus' || room.phase === 'idle';
+    let state = 'todo';
+    if (n < cycle || (n === cycle && !inFocus)) state = 'done';
+    else if (n === cycle && room.status !== 'idle') state = 'current';
+    if (dot.dataset.state !== state) dot.dataset.state = state;
+  });
+}
+
+/** Enables exactly the controls that make sense now (PROTOCOL.md §6), and only while joined. */
+export function renderControls(els, room, joined) {
+  const status = room?.status ?? 'idle';
+  const action = status === 'running' ? 'pause' : status === 'paused' ? 'resume' : 'start';
+  els.toggle.dataset.action = action;
+  setText(els.toggleLabel, t(action));
+  setDisabled(els.toggle, !joined || !room);
+  setDisabled(els.skip, !joined || status === 'idle');
+  setDisabled(els.reset, !joined || !room || (status === 'idle' && room.cycle === 1));
+  for (const button of els.extendButtons) {
+    const seconds = Number(button.dataset.extend);
+    const tooLong = room && room.phaseLengthMs + seconds * 1000 > MAX_PHASE_MS;
+    setDisabled(button, !joined || status === 'idle' || !!tooLong);
+  }
+}
+
+export function renderExtendLabels(els) {
+  for (const button of els.extendButtons) {
+    const n = Number(button.dataset.extend) / 60;
+    button.textContent = t('extendLabel', { n });
+    button.setAttribute('aria-label', t('extendAria', { n }));
+  }
+}
+
+/** The title reads from another tab: "12:34 · Focus", with a pause sign while paused. */
+export function titleFor(room, clockText) {
+  if (!room) return t('appName');
+  const phase = phaseName(room.phase);
+  switch (room.status) {
+    case 'running': return `${clockText} · ${phase}`;
+    case 'paused': return `⏸ ${clockText} · ${phase}`;
+    case 'ready': return `${clockText} · ${phase} · ${t('statusReady')}`;
+    default: return `${room.id} · ${t('appName')}`;
+  }
+}
+
+// MARK: members
+
+function hueFor(id) {
+  let hash = 0;
+  for (const ch of id) hash = (hash * 31 + ch.codePointAt(0)) >>> 0;
+  return hash % 360;
+}
+
+function initials(name) {
+  const letters = [...name.trim()];
+  return (letters[0] || '?').toUpperCase();
+}
+
+function makeMemberRow() {
+  const li = document.createElement('li');
+  li.className = 'member';
+  const avatar = document.createElement('span');
+  avatar.className = 'avatar';
+  avatar.setAttribute('aria-hidden', 'true');
+  const main = document.createElement('div');
+  main.className = 'member-main';
+  const line = document.createElement('div');
+  line.className = 'member-line';
+  const name = document.createElement('span');
+  name.className = 'member-name';
+  const you = document.createElement('span');
+  you.className = 'you-tag';
+  const presence = document.createElement('span');
+  presence.className = 'presence';
+  const dot = document.createElement('span');
+  dot.className = 'presence-dot';
+  dot.setAttribute('aria-hidden', 'true');
+  const presenceText = document.createElement('span');
+  presenceText.className = 'presence-text';
+  presence.append(dot, presenceText);
+  line.append(name, you, presence);
+  const task = document.createElement('div');
+  task.className = 'member-task';
+  main.append(line, task);
+  const done = document.createElement('span');
+  done.className = 'done';
+  const doneIcon = document.createElementNS(SVG, 'svg');
+  doneIcon.setAttribute('viewBox', '0 0 16 16');
+  doneIcon.setAttribute('aria-hidden', 'true');
+  doneIcon.setAttribute('class', 'done-icon');
+  const fruit = document.createElementNS(SVG, 'circle');
+  fruit.setAttribute('cx', '8'); fruit.setAttribute('cy', '9'); fruit.setAttribute('r', '6');
+  const leaf = document.createElementNS(SVG, 'path');
+  leaf.setAttribute('d', 'M8 3.5c-.8-1.3-2-1.6-3-1.3 1 .2 1.7.7 2.1 1.6L5.8 4.7l1.6.1L8 6l.6-1.2 1.6-.1-1.3-.9c.4-.9 1.1-1.4 2.1-1.6-1-.3-2.2 0-3 1.3z');
+  leaf.setAttribute('class', 'done-leaf');
+  doneIcon.append(fruit, leaf);
+  const doneCount = document.createElement('span');
+  doneCount.className = 'done-count';
+  done.append(doneIcon, doneCount);
+  li.append(avatar, main, done);
+  return li;
+}
+
+/**
+ * Renders the member list keyed by member id, reusing rows so that your own task field keeps its focus
+ * and whatever you are typing while states arrive.
+ */
+export function renderMembers(list, members, meId, hooks) {
+  const rows = new Map([...list.children].map((li) => [li.dataset.memberId, li]));
+  const wanted = new Set(members.map((m) => m.id));
+  for (const [id, li] of rows) if (!wanted.has(id)) li.remove();
+
+  members.forEach((member, index) => {
+    let li = rows.get(member.id);
+    if (!li) {
+      li = makeMemberRow();
+      li.dataset.memberId = member.id;
+      li.querySelector('.avatar').style.setProperty('--hue', String(hueFor(member.id)));
+    }
+    const isMe = member.id === meId;
+    const state = !member.connected ? 'offline' : member.present ? 'present' : 'away';
+    li.dataset.state = state;
+    li.classList.toggle('is-me', isMe);
+    setText(li.querySelector('.avatar'), initials(member.name));
+    setText(li.querySelector('.member-name'), member.name);
+    setText(li.querySelector('.you-tag'), isMe ? t('you') : '');
+    setText(li.querySelector('.presence-text'), t(state === 'offline' ? 'offline' : state));
+
+    const taskBox = li.querySelector('.member-task');
+    if (isMe) {
+      let input = taskBox.querySelector('input');
+      if (!input) {
+        taskBox.textContent = '';
+        input = document.createElement('input');
+        input.type = 'text';
+        input.className = 'task-input';
+        input.maxLength = 200;
+        input.autocomplete = 'off';
+        input.id = 'my-task';
+        hooks.wireTaskInput(input);
+        taskBox.append(input);
+      }
+      input.placeholder = t('taskPlaceholder');
+      input.setAttribute('aria-label', t('taskLabel'));
+      if (document.activeElement !== input && input.dataset.editing !== 'true' && input.value !== member.task) {
+        input.value = member.task;
+      }
+      input.dataset.saved = member.task;
+    } else {
+      if (taskBox.querySelector('input')) taskBox.textContent = '';
+      taskBox.classList.toggle('is-empty', !member.task);
+      setText(taskBox, member.task || t('noTask'));
+    }
+
+    const count = member.stats?.focusCompleted ?? 0;
+    const done = li.querySelector('.done');
+    done.classList.toggle('is-zero', count === 0);
+    setText(li.querySelector('.done-count'), String(count));
+    const label = t('focusDone', { n: count });
+    if (done.getAttribute('aria-label') !== label) {
+      done.setAttribute('aria-label', label);
+      done.setAttribute('title', label);
+      done.setAttribute('role', 'img');
+    }
+
+    if (list.children[index] !== li) list.insertBefore(li, list.children[index] || null);
+  });
+}
+
+// MARK: settings
+
+export function settingsSummary(s) {
+  const min = t('min');
+  const parts = t('summary', {
+    focus: formatDurationShort(s.focus, min),
+    short: formatDurationShort(s.shortBreak, min),
+    long: formatDurationShort(s.longBreak, min),
+    every: s.longBreakEvery,
+  });
+  return s.autoStart ? `${parts} · ${t('autoOn')}` : parts;
+}
+
+export function fillSettingsForm(els, s) {
+  els.setFocus.value = formatDurationInput(s.focus);
+  els.setShort.value = formatDurationInput(s.shortBreak);
+  els.setLong.value = formatDurationInput(s.longBreak);
+  els.setEvery.value = String(s.longBreakEvery);
+  els.setAuto.checked = !!s.autoStart;
+}
+
+export function renderSettings(els, room, dirty) {
+  setText(els.settingsSummary, settingsSummary(room.settings));
+  const shown = room.pendingSettings || room.settings;
+  if (!dirty) fillSettingsForm(els, shown);
+  if (room.pendingSettings) {
+    els.pendingNote.hidden = false;
+    setText(els.pendingNote, t('pending', { summary: settingsSummary(room.pendingSettings) }));
+  } else {
+    els.pendingNote.hidden = true;
+  }
+}
+
+export function renderRoomStats(el, stats) {
+  setText(el, t('roomStats', { n: stats.focusCompleted, time: formatTotal(stats.focusSeconds) }));
+}
