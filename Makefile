@@ -7,7 +7,7 @@ PORT ?= 8080
 HOST ?=
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build release run test test-unit clean
+.PHONY: deps build release run test test-unit test-browser clean
 
 # Installs the Debian packages that are not installed yet (apt-get update runs once, only when needed).
 deps:
@@ -31,6 +31,11 @@ run: release
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	bash Tests/browser/run.sh "$$($(SWIFT) build --show-bin-path)/pomodoro-server"
+
+# The web page in headless Chromium against the real server (Tests/browser/README.md).
+test-browser: build
+	bash Tests/browser/run.sh "$$($(SWIFT) build --show-bin-path)/pomodoro-server"
 
 clean:
 	rm -rf .build

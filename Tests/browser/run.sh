@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The browser tests: installs what is missing (Debian's chromium and chromium-driver, Python's selenium),
+# starts the real server on a free loopback port, runs Tests/browser/test_room.py, and stops the server.
+#   bash Tests/browser/run.sh [path/to/pomodoro-server]
+# Without an argument the debug build is used (built first when missing).
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$root"
+out="$root/test-output/browser"
+mkdir -p "$out"
+sudo_cmd=""
+[ "$(id -u)" = 0 ] || sudo_cmd="sudo"
+
+# Chromium and its driver from Debian; apt-get update runs only when something must be installed.
+missing=""
+for package in chromium chromium-driver; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing="$missing $package"
+done
+if [ -n "$missing" ]; then
+  echo "installing:$missing"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq $missing
+fi
+
+# Selenium from PyPI, only when it is not importable (Debian's Python needs --break-system-packages).
+if ! python3 -c 'import selenium' 2>/dev/null; then
+  echo "installing: selenium (pip)"
+  python3 -m pip install --quiet selenium 2>/dev/null || python3 -m pip install --quiet --break-system-packages selenium
+fi
+
+# The server binary: the argument, else the debug build.
+server="${1:-}"
+if [ -z "$server" ]; then
+  swift="$(command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)"
+  server="$("$swift" build --show-bin-path)/pomodoro-server"
+  [ -x "$server" ] || "$swift" build --product pomodoro-server
+fi
+[ -x "$server" ] || { echo "no server binary at $server"; echo "0 passed, 1 failed"; exit 1; }
+
+# Port 0: the server picks a free port and prints it.
+log="$out/server.log"
+: > "$log"
+"$server" --port 0 --host 127.0.0.1 --web-root web > "$log" 2>&1 &
+server_pid=$!
+trap 'kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null || true' EXIT
+
+port=""
+for _ in $(seq 1 200); do
+  port="$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9][0-9]*\)/.*|\1|p' "$log" | head -n 1)"
+  [ -n "$port" ] && break
+  kill -0 "$server_pid" 2>/dev/null || break
+  sleep 0.05
+done
+if [ -z "$port" ]; then
+  echo "the server did not start:"; cat "$log"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+echo "server: $server on 127.0.0.1:$port"
+
+python3 "$root/Tests/browser/test_room.py" --base "http://127.0.0.1:$port" --server-bin "$server" --out "$out"

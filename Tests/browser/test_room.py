@@ -1,0 +1,585 @@
+#!/usr/bin/env python3
+"""The web page in a real browser: two headless Chromium windows in one room, against the real server.
+
+Run through Tests/browser/run.sh, which installs what is missing and starts the server:
+    python3 Tests/browser/test_room.py --base http://127.0.0.1:PORT --server-bin PATH --out test-output/browser
+
+Every wait is a bounded WebDriverWait on a condition; nothing sleeps to synchronise. The last line printed is
+"N passed, M failed"; the exit status is non-zero when anything failed.
+"""
+
+import argparse
+import os
+import re
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import traceback
+
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException, WebDriverException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+CHROMIUM = os.environ.get("CHROMIUM_BINARY", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
+TIMEOUT = 10
+POLL = 0.05
+
+DESKTOP = (1280, 800)
+PHONE = (390, 844)
+
+
+# MARK: browser helpers
+
+
+def make_driver(lang="en-US"):
+    options = webdriver.ChromeOptions()
+    # Set the binary and the driver explicitly: Selenium Manager must never try to download anything.
+    options.binary_location = CHROMIUM
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-features=Translate,MediaRouter,OptimizationHints",
+        "--autoplay-policy=no-user-gesture-required",
+        "--window-size=1280,900",
+        f"--lang={lang}",
+    ):
+        options.add_argument(arg)
+    options.add_experimental_option("prefs", {"intl.accept_languages": lang})
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(20)
+    driver.set_script_timeout(10)
+    set_viewport(driver, *DESKTOP)
+    set_dark(driver, False)
+    return driver
+
+
+def set_viewport(driver, width, height, mobile=False):
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile},
+    )
+
+
+def set_dark(driver, dark):
+    # Reduced motion too: the page then changes colours at once (no transitions), so a screenshot taken
+    # right after a change shows its end rather than a blend.
+    driver.execute_cdp_cmd(
+        "Emulation.setEmulatedMedia",
+        {"features": [{"name": "prefers-color-scheme", "value": "dark" if dark else "light"},
+                      {"name": "prefers-reduced-motion", "value": "reduce"}]},
+    )
+
+
+def wait(driver, condition, message, timeout=TIMEOUT):
+    try:
+        return WebDriverWait(driver, timeout, poll_frequency=POLL).until(lambda d: condition(d))
+    except TimeoutException:
+        raise AssertionError(f"timed out after {timeout} s waiting for: {message}") from None
+
+
+def js(driver, script, *args):
+    return driver.execute_script(script, *args)
+
+
+def by_id(driver, element_id):
+    return driver.find_element(By.ID, element_id)
+
+
+def body_data(driver, key):
+    return js(driver, "return document.body.dataset[arguments[0]]", key)
+
+
+def shown_time(driver):
+    return js(driver, "return document.getElementById('time').textContent")
+
+
+def seconds_of(text):
+    parts = [int(p) for p in text.split(":")]
+    total = 0
+    for p in parts:
+        total = total * 60 + p
+    return total
+
+
+def member_rows(driver):
+    """[(id, name, task, state, is_me)] as the page shows them."""
+    return js(
+        driver,
+        """return [...document.querySelectorAll('#members > li')].map(li => [
+             li.dataset.memberId,
+             li.querySelector('.member-name').textContent,
+             li.querySelector('.task-input') ? li.querySelector('.task-input').value
+                                              : li.querySelector('.member-task').textContent,
+             li.dataset.state,
+             li.classList.contains('is-me')])""",
+    )
+
+
+def my_id(driver):
+    return js(driver, "const li = document.querySelector('#members > li.is-me'); return li ? li.dataset.memberId : null")
+
+
+def is_joined(driver):
+    return body_data(driver, "conn") == "joined" and bool(my_id(driver))
+
+
+def join(driver, base, path, name):
+    driver.get(base + path)
+    name_input = wait(driver, lambda d: d.find_element(By.ID, "name-input"), "the name field")
+    name_input.clear()
+    name_input.send_keys(name)
+    by_id(driver, "btn-join").click()
+    wait(driver, is_joined, f"{name} to be in the room")
+
+
+def open_settings(driver):
+    details = by_id(driver, "settings-details")
+    if not details.get_attribute("open"):
+        driver.find_element(By.CSS_SELECTOR, "#settings-details > summary").click()
+    wait(driver, lambda d: by_id(d, "set-focus").is_displayed(), "the settings form")
+
+
+def fill(element, text):
+    element.click()
+    element.send_keys(Keys.CONTROL, "a")
+    element.send_keys(text)
+
+
+def configure(driver, focus, short, long, every="4", auto=False):
+    open_settings(driver)
+    fill(by_id(driver, "set-focus"), focus)
+    fill(by_id(driver, "set-short"), short)
+    fill(by_id(driver, "set-long"), long)
+    fill(by_id(driver, "set-every"), every)
+    auto_box = by_id(driver, "set-auto")
+    if auto_box.is_selected() != auto:
+        auto_box.click()
+    by_id(driver, "btn-save-settings").click()
+    return wait(driver, lambda d: by_id(d, "settings-note").get_attribute("data-applies") and
+                by_id(d, "settings-note").text, "the configure reply")
+
+
+def controls(driver):
+    """Which controls are enabled, and what the main button does."""
+    return js(
+        driver,
+        """const on = id => !document.getElementById(id).disabled;
+           return {toggle: on('btn-toggle'), action: document.getElementById('btn-toggle').dataset.action,
+                   skip: on('btn-skip'), reset: on('btn-reset'),
+                   extend: [...document.querySelectorAll('[data-extend]')].map(b => !b.disabled)}""",
+    )
+
+
+def focus_body(driver):
+    js(driver, "document.activeElement && document.activeElement.blur(); document.body.focus()")
+
+
+# MARK: the test run
+
+
+class Run:
+    def __init__(self, base, server_bin, out):
+        self.base = base.rstrip("/")
+        self.server_bin = server_bin
+        self.out = out
+        self.room = "browser-" + secrets.token_hex(3)
+        self.a = None
+        self.b = None
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, name, function):
+        started = time.monotonic()
+        try:
+            function()
+        except Exception as error:  # a failing check must not stop the others
+            self.failed += 1
+            print(f"FAIL {name} ({time.monotonic() - started:.1f} s): {error}")
+            if not isinstance(error, AssertionError):
+                traceback.print_exc()
+            self.dump_console()
+        else:
+            self.passed += 1
+            print(f"PASS {name} ({time.monotonic() - started:.1f} s)")
+        sys.stdout.flush()
+
+    def dump_console(self):
+        for label, driver in (("A", self.a), ("B", self.b)):
+            if driver is None:
+                continue
+            try:
+                for entry in driver.get_log("browser"):
+                    if entry.get("level") in ("SEVERE", "WARNING"):
+                        print(f"  console {label}: {entry.get('level')} {entry.get('message')}")
+            except WebDriverException:
+                pass
+
+    def shot(self, driver, name):
+        path = os.path.join(self.out, name)
+        js(driver, "window.scrollTo(0, 0)")
+        driver.save_screenshot(path)
+        print(f"  screenshot {path}")
+
+    # MARK: checks
+
+    def serves_the_page_with_absolute_assets(self):
+        # The invite-link path must load the same page, with its module script and stylesheet.
+        self.a.get(f"{self.base}/r/{self.room}")
+        wait(self.a, lambda d: d.find_element(By.ID, "room-input").get_attribute("value") == self.room,
+             "the room name from /r/<room> in the room field")
+        assert js(self.a, "return getComputedStyle(document.body).fontFamily").strip() != "", "no stylesheet"
+        self.a.get(f"{self.base}/#{self.room}")
+        self.a.refresh()
+        wait(self.a, lambda d: d.find_element(By.ID, "room-input").get_attribute("value") == self.room,
+             "the room name from /#<room> in the room field")
+        self.shot(self.a, "landing-desktop.png")
+
+    def two_windows_join(self):
+        join(self.a, self.base, f"/r/{self.room}", "Ada")
+        join(self.b, self.base, f"/#{self.room}", "<b>x</b>")
+        for driver in (self.a, self.b):
+            wait(driver, lambda d: len(member_rows(d)) == 2, "two members in each window")
+        assert js(self.a, "return location.pathname") == f"/r/{self.room}", "the address is not the invite link"
+
+    def names_are_text_not_html(self):
+        rows = member_rows(self.a)
+        assert [r[1] for r in rows] == ["Ada", "<b>x</b>"], f"names shown: {rows}"
+        assert not self.a.find_elements(By.CSS_SELECTOR, "#members b"), "a name was inserted as HTML"
+
+    def idle_controls(self):
+        c = controls(self.a)
+        assert c["toggle"] and c["action"] == "start", c
+        assert not c["skip"] and not c["reset"] and not any(c["extend"]), f"idle controls: {c}"
+
+    def configure_short_focus(self):
+        note = configure(self.a, "0:04", "0:03", "0:05")
+        assert by_id(self.a, "settings-note").get_attribute("data-applies") == "now", note
+        for driver in (self.a, self.b):
+            wait(driver, lambda d: shown_time(d) == "00:04", "00:04 in both windows")
+
+    def start_and_fall_together(self):
+        by_id(self.a, "btn-toggle").click()
+        for driver in (self.a, self.b):
+            wait(driver, lambda d: body_data(d, "status") == "running", "running in both windows")
+        c = controls(self.a)
+        assert c["action"] == "pause" and c["skip"] and c["reset"] and all(c["extend"]), f"running controls: {c}"
+        assert js(self.a, "return document.title").startswith("00:0"), js(self.a, "return document.title")
+
+        # Read both windows within the same moment: A, B, A again; when A did not change in between, B must
+        # show the same digits.
+        def agreeing_reading(_):
+            first = shown_time(self.a)
+            other = shown_time(self.b)
+            again = shown_time(self.a)
+            return (first, other) if first == again else None
+
+        first, other = wait(self.a, agreeing_reading, "a reading of both windows within one second")
+        assert first == other, f"A shows {first}, B shows {other}"
+        start_value = seconds_of(first)
+        assert 1 <= start_value <= 4, first
+        # It falls: both come to show a lower value, and agree again.
+        wait(self.a, lambda d: seconds_of(shown_time(d)) < start_value, "the time to fall in A")
+        wait(self.b, lambda d: seconds_of(shown_time(d)) < start_value, "the time to fall in B")
+        later, later_b = wait(self.a, agreeing_reading, "a second reading of both windows")
+        assert later == later_b, f"A shows {later}, B shows {later_b}"
+
+    def task_appears_in_the_other_window(self):
+        task = by_id(self.b, "my-task")
+        task.click()
+        task.send_keys("Write the codec", Keys.ENTER)
+        wait(self.a, lambda d: any(r[1] == "<b>x</b>" and r[2] == "Write the codec" for r in member_rows(d)),
+             "B's task in A's member list")
+
+    def phase_ends_and_both_show_the_break(self):
+        for driver in (self.a, self.b):
+            wait(driver, lambda d: body_data(d, "phase") == "shortBreak", "the short break in both windows", 15)
+            wait(driver, lambda d: by_id(d, "phase-label").text == "Short break", "the break's name")
+            wait(driver, lambda d: body_data(d, "status") == "ready" and shown_time(d) == "00:03", "a ready break of 0:03")
+        activity = by_id(self.a, "activity").text
+        assert "Focus complete" in activity, f"activity: {activity!r}"
+        wait(self.a, lambda d: "Focus complete" in js(d, "return document.getElementById('announcer').textContent"),
+             "the phase change in the live region")
+        c = controls(self.a)
+        assert c["action"] == "start" and c["skip"] and c["reset"], f"ready controls: {c}"
+
+    def configure_while_running_applies_next_phase(self):
+        by_id(self.b, "btn-toggle").click()
+        wait(self.a, lambda d: body_data(d, "status") == "running", "the break running")
+        note = configure(self.b, "0:05", "0:03", "0:05")
+        assert by_id(self.b, "settings-note").get_attribute("data-applies") == "nextPhase", note
+        assert "next phase" in note, note
+        open_settings(self.a)
+        wait(self.a, lambda d: by_id(d, "pending-note").is_displayed(), "pendingSettings in the other window")
+        assert "0:05" in by_id(self.a, "pending-note").text, by_id(self.a, "pending-note").text
+        self.shot(self.a, "room-break-desktop.png")
+        # The break ends; the pending settings become the settings.
+        wait(self.a, lambda d: body_data(d, "phase") == "focus" and shown_time(d) == "00:05", "focus 2, of 0:05", 15)
+        wait(self.a, lambda d: not by_id(d, "pending-note").is_displayed(), "pendingSettings cleared")
+        assert "2 of 4" in by_id(self.a, "cycle-text").text, by_id(self.a, "cycle-text").text
+
+    def reload_keeps_the_same_member(self):
+        before = my_id(self.a)
+        assert before, "A has no member id"
+        self.a.refresh()
+        wait(self.a, is_joined, "A back in the room after reload")
+        assert my_id(self.a) == before, f"member id changed on reload: {before} -> {my_id(self.a)}"
+        for driver in (self.a, self.b):
+            wait(driver, lambda d: [r[0] for r in member_rows(d)] == [before, my_id(self.b)]
+                 and all(r[3] == "present" for r in member_rows(d)), "the same two members, both present")
+        assert by_id(self.a, "name-input").get_attribute("value") == "Ada", "the name was not remembered"
+
+    def space_toggles_the_timer(self):
+        focus_body(self.a)
+        self.a.find_element(By.TAG_NAME, "body").send_keys(Keys.SPACE)
+        wait(self.b, lambda d: body_data(d, "status") == "running", "space to start the timer")
+        c = controls(self.a)
+        assert c["action"] == "pause", c
+        # A space typed into a text field is text, not a command.
+        task = by_id(self.a, "my-task")
+        task.click()
+        task.send_keys("a b")
+        assert body_data(self.a, "status") == "running", "space in a text field toggled the timer"
+        task.send_keys(Keys.ESCAPE)
+        focus_body(self.a)
+        self.a.find_element(By.TAG_NAME, "body").send_keys(Keys.SPACE)
+        wait(self.b, lambda d: body_data(d, "status") == "paused", "space to pause the timer")
+        wait(self.a, lambda d: controls(d)["action"] == "resume", "Resume on the main button")
+
+    def screenshots(self):
+        # A long focus makes a calm picture: 25 minutes, running, with a task.
+        assert body_data(self.a, "status") == "idle", body_data(self.a, "status")
+        configure(self.a, "25", "5", "15")
+        task = by_id(self.a, "my-task")
+        task.click()
+        task.send_keys(Keys.CONTROL, "a")
+        task.send_keys("Review the protocol draft", Keys.ENTER)
+        by_id(self.a, "btn-toggle").click()
+        wait(self.a, lambda d: body_data(d, "status") == "running" and seconds_of(shown_time(d)) < 1500,
+             "the 25 min focus running")
+        js(self.a, "document.activeElement && document.activeElement.blur()")
+        self.shot(self.a, "room-desktop.png")
+        set_dark(self.a, True)
+        self.shot(self.a, "room-desktop-dark.png")
+        set_dark(self.a, False)
+        set_viewport(self.b, *PHONE, mobile=True)
+        wait(self.b, lambda d: body_data(d, "status") == "running", "B running")
+        js(self.b, "document.activeElement && document.activeElement.blur()")
+        self.shot(self.b, "room-phone.png")
+        set_dark(self.b, True)
+        self.shot(self.b, "room-phone-dark.png")
+        set_dark(self.b, False)
+        set_viewport(self.b, *DESKTOP)
+
+    def reset_asks_first(self):
+        before = body_data(self.a, "status")
+        assert before in ("running", "paused"), before
+        by_id(self.a, "btn-reset").click()
+        wait(self.a, lambda d: by_id(d, "reset-dialog").get_attribute("open") is not None, "the reset dialog")
+        by_id(self.a, "btn-reset-cancel").click()
+        wait(self.a, lambda d: by_id(d, "reset-dialog").get_attribute("open") is None, "the dialog to close")
+        assert body_data(self.a, "status") == before, "cancel reset the timer"
+        by_id(self.a, "btn-reset").click()
+        wait(self.a, lambda d: by_id(d, "reset-dialog").get_attribute("open") is not None, "the reset dialog")
+        by_id(self.a, "btn-reset-confirm").click()
+        for driver in (self.a, self.b):
+            wait(driver, lambda d: body_data(d, "status") == "idle", "idle after reset")
+        c = controls(self.b)
+        assert not c["reset"] and not c["skip"] and not any(c["extend"]), f"controls after reset: {c}"
+
+    def korean_labels(self):
+        Select(by_id(self.a, "lang-select")).select_by_value("ko")
+        korean = {"start": "시작", "pause": "일시정지", "resume": "계속"}
+        wait(self.a, lambda d: by_id(d, "toggle-label").text == korean[controls(d)["action"]], "the Korean timer label")
+        assert by_id(self.a, "btn-leave").text == "방 나가기", by_id(self.a, "btn-leave").text
+        assert by_id(self.a, "members-title").text.startswith("참여자"), by_id(self.a, "members-title").text
+        assert js(self.a, "return document.documentElement.lang") == "ko"
+        self.a.refresh()
+        wait(self.a, is_joined, "A back after reload")
+        wait(self.a, lambda d: by_id(d, "toggle-label").text == korean[controls(d)["action"]],
+             "Korean remembered after reload")
+        self.shot(self.a, "room-desktop-ko.png")
+        Select(by_id(self.a, "lang-select")).select_by_value("zh-Hant")
+        wait(self.a, lambda d: by_id(d, "btn-leave").text == "離開房間", "Traditional Chinese labels")
+        Select(by_id(self.a, "lang-select")).select_by_value("en")
+        wait(self.a, lambda d: by_id(d, "btn-leave").text == "Leave room", "English again")
+
+    def language_follows_the_browser(self):
+        driver = make_driver(lang="zh-TW")
+        try:
+            driver.get(f"{self.base}/#{self.room}")
+            wait(driver, lambda d: by_id(d, "btn-join").text == "加入房間", "a Traditional Chinese page for zh-TW")
+            assert js(driver, "return document.documentElement.lang") == "zh-Hant"
+        finally:
+            driver.quit()
+
+    def error_reply_is_a_dismissable_notice(self):
+        # A task with a right-to-left override is refused by the server (PROTOCOL.md §9).
+        if by_id(self.a, "lang-select").get_attribute("value") != "en":
+            Select(by_id(self.a, "lang-select")).select_by_value("en")
+        task = by_id(self.a, "my-task")
+        task.click()
+        task.send_keys(Keys.CONTROL, "a")
+        task.send_keys("evil\u202etext", Keys.ENTER)
+        wait(self.a, lambda d: by_id(d, "notice").is_displayed(), "the error notice")
+        assert "not accepted" in by_id(self.a, "notice").text, by_id(self.a, "notice").text
+        by_id(self.a, "btn-notice-close").click()
+        wait(self.a, lambda d: not by_id(d, "notice").is_displayed(), "the notice to go away")
+
+    def another_tab_replaces_this_one(self):
+        first = self.a.current_window_handle
+        before = my_id(self.a)
+        self.a.switch_to.new_window("tab")
+        self.a.get(f"{self.base}/r/{self.room}")
+        wait(self.a, is_joined, "the second tab in the room with the stored token")
+        assert my_id(self.a) == before, "the second tab became a new member"
+        second = self.a.current_window_handle
+        self.a.switch_to.window(first)
+        wait(self.a, lambda d: body_data(d, "conn") == "replaced", "the first tab to show it was replaced")
+        assert by_id(self.a, "btn-use-here").is_displayed()
+        assert by_id(self.a, "btn-toggle").get_attribute("disabled") is not None, "controls stay enabled when replaced"
+        wait(self.b, lambda d: len(member_rows(d)) == 2, "still two members for B, no duplicate")
+        # It does not come back by itself; "Use here" brings it back on purpose.
+        assert body_data(self.a, "conn") == "replaced"
+        self.a.switch_to.window(second)
+        self.a.close()
+        self.a.switch_to.window(first)
+        by_id(self.a, "btn-use-here").click()
+        wait(self.a, is_joined, "the first tab back after Use here")
+        assert my_id(self.a) == before
+        wait(self.b, lambda d: len(member_rows(d)) == 2, "still two members")
+
+    def reconnects_after_the_server_restarts(self):
+        if not self.server_bin:
+            raise AssertionError("no --server-bin given")
+        port = free_port()
+        log = open(os.path.join(self.out, "server-restart.log"), "ab")
+        args = [self.server_bin, "--port", str(port), "--host", "127.0.0.1", "--web-root", "web"]
+        server = start_server(args, log, port)
+        driver = make_driver()
+        try:
+            join(driver, f"http://127.0.0.1:{port}", "/r/restart", "Cy")
+            first_id = my_id(driver)
+            stop_server(server)
+            wait(driver, lambda d: body_data(d, "conn") == "reconnecting", "the reconnecting state")
+            wait(driver, lambda d: by_id(d, "conn-banner").is_displayed() and "Reconnecting" in by_id(d, "conn-banner").text,
+                 "the reconnecting banner")
+            assert by_id(driver, "btn-toggle").get_attribute("disabled") is not None, "controls enabled while offline"
+            self.shot(driver, "reconnecting-desktop.png")
+            server = start_server(args, log, port)
+            wait(driver, is_joined, "back in the room after the restart", 30)
+            rows = member_rows(driver)
+            assert len(rows) == 1 and rows[0][4], f"member list after reconnecting: {rows} (was {first_id})"
+            assert not by_id(driver, "conn-banner").is_displayed()
+        finally:
+            driver.quit()
+            stop_server(server)
+            log.close()
+
+    def main(self):
+        os.makedirs(self.out, exist_ok=True)
+        try:
+            self.a = make_driver()
+            self.b = make_driver()
+        except WebDriverException as error:
+            print(f"FAIL starting Chromium: {error}")
+            self.failed += 1
+            return
+        try:
+            for name, function in [
+                ("the page is served at / and at /r/<room>", self.serves_the_page_with_absolute_assets),
+                ("two windows join one room", self.two_windows_join),
+                ("a name with HTML appears literally", self.names_are_text_not_html),
+                ("idle: only start is enabled", self.idle_controls),
+                ("configure a 4 s focus: applies now", self.configure_short_focus),
+                ("start: both windows show the same falling time", self.start_and_fall_together),
+                ("a task set in one window appears in the other", self.task_appears_in_the_other_window),
+                ("the focus ends and both show the break", self.phase_ends_and_both_show_the_break),
+                ("configure while running applies from the next phase", self.configure_while_running_applies_next_phase),
+                ("reload keeps the same member, no duplicate", self.reload_keeps_the_same_member),
+                ("space toggles the timer, not in text fields", self.space_toggles_the_timer),
+                ("reset asks first", self.reset_asks_first),
+                ("screenshots: desktop, phone, dark", self.screenshots),
+                ("language switch: Korean labels, remembered", self.korean_labels),
+                ("language follows the browser (zh-TW)", self.language_follows_the_browser),
+                ("an error reply is a dismissable notice", self.error_reply_is_a_dismissable_notice),
+                ("another tab replaces this one (4001), no auto-reconnect", self.another_tab_replaces_this_one),
+                ("reconnects by itself after the server restarts", self.reconnects_after_the_server_restarts),
+            ]:
+                self.check(name, function)
+        finally:
+            for driver in (self.a, self.b):
+                try:
+                    driver.quit()
+                except Exception:
+                    pass
+
+
+# MARK: a second server, for the restart check
+
+
+def free_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(args, log, port):
+    process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+    import urllib.request
+
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"the server exited with {process.returncode}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as response:
+                if response.status == 200:
+                    return process
+        except OSError:
+            time.sleep(0.05)  # polling the port until it answers, bounded by the deadline
+    process.kill()
+    raise AssertionError("the server did not answer /healthz within 15 s")
+
+
+def stop_server(process):
+    if process is None or process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--base", required=True, help="the running server, e.g. http://127.0.0.1:18090")
+    parser.add_argument("--server-bin", help="pomodoro-server, for the restart check (run from the repository root)")
+    parser.add_argument("--out", default="test-output/browser", help="folder for screenshots")
+    args = parser.parse_args()
+    run = Run(args.base, args.server_bin, args.out)
+    try:
+        run.main()
+    except KeyboardInterrupt:
+        run.failed += 1
+    print(f"{run.passed} passed, {run.failed} failed")
+    sys.exit(1 if run.failed else 0)
+
+
+if __name__ == "__main__":
+    main()
