@@ -119,7 +119,8 @@ public final class WebSocketClient: ServiceLoop, @unchecked Sendable {
                       handler: @escaping @Sendable (ClientEvent) -> Void) {
         let hostC = strdup(host)!, pathC = strdup(path)!
         let hostHeader = strdup("\(host):\(port)")!
-        let originC = strdup(origin ?? "http://\(host):\(port)")!
+        // libwebsockets puts "http://" in front of the origin itself.
+        let originC = strdup(origin.map { $0.hasPrefix("http://") ? String($0.dropFirst(7)) : $0 } ?? "\(host):\(port)")!
         let connection = Connection(id: id, maxMessageBytes: maxMessageBytes,
                                     strings: [hostC, pathC, hostHeader, originC], handler: handler)
         connections[id] = connection

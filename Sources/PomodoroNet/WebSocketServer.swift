@@ -43,6 +43,13 @@ public struct WebSocketServerOptions: Sendable {
     /// Seconds without traffic before a ping, and before a silent peer is hung up on.
     public var pingAfterSeconds: UInt16 = 30
     public var hangUpAfterSeconds: UInt16 = 75
+    /// Origins (scheme://host[:port]) whose pages may open WebSockets besides the server's own origin.
+    /// Requests without an Origin header (non-browser clients) are not affected.
+    public var allowedOrigins: [String] = []
+    /// WebSocket connections one address may hold at once; 0 for no limit.
+    public var maxConnectionsPerAddress = 0
+    /// Seconds a connection may take to complete its HTTP request or WebSocket handshake.
+    public var handshakeTimeoutSeconds = 5
     /// Lets the library log its own warnings and notices, not only errors.
     public var verboseLibraryLogs = false
 
@@ -79,15 +86,22 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         /// Set when the connection is to be closed once its queue has drained.
         var closeCode: UInt16?
         var closeReason = ""
-        init(id: ConnectionID, wsi: OpaquePointer, options: WebSocketServerOptions) {
+        let peer: String
+        /// Whether the delegate was told about this connection (refused ones never reach it).
+        var announced = false
+        init(id: ConnectionID, wsi: OpaquePointer, peer: String, options: WebSocketServerOptions) {
             self.id = id
             self.wsi = wsi
+            self.peer = peer
             assembler = MessageAssembler(limit: options.maxMessageBytes)
             queue = OutboundQueue(maxFrames: options.maxQueuedFrames, maxBytes: options.maxQueuedBytes)
         }
     }
 
     private var connections: [ConnectionID: Connection] = [:]
+    private var connectionsPerAddress: [String: Int] = [:]
+    /// Connections refused at the handshake: wrong path, foreign origin, too many from one address.
+    public private(set) var refusedConnections = 0
     private var nextConnection: UInt64 = 1
     private var pendingHTTP: [OpaquePointer: HTTPResponse] = [:]
     private var draining = false
@@ -145,7 +159,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         info.retry_and_idle_policy = UnsafePointer(retry)
         info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) | UInt64(LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE)
         info.user = Unmanaged.passUnretained(self).toOpaque()
-        info.timeout_secs = 5
+        info.timeout_secs = UInt32(options.handshakeTimeoutSeconds)
         info.fd_limit_per_thread = 0
         if let host = options.host {
             info.iface = UnsafePointer(keep(strdup(host)))
@@ -253,7 +267,8 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             // Only the WebSocket path upgrades: anything else, or anything while draining, gets a 403.
             guard let wsi else { return -1 }
-            if draining || requestPath(wsi) != options.webSocketPath {
+            if draining || header(wsi, WSI_TOKEN_GET_URI) != options.webSocketPath || !originAllowed(wsi) {
+                refusedConnections += 1
                 lws_return_http_status(wsi, UInt32(HTTP_STATUS_FORBIDDEN.rawValue), nil)
                 return 1
             }
@@ -262,13 +277,22 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
             guard let wsi else { return -1 }
             let id = ConnectionID(rawValue: nextConnection)
             nextConnection += 1
-            connections[id] = Connection(id: id, wsi: wsi, options: options)
+            let connection = Connection(id: id, wsi: wsi, peer: peerAddress(wsi), options: options)
+            connections[id] = connection
             lws_set_opaque_user_data(wsi, UnsafeMutableRawPointer(bitPattern: UInt(id.rawValue)))
-            delegate?.server(self, didOpen: id, peer: peerAddress(wsi))
+            let held = connectionsPerAddress[connection.peer, default: 0] + 1
+            connectionsPerAddress[connection.peer] = held
+            if options.maxConnectionsPerAddress > 0 && held > options.maxConnectionsPerAddress {
+                refusedConnections += 1
+                beginClose(connection, code: 1008, reason: "too many connections from one address")
+            } else {
+                connection.announced = true
+                delegate?.server(self, didOpen: id, peer: connection.peer)
+            }
 
         case LWS_CALLBACK_RECEIVE:
             guard let connection = connection(of: wsi) else { return -1 }
-            guard connection.closeCode == nil else { return 0 }
+            guard connection.closeCode == nil, connection.announced else { return 0 }
             let chunk = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
             let result = connection.assembler.append(
                 chunk, first: lws_is_first_fragment(wsi) != 0,
@@ -304,12 +328,14 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         case LWS_CALLBACK_CLOSED:
             guard let connection = connection(of: wsi) else { break }
             connections[connection.id] = nil
-            delegate?.server(self, didClose: connection.id)
+            let held = connectionsPerAddress[connection.peer, default: 1] - 1
+            connectionsPerAddress[connection.peer] = held > 0 ? held : nil
+            if connection.announced { delegate?.server(self, didClose: connection.id) }
             if draining && connections.isEmpty { finishDraining() }
 
         case LWS_CALLBACK_HTTP:
             guard let wsi else { return -1 }
-            let path = requestPath(wsi) ?? "/"
+            let path = header(wsi, WSI_TOKEN_GET_URI) ?? "/"
             let response = delegate?.server(self, httpResponseFor: path)
                 ?? HTTPResponse(status: 404, text: "not found\n")
             return startHTTPResponse(wsi, response)
@@ -339,12 +365,22 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         return connections[ConnectionID(rawValue: UInt64(UInt(bitPattern: raw)))]
     }
 
-    private func requestPath(_ wsi: OpaquePointer) -> String? {
-        let length = Int(lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI))
+    private func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
+        let length = Int(lws_hdr_total_length(wsi, token))
         guard length > 0, length < 4096 else { return nil }
         var buffer = [CChar](repeating: 0, count: length + 1)
-        guard lws_hdr_copy(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_GET_URI) >= 0 else { return nil }
+        guard lws_hdr_copy(wsi, &buffer, Int32(buffer.count), token) >= 0 else { return nil }
         return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Browsers name the page's origin on every WebSocket upgrade: it must be the server's own (the Host the
+    /// request was sent to) or one the admin allowed. Clients that send no Origin are not browsers.
+    private func originAllowed(_ wsi: OpaquePointer) -> Bool {
+        guard let origin = header(wsi, WSI_TOKEN_ORIGIN) else { return true }
+        if options.allowedOrigins.contains(origin) { return true }
+        guard let host = header(wsi, WSI_TOKEN_HOST) else { return false }
+        let originHost = origin.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first
+        return originHost.map(String.init)?.lowercased() == host.lowercased()
     }
 
     private func peerAddress(_ wsi: OpaquePointer) -> String {

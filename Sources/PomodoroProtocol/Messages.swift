@@ -83,6 +83,8 @@ public enum ErrorCode: String, Sendable, Equatable, CaseIterable {
     case shuttingDown = "shutting_down"
     /// Too many messages; slow down.
     case rateLimited = "rate_limited"
+    /// No room can be created now: the server holds its maximum, or this address created too many lately.
+    case roomLimit = "room_limit"
     /// Something went wrong on the server; the request was not carried out.
     case internalError = "internal"
 }

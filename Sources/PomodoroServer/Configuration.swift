@@ -1,5 +1,34 @@
 import PomodoroCore
 
+/// Bounds that keep one client from hurting the others. Each has a documented default and a server option.
+public struct ServerLimits: Sendable, Equatable {
+    /// Largest client message, in bytes (`too_large` beyond).
+    public var maxMessageBytes = 16 * 1024
+    /// Messages a connection may send per second, sustained (`rate_limited` beyond) ...
+    public var messagesPerSecond = 20
+    /// ... and at once after a quiet spell.
+    public var messageBurst = 40
+    /// Refused messages in a row after which the connection is closed (1008).
+    public var rateLimitStrikes = 40
+    /// WebSocket connections one address may hold at once (0: no limit).
+    public var maxConnectionsPerAddress = 64
+    /// Rooms one address may create per minute (`room_limit` beyond; 0: no limit).
+    public var roomsCreatedPerAddressPerMinute = 30
+    /// Rooms the server holds at most (`room_limit` beyond).
+    public var maxRooms = 10_000
+    /// Frames queued for one slow reader at most, and their bytes: past either it is dropped (1008).
+    public var maxQueuedFrames = 256
+    public var maxQueuedBytes = 1 << 20
+    /// Seconds to finish an HTTP request or WebSocket handshake (slow-loris).
+    public var handshakeTimeoutSeconds = 5
+    /// Seconds of silence before a ping, and before a peer that answers no ping is dropped.
+    public var pingAfterSeconds = 30
+    public var hangUpAfterSeconds = 75
+
+    public init() {}
+    public static let standard = ServerLimits()
+}
+
 /// Everything the server needs to start, with defaults that need nothing else.
 public struct ServerConfiguration: Sendable {
     /// Address to listen on; nil listens on every interface.
@@ -9,31 +38,21 @@ public struct ServerConfiguration: Sendable {
     public var webRoot: String?
     /// Settings a new room starts with.
     public var defaultSettings: RoomSettings
-    /// Rules every room follows (reconnection grace, empty-room lifetime, sizes).
+    /// Rules every room follows (reconnection grace, empty-room lifetime, members, text lengths).
     public var roomPolicy: RoomPolicy
-    /// Largest client message accepted, in bytes.
-    public var maxMessageBytes: Int
-    /// Frames queued for one slow client at most before it is dropped.
-    public var maxQueuedFrames: Int
-    /// Bytes queued for one slow client at most before it is dropped.
-    public var maxQueuedBytes: Int
-    /// Seconds of silence before a ping, and before a silent peer is dropped.
-    public var pingAfterSeconds: Int
-    public var hangUpAfterSeconds: Int
+    public var limits: ServerLimits
+    /// Origins whose pages may connect besides the server's own.
+    public var allowedOrigins: [String]
 
     public init(host: String? = nil, port: Int = 8080, webRoot: String? = "web",
                 defaultSettings: RoomSettings = .standard, roomPolicy: RoomPolicy = .standard,
-                maxMessageBytes: Int = 16 * 1024, maxQueuedFrames: Int = 256, maxQueuedBytes: Int = 1 << 20,
-                pingAfterSeconds: Int = 30, hangUpAfterSeconds: Int = 75) {
+                limits: ServerLimits = .standard, allowedOrigins: [String] = []) {
         self.host = host
         self.port = port
         self.webRoot = webRoot
         self.defaultSettings = defaultSettings
         self.roomPolicy = roomPolicy
-        self.maxMessageBytes = maxMessageBytes
-        self.maxQueuedFrames = maxQueuedFrames
-        self.maxQueuedBytes = maxQueuedBytes
-        self.pingAfterSeconds = pingAfterSeconds
-        self.hangUpAfterSeconds = hangUpAfterSeconds
+        self.limits = limits
+        self.allowedOrigins = allowedOrigins
     }
 }

@@ -12,12 +12,16 @@ public final class PomodoroServer: Sendable {
                 logger: Logger = Logger(label: "pomodoro")) throws {
         var options = WebSocketServerOptions(host: configuration.host, port: configuration.port,
                                              webRoot: configuration.webRoot)
+        let limits = configuration.limits
         options.dynamicPaths = ["/healthz", "/r"]
-        options.maxMessageBytes = configuration.maxMessageBytes
-        options.maxQueuedFrames = configuration.maxQueuedFrames
-        options.maxQueuedBytes = configuration.maxQueuedBytes
-        options.pingAfterSeconds = UInt16(clamping: configuration.pingAfterSeconds)
-        options.hangUpAfterSeconds = UInt16(clamping: configuration.hangUpAfterSeconds)
+        options.maxMessageBytes = limits.maxMessageBytes
+        options.maxQueuedFrames = limits.maxQueuedFrames
+        options.maxQueuedBytes = limits.maxQueuedBytes
+        options.pingAfterSeconds = UInt16(clamping: limits.pingAfterSeconds)
+        options.hangUpAfterSeconds = UInt16(clamping: limits.hangUpAfterSeconds)
+        options.handshakeTimeoutSeconds = limits.handshakeTimeoutSeconds
+        options.maxConnectionsPerAddress = limits.maxConnectionsPerAddress
+        options.allowedOrigins = configuration.allowedOrigins
         options.verboseLibraryLogs = logger.logLevel <= .debug
         transport = try WebSocketServer(options: options)
         hub = RoomHub(configuration: configuration, clock: clock, logger: logger)

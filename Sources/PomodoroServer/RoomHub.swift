@@ -21,6 +21,15 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         let peer: String
         var room: RoomID?
         var member: MemberID?
+        var bucket: TokenBucket
+        /// Messages refused in a row for going too fast.
+        var strikes = 0
+    }
+
+    /// Rooms an address created in the current minute.
+    private struct CreationWindow {
+        var start: Instant
+        var count: Int
     }
 
     /// A live room and the connection that speaks for each of its connected members.
@@ -36,6 +45,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
 
     private var sessions: [ConnectionID: Session] = [:]
     private var rooms: [RoomID: RoomEntry] = [:]
+    private var roomsCreatedBy: [String: CreationWindow] = [:]
     private(set) var framesSent = 0
 
     init(configuration: ServerConfiguration, clock: ServerClock, logger: Logger) {
@@ -49,7 +59,9 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
     // MARK: Connections
 
     func server(_ server: WebSocketServer, didOpen connection: ConnectionID, peer: String) {
-        sessions[connection] = Session(peer: peer)
+        let limits = configuration.limits
+        sessions[connection] = Session(peer: peer, bucket: TokenBucket(ratePerSecond: limits.messagesPerSecond,
+                                                                       burst: limits.messageBurst))
         logger.trace("connection opened", metadata: ["connection": "\(connection)", "peer": "\(peer)"])
     }
 
@@ -88,7 +100,22 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
     // MARK: Messages
 
     func server(_ server: WebSocketServer, didReceive text: [UInt8], from connection: ConnectionID) {
-        guard sessions[connection] != nil else { return }
+        guard var session = sessions[connection] else { return }
+        let now = clock.now()
+        guard session.bucket.take(at: now.monotonic) else {
+            session.strikes += 1
+            sessions[connection] = session
+            if session.strikes >= configuration.limits.rateLimitStrikes {
+                logger.notice("closing a flooding connection", metadata: ["peer": "\(session.peer)"])
+                server.close(connection, code: 1008, reason: "rate limit")
+            } else {
+                reply(.error(code: .rateLimited, message: "too many messages; at most \(configuration.limits.messagesPerSecond) a second",
+                             field: nil, ref: nil), to: connection, server: server)
+            }
+            return
+        }
+        session.strikes = 0
+        sessions[connection] = session
         let frame: ClientFrame
         do {
             frame = try WireCodec.decodeClientFrame(text)
@@ -97,7 +124,6 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
                   to: connection, server: server)
             return
         }
-        let now = clock.now()
         switch frame.message {
         case .ping:
             reply(.pong(serverTime: now.wallMs, ref: frame.ref), to: connection, server: server)
@@ -160,7 +186,9 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         }
         do {
             let roomID = try RoomID(validating: rawRoom)
-            let entry = rooms[roomID] ?? makeRoom(roomID, server: server, at: now)
+            guard let entry = rooms[roomID] ?? makeRoom(roomID, for: connection, server: server, at: now) else {
+                return
+            }
             let result = try entry.room.join(name: name, token: token.map(ResumeToken.init),
                                              freshToken: tokens.make(), now: now.monotonic)
             if let previous = entry.connections[result.memberID], previous != connection {
@@ -192,7 +220,30 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         }
     }
 
-    private func makeRoom(_ id: RoomID, server: WebSocketServer, at now: ClockReading) -> RoomEntry {
+    /// Creates a room unless the server is full or the address has created too many this minute (then it
+    /// replies `room_limit` and returns nil).
+    private func makeRoom(_ id: RoomID, for connection: ConnectionID, server: WebSocketServer,
+                          at now: ClockReading) -> RoomEntry? {
+        let limits = configuration.limits
+        guard rooms.count < limits.maxRooms else {
+            reply(.error(code: .roomLimit, message: "the server holds as many rooms as it may", field: "room",
+                         ref: nil), to: connection, server: server)
+            return nil
+        }
+        if limits.roomsCreatedPerAddressPerMinute > 0, let peer = sessions[connection]?.peer {
+            var window = roomsCreatedBy[peer] ?? CreationWindow(start: now.monotonic, count: 0)
+            if now.monotonic - window.start >= .seconds(60) { window = CreationWindow(start: now.monotonic, count: 0) }
+            guard window.count < limits.roomsCreatedPerAddressPerMinute else {
+                reply(.error(code: .roomLimit, message: "too many new rooms from this address; try again in a minute",
+                             field: "room", ref: nil), to: connection, server: server)
+                return nil
+            }
+            window.count += 1
+            roomsCreatedBy[peer] = window
+            if roomsCreatedBy.count > 10_000 {
+                roomsCreatedBy = roomsCreatedBy.filter { now.monotonic - $0.value.start < .seconds(60) }
+            }
+        }
         let timer = server.makeTimer { [unowned self, unowned server] in self.timerFired(id, server: server) }
         let entry = RoomEntry(room: Room(id: id, settings: configuration.defaultSettings,
                                          policy: configuration.roomPolicy, now: now.monotonic), timer: timer)

@@ -1,0 +1,111 @@
+import PomodoroCore
+import PomodoroNet
+import PomodoroProtocol
+import PomodoroServer
+import Testing
+
+/// Each limit, hit on purpose against the real server: a clear error or close, and the server goes on.
+@Suite(.timeLimit(.minutes(1)))
+struct LimitTests {
+    let client: WebSocketClient
+
+    init() throws {
+        client = try WebSocketClient()
+        client.start()
+    }
+
+    func finish(_ server: LiveServer) {
+        server.stop()
+        client.stop()
+        client.waitUntilFinished()
+    }
+
+    func errorCode(_ peer: Peer) throws -> ErrorCode {
+        try peer.expect("error") { if case let .error(code, _, _, _) = $0 { return code }; return nil }
+    }
+
+    @Test func aForeignOriginIsRefusedAtTheHandshake() throws {
+        let server = try LiveServer { $0.allowedOrigins = ["http://focus.example.com"] }
+        defer { finish(server) }
+        let inbox = Inbox()
+        client.connect(host: "127.0.0.1", port: server.port, origin: "http://evil.example") { inbox.add($0) }
+        guard case .failed? = inbox.next(timeout: 5) else {
+            Issue.record("a page from another origin was let in")
+            return
+        }
+        // The allowed origin, and the server's own, get in.
+        let allowed = Inbox()
+        client.connect(host: "127.0.0.1", port: server.port, origin: "http://focus.example.com") { allowed.add($0) }
+        #expect(allowed.next(timeout: 5) == .opened)
+        _ = try Peer(client, port: server.port)
+    }
+
+    @Test func oneAddressHoldsAtMostItsConnections() throws {
+        let server = try LiveServer { $0.limits.maxConnectionsPerAddress = 3 }
+        defer { finish(server) }
+        let first = try (0..<3).map { _ in try Peer(client, port: server.port) }
+        let fourth = try Peer(client, port: server.port)
+        #expect(try fourth.expectClose() == 1008)
+        // The ones already in are unaffected, and a place frees up when one leaves.
+        first[0].send(.ping, ref: .number(1))
+        _ = try first[0].expect("pong") { if case .pong = $0 { return true }; return nil }
+        first[1].close()
+        _ = try first[1].expectClose()
+        let again = try Peer(client, port: server.port)
+        again.send(.ping)
+        _ = try again.expect("pong") { if case .pong = $0 { return true }; return nil }
+    }
+
+    @Test func aFloodIsRateLimitedThenClosed() throws {
+        let server = try LiveServer {
+            $0.limits.messagesPerSecond = 2
+            $0.limits.messageBurst = 5
+            $0.limits.rateLimitStrikes = 20
+        }
+        defer { finish(server) }
+        let flooder = try Peer(client, port: server.port)
+        let bystander = try Peer(client, port: server.port)
+        _ = try bystander.join("calm", name: "Calm")
+        for i in 0..<10 { flooder.send(.ping, ref: .number(Int64(i))) }
+        var pongs = 0, limited = 0
+        for _ in 0..<10 {
+            switch try flooder.next() {
+            case .pong: pongs += 1
+            case .error(.rateLimited, _, _, _): limited += 1
+            case let other: Issue.record("unexpected \(other)")
+            }
+        }
+        #expect(pongs >= 5 && pongs <= 6, "the burst goes through")
+        #expect(limited == 10 - pongs)
+        for i in 0..<40 { flooder.send(.ping, ref: .number(Int64(i))) }
+        #expect(try flooder.expectClose() == 1008)
+        // Someone else on the same server is untouched.
+        bystander.send(.task(text: "still here"), ref: .number(9))
+        _ = try bystander.expect("ok") { if case .ok(_, _, .number(9)?) = $0 { return true }; return nil }
+    }
+
+    @Test func roomCreationIsBounded() throws {
+        let server = try LiveServer {
+            $0.limits.maxRooms = 3
+            $0.limits.roomsCreatedPerAddressPerMinute = 2
+        }
+        defer { finish(server) }
+        let peers = try (0..<4).map { _ in try Peer(client, port: server.port) }
+        _ = try peers[0].join("one", name: "A")
+        _ = try peers[1].join("two", name: "B")
+        peers[2].send(.join(room: "three", name: "C", token: nil))
+        #expect(try errorCode(peers[2]) == .roomLimit)
+        // Joining a room that exists is not creating one.
+        _ = try peers[2].join("one", name: "C")
+    }
+
+    @Test func aFullRoomSaysSo() throws {
+        let server = try LiveServer { $0.roomPolicy.maxMembers = 2 }
+        defer { finish(server) }
+        let peers = try (0..<3).map { _ in try Peer(client, port: server.port) }
+        _ = try peers[0].join("small", name: "A")
+        _ = try peers[1].join("small", name: "B")
+        peers[2].send(.join(room: "small", name: "C", token: nil))
+        #expect(try errorCode(peers[2]) == .roomFull)
+    }
+}
