@@ -532,6 +532,13 @@ function wire() {
     state.settingsDirty = true;
     clearSettingsNote();
   });
+  // Closing the form drops unsaved edits, so that it shows the room's settings again when reopened.
+  $('settings-details').addEventListener('toggle', (event) => {
+    if (event.target.open || state.configureRef !== null) return;
+    state.settingsDirty = false;
+    els.settingsError.hidden = true;
+    render();
+  });
   els.settingsForm.addEventListener('submit', (event) => {
     event.preventDefault();
     els.settingsError.hidden = true;
@@ -585,7 +592,9 @@ function wire() {
     const isSpace = event.code === 'Space' || event.key === ' ';
     if (!isSpace || event.repeat || event.ctrlKey || event.metaKey || event.altKey) return;
     if (state.view !== 'room' || els.resetDialog.open) return;
-    if (isInteractive(event.target)) return; // text fields type, buttons press themselves
+    if (takesSpace(event.target)) return; // text fields type spaces, check boxes tick
+    // Anywhere else, a focused button included, space is the timer's: preventing the default here also
+    // keeps the focused button from clicking on key-up, so the timer toggles exactly once.
     event.preventDefault();
     toggleTimer();
   });
@@ -604,9 +613,9 @@ function wire() {
   requestAnimationFrame(animationLoop);
 }
 
-function isInteractive(target) {
+function takesSpace(target) {
   if (!(target instanceof Element)) return false;
-  return !!target.closest('input, textarea, select, button, summary, a[href], [contenteditable=""], [contenteditable="true"], dialog');
+  return !!target.closest('input, textarea, select, [contenteditable=""], [contenteditable="true"], dialog');
 }
 
 function renderNotifyButton() {

@@ -72,10 +72,9 @@ export function formatDurationInput(seconds) {
   return `${m}:${String(seconds % 60).padStart(2, '0')}`;
 }
 
-/** Short human length for summaries: "25 min", "1:30", "4 s". */
-export function formatDurationShort(seconds, minLabel = 'min') {
-  if (seconds % 60 === 0) return `${seconds / 60} ${minLabel}`;
-  if (seconds < 60) return `0:${String(seconds).padStart(2, '0')}`;
+/** Short human length for summaries: whole minutes through `minutes(n)` ("25 min"), else "m:ss". */
+export function formatDurationShort(seconds, minutes = (n) => `${n} min`) {
+  if (seconds % 60 === 0) return minutes(seconds / 60);
   return formatDurationInput(seconds);
 }
 
@@ -89,11 +88,11 @@ export function parseDuration(text) {
   return Number(parts[1]) * 60 + Number(parts[2]);
 }
 
-/** "1 h 5 min" style totals for focus time. */
-export function formatTotal(seconds) {
+/** Totals of focus time in hours and minutes: the words come from `units` ({min, hour, hourMin}). */
+export function formatTotal(seconds, units) {
   const minutes = Math.floor(seconds / 60);
-  if (minutes < 60) return `${minutes} min`;
+  if (minutes < 60) return units.min(minutes);
   const h = Math.floor(minutes / 60);
   const m = minutes % 60;
-  return m ? `${h} h ${m} min` : `${h} h`;
+  return m ? units.hourMin(h, m) : units.hour(h);
 }

@@ -264,12 +264,13 @@ export function renderMembers(list, members, meId, hooks) {
 
 // MARK: settings
 
+const minutesText = (n) => t('durMin', { n });
+
 export function settingsSummary(s) {
-  const min = t('min');
   const parts = t('summary', {
-    focus: formatDurationShort(s.focus, min),
-    short: formatDurationShort(s.shortBreak, min),
-    long: formatDurationShort(s.longBreak, min),
+    focus: formatDurationShort(s.focus, minutesText),
+    short: formatDurationShort(s.shortBreak, minutesText),
+    long: formatDurationShort(s.longBreak, minutesText),
     every: s.longBreakEvery,
   });
   return s.autoStart ? `${parts} · ${t('autoOn')}` : parts;
@@ -296,5 +297,10 @@ export function renderSettings(els, room, dirty) {
 }
 
 export function renderRoomStats(el, stats) {
-  setText(el, t('roomStats', { n: stats.focusCompleted, time: formatTotal(stats.focusSeconds) }));
+  const units = {
+    min: minutesText,
+    hour: (h) => t('durHour', { h }),
+    hourMin: (h, m) => t('durHourMin', { h, m }),
+  };
+  setText(el, t('roomStats', { n: stats.focusCompleted, time: formatTotal(stats.focusSeconds, units) }));
 }

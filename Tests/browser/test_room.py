@@ -21,6 +21,7 @@ import traceback
 from selenium import webdriver
 from selenium.common.exceptions import TimeoutException, WebDriverException
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -352,10 +353,21 @@ class Run:
         task.send_keys("a b")
         assert body_data(self.a, "status") == "running", "space in a text field toggled the timer"
         task.send_keys(Keys.ESCAPE)
-        focus_body(self.a)
-        self.a.find_element(By.TAG_NAME, "body").send_keys(Keys.SPACE)
+        # With the main button focused, space toggles once, not twice (once by the page, once by the button).
+        js(self.a, "document.getElementById('btn-skip').focus()")
+        ActionChains(self.a).send_keys(Keys.SPACE).perform()
         wait(self.b, lambda d: body_data(d, "status") == "paused", "space to pause the timer")
         wait(self.a, lambda d: controls(d)["action"] == "resume", "Resume on the main button")
+        assert body_data(self.a, "phase") == "focus", "space on the focused skip button skipped the phase"
+        js(self.a, "document.getElementById('btn-toggle').focus()")
+        ActionChains(self.a).send_keys(Keys.SPACE).perform()
+        wait(self.b, lambda d: body_data(d, "status") == "running", "space on the focused main button to resume")
+        ActionChains(self.a).send_keys(Keys.SPACE).perform()
+        wait(self.b, lambda d: body_data(d, "status") == "paused", "space on the focused main button to pause")
+        # One key, one command: the activity shows exactly pause, resume, pause, newest first.
+        recent = lambda d: js(d, "return [...document.querySelectorAll('#activity li span')].slice(0, 3).map(s => s.textContent)")
+        wait(self.a, lambda d: recent(d)[:1] == ["Ada paused"], "the last pause in the activity")
+        assert recent(self.a) == ["Ada paused", "Ada resumed", "Ada paused"], recent(self.a)
 
     def screenshots(self):
         # A long focus makes a calm picture: 25 minutes, running, with a task.
@@ -381,6 +393,26 @@ class Run:
         self.shot(self.b, "room-phone-dark.png")
         set_dark(self.b, False)
         set_viewport(self.b, *DESKTOP)
+
+    def extend_adds_time_for_everyone(self):
+        assert body_data(self.a, "status") == "paused", body_data(self.a, "status")
+        before = seconds_of(shown_time(self.b))
+        self.a.find_element(By.CSS_SELECTOR, "[data-extend='60']").click()
+        wait(self.b, lambda d: seconds_of(shown_time(d)) == before + 60, f"{before + 60} s in the other window")
+        assert by_id(self.a, "ring-progress").get_attribute("stroke-dasharray"), "the ring is not drawn"
+
+    def away_shows_in_the_other_window(self):
+        by_id(self.b, "btn-away").click()
+        wait(self.a, lambda d: [r[3] for r in member_rows(d)] == ["present", "away"], "B away in A's list")
+        assert by_id(self.b, "btn-away").get_attribute("aria-pressed") == "true"
+        by_id(self.b, "btn-away").click()
+        wait(self.a, lambda d: [r[3] for r in member_rows(d)] == ["present", "present"], "B back in A's list")
+
+    def invite_link(self):
+        by_id(self.a, "btn-invite").click()
+        url = f"{self.base}/r/{self.room}"
+        wait(self.a, lambda d: by_id(d, "invite-label").text == "Link copied"
+             or (by_id(d, "notice").is_displayed() and url in by_id(d, "notice").text), "the link copied or shown")
 
     def reset_asks_first(self):
         before = body_data(self.a, "status")
@@ -487,6 +519,16 @@ class Run:
             stop_server(server)
             log.close()
 
+    def leave_forgets_the_member(self):
+        by_id(self.a, "btn-leave").click()
+        wait(self.a, lambda d: by_id(d, "landing").is_displayed(), "the landing view")
+        assert js(self.a, "return location.pathname") == "/", js(self.a, "return location.pathname")
+        wait(self.b, lambda d: [r[1] for r in member_rows(d)] == ["<b>x</b>"], "only B left in B's list")
+        # Without a token the invite link asks again instead of rejoining.
+        self.a.get(f"{self.base}/r/{self.room}")
+        wait(self.a, lambda d: by_id(d, "room-input").get_attribute("value") == self.room, "the landing, prefilled")
+        assert by_id(self.a, "landing").is_displayed() and body_data(self.a, "view") == "landing"
+
     def main(self):
         os.makedirs(self.out, exist_ok=True)
         try:
@@ -509,6 +551,9 @@ class Run:
                 ("configure while running applies from the next phase", self.configure_while_running_applies_next_phase),
                 ("reload keeps the same member, no duplicate", self.reload_keeps_the_same_member),
                 ("space toggles the timer, not in text fields", self.space_toggles_the_timer),
+                ("+1 min adds a minute for everyone", self.extend_adds_time_for_everyone),
+                ("away shows in the other window", self.away_shows_in_the_other_window),
+                ("copy invite link", self.invite_link),
                 ("reset asks first", self.reset_asks_first),
                 ("screenshots: desktop, phone, dark", self.screenshots),
                 ("language switch: Korean labels, remembered", self.korean_labels),
@@ -516,6 +561,7 @@ class Run:
                 ("an error reply is a dismissable notice", self.error_reply_is_a_dismissable_notice),
                 ("another tab replaces this one (4001), no auto-reconnect", self.another_tab_replaces_this_one),
                 ("reconnects by itself after the server restarts", self.reconnects_after_the_server_restarts),
+                ("leave: gone for the others, and for this browser", self.leave_forgets_the_member),
             ]:
                 self.check(name, function)
         finally:
