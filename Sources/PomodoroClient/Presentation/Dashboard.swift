@@ -248,6 +248,8 @@ public struct Dashboard: Sendable {
                 }
             } else if you.resumed {
                 lastEvent = Notice("Welcome back: your place was kept", kind: .info, at: now)
+            } else {
+                lastEvent = Notice("You joined \(roomName)", kind: .info, at: now)
             }
         case .state, .tick, .pong:
             room.apply(message, receivedAt: now)

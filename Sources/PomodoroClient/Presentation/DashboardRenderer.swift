@@ -42,7 +42,10 @@ public enum DashboardRenderer {
             lines += Array(repeating: ScreenLine.blank, count: blankRows)
             lines.append(centered(ScreenLine(TextWidth.truncate(message, columns: inner), .dim), width: columns))
             while lines.count < rows - 1 { lines.append(.blank) }
-            lines.append(keyLine(dashboard, width: inner).indented(by: margin))
+            var keys = ScreenLine()
+            keys.append("q", .bold)
+            keys.append(" quit")
+            lines.append(keys.indented(by: margin))
             return Frame(columns: columns, rows: rows, lines: lines)
         }
 
@@ -68,7 +71,7 @@ public enum DashboardRenderer {
             var compact = ScreenLine()
             compact.append(digitText, TextStyle(color: digitStyle(snapshot).color, bold: true, dim: digitStyle(snapshot).dim))
             compact.append("  ")
-            compact.append(phaseLine)
+            compact.append(self.phaseLine(dashboard, snapshot, width: inner - compact.width, context: context))
             if rows >= 8 { lines.append(.blank) }
             lines += [compact.truncated(to: inner).indented(by: margin), bar.indented(by: margin)]
         }
@@ -239,7 +242,7 @@ public enum DashboardRenderer {
             settings.append(TextWidth.of(long) <= width ? long : Labels.settings(s.settings, short: true), .dim)
         }
         if case .editingTask(let editor) = d.mode {
-            notice.append("enter saves · esc cancels · ctrl-u clears", .dim)
+            notice.append(width >= 60 ? "enter saves · esc cancels · ctrl-u clears" : "enter saves · esc cancels", .dim)
             return [notice.truncated(to: width), settings.truncated(to: width), taskEditor(editor, width: width)]
         }
         if let n = d.notice(at: context.now) {

@@ -1,0 +1,143 @@
+import Foundation
+import PomodoroClient
+import PomodoroCore
+import PomodoroProtocol
+import Testing
+
+/// `--format` expansion, the state file's location and contents, server URLs, durations, raw keys.
+@Suite struct ScriptingTests {
+    func view(_ snapshot: SnapshotPayload, me: String = "m9") -> RoomView {
+        var view = RoomView()
+        view.apply(Fixture.welcome(snapshot, id: me), receivedAt: Fixture.local(0))
+        return view
+    }
+
+    @Test func formatSpecifiersExpand() throws {
+        let members = [Fixture.member("m1", "Ada"), Fixture.member("m2", "Lin", present: false),
+                       Fixture.member("m9", "pomo-cli")]
+        let start = Fixture.serverEpoch - 700_300
+        let v = view(Fixture.runningFocus(startedAt: start, at: Fixture.serverEpoch, cycle: 3, members: members))
+        func expand(_ format: String, at ms: Int64 = 0) throws -> String {
+            try StatusFormat(format).expand(v, now: Fixture.local(ms), utcOffsetSeconds: 3600)
+        }
+        #expect(try expand(StatusFormat.default) == "Focus 13:20")
+        #expect(try expand("%p|%P|%r|%R|%c|%n|%s|%i") == "Focus|focus|13:20|800|3|4|running|▶")
+        // Members leave out pomo's own visit (m9).
+        #expect(try expand("%m/%M in %o") == "1/2 in team-alpha")
+        #expect(try expand("ends %e · 100%%") == "ends 01:13 · 100%")
+        #expect(try expand("[%b]") == "[████▋░░░░░]")
+        #expect(try expand("%r", at: 800_000) == "00:00")
+        let idle = view(Fixture.snapshot())
+        #expect(try StatusFormat("%p %r %s %i%e").expand(idle, now: Fixture.local(0), utcOffsetSeconds: 0)
+                == "Idle 00:00 idle ■")
+        let long = view(Fixture.snapshot(phase: .longBreak, status: .paused, remainingMs: 3_723_000,
+                                         phaseLengthMs: 4_000_000))
+        #expect(try StatusFormat("%p %r %i").expand(long, now: Fixture.local(0), utcOffsetSeconds: 0)
+                == "Long break 1:02:03 ⏸")
+    }
+
+    @Test func badFormatsAreRefusedWithAReason() {
+        #expect(throws: StatusFormat.Invalid.self) { try StatusFormat("%q") }
+        #expect(throws: StatusFormat.Invalid.self) { try StatusFormat("50%") }
+        #expect((try? StatusFormat("plain text")) != nil)
+        do {
+            _ = try StatusFormat("%p %z")
+        } catch {
+            #expect(error.description.contains("'%z'"))
+        }
+    }
+
+    @Test func theStateFileFollowsXDG() {
+        let server = ServerAddress(host: "127.0.0.1", port: 8080)
+        let xdg = StateFile.location(environment: ["XDG_STATE_HOME": "/x/state/", "HOME": "/home/ada"],
+                                     server: server, room: "team-alpha")
+        #expect(xdg?.path == "/x/state/pomo/team-alpha@127.0.0.1_8080.json")
+        // Unset, empty or relative XDG_STATE_HOME: ~/.local/state.
+        for environment in [["HOME": "/home/ada"], ["XDG_STATE_HOME": "", "HOME": "/home/ada"],
+                            ["XDG_STATE_HOME": "rel/state", "HOME": "/home/ada/"]] {
+            #expect(StateFile.location(environment: environment, server: server, room: "team-alpha")?.path
+                    == "/home/ada/.local/state/pomo/team-alpha@127.0.0.1_8080.json")
+        }
+        #expect(StateFile.location(environment: [:], server: server, room: "r") == nil)
+        // Another server or room, another file.
+        let v6 = StateFile.location(environment: ["HOME": "/h"], server: ServerAddress(host: "::1", port: 9000),
+                                    room: "r")
+        #expect(v6?.path == "/h/.local/state/pomo/r@::1_9000.json")
+    }
+
+    @Test func theStateFileKeepsItsTokenPrivate() throws {
+        let folder = NSTemporaryDirectory() + "pomo-state-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = try #require(StateFile.location(environment: ["XDG_STATE_HOME": folder],
+                                                   server: ServerAddress(host: "h", port: 1), room: "r"))
+        #expect(file.load() == nil)
+        let contents = StateFile.Contents(server: "ws://h:1", room: "r", name: "Ada", member: "m3", token: "secret")
+        try file.save(contents)
+        #expect(file.load() == contents)
+        let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let folderAttributes = try FileManager.default.attributesOfItem(atPath: folder + "/pomo")
+        #expect((folderAttributes[.posixPermissions] as? Int) == 0o700)
+        file.remove()
+        #expect(file.load() == nil)
+    }
+
+    @Test func serverURLs() throws {
+        #expect(try ServerAddress(parsing: "ws://127.0.0.1:8080") == ServerAddress(host: "127.0.0.1", port: 8080))
+        #expect(try ServerAddress(parsing: "ws://example.org") == ServerAddress(host: "example.org", port: 80))
+        #expect(try ServerAddress(parsing: "localhost:9000") == ServerAddress(host: "localhost", port: 9000))
+        #expect(try ServerAddress(parsing: "http://h:1/") == ServerAddress(host: "h", port: 1))
+        #expect(try ServerAddress(parsing: "ws://h:1/pomo/ws") == ServerAddress(host: "h", port: 1, path: "/pomo/ws"))
+        #expect(try ServerAddress(parsing: "ws://[::1]:8080") == ServerAddress(host: "::1", port: 8080))
+        #expect(try ServerAddress(parsing: "ws://[::1]:8080").description == "ws://[::1]:8080")
+        for bad in ["wss://h:1", "ftp://h", "ws://:80", "ws://h:0", "ws://h:x", "ws://[::1"] {
+            #expect(throws: ServerAddress.Invalid.self, "\(bad)") { try ServerAddress(parsing: bad) }
+        }
+    }
+
+    @Test func durationsAsTyped() {
+        #expect(DurationText.seconds("5") == 300)
+        #expect(DurationText.seconds("-1") == -60)
+        #expect(DurationText.seconds("90s") == 90)
+        #expect(DurationText.seconds("+2m") == 120)
+        #expect(DurationText.seconds("-1m30s") == -90)
+        #expect(DurationText.seconds("1h") == 3600)
+        #expect(DurationText.seconds("1H5M") == 3900)
+        for bad in ["", "-", "m", "5x", "1m1m", "1.5m", "5m3"] {
+            #expect(DurationText.seconds(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test func rawKeysDecode() {
+        var decoder = KeyDecoder()
+        #expect(decoder.decode(Array(" sq".utf8)) == [.character(" "), .character("s"), .character("q")])
+        #expect(decoder.decode([0x03, 0x0D, 0x7F, 0x1A]) == [.control("c"), .enter, .backspace, .control("z")])
+        #expect(decoder.decode([0x1B, 0x5B, 0x44, 0x1B, 0x5B, 0x33, 0x7E, 0x1B, 0x4F, 0x48])
+                == [.left, .delete, .home])
+        #expect(decoder.decode([0x1B]) == [.escape])
+        // A character split across two reads.
+        let snowman = Array("é☃".utf8)
+        #expect(decoder.decode(Array(snowman[0..<3])) == [.character("é")])
+        #expect(decoder.decode(Array(snowman[3...])) == [.character("☃")])
+    }
+
+    @Test func plainLinesTellTheStory() {
+        var lines = EventLines(roomName: "team-alpha", serverLabel: "ws://h:1", utcOffsetSeconds: 0)
+        let members = [Fixture.member("m1", "Ada"), Fixture.member("m2", "Lin")]
+        var out = lines.lines(for: .message(Fixture.welcome(Fixture.snapshot(members: members)), raw: [],
+                                            receivedAt: Fixture.local(0)))
+        #expect(out == ["00:00:00 Joined team-alpha as Ada (m1) · Focus 25m · Short 5m · Long 15m after 4 · auto-start off",
+                        "00:00:00 Idle 1 of 4 · idle"])
+        out = lines.lines(for: .message(.event(room: "team-alpha", .control(action: .start, by: "m2", seconds: nil),
+                                               serverTime: Fixture.serverEpoch + 5000),
+                                        raw: [], receivedAt: Fixture.local(5000)))
+        #expect(out == ["00:00:05 Lin started Focus"])
+        out = lines.lines(for: .message(.state(Fixture.runningFocus(startedAt: Fixture.serverEpoch + 5000,
+                                                                    at: Fixture.serverEpoch + 5000, members: members)),
+                                        raw: [], receivedAt: Fixture.local(5000)))
+        #expect(out == ["00:00:05 Focus 1 of 4 · running · 25:00 left"])
+        // Ticks add nothing.
+        #expect(lines.lines(for: .message(Fixture.tick(remainingMs: 1_499_000, endsAt: Fixture.serverEpoch + 1_505_000,
+                                                       seq: 5), raw: [], receivedAt: Fixture.local(6000))) == [])
+    }
+}
