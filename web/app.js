@@ -6,7 +6,7 @@ import { ServerClock, parseDuration } from './clock.js';
 import { RoomConnection } from './connection.js';
 import {
   buildRingTicks, renderClock, renderDialStatus, renderPhase, renderControls, renderExtendLabels, renderMembers,
-  renderSettings, renderRoomStats, titleFor, phaseName, setText,
+  renderSettings, renderRoomStats, titleFor, iconStep, progressIcon, phaseName, setText,
 } from './render.js';
 import {
   unlockAudio, playChime, soundEnabled, setSoundEnabled, notificationsSupported, notificationsWanted,
@@ -39,7 +39,7 @@ const els = {
   saveSettings: $('btn-save-settings'),
   activity: $('activity'), activityEmpty: $('activity-empty'), leave: $('btn-leave'),
   notice: $('notice'), noticeTitle: $('notice-title'), noticeText: $('notice-text'), noticeClose: $('btn-notice-close'),
-  announcer: $('announcer'),
+  announcer: $('announcer'), favicon: $('favicon'),
   resetDialog: $('reset-dialog'), resetCancel: $('btn-reset-cancel'), resetConfirm: $('btn-reset-confirm'),
 };
 
@@ -71,6 +71,7 @@ function showView(view) {
   if (view === 'landing') {
     document.title = t('appName');
     state.lastTitle = '';
+    updateFavicon(null);
   }
 }
 
@@ -370,7 +371,9 @@ function render() {
   renderConnectionControls();
   const room = state.room;
   if (state.view !== 'room' || !room) return;
+  const phaseBefore = document.body.dataset.phase;
   renderPhase(els, room);
+  if (!iconColors || phaseBefore !== room.phase) refreshIconColors();
   renderDialStatus(els, room, clock);
   renderMembers(els.members, room.members, state.me, { wireTaskInput });
   setText(els.membersCount, String(room.members.length));
@@ -400,6 +403,33 @@ function frame() {
     state.lastTitle = title;
     document.title = title;
   }
+  updateFavicon(room);
+}
+
+const PLAIN_ICON = '/favicon.svg';
+let iconKey = '';
+let iconColors = null;
+
+/** The phase's colours for the tab icon, read from the stylesheet once per phase or colour scheme. */
+function refreshIconColors() {
+  const style = getComputedStyle(document.body);
+  iconColors = {
+    accent: style.getPropertyValue('--accent').trim() || '#d8433b',
+    track: style.getPropertyValue('--soft').trim() || '#fbe0dc',
+  };
+  iconKey = '';
+}
+
+function updateFavicon(room) {
+  let key = 'plain';
+  if (room && room.status !== 'idle') {
+    key = `${room.phase}|${room.status}|${iconStep(room, clock)}|${iconColors?.accent}`;
+  }
+  if (key === iconKey) return;
+  iconKey = key;
+  const href = key === 'plain' ? PLAIN_ICON
+    : progressIcon(iconStep(room, clock), room.status === 'paused', iconColors.accent, iconColors.track);
+  els.favicon.setAttribute('href', href);
 }
 
 function animationLoop() {
@@ -598,6 +628,8 @@ function wire() {
     event.preventDefault();
     toggleTimer();
   });
+
+  window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', refreshIconColors);
 
   window.addEventListener('hashchange', () => {
     if (state.view === 'landing') {

@@ -126,6 +126,33 @@ export function renderExtendLabels(els) {
   }
 }
 
+const ICON_STEPS = 48;
+
+/** Which of ICON_STEPS pictures of the ring is due now: the tab icon is redrawn only when this changes. */
+export function iconStep(room, clock) {
+  const length = phaseLengthMs(room);
+  const fraction = length > 0 ? Math.min(1, Math.max(0, remainingMs(room, clock) / length)) : 0;
+  return Math.ceil(fraction * ICON_STEPS);
+}
+
+/**
+ * The tab's icon as a small ring of the time left, with a dot while running and two bars while paused,
+ * so the phase reads from the tab strip too.
+ */
+export function progressIcon(step, paused, accent, track) {
+  const remaining = (step / ICON_STEPS) * 100;
+  const centre = paused
+    ? `<path d="M12.5 11v10M19.5 11v10" stroke="${accent}" stroke-width="3.2" stroke-linecap="round"/>`
+    : `<circle cx="16" cy="16" r="5.5" fill="${accent}"/>`;
+  const svg = `<svg xmlns="${SVG}" viewBox="0 0 32 32">`
+    + `<circle cx="16" cy="16" r="12.5" fill="none" stroke="${track}" stroke-width="5"/>`
+    + (step > 0 ? `<circle cx="16" cy="16" r="12.5" fill="none" stroke="${accent}" stroke-width="5" pathLength="100" `
+      + `stroke-dasharray="${remaining.toFixed(2)} 200" stroke-dashoffset="${(-(100 - remaining)).toFixed(2)}" `
+      + 'transform="rotate(-90 16 16)"/>' : '')
+    + `${centre}</svg>`;
+  return `data:image/svg+xml,${encodeURIComponent(svg)}`;
+}
+
 /** The title reads from another tab: "12:34 · Focus", with a pause sign while paused. */
 export function titleFor(room, clockText) {
   if (!room) return t('appName');

@@ -44,11 +44,18 @@ function bell(ctx, frequency, start, duration, level) {
  */
 export function playChime(completedPhase) {
   if (!soundEnabled()) return;
+  buzz();
   unlockAudio();
   if (!context || context.state !== 'running') return;
   const now = context.currentTime + 0.02;
   const notes = completedPhase === 'focus' ? [784, 659.25, 523.25] : [523.25, 659.25, 784];
   notes.forEach((frequency, i) => bell(context, frequency, now + i * 0.18, 1.1, 0.22));
+}
+
+/** A short buzz on phones, with the sound (the same switch). */
+export function buzz() {
+  if (!soundEnabled() || typeof navigator.vibrate !== 'function') return;
+  try { navigator.vibrate([180, 90, 180]); } catch { /* not allowed without a gesture: fine */ }
 }
 
 export function notificationsSupported() {
