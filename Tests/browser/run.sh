@@ -23,8 +23,14 @@ if [ -n "$missing" ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq $missing
 fi
 
-# Selenium from PyPI, only when it is not importable (Debian's Python needs --break-system-packages).
+# Selenium from PyPI, only when it is not importable (Debian's own Python needs pip from apt first, and
+# --break-system-packages).
 if ! python3 -c 'import selenium' 2>/dev/null; then
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    echo "installing: python3-pip"
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq python3-pip
+  fi
   echo "installing: selenium (pip)"
   python3 -m pip install --quiet selenium 2>/dev/null || python3 -m pip install --quiet --break-system-packages selenium
 fi
