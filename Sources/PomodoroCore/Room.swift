@@ -211,7 +211,8 @@ public struct Room: Sendable {
         case .extend(let seconds):
             try extend(by: seconds, now: now)
             outcome.events.append(.control(.extend, by: id, seconds: seconds))
-            if case .running(let deadline) = timer, deadline <= now {
+            // Shortened to nothing (running, paused or ready): the phase ends now.
+            if remaining(at: now) == .zero {
                 complete(at: now, into: &outcome)
             }
         case .configure(let newSettings):
@@ -351,7 +352,8 @@ public struct Room: Sendable {
         applyPendingSettings()
         let next = phase(after: finished)
         if finished == .longBreak { cycle = 1 } else if finished != .focus && finished != .idle { cycle += 1 }
-        if cycle > settings.longBreakEvery { cycle = 1 }
+        // Fewer sessions per set now: start a new set, but a break keeps the cycle of the focus it follows.
+        if next == .focus && cycle > settings.longBreakEvery { cycle = 1 }
         enter(next, at: t, running: settings.autoStart && connectedCount > 0)
     }
 
@@ -368,7 +370,8 @@ public struct Room: Sendable {
     }
 
     private mutating func extend(by seconds: Int, now: Instant) throws(RoomError) {
-        guard seconds != 0, abs(seconds) <= policy.maxExtendSeconds else {
+        // `magnitude`, not `abs`: abs(Int.min) traps.
+        guard seconds != 0, seconds.magnitude <= policy.maxExtendSeconds.magnitude else {
             throw .invalidArgument(field: "seconds", reason: "must be a non-zero number of seconds within ±\(policy.maxExtendSeconds)")
         }
         let delta = Duration.seconds(seconds)
