@@ -273,7 +273,7 @@ class Run:
         assert not c["skip"] and not c["reset"] and not any(c["extend"]), f"idle controls: {c}"
 
     def configure_short_focus(self):
-        note = configure(self.a, "0:06", "0:03", "0:05")
+        note = configure(self.a, "0:06", "0:05", "0:05")
         assert by_id(self.a, "settings-note").get_attribute("data-applies") == "now", note
         for driver in (self.a, self.b):
             wait(driver, lambda d: shown_time(d) == "00:06", "00:06 in both windows")
@@ -316,7 +316,7 @@ class Run:
         for driver in (self.a, self.b):
             wait(driver, lambda d: body_data(d, "phase") == "shortBreak", "the short break in both windows", 15)
             wait(driver, lambda d: by_id(d, "phase-label").text == "Short break", "the break's name")
-            wait(driver, lambda d: body_data(d, "status") == "ready" and shown_time(d) == "00:03", "a ready break of 0:03")
+            wait(driver, lambda d: body_data(d, "status") == "ready" and shown_time(d) == "00:05", "a ready break of 0:05")
         activity = by_id(self.a, "activity").text
         assert "Focus complete" in activity, f"activity: {activity!r}"
         wait(self.a, lambda d: "Focus complete" in js(d, "return document.getElementById('announcer').textContent"),
@@ -325,14 +325,14 @@ class Run:
         assert c["action"] == "start" and c["skip"] and c["reset"], f"ready controls: {c}"
 
     def configure_while_running_applies_next_phase(self):
-        # Typed before the 3 s break starts, saved while it runs (a form being edited keeps its values).
-        fill_settings(self.b, "0:05", "0:03", "0:05")
+        # Typed before the 5 s break starts, saved while it runs (a form being edited keeps its values).
+        open_settings(self.a)
+        fill_settings(self.b, "0:05", "0:05", "0:05")
         by_id(self.b, "btn-toggle").click()
         wait(self.b, lambda d: body_data(d, "status") == "running", "the break running")
         note = save_settings(self.b)
         assert by_id(self.b, "settings-note").get_attribute("data-applies") == "nextPhase", note
         assert "next phase" in note, note
-        open_settings(self.a)
         wait(self.a, lambda d: by_id(d, "pending-note").is_displayed(), "pendingSettings in the other window")
         assert "0:05" in by_id(self.a, "pending-note").text, by_id(self.a, "pending-note").text
         self.shot(self.a, "room-break-desktop.png")
