@@ -269,6 +269,8 @@ function handleEvent(event) {
         start: 'evStart', pause: 'evPause', resume: 'evResume', skip: 'evSkip', reset: 'evReset',
         configure: 'evConfigure',
       }[event.action];
+      // Another member's settings make our own "saved" note old news.
+      if (event.action === 'configure' && !isMe) clearSettingsNote();
       if (event.action === 'extend') {
         const minutes = Math.round((Math.abs(event.seconds) / 60) * 10) / 10;
         addActivity(t(event.seconds >= 0 ? 'evExtend' : 'evShorten', { name: who, n: minutes }));

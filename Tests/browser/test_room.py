@@ -391,7 +391,8 @@ class Run:
         by_id(self.a, "btn-toggle").click()
         wait(self.a, lambda d: body_data(d, "status") == "running" and seconds_of(shown_time(d)) < 1500,
              "the 25 min focus running")
-        js(self.a, "document.activeElement && document.activeElement.blur()")
+        for driver in (self.a, self.b):
+            js(driver, "document.getElementById('settings-details').open = false; document.activeElement.blur()")
         self.shot(self.a, "room-desktop.png")
         set_dark(self.a, True)
         self.shot(self.a, "room-desktop-dark.png")
