@@ -145,7 +145,8 @@ function handleStatus(status, info) {
 
 function showJoinError(error) {
   let text;
-  if (error?.field === 'room') text = t('roomInvalid');
+  if (error?.code && error.code !== 'bad_request') text = errorText(error); // room_full, room_limit, …
+  else if (error?.field === 'room') text = t('roomInvalid');
   else if (error?.field === 'name') text = t('nameInvalid');
   else text = errorText(error);
   if (language() === 'en' && error?.message && error.code === 'bad_request') text = `${text} (${error.message})`;

@@ -19,6 +19,7 @@ const OPEN_DEADLINE_MS = 10000;
 const BACKOFF_MIN_MS = 500;
 const BACKOFF_MAX_MS = 15000;
 const SLEEP_GAP_MS = 15000;
+const TRANSIENT_JOIN_ERRORS = new Set(['rate_limited', 'internal', 'shutting_down']);
 
 export function socketURL(loc = window.location) {
   return `${loc.protocol === 'https:' ? 'wss' : 'ws'}://${loc.host}/ws`;
@@ -150,8 +151,11 @@ export class RoomConnection {
       }
       if (message.type === 'error') {
         if (message.code === 'replaced') { this.replacedSeen = true; return; }
-        if (message.ref !== undefined && message.ref === this.joinRef && this.status !== 'joined') {
-          // The join itself was refused (bad room name, bad name, room full): retrying would not help.
+        if (this.status !== 'joined') {
+          // Before the welcome the join is the only request in flight, so this error answers it (matched
+          // by state rather than by ref: some servers leave the ref out of room_limit).
+          if (TRANSIENT_JOIN_ERRORS.has(message.code)) { this.lost(); return; }
+          // Refused for good (bad room name, bad name, room full, no room left): retrying would not help.
           this.stop('refused', { error: message });
           return;
         }

@@ -531,6 +531,36 @@ class Run:
             stop_server(server)
             log.close()
 
+    def refused_join_explains_itself(self):
+        port = free_port()
+        log = open(os.path.join(self.out, "server-limits.log"), "ab")
+        server = start_server([self.server_bin, "--port", str(port), "--host", "127.0.0.1", "--web-root", "web",
+                               "--max-rooms", "1"], log, port)
+        driver = make_driver()
+        base = f"http://127.0.0.1:{port}"
+        try:
+            # A name the server refuses (a right-to-left override): back on the landing page, with the reason.
+            driver.get(f"{base}/r/only-room")
+            by_id(driver, "name-input").send_keys("Ada\u202e")
+            by_id(driver, "btn-join").click()
+            wait(driver, lambda d: by_id(d, "join-error").is_displayed() and by_id(d, "landing").is_displayed(),
+                 "the refused name explained on the landing page")
+            assert "name" in by_id(driver, "join-error").text, by_id(driver, "join-error").text
+            assert not by_id(driver, "btn-join").get_attribute("disabled"), "Join stays disabled"
+            # The one room the server may hold (kept by this tab), then a second one: room_limit, said as such.
+            join(driver, base, "/r/only-room", "Ada")
+            driver.switch_to.new_window("tab")
+            driver.get(f"{base}/#second-room")
+            wait(driver, lambda d: by_id(d, "room-input").get_attribute("value") == "second-room", "the landing")
+            by_id(driver, "btn-join").click()
+            wait(driver, lambda d: by_id(d, "join-error").is_displayed(), "the room limit explained")
+            assert "cannot open another room" in by_id(driver, "join-error").text, by_id(driver, "join-error").text
+            assert body_data(driver, "view") == "landing"
+        finally:
+            driver.quit()
+            stop_server(server)
+            log.close()
+
     def leave_forgets_the_member(self):
         by_id(self.a, "btn-leave").click()
         wait(self.a, lambda d: by_id(d, "landing").is_displayed(), "the landing view")
@@ -574,6 +604,7 @@ class Run:
                 ("another tab replaces this one (4001), no auto-reconnect", self.another_tab_replaces_this_one),
                 ("reconnects by itself after the server restarts", self.reconnects_after_the_server_restarts),
                 ("leave: gone for the others, and for this browser", self.leave_forgets_the_member),
+                ("a refused join explains itself (bad name, room limit)", self.refused_join_explains_itself),
             ]:
                 self.check(name, function)
         finally:
