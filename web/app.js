@@ -706,7 +706,9 @@ function start() {
 
   const room = roomFromLocation();
   const name = load('name', '');
-  els.roomInput.value = room || randomRoomName();
+  // The address's room, else the room this browser was last in, else a fresh name for a new room.
+  const lastRoom = load('lastRoom', '');
+  els.roomInput.value = room || (ROOM_PATTERN.test(lastRoom) ? lastRoom : randomRoomName());
   els.nameInput.value = name;
   showView('landing');
   renderConnection();
