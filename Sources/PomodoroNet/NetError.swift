@@ -11,6 +11,8 @@ public enum NetError: Error, Equatable, Sendable, CustomStringConvertible {
     case cannotConnect(String)
     /// The web root does not exist or is not a folder.
     case webRootMissing(String)
+    /// A TLS certificate or key file cannot be read.
+    case tlsFileUnreadable(String)
 
     public var description: String {
         switch self {
@@ -18,6 +20,7 @@ public enum NetError: Error, Equatable, Sendable, CustomStringConvertible {
         case .cannotCreateClient: "cannot create the WebSocket client context"
         case let .cannotConnect(why): "cannot connect: \(why)"
         case let .webRootMissing(path): "web root \(path) is not a folder"
+        case let .tlsFileUnreadable(path): "cannot read TLS file \(path)"
         }
     }
 }

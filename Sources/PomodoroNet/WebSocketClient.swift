@@ -64,6 +64,7 @@ public final class WebSocketClient: ServiceLoop, @unchecked Sendable {
         LWS.configureLogging(verbose: verboseLibraryLogs)
         var info = lws_context_creation_info()
         info.port = CONTEXT_PORT_NO_LISTEN
+        info.options = UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
         info.protocols = UnsafePointer(protocols)
         info.user = Unmanaged.passUnretained(self).toOpaque()
         info.timeout_secs = 10
@@ -85,15 +86,28 @@ public final class WebSocketClient: ServiceLoop, @unchecked Sendable {
         }
     }
 
-    /// Opens a connection to `ws://host:port/path`. Events go to `handler` on the service thread.
+    /// How a connection uses TLS.
+    public enum Security: Sendable, Equatable {
+        /// Plain `ws://`.
+        case none
+        /// `wss://`, checking the server's certificate against the system's trust store.
+        case tls
+        /// `wss://` accepting a self-signed certificate whatever its name (for tests and private setups).
+        case tlsAcceptingSelfSigned
+    }
+
+    /// Opens a connection to `ws://host:port/path` (or wss://). Events go to `handler` on the service thread.
     @discardableResult
     public func connect(host: String, port: Int, path: String = "/ws", origin: String? = nil,
+                        security: Security = .none,
                         handler: @escaping @Sendable (ClientEvent) -> Void) -> ClientConnectionID {
         let id = nextID.withLock { () -> ClientConnectionID in
             defer { nextRaw += 1 }
             return ClientConnectionID(rawValue: nextRaw)
         }
-        post { [self] in open(id, host: host, port: port, path: path, origin: origin, handler: handler) }
+        post { [self] in
+            open(id, host: host, port: port, path: path, origin: origin, security: security, handler: handler)
+        }
         return id
     }
 
@@ -116,7 +130,7 @@ public final class WebSocketClient: ServiceLoop, @unchecked Sendable {
     }
 
     private func open(_ id: ClientConnectionID, host: String, port: Int, path: String, origin: String?,
-                      handler: @escaping @Sendable (ClientEvent) -> Void) {
+                      security: Security, handler: @escaping @Sendable (ClientEvent) -> Void) {
         let hostC = strdup(host)!, pathC = strdup(path)!
         let hostHeader = strdup("\(host):\(port)")!
         // libwebsockets puts "http://" in front of the origin itself.
@@ -133,6 +147,13 @@ public final class WebSocketClient: ServiceLoop, @unchecked Sendable {
         info.origin = UnsafePointer(originC)
         info.local_protocol_name = UnsafePointer(protocolName)
         info.ietf_version_or_minus_one = -1
+        switch security {
+        case .none: break
+        case .tls: info.ssl_connection = Int32(LCCSCF_USE_SSL.rawValue)
+        case .tlsAcceptingSelfSigned:
+            info.ssl_connection = Int32(LCCSCF_USE_SSL.rawValue | LCCSCF_ALLOW_SELFSIGNED.rawValue
+                                        | LCCSCF_SKIP_SERVER_CERT_HOSTNAME_CHECK.rawValue)
+        }
         info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: UInt(id.rawValue))
         var wsi: OpaquePointer?
         withUnsafeMutablePointer(to: &wsi) { pointer in

@@ -50,6 +50,9 @@ public struct WebSocketServerOptions: Sendable {
     public var maxConnectionsPerAddress = 0
     /// Seconds a connection may take to complete its HTTP request or WebSocket handshake.
     public var handshakeTimeoutSeconds = 5
+    /// PEM certificate (chain) and private key: when both are set the port speaks TLS (https and wss).
+    public var tlsCertificatePath: String?
+    public var tlsPrivateKeyPath: String?
     /// Lets the library log its own warnings and notices, not only errors.
     public var verboseLibraryLogs = false
 
@@ -161,6 +164,14 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         info.user = Unmanaged.passUnretained(self).toOpaque()
         info.timeout_secs = UInt32(options.handshakeTimeoutSeconds)
         info.fd_limit_per_thread = 0
+        if let certificate = options.tlsCertificatePath, let key = options.tlsPrivateKeyPath {
+            for path in [certificate, key] where !FileManager.default.isReadableFile(atPath: path) {
+                throw .tlsFileUnreadable(path)
+            }
+            info.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
+            info.ssl_cert_filepath = UnsafePointer(keep(strdup(certificate)))
+            info.ssl_private_key_filepath = UnsafePointer(keep(strdup(key)))
+        }
         if let host = options.host {
             info.iface = UnsafePointer(keep(strdup(host)))
             // With IPv6 enabled, this libwebsockets writes an IPv4 literal into an IPv6 socket address and

@@ -43,10 +43,14 @@ public struct ServerConfiguration: Sendable {
     public var limits: ServerLimits
     /// Origins whose pages may connect besides the server's own.
     public var allowedOrigins: [String]
+    /// PEM certificate and key: with both set the server speaks TLS itself (https, wss).
+    public var tlsCertificatePath: String?
+    public var tlsPrivateKeyPath: String?
 
     public init(host: String? = nil, port: Int = 8080, webRoot: String? = "web",
                 defaultSettings: RoomSettings = .standard, roomPolicy: RoomPolicy = .standard,
-                limits: ServerLimits = .standard, allowedOrigins: [String] = []) {
+                limits: ServerLimits = .standard, allowedOrigins: [String] = [],
+                tlsCertificatePath: String? = nil, tlsPrivateKeyPath: String? = nil) {
         self.host = host
         self.port = port
         self.webRoot = webRoot
@@ -54,5 +58,7 @@ public struct ServerConfiguration: Sendable {
         self.roomPolicy = roomPolicy
         self.limits = limits
         self.allowedOrigins = allowedOrigins
+        self.tlsCertificatePath = tlsCertificatePath
+        self.tlsPrivateKeyPath = tlsPrivateKeyPath
     }
 }

@@ -22,6 +22,8 @@ public final class PomodoroServer: Sendable {
         options.handshakeTimeoutSeconds = limits.handshakeTimeoutSeconds
         options.maxConnectionsPerAddress = limits.maxConnectionsPerAddress
         options.allowedOrigins = configuration.allowedOrigins
+        options.tlsCertificatePath = configuration.tlsCertificatePath
+        options.tlsPrivateKeyPath = configuration.tlsPrivateKeyPath
         options.verboseLibraryLogs = logger.logLevel <= .debug
         transport = try WebSocketServer(options: options)
         hub = RoomHub(configuration: configuration, clock: clock, logger: logger)

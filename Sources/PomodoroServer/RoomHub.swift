@@ -141,6 +141,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             guard let command = Self.roomCommand(frame.message) else { return }
             guard let (entry, member) = membership(of: connection, ref: frame.ref, server: server) else { return }
             do {
+                catchUp(entry, server: server, at: now)
                 let outcome = try entry.room.handle(command, from: member, now: now.monotonic)
                 reply(.ok(command: frame.message.type, appliesFrom: outcome.appliesFrom, ref: frame.ref),
                       to: connection, server: server)
@@ -186,6 +187,8 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         }
         do {
             let roomID = try RoomID(validating: rawRoom)
+            // Catching up may also find the room expired and drop it: then the join creates it anew.
+            if let existing = rooms[roomID] { catchUp(existing, server: server, at: now) }
             guard let entry = rooms[roomID] ?? makeRoom(roomID, for: connection, server: server, at: now) else {
                 return
             }
@@ -250,6 +253,15 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         rooms[id] = entry
         logger.debug("room created", metadata: ["room": "\(id)"])
         return entry
+    }
+
+    /// Brings a room up to `now` and broadcasts what that produced (a phase that ended a moment before its
+    /// timer fired), so a command that is then refused cannot swallow it.
+    private func catchUp(_ entry: RoomEntry, server: WebSocketServer, at now: ClockReading) {
+        let outcome = entry.room.advance(to: now.monotonic)
+        if outcome.stateChanged || outcome.tick != nil || !outcome.events.isEmpty {
+            publish(outcome, in: entry, server: server, at: now)
+        }
     }
 
     private func timerFired(_ id: RoomID, server: WebSocketServer) {

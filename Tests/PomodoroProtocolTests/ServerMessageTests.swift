@@ -150,7 +150,7 @@ struct ServerMessageTests {
         #expect(extend["seconds"] == .integer(.signed(-30)))
         #expect(ErrorCode.allCases.map(\.rawValue) == [
             "bad_json", "bad_request", "unknown_type", "not_joined", "already_joined", "too_large",
-            "binary_unsupported", "invalid_state", "room_full", "replaced", "shutting_down", "rate_limited",
+            "binary_unsupported", "invalid_state", "room_full", "replaced", "shutting_down", "rate_limited", "room_limit",
             "internal",
         ])
     }

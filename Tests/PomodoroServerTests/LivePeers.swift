@@ -73,10 +73,11 @@ final class Peer: Sendable {
     let id: ClientConnectionID
     let inbox = Inbox()
 
-    init(_ client: WebSocketClient, port: Int, path: String = "/ws") throws {
+    init(_ client: WebSocketClient, port: Int, path: String = "/ws",
+         security: WebSocketClient.Security = .none) throws {
         self.client = client
         let inbox = self.inbox
-        id = client.connect(host: "127.0.0.1", port: port, path: path) { inbox.add($0) }
+        id = client.connect(host: "127.0.0.1", port: port, path: path, security: security) { inbox.add($0) }
         guard case .opened = inbox.next(timeout: 5) else { throw LiveTestFailure(description: "connection did not open") }
     }
 
