@@ -1,0 +1,248 @@
+import Foundation
+import PomodoroClient
+import PomodoroCore
+import PomodoroProtocol
+import Testing
+
+/// The built `pomo` against the built `pomodoro-server`: in tmux as a person uses it, and as scripts do.
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct LivePomoTests {
+    /// A second member in the room, through the client library: configures, sets a task.
+    final class OtherMember: Sendable {
+        let session: RoomSession
+        let task: Task<Void, Never>
+        let welcomed: AsyncStream<Void>
+
+        init(url: String, room: String, name: String) throws {
+            session = try RoomSession(address: try ServerAddress(parsing: url),
+                                      configuration: SessionConfiguration(room: room, name: name, reconnect: nil))
+            let (welcomed, signal) = AsyncStream.makeStream(of: Void.self)
+            self.welcomed = welcomed
+            let session = self.session
+            task = Task {
+                async let run: Void = session.run()
+                for await event in session.events {
+                    if case .message(.welcome, _, _) = event { signal.yield() }
+                }
+                signal.finish()
+                await run
+            }
+        }
+
+        func waitForWelcome() async throws {
+            for await _ in welcomed { return }
+            throw LiveFailure(description: "the second member was not welcomed")
+        }
+
+        func stop() async {
+            session.stop()
+            await task.value
+        }
+    }
+
+    /// Which of `candidates` the big digits show, read by drawing each one and looking for its rows.
+    static func bigTime(on screen: String, candidates: [String]) -> String? {
+        let lines = screen.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+        return candidates.first { text in
+            let rows = BigDigits.render(text, scale: 2).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let first = lines.firstIndex(of: rows[0]), first + rows.count <= lines.count else { return false }
+            return Array(lines[first..<(first + rows.count)]) == rows
+        }
+    }
+
+    @Test func joinStartSeeTheDigitsFallThenQuitRestoresTheShell() async throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let state = NSTemporaryDirectory() + "pomo-live-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let tmux = try TmuxSession(environment: ["XDG_STATE_HOME": state, "LANG": "C.UTF-8"])
+        defer { tmux.kill() }
+
+        try tmux.type("\(Built.pomo) join live --name Ada --server \(server.url) --no-notify; echo pomo-exited-$?")
+        try tmux.press("Enter")
+        try tmux.waitFor("the view") { $0.contains("● live") && $0.contains("Ada (you)") && $0.contains("IDLE") }
+
+        // A second member makes the focus 3 seconds long and says what they work on.
+        let lin = try OtherMember(url: server.url, room: "live", name: "Lin")
+        try await lin.waitForWelcome()
+        lin.session.send(.configure(RoomSettings(focus: 3, shortBreak: 2, longBreak: 4, longBreakEvery: 2,
+                                                 autoStart: false)))
+        lin.session.send(.task(text: "Reviewing the codec"))
+        try tmux.waitFor("Lin's task and the new settings") {
+            $0.contains("Lin ") && $0.contains("Reviewing the codec") && $0.contains("Focus 3s")
+        }
+        // The resume token was kept for next time, privately.
+        let stored = try #require(StateFile.location(environment: ["XDG_STATE_HOME": state],
+                                                     server: try ServerAddress(parsing: server.url), room: "live")?.load())
+        #expect(stored.name == "Ada" && stored.member == "m1" && stored.token.count == 32)
+
+        // Space starts the focus; the digits fall second by second to the end of the phase.
+        try tmux.press("Space")
+        try tmux.waitFor("the running focus") { $0.contains("FOCUS") && $0.contains("space pause") }
+        var seen: [String] = []
+        let candidates = ["00:03", "00:02", "00:01", "00:00"]
+        let deadline = Date().addingTimeInterval(10)
+        var finished = ""
+        while Date() < deadline {
+            let screen = try tmux.capture()
+            if screen.contains("Focus done") {
+                finished = screen
+                break
+            }
+            if let time = Self.bigTime(on: screen, candidates: candidates), time != seen.last { seen.append(time) }
+            usleep(50_000)
+        }
+        #expect(!finished.isEmpty, "the phase ended in the view")
+        #expect(seen.count >= 2, "the digits changed while running: \(seen)")
+        #expect(seen == seen.sorted(by: >), "the digits only fell: \(seen)")
+        #expect(finished.contains("SHORT BREAK") && finished.contains("Focus done · Short break next"))
+        // Both present members earned the completed focus.
+        let counts = finished.split(separator: "\n").filter { $0.contains("Ada (you)") || $0.contains("Lin ") }
+        #expect(counts.count == 2 && counts.allSatisfy { $0.hasSuffix("1") }, "\(counts)")
+
+        // q leaves the full-screen view: the shell is back as it was, the view is gone.
+        try tmux.press("q")
+        let shell = try tmux.waitFor("the shell after quitting") { $0.contains("pomo-exited-0") }
+        #expect(!shell.contains("MEMBERS") && !shell.contains("█"))
+        #expect(shell.contains("shell$ "))
+        await lin.stop()
+    }
+
+    @Test func aSecondJoinWithTheSameTokenTakesOverAndTheFirstExitsWithThree() async throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let state = NSTemporaryDirectory() + "pomo-live-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let tmux = try TmuxSession(columns: 40, rows: 24, environment: ["XDG_STATE_HOME": state, "LANG": "C.UTF-8"])
+        defer { tmux.kill() }
+        try tmux.type("\(Built.pomo) join takeover --name Ada --server \(server.url); echo pomo-exited-$?")
+        try tmux.press("Enter")
+        try tmux.waitFor("the narrow view") { $0.contains("● live") && $0.contains("Ada (you)") }
+
+        // The same person joins again elsewhere (plain lines, into a pipe): same token, same member.
+        let second = Process()
+        second.executableURL = URL(fileURLWithPath: Built.pomo)
+        second.arguments = ["join", "takeover", "--name", "Ada", "--server", server.url]
+        second.environment = ["XDG_STATE_HOME": state, "PATH": "/usr/bin:/bin"]
+        let output = Pipe()
+        second.standardOutput = output
+        second.standardError = FileHandle.nullDevice
+        try second.run()
+        defer { second.terminate() }
+
+        let screen = try tmux.waitFor("the first join to give up") { $0.contains("pomo-exited-3") }
+        #expect(screen.contains("another connection took over"))
+        // The second one has the member, resumed.
+        var line = [UInt8]()
+        while let byte = try output.fileHandleForReading.read(upToCount: 1)?.first, byte != UInt8(ascii: "\n") {
+            line.append(byte)
+        }
+        #expect(String(decoding: line, as: UTF8.self).contains("Joined takeover as Ada (m1), place resumed"))
+    }
+
+    @Test func scriptsGetOneLineJSONAndHonestExitStatuses() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let pomo = Built.pomo
+        let env = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
+
+        var result = try runProgram(pomo, ["status", "scripted", "--server", server.url], environment: env)
+        #expect(result.status == 0 && result.out == "Idle 00:00\n", "\(result)")
+
+        // Refused by the server: nothing runs, so nothing pauses.
+        result = try runProgram(pomo, ["pause", "scripted", "--server", server.url], environment: env)
+        #expect(result.status == 1)
+        #expect(result.err.hasPrefix("pomo: the server refused to pause in scripted:"), "\(result.err)")
+        #expect(result.err.split(separator: "\n").count == 1)
+
+        result = try runProgram(pomo, ["configure", "scripted", "--focus", "10m", "--server", server.url], environment: env)
+        #expect(result.status == 0 && result.out.contains("Focus 10m") && result.out.contains("applies now"), "\(result)")
+        result = try runProgram(pomo, ["start", "scripted", "--server", server.url], environment: env)
+        #expect(result.status == 0 && result.out.hasPrefix("scripted: Focus 1 of 4, running, "), "\(result)")
+        result = try runProgram(pomo, ["extend", "scripted", "-1m", "--server", server.url], environment: env)
+        #expect(result.status == 0 && result.out.contains(", 0") && result.out.contains(" left"), "\(result)")
+
+        result = try runProgram(pomo, ["status", "scripted", "--format", "%P %s %c/%n %M", "--server", server.url],
+                                environment: env)
+        #expect(result.out == "focus running 1/4 0\n", "\(result)")
+
+        // --json: the snapshot, without pomo's own visiting member.
+        result = try runProgram(pomo, ["status", "scripted", "--json", "--server", server.url], environment: env)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [String: Any])
+        #expect(json["phase"] as? String == "focus" && json["status"] as? String == "running")
+        #expect((json["members"] as? [Any])?.isEmpty == true)
+        #expect(result.out.split(separator: "\n").count == 1)
+
+        // Cannot connect: 69 and one line naming the address.
+        result = try runProgram(pomo, ["status", "scripted", "--server", "ws://127.0.0.1:1"], environment: env)
+        #expect(result.status == 69)
+        #expect(result.err.hasPrefix("pomo: cannot reach ws://127.0.0.1:1") && result.err.split(separator: "\n").count == 1)
+
+        // Bad usage: 64, before any connection.
+        for arguments in [["status", "no spaces"], ["status", "r", "--format", "%q"], ["extend", "r", "soon"],
+                          ["join", "r", "--name", ""], ["status", "r", "--server", "wss://h"]] {
+            result = try runProgram(pomo, arguments, environment: env)
+            #expect(result.status == 64, "\(arguments): \(result)")
+        }
+
+        // The environment picks the server too.
+        result = try runProgram(pomo, ["status", "scripted", "--format", "%o %s"],
+                                environment: env.merging(["POMO_SERVER": server.url]) { $1 })
+        #expect(result.out == "scripted running\n")
+    }
+
+    @Test func watchStreamsOneJSONObjectPerLine() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Built.pomo)
+        process.arguments = ["watch", "streamed", "--json", "--server", server.url]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        func nextLine() throws -> [String: Any] {
+            var line = [UInt8]()
+            while let byte = try output.fileHandleForReading.read(upToCount: 1)?.first, byte != UInt8(ascii: "\n") {
+                line.append(byte)
+            }
+            return try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
+        }
+        let welcome = try nextLine()
+        #expect(welcome["type"] as? String == "welcome")
+        #expect((welcome["you"] as? [String: Any])?["token"] as? String == "")
+        _ = try runProgram(Built.pomo, ["start", "streamed", "--server", server.url, "--quiet"])
+        var types: [String] = []
+        while !types.contains("tick") {
+            types.append(try nextLine()["type"] as? String ?? "?")
+        }
+        #expect(types.contains("state") && types.contains("event"))
+        // SIGTERM: watch leaves and exits 0.
+        process.terminate()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test func helpIsComplete() throws {
+        let root = try runProgram(Built.pomo, ["--help"])
+        #expect(root.status == 0)
+        for subcommand in ["join", "status", "watch", "start", "pause", "resume", "skip", "reset", "extend", "configure"] {
+            #expect(root.out.contains("  \(subcommand) "), "pomo --help lists \(subcommand)")
+            let help = try runProgram(Built.pomo, [subcommand, "--help"])
+            #expect(help.status == 0 && help.out.contains("OVERVIEW:") && help.out.contains("--server"), "\(subcommand)")
+        }
+        for words in ["EXIT STATUS", "64", "69", "POMO_SERVER", "XDG_STATE_HOME"] {
+            #expect(root.out.contains(words), "pomo --help mentions \(words)")
+        }
+        let join = try runProgram(Built.pomo, ["join", "--help"]).out
+        for words in ["--name", "--no-bell", "--no-notify", "--color", "space", "reset", "task", "away", "quit",
+                      "notify-send", "NO_COLOR"] {
+            #expect(join.contains(words), "pomo join --help mentions \(words)")
+        }
+        let status = try runProgram(Built.pomo, ["status", "--help"]).out
+        for spec in ["%p", "%P", "%r", "%R", "%c", "%n", "%s", "%i", "%b", "%e", "%m", "%M", "%o", "%%", "--json"] {
+            #expect(status.contains(spec), "pomo status --help documents \(spec)")
+        }
+    }
+}
