@@ -38,6 +38,7 @@ export class RoomConnection {
     this.retryTimer = null;
     this.openTimer = null;
     this.pingDeadline = 0;
+    this.lastPingAt = 0;
     this.nextRef = 1;
     this.joinRef = null;
     this.replacedSeen = false;
