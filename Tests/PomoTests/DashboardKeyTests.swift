@@ -164,4 +164,18 @@ import Testing
         #expect(press([.control("z")], on: &d) == [.suspend])
         #expect(press([.control("l")], on: &d) == [.redraw])
     }
+
+    @Test func aRejoinAsANewMemberCarriesTheTaskOver() {
+        let members = [Fixture.member("m1", "Ada", task: "Write the codec")]
+        var d = Fixture.dashboard(Fixture.snapshot(members: members))
+        _ = d.handle(.reconnecting(attempt: 1, retryAt: Fixture.local(500), reason: "the server is shutting down"))
+        // A restarted server: a new room, a new member, no task.
+        let fresh = Fixture.snapshot(members: [Fixture.member("m1", "Ada")])
+        let effects = d.handle(.message(Fixture.welcome(fresh, resumed: false), raw: [], receivedAt: Fixture.local(900)))
+        #expect(sent(effects) == [.task(text: "Write the codec")])
+        #expect(d.lastEvent?.text.hasPrefix("Reconnected as a new member") == true)
+        // Resumed: the server kept everything, nothing to send.
+        _ = d.handle(.reconnecting(attempt: 1, retryAt: Fixture.local(1500), reason: "the connection closed"))
+        #expect(d.handle(.message(Fixture.welcome(fresh, resumed: true), raw: [], receivedAt: Fixture.local(1900))) == [])
+    }
 }

@@ -237,6 +237,7 @@ public struct Dashboard: Sendable {
         switch message {
         case let .welcome(you, _, _, _):
             let wasMember = room.myID
+            let myTask = room.me?.task ?? ""
             let reconnected = connection != .connecting
             room.apply(message, receivedAt: now)
             connection = .live
@@ -244,7 +245,9 @@ public struct Dashboard: Sendable {
                 if you.resumed || wasMember == nil {
                     lastEvent = Notice("Reconnected", kind: .info, at: now)
                 } else {
-                    lastEvent = Notice("Reconnected as a new member: the earlier place had expired", kind: .info, at: now)
+                    // The server no longer knew the member (grace period over, or a restart): carry the task over.
+                    lastEvent = Notice("Reconnected as a new member: the server had let the old one go", kind: .info, at: now)
+                    if !myTask.isEmpty { effects += request(.task(text: myTask), "task") }
                 }
             } else if you.resumed {
                 lastEvent = Notice("Welcome back: your place was kept", kind: .info, at: now)

@@ -61,12 +61,14 @@ public enum DashboardRenderer {
             : BigDigits.width(of: digitText, scale: 1) <= inner ? 1 : 0
         let big = rows >= 18 && scale > 0
         if big {
-            lines += [.blank, phaseLine.indented(by: margin), .blank]
+            // Below 22 rows the timer gives up its inner blank lines so the members keep some room.
+            let airy = rows >= 22
+            lines += [.blank, phaseLine.indented(by: margin)] + (airy ? [.blank] : [])
             let style = digitStyle(snapshot)
             for row in BigDigits.render(digitText, scale: scale) {
                 lines.append(centered(ScreenLine(row, style), width: columns))
             }
-            lines += [.blank, bar.indented(by: margin)]
+            lines += (airy ? [.blank] : []) + [bar.indented(by: margin)]
         } else {
             var compact = ScreenLine()
             compact.append(digitText, TextStyle(color: digitStyle(snapshot).color, bold: true, dim: digitStyle(snapshot).dim))

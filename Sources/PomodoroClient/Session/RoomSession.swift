@@ -129,7 +129,7 @@ public final class RoomSession: Sendable {
     /// libwebsockets' reason for a failed connection, in words a person can act on.
     static func explain(_ why: String) -> String {
         let lower = why.lowercased()
-        if lower.contains("refused") { return "connection refused" }
+        if lower.contains("refused") || lower.contains("unable to connect") { return "nothing answered" }
         if lower.contains("dns") || lower.contains("resolve") || lower.contains("getaddrinfo") {
             return "unknown host"
         }
