@@ -146,6 +146,10 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
                 mount.origin = UnsafePointer(keep(strdup(root)))
                 mount.def = UnsafePointer(keep(strdup("index.html")))
                 mount.origin_protocol = UInt8(LWSMPRO_FILE.rawValue)
+                // Browsers may keep the page's files for a minute, then revalidate.
+                mount.cache_max_age = 60
+                mount.cache_reusable = 1
+                mount.cache_revalidate = 1
             }
         }
 

@@ -189,7 +189,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             let roomID = try RoomID(validating: rawRoom)
             // Catching up may also find the room expired and drop it: then the join creates it anew.
             if let existing = rooms[roomID] { catchUp(existing, server: server, at: now) }
-            guard let entry = rooms[roomID] ?? makeRoom(roomID, for: connection, server: server, at: now) else {
+            guard let entry = rooms[roomID] ?? makeRoom(roomID, for: connection, ref: ref, server: server, at: now) else {
                 return
             }
             let result = try entry.room.join(name: name, token: token.map(ResumeToken.init),
@@ -225,12 +225,12 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
 
     /// Creates a room unless the server is full or the address has created too many this minute (then it
     /// replies `room_limit` and returns nil).
-    private func makeRoom(_ id: RoomID, for connection: ConnectionID, server: WebSocketServer,
+    private func makeRoom(_ id: RoomID, for connection: ConnectionID, ref: Ref?, server: WebSocketServer,
                           at now: ClockReading) -> RoomEntry? {
         let limits = configuration.limits
         guard rooms.count < limits.maxRooms else {
             reply(.error(code: .roomLimit, message: "the server holds as many rooms as it may", field: "room",
-                         ref: nil), to: connection, server: server)
+                         ref: ref), to: connection, server: server)
             return nil
         }
         if limits.roomsCreatedPerAddressPerMinute > 0, let peer = sessions[connection]?.peer {
@@ -238,7 +238,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             if now.monotonic - window.start >= .seconds(60) { window = CreationWindow(start: now.monotonic, count: 0) }
             guard window.count < limits.roomsCreatedPerAddressPerMinute else {
                 reply(.error(code: .roomLimit, message: "too many new rooms from this address; try again in a minute",
-                             field: "room", ref: nil), to: connection, server: server)
+                             field: "room", ref: ref), to: connection, server: server)
                 return nil
             }
             window.count += 1

@@ -93,8 +93,12 @@ struct LimitTests {
         let peers = try (0..<4).map { _ in try Peer(client, port: server.port) }
         _ = try peers[0].join("one", name: "A")
         _ = try peers[1].join("two", name: "B")
-        peers[2].send(.join(room: "three", name: "C", token: nil))
-        #expect(try errorCode(peers[2]) == .roomLimit)
+        peers[2].send(.join(room: "three", name: "C", token: nil), ref: .string("j"))
+        let refused = try peers[2].expect("error") { message -> (ErrorCode, Ref?)? in
+            if case let .error(code, _, _, ref) = message { return (code, ref) }
+            return nil
+        }
+        #expect(refused.0 == .roomLimit && refused.1 == .string("j"))
         // Joining a room that exists is not creating one.
         _ = try peers[2].join("one", name: "C")
     }
