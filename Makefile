@@ -7,7 +7,7 @@ PORT ?= 8080
 HOST ?=
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build release run test test-unit test-browser clean
+.PHONY: deps build release run test test-unit test-browser clean fuzz
 
 # Installs the Debian packages that are not installed yet (apt-get update runs once, only when needed).
 deps:
@@ -32,6 +32,7 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	bash Tests/browser/run.sh "$$($(SWIFT) build --show-bin-path)/pomodoro-server"
+	$(MAKE) fuzz FUZZ_SECONDS=30
 
 # The web page in headless Chromium against the real server (Tests/browser/README.md).
 test-browser: build
@@ -39,3 +40,13 @@ test-browser: build
 
 clean:
 	rm -rf .build
+
+# libFuzzer over the client-frame decoder, under AddressSanitizer (Tests/Fuzz). Longer runs:
+# `make fuzz FUZZ_SECONDS=3600`. Inputs that crash are written to Tests/Fuzz/.build/crashes/.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	cd Tests/Fuzz && $(SWIFT) build -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library --product DecoderFuzzer
+	mkdir -p Tests/Fuzz/.build/corpus Tests/Fuzz/.build/crashes
+	cp Tests/Fuzz/corpus/* Tests/Fuzz/.build/corpus/
+	Tests/Fuzz/.build/debug/DecoderFuzzer Tests/Fuzz/.build/corpus -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	  -artifact_prefix=Tests/Fuzz/.build/crashes/ -print_final_stats=1 2>&1 | tail -n 12

@@ -9,6 +9,8 @@ let package = Package(
     products: [
         .executable(name: "pomodoro-server", targets: ["pomodoro-server"]),
         .executable(name: "pomo", targets: ["pomo"]),
+        // For the fuzz target in Tests/Fuzz, a package of its own.
+        .library(name: "PomodoroProtocol", targets: ["PomodoroProtocol"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -32,10 +34,16 @@ let package = Package(
                 dependencies: ["PomodoroCore", "PomodoroProtocol", "PomodoroNet",
                                .product(name: "Logging", package: "swift-log")],
                 swiftSettings: strict),
+        // The server's command line, environment and config file merged into one configuration; JSON logs;
+        // the run loop. A library so that the tests reach it; the executable is a thin @main.
+        .target(name: "PomodoroServerCLI",
+                dependencies: ["PomodoroServer", "PomodoroCore",
+                               .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                               .product(name: "Logging", package: "swift-log")],
+                swiftSettings: strict),
         .executableTarget(name: "pomodoro-server",
-                          dependencies: ["PomodoroServer",
-                                         .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                                         .product(name: "Logging", package: "swift-log")],
+                          dependencies: ["PomodoroServerCLI",
+                                         .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           swiftSettings: strict),
         // The terminal client's reusable parts: the room session (join, resume, reconnect), the room model,
         // and the pure presentation (screen frames, keys, status formats). No terminal I/O here.
@@ -52,6 +60,10 @@ let package = Package(
         .testTarget(name: "PomodoroProtocolTests", dependencies: ["PomodoroProtocol"], swiftSettings: strict),
         .testTarget(name: "PomodoroServerTests",
                     dependencies: ["PomodoroServer", "PomodoroNet", "PomodoroProtocol"],
+                    swiftSettings: strict),
+        .testTarget(name: "PomodoroServerCLITests",
+                    dependencies: ["PomodoroServerCLI", "PomodoroServer",
+                                   .product(name: "Logging", package: "swift-log")],
                     swiftSettings: strict),
         .testTarget(name: "PomoTests",
                     dependencies: ["PomodoroClient", "PomodoroProtocol", "PomodoroCore", "PomodoroNet"],
