@@ -97,6 +97,11 @@ import Testing
         _ = d.handle(.message(.state(away), raw: [], receivedAt: t0))
         #expect(d.room.iAmAway)
         #expect(sent(press([.character("a")], on: &d)) == [.presence(away: false)])
+        // Two quick presses before the server answers: away, then back again, not away twice.
+        var quick = Fixture.dashboard(Fixture.snapshot())
+        #expect(sent(press([.character("a"), .character("a")], on: &quick))
+                == [.presence(away: true), .presence(away: false)])
+        #expect(quick.awayRequestedOrShown == false)
     }
 
     @Test func whileReconnectingOnlyQuitWorks() {

@@ -75,6 +75,8 @@ public struct Dashboard: Sendable {
     public static let maxPhaseMs: Int64 = 8 * 3600 * 1000
     private var nextRef: Int64 = 1
     private var pending: [Int64: String] = [:]
+    /// The presence last asked for and not yet confirmed, so a quick second `a` toggles back.
+    private var requestedAway: (away: Bool, ref: Int64)?
 
     public init(roomName: String, serverLabel: String, bell: Bool = true) {
         self.roomName = roomName
@@ -100,6 +102,9 @@ public struct Dashboard: Sendable {
             return snapshot.status == .running ? true : snapshot.remainingMs > 0
         }
     }
+
+    /// Whether I am away, or asked to be and the server has not answered yet.
+    public var awayRequestedOrShown: Bool { requestedAway?.away ?? room.iAmAway }
 
     /// What space does now: "start", "pause" or "resume".
     public var toggleLabel: String {
@@ -168,7 +173,10 @@ public struct Dashboard: Sendable {
             case .task:
                 mode = .editingTask(LineEditor(room.me?.task ?? "", limit: 200))
                 return []
-            case .away: return request(.presence(away: !room.iAmAway), "away")
+            case .away:
+                let away = !awayRequestedOrShown
+                requestedAway = (away, nextRef)
+                return request(.presence(away: away), "away")
             }
         }
     }
@@ -222,6 +230,7 @@ public struct Dashboard: Sendable {
         case let .reconnecting(attempt, retryAt, reason):
             connection = .reconnecting(attempt: attempt, retryAt: retryAt, reason: reason)
             pending.removeAll()
+            requestedAway = nil
             if case .editingTask = mode {} else { mode = .normal }
             return []
         case .ended(let end):
@@ -256,6 +265,7 @@ public struct Dashboard: Sendable {
             }
         case .state, .tick, .pong:
             room.apply(message, receivedAt: now)
+            if let requested = requestedAway, requested.away == room.iAmAway { requestedAway = nil }
         case let .event(_, event, _):
             // Describe with the names known before the state that follows changes them.
             if let text = describe(event) { lastEvent = Notice(text, kind: .event, at: now) }
@@ -269,6 +279,7 @@ public struct Dashboard: Sendable {
         case let .ok(_, _, ref):
             if case .number(let n)? = ref { pending[n] = nil }
         case let .error(code, text, _, ref):
+            if case .number(let n)? = ref, requestedAway?.ref == n { requestedAway = nil }
             var what = "Refused"
             if case .number(let n)? = ref, let name = pending.removeValue(forKey: n) { what = "\(name.capitalizedFirst) refused" }
             if code == .replaced {

@@ -300,7 +300,7 @@ public enum DashboardRenderer {
             Hint(key: "+/-", label: "1 min", enabled: d.isEnabled(.extend(minutes: 1)) || d.isEnabled(.extend(minutes: -1))),
             Hint(key: "1 3 5", label: "add", enabled: d.isEnabled(.extend(minutes: 1))),
             Hint(key: "t", label: "task", enabled: d.isEnabled(.task)),
-            Hint(key: "a", label: d.room.iAmAway ? "back" : "away", enabled: d.isEnabled(.away)),
+            Hint(key: "a", label: d.awayRequestedOrShown ? "back" : "away", enabled: d.isEnabled(.away)),
             Hint(key: "q", label: "quit", enabled: true),
         ]
         func build(gap: Int) -> ScreenLine {
