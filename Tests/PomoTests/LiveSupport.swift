@@ -167,5 +167,10 @@ final class TmuxSession: Sendable {
         throw LiveFailure(description: "no \(what) within \(timeout) s; the screen was:\n\(screen)")
     }
 
-    func kill() { _ = try? tmux(["kill-server"]) }
+    /// Ends the tmux server and removes its socket file, which tmux leaves behind.
+    func kill() {
+        _ = try? tmux(["kill-server"])
+        let folder = ProcessInfo.processInfo.environment["TMUX_TMPDIR"] ?? "/tmp"
+        unlink("\(folder)/tmux-\(getuid())/\(socket)")
+    }
 }
