@@ -137,8 +137,10 @@ struct FullScreenView {
         let signals = SignalWatcher([SIGINT, SIGTERM, SIGHUP, SIGWINCH]) { signo in
             sink.yield(signo == SIGWINCH ? .resize : .signal(signo))
         }
-        _ = terminal.enterRaw()
-        terminal.write(AnsiEncoder.enterFullScreen)
+        // The full screen opens once the room is there, or after a moment: a server that is down gets its
+        // one line on standard error without the screen flashing first.
+        let opensAt = LocalInstant.now().monotonicMs + 400
+        var open = false
         KeyReader.start({ sink.yield(.keys($0)) }, atEnd: {})
 
         var dashboard = Dashboard(roomName: room, serverLabel: address.shortDescription, bell: bell)
@@ -193,6 +195,21 @@ struct FullScreenView {
                 }
             }
             let drawnAt = LocalInstant.now()
+            if !open {
+                guard dashboard.room.snapshot != nil || drawnAt.monotonicMs >= opensAt else {
+                    wake?.cancel()
+                    let wait = max(1, opensAt - drawnAt.monotonicMs)
+                    wake = Task {
+                        try? await Task.sleep(for: .milliseconds(wait))
+                        if !Task.isCancelled { sink.yield(.wake) }
+                    }
+                    continue
+                }
+                open = true
+                _ = terminal.enterRaw()
+                terminal.write(AnsiEncoder.enterFullScreen)
+                size = terminal.size()
+            }
             let frame = DashboardRenderer.render(dashboard, in: .init(columns: size.columns, rows: size.rows,
                                                                       now: drawnAt, utcOffsetSeconds: utcOffsetNow()))
             terminal.write(encoder.encode(frame))
@@ -206,8 +223,10 @@ struct FullScreenView {
         }
         wake?.cancel()
         signals.cancel()
-        terminal.write(AnsiEncoder.leaveFullScreen)
-        terminal.restore()
+        if open {
+            terminal.write(AnsiEncoder.leaveFullScreen)
+            terminal.restore()
+        }
         forward.cancel()
         _ = await sessionTask.value
         return end
