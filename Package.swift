@@ -22,6 +22,8 @@ let package = Package(
                        providers: [.apt(["libwebsockets-dev"])]),
         .systemLibrary(name: "CJSONC", pkgConfig: "json-c",
                        providers: [.apt(["libjson-c-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto",
+                       providers: [.apt(["libssl-dev"])]),
 
         // The pure domain: rooms, phases, deadlines, members, stats. No I/O, no clock reads.
         .target(name: "PomodoroCore", swiftSettings: strict),
@@ -31,7 +33,7 @@ let package = Package(
         .target(name: "PomodoroNet", dependencies: ["CLibWebSockets"], swiftSettings: strict),
         // The application: room registry, connections, broadcasts; the composition root.
         .target(name: "PomodoroServer",
-                dependencies: ["PomodoroCore", "PomodoroProtocol", "PomodoroNet",
+                dependencies: ["PomodoroCore", "PomodoroProtocol", "PomodoroNet", "CCrypto",
                                .product(name: "Logging", package: "swift-log")],
                 swiftSettings: strict),
         .executableTarget(name: "pomodoro-server",

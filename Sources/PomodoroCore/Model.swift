@@ -89,6 +89,14 @@ public enum ControlAction: String, Sendable, Equatable {
     case start, pause, resume, skip, reset, extend, configure
 }
 
+/// Who may press the controls of a room.
+public enum ControlMode: String, Sendable, Equatable, CaseIterable {
+    /// Everyone in the room, like a kitchen timer shared at a table.
+    case anyone
+    /// Only the host (the creator, or whoever the host handed the role to).
+    case host
+}
+
 /// Something that happened in a room that members should hear about, besides the new state itself.
 public enum RoomEvent: Equatable, Sendable {
     /// A phase ran to its end. `next` is the phase now set up, `autoStarted` whether it already runs.
@@ -101,6 +109,10 @@ public enum RoomEvent: Equatable, Sendable {
     case memberLeft(MemberID, reason: LeaveReason)
     /// A member pressed a control. `seconds` is set for `extend`.
     case control(ControlAction, by: MemberID, seconds: Int?)
+    /// The host role moved (nil: nobody is left to hold it).
+    case hostChanged(MemberID?)
+    /// The host changed who may press the controls.
+    case controlModeChanged(ControlMode, by: MemberID)
 }
 
 /// When new settings take effect.
@@ -167,6 +179,8 @@ public struct RoomSnapshot: Equatable, Sendable {
     public var members: [MemberSnapshot]
     public var stats: RoomStats
     public var seq: UInt64
+    public var controlMode: ControlMode
+    public var host: MemberID?
 
     public var running: Bool { status == .running }
 }

@@ -14,6 +14,9 @@ public struct Room: Sendable {
     public private(set) var cycle = 1
     public private(set) var stats = RoomStats()
     public private(set) var seq: UInt64 = 1
+    public private(set) var controlMode: ControlMode
+    /// The member who holds the host role: the creator until they hand it on or leave for good.
+    public private(set) var hostID: MemberID?
 
     private var members: [MemberID: Member] = [:]
     /// Join order, for stable member lists.
@@ -26,8 +29,10 @@ public struct Room: Sendable {
     /// Since when nobody has been connected and nothing has been running (nil otherwise).
     private var quietSince: Instant?
 
-    public init(id: RoomID, settings: RoomSettings = .standard, policy: RoomPolicy = .standard, now: Instant) {
+    public init(id: RoomID, settings: RoomSettings = .standard, policy: RoomPolicy = .standard,
+                controlMode: ControlMode = .anyone, now: Instant) {
         self.id = id
+        self.controlMode = controlMode
         self.settings = settings
         self.policy = policy
         self.quietSince = now
@@ -38,6 +43,11 @@ public struct Room: Sendable {
     public var memberCount: Int { members.count }
     public var connectedCount: Int { members.values.lazy.filter(\.connected).count }
     public func member(_ id: MemberID) -> Member? { members[id] }
+
+    /// Whether `token` would get a member's place back (so a locked room need not ask for its passcode).
+    public func hasMember(withToken token: ResumeToken) -> Bool {
+        members.values.contains { $0.token.matches(token) }
+    }
 
     public var status: TimerStatus {
         switch timer {
@@ -67,7 +77,7 @@ public struct Room: Sendable {
                 MemberSnapshot(id: $0.id, name: $0.name, present: $0.isPresent, connected: $0.connected,
                                task: $0.task, stats: $0.stats)
             },
-            stats: stats, seq: seq)
+            stats: stats, seq: seq, controlMode: controlMode, host: hostID)
     }
 
     /// The next instant at which `advance(to:)` has something to do: a tick boundary, the phase's end,
@@ -121,6 +131,11 @@ public struct Room: Sendable {
         members[id] = Member(id: id, name: name, token: freshToken)
         order.append(id)
         outcome.events.append(.memberJoined(id, name: name))
+        if hostID == nil {
+            // The creator hosts; so does whoever arrives in a room its host left for good.
+            hostID = id
+            outcome.events.append(.hostChanged(id))
+        }
         roomBecameBusy()
         changed(&outcome)
         return JoinResult(memberID: id, token: freshToken, resumed: false, outcome: outcome)
@@ -165,10 +180,27 @@ public struct Room: Sendable {
         case configure(RoomSettings)
         case setTask(String)
         case setAway(Bool)
+        /// Host only: who may press the controls.
+        case setControlMode(ControlMode)
+        /// Host only: hand the host role to another member.
+        case handOff(to: MemberID)
+
+        /// Commands that only the host may give in `host` mode (and `setControlMode`/`handOff` always).
+        var needsHost: Bool {
+            switch self {
+            case .setTask, .setAway: false
+            default: true
+            }
+        }
     }
 
     public mutating func handle(_ command: Command, from id: MemberID, now: Instant) throws(RoomError) -> Outcome {
         guard members[id]?.connected == true else { throw .unknownMember }
+        let hostOnly: Bool = switch command {
+        case .setControlMode, .handOff: true
+        default: command.needsHost && controlMode == .host
+        }
+        if hostOnly && hostID != id { throw .forbidden }
         var outcome = Outcome()
         advanceInternal(to: now, into: &outcome)
         creditFocus(until: now)
@@ -234,6 +266,17 @@ public struct Room: Sendable {
         case .setTask(let text):
             members[id]!.task = try TextRules.clean(text, field: "text", allowEmpty: true,
                                                    maxLength: policy.maxTaskLength)
+        case .setControlMode(let mode):
+            guard mode != controlMode else { throw .invalidState("the room is already in \(mode.rawValue) mode") }
+            controlMode = mode
+            outcome.events.append(.controlModeChanged(mode, by: id))
+        case .handOff(let target):
+            guard target != id else { throw .invalidState("you are the host already") }
+            guard members[target] != nil else {
+                throw .invalidArgument(field: "member", reason: "is not a member of this room")
+            }
+            hostID = target
+            outcome.events.append(.hostChanged(target))
         case .setAway(let away):
             guard members[id]!.away != away else { break }
             if away && isFocusRunning { members[id]!.stats.interruptions += 1 }
@@ -399,6 +442,12 @@ public struct Room: Sendable {
         members[id] = nil
         order.removeAll { $0 == id }
         outcome.events.append(.memberLeft(id, reason: reason))
+        if hostID == id {
+            // The role passes to the longest-present member: the earliest joined who is connected, else the
+            // earliest joined at all.
+            hostID = order.first { members[$0]!.connected } ?? order.first
+            outcome.events.append(.hostChanged(hostID))
+        }
     }
 
     private mutating func roomBecameBusy() {

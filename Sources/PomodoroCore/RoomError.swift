@@ -8,4 +8,6 @@ public enum RoomError: Error, Equatable, Sendable {
     case roomFull
     /// The member is not (or no longer) in the room.
     case unknownMember
+    /// In `host` control mode, a member who is not the host pressed a control.
+    case forbidden
 }

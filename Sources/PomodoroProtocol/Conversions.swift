@@ -37,7 +37,7 @@ extension StatsPayload {
 }
 
 extension SnapshotPayload {
-    public init(_ snapshot: RoomSnapshot, clock: ClockReading) {
+    public init(_ snapshot: RoomSnapshot, clock: ClockReading, locked: Bool = false) {
         self.init(
             room: snapshot.id.rawValue, phase: snapshot.phase, status: snapshot.status, running: snapshot.running,
             remainingMs: snapshot.remaining.milliseconds, phaseLengthMs: snapshot.phaseLength.milliseconds,
@@ -47,7 +47,8 @@ extension SnapshotPayload {
                 MemberPayload(id: $0.id.rawValue, name: $0.name, present: $0.present, connected: $0.connected,
                               task: $0.task, stats: StatsPayload($0.stats))
             },
-            stats: StatsPayload(snapshot.stats), seq: snapshot.seq, serverTime: clock.wallMs)
+            stats: StatsPayload(snapshot.stats), seq: snapshot.seq, serverTime: clock.wallMs,
+            control: snapshot.controlMode, host: snapshot.host?.rawValue, locked: locked)
     }
 }
 
@@ -70,6 +71,8 @@ extension EventPayload {
         case let .memberBack(id): self = .memberBack(member: id.rawValue)
         case let .memberLeft(id, reason): self = .memberLeft(member: id.rawValue, reason: reason)
         case let .control(action, by, seconds): self = .control(action: action, by: by.rawValue, seconds: seconds)
+        case let .hostChanged(id): self = .hostChanged(member: id?.rawValue)
+        case let .controlModeChanged(mode, by): self = .controlModeChanged(mode: mode, by: by.rawValue)
         }
     }
 }
@@ -82,6 +85,7 @@ extension ErrorCode {
         case .invalidState: self = .invalidState
         case .roomFull: self = .roomFull
         case .unknownMember: self = .notJoined
+        case .forbidden: self = .forbidden
         }
     }
 }

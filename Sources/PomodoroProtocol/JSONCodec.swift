@@ -32,6 +32,8 @@ public struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible
             self.init(code: .roomFull, message: "the room is full", ref: ref)
         case .unknownMember:
             self.init(code: .notJoined, message: "join a room first", ref: ref)
+        case .forbidden:
+            self.init(code: .forbidden, message: "only the host may do that in this room", ref: ref)
         }
     }
 
@@ -77,7 +79,9 @@ public enum WireCodec {
             switch type {
             case "join":
                 message = .join(room: try fields.string("room"), name: try fields.string("name"),
-                                token: try fields.optionalString("token"))
+                                token: try fields.optionalString("token"),
+                                passcode: try fields.optionalString("passcode"),
+                                control: try fields.optionalEnumeration("control"))
             case "start": message = .start
             case "pause": message = .pause
             case "resume": message = .resume
@@ -89,6 +93,8 @@ public enum WireCodec {
             case "presence": message = .presence(away: try fields.bool("away"))
             case "leave": message = .leave
             case "ping": message = .ping
+            case "control": message = .control(mode: try fields.enumeration("mode"))
+            case "handOff": message = .handOff(member: try fields.string("member"))
             default: throw ProtocolError(.unknownType, "unknown message type\(quotedIfShort(type))", field: "type", ref: ref)
             }
             return ClientFrame(message, ref: ref)
@@ -100,10 +106,16 @@ public enum WireCodec {
         let object = JSONBuilder.object()
         object.set("type", frame.message.type)
         switch frame.message {
-        case let .join(room, name, token):
+        case let .join(room, name, token, passcode, control):
             object.set("room", room)
             object.set("name", name)
             if let token { object.set("token", token) }
+            if let passcode { object.set("passcode", passcode) }
+            if let control { object.set("control", control.rawValue) }
+        case let .control(mode):
+            object.set("mode", mode.rawValue)
+        case let .handOff(member):
+            object.set("member", member)
         case .start, .pause, .resume, .skip, .reset, .leave, .ping:
             break
         case let .extend(seconds):
@@ -240,6 +252,9 @@ public enum WireCodec {
         object.set("stats", stats(s.stats))
         object.set("seq", s.seq)
         object.set("serverTime", s.serverTime)
+        object.set("control", s.control.rawValue)
+        object.set("host", s.host.map(JSONBuilder.string))  // always present: null when nobody hosts
+        object.set("locked", s.locked)
         return object
     }
 
@@ -294,6 +309,11 @@ public enum WireCodec {
             object.set("action", action.rawValue)
             object.set("by", by)
             if let seconds { object.set("seconds", seconds) }
+        case let .hostChanged(member):
+            object.set("member", member.map(JSONBuilder.string))  // null when nobody is left to host
+        case let .controlModeChanged(mode, by):
+            object.set("mode", mode.rawValue)
+            object.set("by", by)
         }
     }
 
@@ -465,7 +485,8 @@ private struct FieldReader {
             phaseLengthMs: try int64("phaseLengthMs"), endsAt: endsAt, cycle: try int("cycle"),
             settings: try object("settings").settings(), pendingSettings: try optionalObject("pendingSettings")?.settings(),
             members: members, stats: try object("stats").stats(), seq: try uint64("seq"),
-            serverTime: try int64("serverTime"))
+            serverTime: try int64("serverTime"), control: try enumeration("control"),
+            host: try optionalString("host"), locked: try bool("locked"))
     }
 
     func event() throws(ProtocolError) -> EventPayload {
@@ -481,6 +502,8 @@ private struct FieldReader {
         case "control":
             let seconds: Int? = optionalValue("seconds") == nil ? nil : try int("seconds")
             return .control(action: try enumeration("action"), by: try string("by"), seconds: seconds)
+        case "hostChanged": return .hostChanged(member: try optionalString("member"))
+        case "controlModeChanged": return .controlModeChanged(mode: try enumeration("mode"), by: try string("by"))
         default:
             throw ProtocolError(.unknownType, "unknown event kind", field: name("kind"), ref: ref)
         }

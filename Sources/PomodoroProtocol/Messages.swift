@@ -13,8 +13,9 @@ public enum Ref: Equatable, Hashable, Sendable {
 
 /// What a client may ask of the server.
 public enum ClientMessage: Equatable, Sendable {
-    /// Enter a room (creating it when new). `token` asks for an earlier place back.
-    case join(room: String, name: String, token: String?)
+    /// Enter a room (creating it when new). `token` asks for an earlier place back. `passcode` opens a
+    /// locked room, or locks the room it creates; `control` sets a new room's control mode.
+    case join(room: String, name: String, token: String?, passcode: String? = nil, control: ControlMode? = nil)
     case start, pause, resume, skip, reset
     /// Move the end of the current phase by `seconds` (negative shortens).
     case extend(seconds: Int)
@@ -25,6 +26,10 @@ public enum ClientMessage: Equatable, Sendable {
     case presence(away: Bool)
     case leave
     case ping
+    /// Host only: who may press the controls.
+    case control(mode: ControlMode)
+    /// Host only: hand the host role to another member.
+    case handOff(member: String)
 
     /// The `type` field on the wire.
     public var type: String {
@@ -41,6 +46,8 @@ public enum ClientMessage: Equatable, Sendable {
         case .presence: "presence"
         case .leave: "leave"
         case .ping: "ping"
+        case .control: "control"
+        case .handOff: "handOff"
         }
     }
 }
@@ -85,6 +92,10 @@ public enum ErrorCode: String, Sendable, Equatable, CaseIterable {
     case rateLimited = "rate_limited"
     /// No room can be created now: the server holds its maximum, or this address created too many lately.
     case roomLimit = "room_limit"
+    /// In a room in `host` control mode, only the host may press the controls.
+    case forbidden = "forbidden"
+    /// The room is locked and the passcode is missing or wrong.
+    case badPasscode = "bad_passcode"
     /// Something went wrong on the server; the request was not carried out.
     case internalError = "internal"
 }
@@ -137,11 +148,19 @@ public struct SnapshotPayload: Equatable, Sendable {
     public var stats: StatsPayload
     public var seq: UInt64
     public var serverTime: Int64
+    /// Who may press the controls, and who hosts (nil when nobody does).
+    public var control: ControlMode
+    public var host: String?
+    /// Whether joining needs a passcode.
+    public var locked: Bool
 
     public init(room: String, phase: Phase, status: TimerStatus, running: Bool, remainingMs: Int64,
                 phaseLengthMs: Int64, endsAt: Int64?, cycle: Int, settings: RoomSettings,
                 pendingSettings: RoomSettings?, members: [MemberPayload], stats: StatsPayload, seq: UInt64,
-                serverTime: Int64) {
+                serverTime: Int64, control: ControlMode = .anyone, host: String? = nil, locked: Bool = false) {
+        self.control = control
+        self.host = host
+        self.locked = locked
         self.room = room
         self.phase = phase
         self.status = status
@@ -190,6 +209,8 @@ public enum EventPayload: Equatable, Sendable {
     case memberBack(member: String)
     case memberLeft(member: String, reason: LeaveReason)
     case control(action: ControlAction, by: String, seconds: Int?)
+    case hostChanged(member: String?)
+    case controlModeChanged(mode: ControlMode, by: String)
 
     public var kind: String {
         switch self {
@@ -200,6 +221,8 @@ public enum EventPayload: Equatable, Sendable {
         case .memberBack: "memberBack"
         case .memberLeft: "memberLeft"
         case .control: "control"
+        case .hostChanged: "hostChanged"
+        case .controlModeChanged: "controlModeChanged"
         }
     }
 }

@@ -24,6 +24,18 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         var bucket: TokenBucket
         /// Messages refused in a row for going too fast.
         var strikes = 0
+        /// A join waits for its passcode to be hashed or checked off the service thread.
+        var joining = false
+    }
+
+    /// A `join` as the client sent it.
+    private struct JoinRequest {
+        var room: String
+        var name: String
+        var token: String?
+        var passcode: String?
+        var control: ControlMode?
+        var ref: Ref?
     }
 
     /// Rooms an address created in the current minute.
@@ -37,15 +49,22 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         var room: Room
         var connections: [MemberID: ConnectionID] = [:]
         let timer: LoopTimer
-        init(room: Room, timer: LoopTimer) {
+        /// Set for a locked room.
+        let passcode: PasscodeVerifier?
+        init(room: Room, timer: LoopTimer, passcode: PasscodeVerifier?) {
             self.room = room
             self.timer = timer
+            self.passcode = passcode
         }
     }
 
     private var sessions: [ConnectionID: Session] = [:]
     private var rooms: [RoomID: RoomEntry] = [:]
     private var roomsCreatedBy: [String: CreationWindow] = [:]
+    private var passcodeFailures: [String: CreationWindow] = [:]
+    /// Passcodes are hashed and checked here, never on the service thread.
+    private let passcodeQueue = DispatchQueue(label: "pomodoro.passcodes")
+    private static let passcodeFailuresPerMinute = 5
     private(set) var framesSent = 0
 
     init(configuration: ServerConfiguration, clock: ServerClock, logger: Logger) {
@@ -127,8 +146,9 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         switch frame.message {
         case .ping:
             reply(.pong(serverTime: now.wallMs, ref: frame.ref), to: connection, server: server)
-        case let .join(room, name, token):
-            join(room: room, name: name, token: token, ref: frame.ref, connection: connection, server: server, at: now)
+        case let .join(room, name, token, passcode, control):
+            join(JoinRequest(room: room, name: name, token: token, passcode: passcode, control: control, ref: frame.ref),
+                 connection: connection, server: server, at: now)
         case .leave:
             guard let (entry, member) = membership(of: connection, ref: frame.ref, server: server) else { return }
             entry.connections[member] = nil
@@ -163,6 +183,8 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         case .configure(let settings): .configure(settings)
         case .task(let text): .setTask(text)
         case .presence(let away): .setAway(away)
+        case .control(let mode): .setControlMode(mode)
+        case .handOff(let member): .handOff(to: MemberID(member))
         case .join, .leave, .ping: nil
         }
     }
@@ -178,21 +200,102 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         return (entry, member)
     }
 
-    private func join(room rawRoom: String, name: String, token: String?, ref: Ref?, connection: ConnectionID,
-                      server: WebSocketServer, at now: ClockReading) {
-        guard sessions[connection]?.room == nil else {
-            reply(.error(code: .alreadyJoined, message: "already in a room; send leave first", field: nil, ref: ref),
-                  to: connection, server: server)
+    private func join(_ request: JoinRequest, connection: ConnectionID, server: WebSocketServer,
+                      at now: ClockReading) {
+        guard let session = sessions[connection], session.room == nil, !session.joining else {
+            reply(.error(code: .alreadyJoined, message: "already in a room; send leave first", field: nil,
+                         ref: request.ref), to: connection, server: server)
             return
         }
+        let roomID: RoomID
         do {
-            let roomID = try RoomID(validating: rawRoom)
-            // Catching up may also find the room expired and drop it: then the join creates it anew.
-            if let existing = rooms[roomID] { catchUp(existing, server: server, at: now) }
-            guard let entry = rooms[roomID] ?? makeRoom(roomID, for: connection, ref: ref, server: server, at: now) else {
+            roomID = try RoomID(validating: request.room)
+        } catch {
+            refuse(error, ref: request.ref, to: connection, server: server)
+            return
+        }
+        // Catching up may also find the room expired and drop it: then the join creates it anew.
+        if let existing = rooms[roomID] { catchUp(existing, server: server, at: now) }
+
+        if let entry = rooms[roomID] {
+            let resuming = request.token.map { entry.room.hasMember(withToken: ResumeToken($0)) } ?? false
+            guard let verifier = entry.passcode, !resuming else {
+                admit(request, to: entry, connection: connection, server: server, at: now)
                 return
             }
-            let result = try entry.room.join(name: name, token: token.map(ResumeToken.init),
+            guard let passcode = request.passcode else {
+                reply(.error(code: .badPasscode, message: "this room is locked: join with its passcode",
+                             field: "passcode", ref: request.ref), to: connection, server: server)
+                return
+            }
+            guard passcodeAttemptAllowed(from: session.peer, at: now) else {
+                reply(.error(code: .rateLimited, message: "too many wrong passcodes; try again in a minute",
+                             field: "passcode", ref: request.ref), to: connection, server: server)
+                return
+            }
+            sessions[connection]?.joining = true
+            passcodeQueue.async { [self] in
+                let matches = verifier.matches(passcode)
+                server.post { [self] in
+                    guard sessions[connection]?.joining == true else { return }
+                    sessions[connection]?.joining = false
+                    let now = clock.now()
+                    guard matches else {
+                        recordPasscodeFailure(from: session.peer, at: now)
+                        reply(.error(code: .badPasscode, message: "wrong passcode", field: "passcode",
+                                     ref: request.ref), to: connection, server: server)
+                        return
+                    }
+                    guard let entry = rooms[roomID] else {
+                        reply(.error(code: .invalidState, message: "the room closed meanwhile; join again",
+                                     field: nil, ref: request.ref), to: connection, server: server)
+                        return
+                    }
+                    admit(request, to: entry, connection: connection, server: server, at: now)
+                }
+            }
+            return
+        }
+
+        // A new room: checked for its limits first, and a passcode, if any, hashed off the service thread.
+        guard mayCreateRoom(for: connection, ref: request.ref, server: server, at: now) else { return }
+        guard let passcode = request.passcode else {
+            let entry = makeRoom(roomID, request: request, passcode: nil, connection: connection, server: server, at: now)
+            admit(request, to: entry, connection: connection, server: server, at: now)
+            return
+        }
+        guard PasscodeVerifier.allowedLength.contains(passcode.count) else {
+            reply(.error(code: .badRequest, message: "passcode must be 4–64 characters", field: "passcode",
+                         ref: request.ref), to: connection, server: server)
+            return
+        }
+        sessions[connection]?.joining = true
+        passcodeQueue.async { [self] in
+            let verifier = PasscodeVerifier(passcode: passcode)
+            server.post { [self] in
+                guard sessions[connection]?.joining == true else { return }
+                sessions[connection]?.joining = false
+                let now = clock.now()
+                if rooms[roomID] != nil {
+                    // Someone created it meanwhile: this is now a join to their room.
+                    join(request, connection: connection, server: server, at: now)
+                    return
+                }
+                guard mayCreateRoom(for: connection, ref: request.ref, server: server, at: now) else { return }
+                let entry = makeRoom(roomID, request: request, passcode: verifier, connection: connection,
+                                     server: server, at: now)
+                admit(request, to: entry, connection: connection, server: server, at: now)
+            }
+        }
+    }
+
+    /// Adds the member to the room (or gives them their place back) and welcomes them.
+    private func admit(_ request: JoinRequest, to entry: RoomEntry, connection: ConnectionID,
+                       server: WebSocketServer, at now: ClockReading) {
+        let roomID = entry.room.id
+        do {
+            catchUp(entry, server: server, at: now)
+            let result = try entry.room.join(name: request.name, token: request.token.map(ResumeToken.init),
                                              freshToken: tokens.make(), now: now.monotonic)
             if let previous = entry.connections[result.memberID], previous != connection {
                 // The same member joined again (a second tab, or a reconnection before the old socket died):
@@ -208,39 +311,66 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             sessions[connection]?.member = result.memberID
             logger.debug("member joined", metadata: ["room": "\(roomID)", "member": "\(result.memberID)",
                                                      "resumed": "\(result.resumed)"])
-            let snapshot = SnapshotPayload(entry.room.snapshot(at: now.monotonic), clock: now)
             reply(.welcome(you: YouPayload(id: result.memberID.rawValue, token: result.token.rawValue,
                                            resumed: result.resumed),
-                           room: snapshot, serverTime: now.wallMs, ref: ref), to: connection, server: server)
+                           room: snapshot(of: entry, at: now), serverTime: now.wallMs, ref: request.ref),
+                  to: connection, server: server)
             publish(result.outcome, in: entry, server: server, at: now, stateAlreadySentTo: connection)
         } catch {
-            refuse(error, ref: ref, to: connection, server: server)
+            refuse(error, ref: request.ref, to: connection, server: server)
             // A refused first join leaves no empty room behind.
-            if let roomID = try? RoomID(validating: rawRoom), let entry = rooms[roomID], entry.room.memberCount == 0 {
+            if entry.room.memberCount == 0 {
                 entry.timer.cancel()
                 rooms[roomID] = nil
             }
         }
     }
 
-    /// Creates a room unless the server is full or the address has created too many this minute (then it
-    /// replies `room_limit` and returns nil).
-    private func makeRoom(_ id: RoomID, for connection: ConnectionID, ref: Ref?, server: WebSocketServer,
-                          at now: ClockReading) -> RoomEntry? {
+    private func snapshot(of entry: RoomEntry, at now: ClockReading) -> SnapshotPayload {
+        SnapshotPayload(entry.room.snapshot(at: now.monotonic), clock: now, locked: entry.passcode != nil)
+    }
+
+    private func passcodeAttemptAllowed(from peer: String, at now: ClockReading) -> Bool {
+        guard let window = passcodeFailures[peer], now.monotonic - window.start < .seconds(60) else { return true }
+        return window.count < Self.passcodeFailuresPerMinute
+    }
+
+    private func recordPasscodeFailure(from peer: String, at now: ClockReading) {
+        var window = passcodeFailures[peer] ?? CreationWindow(start: now.monotonic, count: 0)
+        if now.monotonic - window.start >= .seconds(60) { window = CreationWindow(start: now.monotonic, count: 0) }
+        window.count += 1
+        passcodeFailures[peer] = window
+        logger.notice("wrong passcode", metadata: ["peer": "\(peer)"])
+        if passcodeFailures.count > 10_000 {
+            passcodeFailures = passcodeFailures.filter { now.monotonic - $0.value.start < .seconds(60) }
+        }
+    }
+
+    /// Whether this connection may create a room now; replies `room_limit` when not.
+    private func mayCreateRoom(for connection: ConnectionID, ref: Ref?, server: WebSocketServer,
+                               at now: ClockReading) -> Bool {
         let limits = configuration.limits
         guard rooms.count < limits.maxRooms else {
             reply(.error(code: .roomLimit, message: "the server holds as many rooms as it may", field: "room",
                          ref: ref), to: connection, server: server)
-            return nil
+            return false
         }
-        if limits.roomsCreatedPerAddressPerMinute > 0, let peer = sessions[connection]?.peer {
+        if limits.roomsCreatedPerAddressPerMinute > 0, let peer = sessions[connection]?.peer,
+           let window = roomsCreatedBy[peer], now.monotonic - window.start < .seconds(60),
+           window.count >= limits.roomsCreatedPerAddressPerMinute {
+            reply(.error(code: .roomLimit, message: "too many new rooms from this address; try again in a minute",
+                         field: "room", ref: ref), to: connection, server: server)
+            return false
+        }
+        return true
+    }
+
+    /// Creates a room (after `mayCreateRoom`), counting it against the creator's address.
+    private func makeRoom(_ id: RoomID, request: JoinRequest, passcode: PasscodeVerifier?, connection: ConnectionID,
+                          server: WebSocketServer, at now: ClockReading) -> RoomEntry {
+        if configuration.limits.roomsCreatedPerAddressPerMinute > 0, let peer = sessions[connection]?.peer {
             var window = roomsCreatedBy[peer] ?? CreationWindow(start: now.monotonic, count: 0)
             if now.monotonic - window.start >= .seconds(60) { window = CreationWindow(start: now.monotonic, count: 0) }
-            guard window.count < limits.roomsCreatedPerAddressPerMinute else {
-                reply(.error(code: .roomLimit, message: "too many new rooms from this address; try again in a minute",
-                             field: "room", ref: ref), to: connection, server: server)
-                return nil
-            }
             window.count += 1
             roomsCreatedBy[peer] = window
             if roomsCreatedBy.count > 10_000 {
@@ -248,10 +378,11 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             }
         }
         let timer = server.makeTimer { [unowned self, unowned server] in self.timerFired(id, server: server) }
-        let entry = RoomEntry(room: Room(id: id, settings: configuration.defaultSettings,
-                                         policy: configuration.roomPolicy, now: now.monotonic), timer: timer)
+        let room = Room(id: id, settings: configuration.defaultSettings, policy: configuration.roomPolicy,
+                        controlMode: request.control ?? .anyone, now: now.monotonic)
+        let entry = RoomEntry(room: room, timer: timer, passcode: passcode)
         rooms[id] = entry
-        logger.debug("room created", metadata: ["room": "\(id)"])
+        logger.debug("room created", metadata: ["room": "\(id)", "locked": "\(passcode != nil)"])
         return entry
     }
 
@@ -279,6 +410,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         case let .invalidState(why): (why, nil)
         case .roomFull: ("the room is full", nil)
         case .unknownMember: ("join a room first", nil)
+        case .forbidden: ("only the host may do that in this room", nil)
         }
         reply(.error(code: ErrorCode(error), message: message, field: field, ref: ref), to: connection, server: server)
     }
@@ -300,8 +432,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             broadcast(.tick(TickPayload(tick, room: roomID, clock: now)), in: entry, server: server)
         }
         if outcome.stateChanged {
-            let snapshot = SnapshotPayload(entry.room.snapshot(at: now.monotonic), clock: now)
-            broadcast(.state(snapshot), in: entry, server: server, except: skip)
+            broadcast(.state(snapshot(of: entry, at: now)), in: entry, server: server, except: skip)
         }
         if dropIfExpired(roomID, entry, at: now) { return }
         if let wakeup = entry.room.nextWakeup() {

@@ -76,7 +76,8 @@ struct Join: AsyncParsableCommand {
         let session: RoomSession
         do {
             session = try RoomSession(address: address,
-                                      configuration: SessionConfiguration(room: room, name: name, token: token))
+                                      configuration: SessionConfiguration(room: room, name: name, token: token,
+                                                                          passcode: server.effectivePasscode))
         } catch {
             throw fail("cannot start the WebSocket client: \(error)", status: PomoExit.unavailable)
         }

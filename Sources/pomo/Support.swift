@@ -30,6 +30,16 @@ struct ServerOptions: ParsableArguments {
         valueName: "url"))
     var server: String?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "The passcode of a locked room (default: $POMO_PASSCODE). Joining a room that does not exist yet locks it with this passcode.",
+        valueName: "passcode"))
+    var passcode: String?
+
+    /// The passcode from the option, else from the environment.
+    var effectivePasscode: String? {
+        passcode ?? ProcessInfo.processInfo.environment["POMO_PASSCODE"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     func address() throws -> ServerAddress {
         let text = server ?? ProcessInfo.processInfo.environment["POMO_SERVER"].flatMap { $0.isEmpty ? nil : $0 }
             ?? ServerAddress.defaultURL

@@ -42,7 +42,8 @@ struct Visit {
         let session: RoomSession
         do {
             session = try RoomSession(address: address, configuration: SessionConfiguration(
-                room: room, name: options.name, token: nil, reconnect: reconnect ? .standard : nil,
+                room: room, name: options.name, token: nil, passcode: options.server.effectivePasscode,
+                reconnect: reconnect ? .standard : nil,
                 connectTimeoutMs: Int64(options.timeout * 1000)))
         } catch {
             throw fail("cannot start the WebSocket client: \(error)", status: PomoExit.unavailable)

@@ -10,7 +10,8 @@ import PomodoroCore
         #expect(first.memberID == MemberID("m1"))
         #expect(first.token.rawValue == "secret-a")
         #expect(!first.resumed)
-        #expect(first.outcome.events == [.memberJoined(MemberID("m1"), name: "Ada")])
+        // The first member creates the room and hosts it.
+        #expect(first.outcome.events == [.memberJoined(MemberID("m1"), name: "Ada"), .hostChanged(MemberID("m1"))])
         #expect(first.outcome.stateChanged)
         #expect(t.room.seq > seq)
 
@@ -129,7 +130,7 @@ import PomodoroCore
 
         #expect(t.advance(to: lostAt + .seconds(120) - .nanoseconds(1)).events.isEmpty)
         let outcome = t.advance(to: lostAt + .seconds(120))
-        #expect(outcome.events == [.memberLeft(ada, reason: .expired)])
+        #expect(outcome.events == [.memberLeft(ada, reason: .expired), .hostChanged(MemberID("m2"))])
         #expect(outcome.stateChanged)
         #expect(t.member(ada) == nil)
         #expect(t.room.memberCount == 1)
@@ -193,7 +194,7 @@ import PomodoroCore
         let joined = try t.join("Ada")
         try t.add("Bob")
         let outcome = t.leave(joined.memberID)
-        #expect(outcome.events == [.memberLeft(joined.memberID, reason: .left)])
+        #expect(outcome.events == [.memberLeft(joined.memberID, reason: .left), .hostChanged(MemberID("m2"))])
         #expect(outcome.stateChanged)
         #expect(t.member(joined.memberID) == nil)
         #expect(t.room.memberCount == 1)
@@ -206,7 +207,7 @@ import PomodoroCore
         let ada = try t.add("Ada")
         try t.add("Bob")
         t.disconnect(ada)
-        #expect(t.leave(ada).events == [.memberLeft(ada, reason: .left)])
+        #expect(t.leave(ada).events == [.memberLeft(ada, reason: .left), .hostChanged(MemberID("m2"))])
         #expect(t.room.nextWakeup() == nil, "no grace period left to wait for")
     }
 

@@ -37,6 +37,9 @@ enum Fixtures {
         .task(text: "write the \"codec\" \\ tests"), .task(text: ""), .task(text: "nul\u{0}byte"),
         .presence(away: true), .presence(away: false),
         .leave, .ping,
+        .join(room: "vault", name: "Ada", token: nil, passcode: "open sesame", control: .host),
+        .join(room: "vault", name: "Ada", token: "tok", passcode: nil, control: .anyone),
+        .control(mode: .host), .control(mode: .anyone), .handOff(member: "m2"),
     ]
 
     static func member(_ n: Int, name: String = "Member", task: String = "") -> MemberPayload {
@@ -63,7 +66,7 @@ enum Fixtures {
         phaseLengthMs: 900_000, endsAt: nil, cycle: 4, settings: custom, pendingSettings: .standard,
         members: (1...50).map { member($0, name: "Member \($0)") },
         stats: StatsPayload(focusCompleted: 100, focusSeconds: .max, interruptions: 3),
-        seq: .max, serverTime: -1)
+        seq: .max, serverTime: -1, control: .host, host: "m7", locked: true)
 
     static let tick = TickPayload(room: "team-alpha", phase: .focus, remainingMs: 1_499_000,
                                   endsAt: 1_700_000_001_499, cycle: 2, seq: 42, serverTime: 1_700_000_000_000)
@@ -88,6 +91,9 @@ enum Fixtures {
         .control(action: .extend, by: "m2", seconds: 300),
         .control(action: .extend, by: "m2", seconds: -60),
         .control(action: .configure, by: "m1", seconds: nil),
+        .hostChanged(member: "m2"),
+        .hostChanged(member: nil),
+        .controlModeChanged(mode: .host, by: "m1"),
     ]
 
     static var serverMessages: [ServerMessage] {

@@ -74,7 +74,7 @@ struct ServerMessageTests {
 
     static let snapshotKeys: Set<String> = ["id", "phase", "status", "running", "remainingMs", "phaseLengthMs",
                                             "endsAt", "cycle", "settings", "pendingSettings", "members", "stats",
-                                            "seq", "serverTime"]
+                                            "seq", "serverTime", "control", "host", "locked"]
     static let settingsKeys: Set<String> = ["focus", "shortBreak", "longBreak", "longBreakEvery", "autoStart"]
     static let statsKeys: Set<String> = ["focusCompleted", "focusSeconds", "interruptions"]
     static let memberKeys: Set<String> = ["id", "name", "present", "connected", "task", "stats"]
@@ -127,6 +127,8 @@ struct ServerMessageTests {
         case .memberAway, .memberLeft: ["member", "reason"]
         case .control(_, _, nil): ["action", "by"]
         case .control: ["action", "by", "seconds"]
+        case .hostChanged: ["member"]
+        case .controlModeChanged: ["mode", "by"]
         }
         #expect(value.keys == own.union(["type", "room", "kind", "serverTime"]))
         #expect(value["type"] == .string("event"))
@@ -151,6 +153,7 @@ struct ServerMessageTests {
         #expect(ErrorCode.allCases.map(\.rawValue) == [
             "bad_json", "bad_request", "unknown_type", "not_joined", "already_joined", "too_large",
             "binary_unsupported", "invalid_state", "room_full", "replaced", "shutting_down", "rate_limited", "room_limit",
+            "forbidden", "bad_passcode",
             "internal",
         ])
     }

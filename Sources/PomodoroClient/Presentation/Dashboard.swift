@@ -92,6 +92,13 @@ public struct Dashboard: Sendable {
     public func isEnabled(_ command: Command) -> Bool {
         if command == .quit { return true }
         guard isLive, let snapshot = room.snapshot else { return false }
+        // In a host-only room the controls are the host's alone; task and presence stay everyone's.
+        let mayControl = snapshot.control == .anyone || snapshot.host == room.myID
+        switch command {
+        case .task, .away, .quit: return true
+        case .toggle: return mayControl
+        case .skip, .reset, .extend: guard mayControl else { return false }
+        }
         switch command {
         case .toggle, .task, .away, .quit: return true
         case .skip: return snapshot.phase != .idle
@@ -327,6 +334,11 @@ public struct Dashboard: Sendable {
                 let amount = s % 60 == 0 ? "\(abs(s) / 60) min" : "\(abs(s)) s"
                 return s >= 0 ? "\(actor) added \(amount)" : "\(actor) took off \(amount)"
             }
+        case .hostChanged(let member):
+            guard let member else { return nil }
+            return member == room.myID ? "You are the host now" : "\(who(member)) is the host now"
+        case let .controlModeChanged(mode, by):
+            return mode == .host ? "\(who(by)) made the controls host-only" : "\(who(by)) opened the controls to everyone"
         }
     }
 

@@ -31,6 +31,8 @@ public struct SessionConfiguration: Equatable, Sendable {
     public var name: String
     /// A resume token from an earlier session, if any.
     public var token: String?
+    /// The passcode of a locked room (or the one to lock a room this join creates).
+    public var passcode: String?
     /// How to come back after the connection drops; nil: end the session instead.
     public var reconnect: ReconnectPolicy?
     /// Give up on a connection that has not opened and been welcomed within this time.
@@ -42,12 +44,14 @@ public struct SessionConfiguration: Equatable, Sendable {
     /// How long a polite close may take before the session ends regardless.
     public var closeTimeoutMs: Int64
 
-    public init(room: String, name: String, token: String? = nil, reconnect: ReconnectPolicy? = .standard,
+    public init(room: String, name: String, token: String? = nil, passcode: String? = nil,
+                reconnect: ReconnectPolicy? = .standard,
                 connectTimeoutMs: Int64 = 10_000, keepaliveMs: Int64 = 15_000, deadAfterMs: Int64 = 40_000,
                 closeTimeoutMs: Int64 = 1_000) {
         self.room = room
         self.name = name
         self.token = token
+        self.passcode = passcode
         self.reconnect = reconnect
         self.connectTimeoutMs = connectTimeoutMs
         self.keepaliveMs = keepaliveMs
@@ -160,7 +164,8 @@ public struct SessionMachine: Sendable {
         guard case let .connecting(attempt, _) = state else { return [] }
         state = .joining(attempt: attempt, since: now)
         lastReceived = now
-        return [.send(ClientFrame(.join(room: configuration.room, name: configuration.name, token: token),
+        return [.send(ClientFrame(.join(room: configuration.room, name: configuration.name, token: token,
+                                                passcode: configuration.passcode),
                                   ref: Self.joinRef))]
     }
 

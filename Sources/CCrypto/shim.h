@@ -1,0 +1,5 @@
+#ifndef POMODORO_CCRYPTO_SHIM_H
+#define POMODORO_CCRYPTO_SHIM_H
+#include <openssl/evp.h>
+#include <openssl/crypto.h>
+#endif
