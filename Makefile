@@ -7,7 +7,7 @@ PORT ?= 8080
 HOST ?=
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build release run test test-unit test-browser clean fuzz
+.PHONY: deps build release run test test-unit test-browser clean fuzz test-sanitize
 
 # Installs the Debian packages that are not installed yet (apt-get update runs once, only when needed).
 deps:
@@ -50,3 +50,11 @@ fuzz: deps
 	cp Tests/Fuzz/corpus/* Tests/Fuzz/.build/corpus/
 	Tests/Fuzz/.build/debug/DecoderFuzzer Tests/Fuzz/.build/corpus -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 	  -artifact_prefix=Tests/Fuzz/.build/crashes/ -print_final_stats=1 2>&1 | tail -n 12
+
+# The whole Swift test suite once under AddressSanitizer and once under ThreadSanitizer, each in a build
+# folder of its own. Any report fails the run.
+test-sanitize: deps
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
+	$(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan

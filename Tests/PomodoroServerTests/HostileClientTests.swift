@@ -3,7 +3,6 @@ import PomodoroCore
 import PomodoroNet
 import PomodoroProtocol
 import PomodoroServer
-import Synchronization
 import Testing
 
 /// Broken and hostile clients against a real server. After each attack the server still answers
@@ -39,14 +38,9 @@ struct HostileClientTests {
 
     /// The counts, read on the service thread.
     func counts() -> PomodoroServer.Counts {
-        let box = Mutex<PomodoroServer.Counts?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        server.server.counts { counts in
-            box.withLock { $0 = counts }
-            done.signal()
-        }
-        done.wait()
-        return box.withLock { $0! }
+        let box = CountsBox()
+        server.server.counts { box.put($0) }
+        return box.take()
     }
 
     /// Health after an attack: /healthz, two ticks in a row each within its second, and (once the attacker's
@@ -229,5 +223,25 @@ struct NeverReadingClientTests {
         chatty.close()
         _ = try chatty.expectClose()
         try suite.expectHealthy()
+    }
+}
+
+/// Hands the counts read on the service thread to the waiting test.
+private final class CountsBox: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var counts: PomodoroServer.Counts?
+
+    func put(_ value: PomodoroServer.Counts) {
+        condition.lock()
+        counts = value
+        condition.signal()
+        condition.unlock()
+    }
+
+    func take() -> PomodoroServer.Counts {
+        condition.lock()
+        defer { condition.unlock() }
+        while counts == nil { condition.wait() }
+        return counts!
     }
 }

@@ -3,7 +3,6 @@ import Glibc
 import PomodoroNet
 import PomodoroProtocol
 import PomodoroServer
-import Synchronization
 
 /// Why a live test gave up waiting.
 struct LiveTestFailure: Error, CustomStringConvertible {
@@ -35,35 +34,29 @@ final class LiveServer: Sendable {
 }
 
 /// Everything one connection received, in order, with a way to wait for the next message.
-final class Inbox: Sendable {
-    private struct State {
-        var items: [ClientEvent] = []
-        var read = 0
-    }
-    private let state = Mutex(State())
-    private let signal = NSCondition()
+/// One condition both guards the list and wakes the waiting test.
+final class Inbox: @unchecked Sendable {
+    private var items: [ClientEvent] = []
+    private var read = 0
+    private let condition = NSCondition()
 
     func add(_ event: ClientEvent) {
-        state.withLock { $0.items.append(event) }
-        signal.lock()
-        signal.broadcast()
-        signal.unlock()
+        condition.lock()
+        items.append(event)
+        condition.broadcast()
+        condition.unlock()
     }
 
     /// The next event not yet read, waiting for it up to `timeout` seconds.
     func next(timeout: Double) -> ClientEvent? {
         let deadline = Date().addingTimeInterval(timeout)
-        signal.lock()
-        defer { signal.unlock() }
-        while true {
-            let item = state.withLock { s -> ClientEvent? in
-                guard s.read < s.items.count else { return nil }
-                s.read += 1
-                return s.items[s.read - 1]
-            }
-            if let item { return item }
-            if !signal.wait(until: deadline) { return nil }
+        condition.lock()
+        defer { condition.unlock() }
+        while read == items.count {
+            if !condition.wait(until: deadline) { return nil }
         }
+        read += 1
+        return items[read - 1]
     }
 }
 
