@@ -1,0 +1,119 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import PomodoroServer
+
+/// What `pomodoro-server` does once its command line is parsed: resolve the configuration, set up logging,
+/// serve until SIGINT or SIGTERM.
+public enum ServerMain {
+    /// EX_CONFIG (sysexits.h): the configuration is wrong, and restarting will not help. The systemd unit
+    /// lists it in RestartPreventExitStatus=.
+    public static let configurationErrorStatus: Int32 = 78
+
+    public static func run(_ options: ServerOptions) throws {
+        var defaults = ServerSettings()
+        defaults.webRoot = ServerSettings.defaultWebRoot(executablePath: executablePath(), isDirectory: isDirectory)
+        let resolved: ResolvedConfiguration
+        do {
+            resolved = try ConfigurationResolver.resolve(commandLine: options,
+                                                         environment: ProcessInfo.processInfo.environment,
+                                                         readFile: readTextFile, defaults: defaults)
+        } catch {
+            FileHandle.standardError.write(Data("pomodoro-server: configuration error: \(error)\n".utf8))
+            throw ExitCode(configurationErrorStatus)
+        }
+        if options.printConfig {
+            FileHandle.standardOutput.write(Data(resolved.printed.utf8))
+            return
+        }
+        try serve(resolved)
+    }
+
+    /// The log handler for a format: swift-log's text lines, or `JSONLogHandler`.
+    public static func makeLogHandler(label: String, format: LogFormat, level: Logger.Level) -> any LogHandler {
+        switch format {
+        case .text:
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        case .json:
+            var handler = JSONLogHandler(label: label)
+            handler.logLevel = level
+            return handler
+        }
+    }
+
+    static func serve(_ resolved: ResolvedConfiguration) throws {
+        let settings = resolved.settings
+        LoggingSystem.bootstrap { label in
+            makeLogHandler(label: label, format: settings.logFormat, level: settings.logLevel)
+        }
+        let logger = Logger(label: "pomodoro")
+        for warning in resolved.warnings { logger.warning("\(warning)") }
+        if !isDirectory(settings.webRoot) {
+            logger.warning("the web root is not a folder: / will answer 404 (set --web-root)",
+                           metadata: ["webRoot": "\(settings.webRoot)"])
+        }
+        if let file = resolved.configFile { logger.debug("read the config file", metadata: ["path": "\(file)"]) }
+
+        let server: PomodoroServer
+        do {
+            server = try PomodoroServer(configuration: settings.serverConfiguration, logger: logger)
+        } catch {
+            logger.critical("cannot start: \(error)")
+            throw ExitCode(1)
+        }
+
+        let signals = [SIGINT, SIGTERM].map { signo -> DispatchSourceSignal in
+            signal(signo, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signo, queue: .global())
+            source.setEventHandler {
+                logger.info("shutting down", metadata: ["signal": "\(signo)"])
+                server.shutdown()
+            }
+            source.resume()
+            return source
+        }
+        server.start()
+        let scheme = settings.tlsCertificatePath == nil ? "http" : "https"
+        logger.info("listening", metadata: ["port": "\(server.port)", "host": "\(settings.host ?? "*")",
+                                            "webRoot": "\(settings.webRoot)", "scheme": "\(scheme)"])
+        let shown = settings.host.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "localhost"
+        FileHandle.standardOutput.write(Data("pomodoro-server listening on \(scheme)://\(shown):\(server.port)/\n".utf8))
+        server.waitUntilFinished()
+        withExtendedLifetime(signals) {}
+        logger.info("stopped")
+    }
+
+    /// Reads a config file as UTF-8, with the system's reason when it cannot.
+    public static func readTextFile(_ path: String) throws(ConfigurationError) -> String {
+        guard let file = fopen(path, "r") else {
+            throw ConfigurationError("cannot read the config file \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = fread(&buffer, 1, buffer.count, file)
+            if count == 0 { break }
+            bytes += buffer[..<count]
+        }
+        if ferror(file) != 0 {
+            throw ConfigurationError("cannot read the config file \(path): \(String(cString: strerror(errno)))")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw ConfigurationError("the config file \(path) is not UTF-8 text")
+        }
+        return text
+    }
+
+    static func executablePath() -> String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
+    static func isDirectory(_ path: String) -> Bool {
+        var directory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &directory) && directory.boolValue
+    }
+}

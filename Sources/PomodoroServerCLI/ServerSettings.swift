@@ -1,0 +1,55 @@
+import Logging
+import PomodoroCore
+import PomodoroServer
+
+/// How log lines are written: for a person at a terminal, or one JSON object per line for a log shipper.
+public enum LogFormat: String, Sendable, CaseIterable {
+    case text
+    case json
+}
+
+/// The effective configuration of `pomodoro-server`: every setting an admin can make, flat, with its default.
+/// `Setting.all` says how each one is named and read; `serverConfiguration` hands it to the composition root.
+public struct ServerSettings: Sendable, Equatable {
+    public var host: String?
+    public var port = 8080
+    public var webRoot = "web"
+    public var allowedOrigins: [String] = []
+    public var tlsCertificatePath: String?
+    public var tlsPrivateKeyPath: String?
+    public var logLevel: Logger.Level = .info
+    public var logFormat: LogFormat = .text
+    public var reconnectGrace = Int(RoomPolicy.standard.reconnectGrace.components.seconds)
+    public var emptyRoomLifetime = Int(RoomPolicy.standard.emptyRoomLifetime.components.seconds)
+    public var maxMembersPerRoom = RoomPolicy.standard.maxMembers
+    public var maxNameLength = RoomPolicy.standard.maxNameLength
+    public var maxTaskLength = RoomPolicy.standard.maxTaskLength
+    public var limits = ServerLimits.standard
+
+    public init() {}
+
+    /// What the server is built from.
+    public var serverConfiguration: ServerConfiguration {
+        var policy = RoomPolicy.standard
+        policy.reconnectGrace = .seconds(reconnectGrace)
+        policy.emptyRoomLifetime = .seconds(emptyRoomLifetime)
+        policy.maxMembers = maxMembersPerRoom
+        policy.maxNameLength = maxNameLength
+        policy.maxTaskLength = maxTaskLength
+        return ServerConfiguration(host: host, port: port, webRoot: webRoot, roomPolicy: policy, limits: limits,
+                                   allowedOrigins: allowedOrigins, tlsCertificatePath: tlsCertificatePath,
+                                   tlsPrivateKeyPath: tlsPrivateKeyPath)
+    }
+
+    /// The web root used when none is configured: `web` in the working directory (a checkout), else the web
+    /// files `make install` put beside the executable (`<prefix>/bin/..` → `<prefix>/share/pomodoro/web`),
+    /// else `web` again, so that the warning about a missing folder names what was looked for.
+    public static func defaultWebRoot(executablePath: String, isDirectory: (String) -> Bool) -> String {
+        if isDirectory("web") { return "web" }
+        var parts = executablePath.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count >= 3 else { return "web" }
+        parts.removeLast(2)  // the executable, and bin/
+        let installed = (parts + ["share", "pomodoro", "web"]).joined(separator: "/")
+        return isDirectory(installed) ? installed : "web"
+    }
+}

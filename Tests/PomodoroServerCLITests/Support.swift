@@ -1,0 +1,39 @@
+import PomodoroServerCLI
+
+/// Resolves a configuration from arguments, an environment and config files held in memory.
+func resolve(_ arguments: [String] = [], environment: [String: String] = [:],
+             files: [String: String] = [:]) throws -> ResolvedConfiguration {
+    try ConfigurationResolver.resolve(arguments: arguments, environment: environment, readFile: { path throws(ConfigurationError) in
+        guard let text = files[path] else {
+            throw ConfigurationError("cannot read the config file \(path): No such file or directory")
+        }
+        return text
+    })
+}
+
+/// The message of the configuration error that resolving throws, or nil when it succeeds.
+func configurationError(_ arguments: [String] = [], environment: [String: String] = [:],
+                        files: [String: String] = [:]) -> String? {
+    do {
+        _ = try resolve(arguments, environment: environment, files: files)
+        return nil
+    } catch let error as ConfigurationError {
+        return error.message
+    } catch {
+        return "not a ConfigurationError: \(error)"
+    }
+}
+
+/// A valid value for each setting that is not its default.
+let samples: [String: String] = [
+    "host": "127.0.0.1", "port": "9123", "web-root": "/srv/pomodoro/web",
+    "allowed-origin": "https://focus.example.com", "tls-cert": "/etc/ssl/focus.pem", "tls-key": "/etc/ssl/focus.key",
+    "log-level": "debug", "log-format": "json", "reconnect-grace": "30", "empty-room-lifetime": "60",
+    "max-members-per-room": "12", "max-name-length": "20", "max-task-length": "100", "max-message-bytes": "4096",
+    "messages-per-second": "5", "message-burst": "10", "max-connections-per-address": "8",
+    "rooms-per-address-per-minute": "3", "max-rooms": "50", "max-queued-frames": "32", "max-queued-bytes": "65536",
+    "handshake-timeout": "10", "ping-after": "20", "hang-up-after": "50",
+]
+
+/// Settings that are only valid together.
+let partners = ["tls-cert": "tls-key", "tls-key": "tls-cert"]
