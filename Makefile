@@ -33,6 +33,7 @@ test: deps
 	$(SWIFT) test --skip-build
 	bash Tests/browser/run.sh "$$($(SWIFT) build --show-bin-path)/pomodoro-server"
 	$(MAKE) fuzz FUZZ_SECONDS=30
+	$(MAKE) --no-print-directory test-deploy
 
 # The web page in headless Chromium against the real server (Tests/browser/README.md).
 test-browser: build
@@ -58,3 +59,32 @@ test-sanitize: deps
 	$(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
+
+# `make install` (usually `sudo make install`): the release build with the Swift runtime linked in, the web
+# page and the systemd unit, under $(DESTDIR)$(PREFIX). deploy/README.md has the rest.
+PREFIX ?= /usr/local
+DESTDIR ?=
+SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
+RELEASE_FLAGS := -c release --static-swift-stdlib
+.PHONY: install test-deploy
+
+install: deps
+	$(SWIFT) build $(RELEASE_FLAGS)
+	@bin="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"; set -e; \
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/pomodoro" \
+	  "$(DESTDIR)$(PREFIX)/share/doc/pomodoro" "$(DESTDIR)$(SYSTEMD_UNIT_DIR)"; \
+	install -m 755 "$$bin/pomodoro-server" "$(DESTDIR)$(PREFIX)/bin/pomodoro-server"; \
+	if [ -x "$$bin/pomo" ]; then install -m 755 "$$bin/pomo" "$(DESTDIR)$(PREFIX)/bin/pomo"; fi; \
+	rm -rf "$(DESTDIR)$(PREFIX)/share/pomodoro/web"; \
+	cp -R web "$(DESTDIR)$(PREFIX)/share/pomodoro/web"; \
+	chmod -R u=rwX,go=rX "$(DESTDIR)$(PREFIX)/share/pomodoro/web"; \
+	install -m 644 deploy/README.md "$(DESTDIR)$(PREFIX)/share/doc/pomodoro/deploy.md"; \
+	sed 's|/usr/local/|$(PREFIX)/|g' deploy/pomodoro.service > "$(DESTDIR)$(SYSTEMD_UNIT_DIR)/pomodoro.service"; \
+	chmod 644 "$(DESTDIR)$(SYSTEMD_UNIT_DIR)/pomodoro.service"; \
+	echo "installed under $(DESTDIR)$(PREFIX): bin/pomodoro-server$$([ -x "$$bin/pomo" ] && echo ' bin/pomo'), share/pomodoro/web, $(SYSTEMD_UNIT_DIR)/pomodoro.service"
+
+# The deploy folder against the real tools: systemd-analyze, nginx (and Caddy) in front of the release
+# build on loopback, a WebSocket session through them, `make install` into a staging folder.
+test-deploy: deps
+	$(SWIFT) build $(RELEASE_FLAGS)
+	bash deploy/test.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
