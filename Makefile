@@ -53,10 +53,12 @@ fuzz: deps
 	  -artifact_prefix=Tests/Fuzz/.build/crashes/ -print_final_stats=1 2>&1 | tail -n 12
 
 # The whole Swift test suite once under AddressSanitizer and once under ThreadSanitizer, each in a build
-# folder of its own. Any report fails the run.
+# folder of its own. Any report fails the run. Leak reports are off: XCTest's harness and objects that
+# live as long as the process (OpenSSL's global state, the server a test process keeps) would drown them;
+# the hostile-client suite checks instead that no connection or room outlives its client.
 test-sanitize: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
-	$(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
+	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
 

@@ -36,19 +36,22 @@ final class LiveServer: Sendable {
 /// Everything one connection received, in order, with a way to wait for the next message.
 /// One condition both guards the list and wakes the waiting test.
 final class Inbox: @unchecked Sendable {
-    private var items: [ClientEvent] = []
+    private var items: [(event: ClientEvent, arrived: Date)] = []
     private var read = 0
     private let condition = NSCondition()
 
     func add(_ event: ClientEvent) {
         condition.lock()
-        items.append(event)
+        items.append((event, Date()))
         condition.broadcast()
         condition.unlock()
     }
 
     /// The next event not yet read, waiting for it up to `timeout` seconds.
-    func next(timeout: Double) -> ClientEvent? {
+    func next(timeout: Double) -> ClientEvent? { nextWithArrival(timeout: timeout)?.event }
+
+    /// The next event with the moment it arrived (not the moment the test got round to reading it).
+    func nextWithArrival(timeout: Double) -> (event: ClientEvent, arrived: Date)? {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }
@@ -92,6 +95,17 @@ final class Peer: Sendable {
     }
 
     func next(timeout: Double = 5) throws -> ServerMessage { try nextRaw(timeout: timeout).message }
+
+    /// The next tick and when it arrived, skipping other messages.
+    func nextTick(timeout: Double = 5) throws -> (tick: TickPayload, arrived: Date) {
+        let deadline = Date().addingTimeInterval(timeout)
+        while let (event, arrived) = inbox.nextWithArrival(timeout: max(0, deadline.timeIntervalSinceNow)) {
+            if case .text(let bytes) = event, case .tick(let tick) = try WireCodec.decodeServerMessage(bytes) {
+                return (tick, arrived)
+            }
+        }
+        throw LiveTestFailure(description: "no tick within \(timeout) s")
+    }
 
     /// Reads messages until `match` accepts one, returning what it extracted.
     func expect<T>(_ what: String, timeout: Double = 5, _ match: (ServerMessage) -> T?) throws -> T {
