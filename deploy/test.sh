@@ -302,7 +302,10 @@ site="focus.example.com:$tls_port"
 tls_curl() { curl -sS --max-time 5 --cacert "$work/tls/cert.pem" --resolve "$site:127.0.0.1" "$@"; }
 check "GET https://focus.example.com/healthz through nginx answers ok" \
     bash -c "[ \"\$(curl -sS --max-time 5 --cacert '$work/tls/cert.pem' --resolve '$site:127.0.0.1' https://$site/healthz)\" = ok ]"
-page_through_nginx() { tls_curl "https://$site/r/design-team" | grep -q '<title>Pomodoro'; }
+page_through_nginx() {
+    local page  # not `curl | grep -q`: grep's early exit fails curl's write, and pipefail the check
+    page=$(tls_curl "https://$site/r/design-team") && grep -q '<title>Pomodoro' <<<"$page"
+}
 check "the page (an invite link) comes through nginx" page_through_nginx
 redirect_to_https() {
     local answer
