@@ -6,7 +6,7 @@ import { ServerClock, parseDuration } from './clock.js';
 import { RoomConnection } from './connection.js';
 import {
   buildRingTicks, renderClock, renderDialStatus, renderPhase, renderControls, renderExtendLabels, renderMembers,
-  renderSettings, renderRoomStats, titleFor, iconStep, progressIcon, phaseName, setText,
+  renderSettings, renderRoomStats, titleFor, iconStep, progressIcon, phaseName, setText, mayControl,
 } from './render.js';
 import {
   unlockAudio, playChime, soundEnabled, setSoundEnabled, notificationsSupported, notificationsWanted,
@@ -17,6 +17,8 @@ const ROOM_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 const ACTIVITY_LIMIT = 8;
 const NOTICE_MS = 10000;
 const SETTINGS_NOTE_MS = 8000;
+const PASSCODE_MIN = 4;
+const PASSCODE_MAX = 64;
 
 const $ = (id) => document.getElementById(id);
 const els = {
@@ -26,6 +28,13 @@ const els = {
   banner: $('conn-banner'), bannerText: $('conn-banner-text'), retry: $('btn-retry'), useHere: $('btn-use-here'),
   landing: $('landing'), joinForm: $('join-form'), roomInput: $('room-input'), nameInput: $('name-input'),
   randomRoom: $('btn-random-room'), joinError: $('join-error'), joinButton: $('btn-join'),
+  accessDetails: $('access-details'), passcodeInput: $('passcode-input'), passcodeError: $('passcode-error'),
+  showPasscode: $('btn-show-passcode'), hostOnlyInput: $('host-only-input'),
+  roomLock: $('room-lock'), hostNote: $('host-note'), hostNoteText: $('host-note-text'), kbdHint: $('kbd-hint'),
+  hostTools: $('host-tools'), hostOnlyToggle: $('host-only-toggle'), settingsFields: $('settings-fields'),
+  settingsHostNote: $('settings-host-note'),
+  handoffDialog: $('handoff-dialog'), handoffTitle: $('handoff-title'), handoffBody: $('handoff-body'),
+  handoffCancel: $('btn-handoff-cancel'), handoffConfirm: $('btn-handoff-confirm'),
   room: $('room'), phaseLabel: $('phase-label'), cycleText: $('cycle-text'), cycleDots: $('cycle-dots'),
   ringTicks: $('ring-ticks'), ringProgress: $('ring-progress'), ringKnob: $('ring-knob'),
   time: $('time'), dialStatus: $('dial-status'),
@@ -54,6 +63,10 @@ const state = {
   names: new Map(),
   settingsDirty: false,
   configureRef: null,
+  controlRef: null,
+  /** What this join asked of a new room ({ passcode, control }), until its welcome says whether it applied. */
+  asked: null,
+  handoffTarget: null,
   lastTitle: '',
 };
 
@@ -97,8 +110,11 @@ function inviteURL() {
   return `${window.location.origin}/r/${encodeURIComponent(state.roomName)}`;
 }
 
-function enterRoom(room, name) {
+/** Goes into the room. `access` ({ passcode, control }) is kept in memory by the connection only. */
+function enterRoom(room, name, access = {}) {
   state.roomName = room;
+  state.asked = access.passcode || access.control ? { ...access } : null;
+  state.controlRef = null;
   state.room = null;
   state.seq = -1;
   state.me = null;
@@ -112,7 +128,7 @@ function enterRoom(room, name) {
   setText(els.roomTitle, room);
   if (window.location.pathname !== `/r/${room}`) history.replaceState(null, '', `/r/${encodeURIComponent(room)}`);
   showView('room');
-  connection.join(room, name);
+  connection.join(room, name, access);
   render();
 }
 
@@ -123,6 +139,7 @@ function leaveRoom() {
   state.roomName = null;
   history.replaceState(null, '', '/');
   els.roomInput.value = room || '';
+  els.passcodeInput.value = '';
   showView('landing');
   els.nameInput.focus();
 }
@@ -135,23 +152,42 @@ function handleStatus(status, info) {
   if (status === 'refused') {
     showView('landing');
     history.replaceState(null, '', '/');
-    showJoinError(info.error);
+    showJoinError(info.error, { sentPasscode: info.sentPasscode });
     els.joinButton.disabled = false;
     setText(els.joinButton, t('join'));
+    if (info.error?.field === 'passcode') {
+      // Locked, or the wrong passcode: straight to the field, its text selected for typing over.
+      els.passcodeInput.setAttribute('aria-invalid', 'true');
+      els.passcodeInput.focus();
+      els.passcodeInput.select();
+    }
   }
   renderConnection();
   render();
 }
 
-function showJoinError(error) {
+function showJoinError(error, { sentPasscode = false } = {}) {
   let text;
-  if (error?.code && error.code !== 'bad_request') text = errorText(error); // room_full, room_limit, …
+  if (error?.code === 'bad_passcode') text = t(sentPasscode ? 'passcodeWrong' : 'passcodeNeeded');
+  else if (error?.code === 'rate_limited' && error.field === 'passcode') text = t('passcodeRateLimited');
+  else if (error?.code && error.code !== 'bad_request') text = errorText(error); // room_full, room_limit, …
+  else if (error?.field === 'passcode') text = t('passcodeInvalid');
   else if (error?.field === 'room') text = t('roomInvalid');
   else if (error?.field === 'name') text = t('nameInvalid');
   else text = errorText(error);
-  if (language() === 'en' && error?.message && error.code === 'bad_request') text = `${text} (${error.message})`;
-  els.joinError.hidden = false;
-  setText(els.joinError, text);
+  if (language() === 'en' && error?.message && error.code === 'bad_request' && error.field !== 'passcode') {
+    text = `${text} (${error.message})`;
+  }
+  // About the passcode: said right under its field (opened if folded), where the focus goes.
+  const el = error?.field === 'passcode' ? els.passcodeError : els.joinError;
+  if (el === els.passcodeError) els.accessDetails.open = true;
+  el.hidden = false;
+  setText(el, text);
+}
+
+function hideJoinErrors() {
+  els.joinError.hidden = true;
+  els.passcodeError.hidden = true;
 }
 
 function renderConnection() {
@@ -191,6 +227,7 @@ function handleMessage(message) {
       applySnapshot(message.room, true);
       els.joinButton.disabled = false;
       setText(els.joinButton, t('join'));
+      noteUnappliedAccess(message.room);
       break;
     case 'state':
       applySnapshot(message.room, false);
@@ -210,6 +247,16 @@ function handleMessage(message) {
     default:
       break; // pong, and message types from later versions
   }
+}
+
+/** A passcode or host-only choice only shapes a new room: joining one that already existed, say so. */
+function noteUnappliedAccess(room) {
+  const asked = state.asked;
+  state.asked = null;
+  if (!asked || !room) return;
+  const passcodeIgnored = !!asked.passcode && room.locked === false;
+  const controlIgnored = asked.control === 'host' && room.control !== 'host';
+  if (passcodeIgnored || controlIgnored) showNoticeText('', t('accessNotApplied'));
 }
 
 function applySnapshot(room, fresh) {
@@ -280,12 +327,28 @@ function handleEvent(event) {
       }
       break;
     }
+    case 'hostChanged':
+      if (event.member) {
+        addActivity(t('evHostChanged', { name: nameOf(event.member) }));
+        if (event.member === state.me) announce(t('announceHostYou'));
+      } else {
+        addActivity(t('evHostNone'));
+      }
+      break;
+    case 'controlModeChanged':
+      addActivity(t(event.mode === 'host' ? 'evModeHost' : 'evModeAnyone', { name: nameOf(event.by) }));
+      break;
     default:
       break; // event kinds from later versions
   }
 }
 
 function handleOk(ok) {
+  if (ok.command === 'control' && ok.ref === state.controlRef) {
+    // The switch already shows the new mode; the state that confirms it may come before or after this.
+    state.controlRef = null;
+    renderConnectionControls();
+  }
   if (ok.command === 'configure' && ok.ref === state.configureRef) {
     state.configureRef = null;
     state.settingsDirty = false;
@@ -320,6 +383,10 @@ function handleError(error) {
     return;
   }
   if (error.code === 'replaced') return; // the connection reports it as a state
+  if (error.ref !== undefined && error.ref === state.controlRef) {
+    state.controlRef = null; // the switch goes back to what the room says
+    render();
+  }
   showNotice(error);
 }
 
@@ -378,8 +445,9 @@ function render() {
   renderPhase(els, room);
   if (!iconColors || phaseBefore !== room.phase) refreshIconColors();
   renderDialStatus(els, room, clock);
-  renderMembers(els.members, room.members, state.me, { wireTaskInput });
+  renderMembers(els.members, room.members, state.me, room.host, { wireTaskInput, makeHost: askHandOff });
   setText(els.membersCount, String(room.members.length));
+  renderAccess(room);
   const me = room.members.find((m) => m.id === state.me);
   const away = !!me && me.connected && !me.present;
   els.away.setAttribute('aria-pressed', String(away));
@@ -391,9 +459,63 @@ function render() {
 
 function renderConnectionControls() {
   const joined = state.conn === 'joined';
-  renderControls(els, state.room, joined);
+  const allowed = mayControl(state.room, state.me);
+  renderControls(els, state.room, joined, allowed);
   els.away.disabled = !joined;
-  els.saveSettings.disabled = !joined || state.configureRef !== null;
+  els.saveSettings.disabled = !joined || !allowed || state.configureRef !== null;
+  if (els.settingsFields.disabled !== !allowed) els.settingsFields.disabled = !allowed;
+  els.hostOnlyToggle.disabled = !joined || state.controlRef !== null;
+}
+
+/** The lock by the room's name, who hosts, and what that means for me. */
+function renderAccess(room) {
+  els.roomLock.hidden = !room.locked;
+  const iHost = !!state.me && room.host === state.me;
+  const allowed = mayControl(room, state.me);
+  els.hostNote.hidden = allowed;
+  els.settingsHostNote.hidden = allowed;
+  if (!allowed) {
+    setText(els.hostNoteText, hostNoteText(room));
+    setText(els.settingsHostNote, hostNoteText(room));
+  }
+  els.kbdHint.hidden = !allowed;
+  els.hostTools.hidden = !iHost;
+  if (state.controlRef === null) els.hostOnlyToggle.checked = room.control === 'host';
+  // A confirmation that no longer fits the room goes away.
+  if (!allowed && els.resetDialog.open) els.resetDialog.close();
+  if (els.handoffDialog.open && (!iHost || !room.members.some((m) => m.id === state.handoffTarget))) {
+    els.handoffDialog.close();
+  }
+}
+
+function hostNoteText(room) {
+  const host = room.members.find((m) => m.id === room.host);
+  return host ? t('hostNote', { name: host.name }) : t('hostNoteNobody');
+}
+
+/** Space or a click from someone who may not: the note says why, to the eye and to screen readers. */
+function explainHostOnly() {
+  if (!state.room || els.hostNote.hidden) return;
+  announce(hostNoteText(state.room));
+  delete els.hostNote.dataset.flash;
+  void els.hostNote.offsetWidth; // restarts the animation
+  els.hostNote.dataset.flash = 'true';
+}
+
+function askHandOff(memberId) {
+  const room = state.room;
+  const member = room?.members.find((m) => m.id === memberId);
+  if (!member || room.host !== state.me || memberId === state.me) return;
+  state.handoffTarget = memberId;
+  const title = t('handoffTitle', { name: member.name });
+  if (typeof els.handoffDialog.showModal === 'function') {
+    setText(els.handoffTitle, title);
+    setText(els.handoffBody, t('handoffBody', { name: member.name }));
+    els.handoffDialog.showModal();
+    els.handoffCancel.focus();
+  } else if (window.confirm(title)) {
+    send('handOff', { member: memberId });
+  }
 }
 
 /** One frame of the clock: the digits, the ring and the title, from endsAt and the clock offset. */
@@ -448,6 +570,7 @@ function send(type, fields = {}) {
 }
 
 function toggleTimer() {
+  if (state.conn === 'joined' && !mayControl(state.room, state.me)) { explainHostOnly(); return; }
   if (els.toggle.disabled) return;
   send(els.toggle.dataset.action || 'start');
 }
@@ -517,9 +640,10 @@ function wire() {
     unlockAudio();
     const room = els.roomInput.value.trim();
     const name = els.nameInput.value.trim();
-    els.joinError.hidden = true;
+    hideJoinErrors();
     els.roomInput.removeAttribute('aria-invalid');
     els.nameInput.removeAttribute('aria-invalid');
+    els.passcodeInput.removeAttribute('aria-invalid');
     if (!ROOM_PATTERN.test(room)) {
       els.roomInput.setAttribute('aria-invalid', 'true');
       showJoinError({ field: 'room' });
@@ -532,16 +656,31 @@ function wire() {
       els.nameInput.focus();
       return;
     }
+    // Passcodes are taken as typed: spaces count.
+    const passcode = els.passcodeInput.value;
+    const length = characterCount(passcode);
+    if (passcode && (length < PASSCODE_MIN || length > PASSCODE_MAX)) {
+      els.passcodeInput.setAttribute('aria-invalid', 'true');
+      showJoinError({ field: 'passcode' });
+      els.passcodeInput.focus();
+      return;
+    }
     els.joinButton.disabled = true;
     setText(els.joinButton, t('joining'));
-    enterRoom(room, name);
+    enterRoom(room, name, { passcode: passcode || null, control: els.hostOnlyInput.checked ? 'host' : null });
+  });
+  els.passcodeInput.addEventListener('input', () => els.passcodeInput.removeAttribute('aria-invalid'));
+  els.showPasscode.addEventListener('click', () => {
+    const show = els.passcodeInput.type === 'password';
+    els.passcodeInput.type = show ? 'text' : 'password';
+    els.showPasscode.setAttribute('aria-pressed', String(show));
   });
   els.randomRoom.addEventListener('click', () => { els.roomInput.value = randomRoomName(); els.roomInput.focus(); });
 
   els.invite.addEventListener('click', copyInvite);
   els.leave.addEventListener('click', leaveRoom);
   els.retry.addEventListener('click', () => connection.retryNow());
-  els.useHere.addEventListener('click', () => connection.join(state.roomName, load('name', '')));
+  els.useHere.addEventListener('click', () => connection.rejoin(load('name', '')));
 
   els.toggle.addEventListener('click', toggleTimer);
   els.skip.addEventListener('click', () => send('skip'));
@@ -556,6 +695,26 @@ function wire() {
   els.resetCancel.addEventListener('click', () => els.resetDialog.close());
   els.resetConfirm.addEventListener('click', () => { els.resetDialog.close(); send('reset'); });
   els.resetDialog.addEventListener('click', (event) => { if (event.target === els.resetDialog) els.resetDialog.close(); });
+
+  els.hostOnlyToggle.addEventListener('change', () => {
+    const ref = send('control', { mode: els.hostOnlyToggle.checked ? 'host' : 'anyone' });
+    if (ref === null) {
+      els.hostOnlyToggle.checked = state.room?.control === 'host';
+      return;
+    }
+    state.controlRef = ref;
+    renderConnectionControls();
+  });
+  els.handoffCancel.addEventListener('click', () => els.handoffDialog.close());
+  els.handoffConfirm.addEventListener('click', () => {
+    const member = state.handoffTarget;
+    els.handoffDialog.close();
+    if (member) send('handOff', { member });
+  });
+  els.handoffDialog.addEventListener('click', (event) => {
+    if (event.target === els.handoffDialog) els.handoffDialog.close();
+  });
+  els.handoffDialog.addEventListener('close', () => { state.handoffTarget = null; });
   for (const button of els.extendButtons) {
     button.addEventListener('click', () => send('extend', { seconds: Number(button.dataset.extend) }));
   }
@@ -624,7 +783,7 @@ function wire() {
     if (event.key === 'Escape' && !els.notice.hidden) hideNotice();
     const isSpace = event.code === 'Space' || event.key === ' ';
     if (!isSpace || event.repeat || event.ctrlKey || event.metaKey || event.altKey) return;
-    if (state.view !== 'room' || els.resetDialog.open) return;
+    if (state.view !== 'room' || els.resetDialog.open || els.handoffDialog.open) return;
     if (takesSpace(event.target)) return; // text fields type spaces, check boxes tick
     // Anywhere else, a focused button included, space is the timer's: preventing the default here also
     // keeps the focused button from clicking on key-up, so the timer toggles exactly once.
@@ -646,6 +805,16 @@ function wire() {
     updateReconnectCountdown();
   }, 500);
   requestAnimationFrame(animationLoop);
+}
+
+/** User-perceived characters, as the server counts them. */
+function characterCount(text) {
+  if (typeof Intl !== 'undefined' && typeof Intl.Segmenter === 'function') {
+    let n = 0;
+    for (const _ of new Intl.Segmenter().segment(text)) n += 1; // eslint-disable-line no-unused-vars
+    return n;
+  }
+  return [...text].length;
 }
 
 function takesSpace(target) {

@@ -5,10 +5,13 @@
 //   joined        welcome received
 //   reconnecting  lost; { attempt, retryAt } says when the next try is
 //   replaced      another tab took this member over (close 4001): never reconnects by itself
-//   refused       the server refused the join itself ({ error })
+//   refused       the server refused the join itself ({ error }): a bad name, a locked room, …
 //   left          we left on purpose
 // Every socket callback checks that it belongs to the current socket, so a socket we gave up on can never
 // change the state (it would otherwise report its own 4001 when the new connection takes it over).
+//
+// A room's passcode is kept in memory only, for this page's own reconnections: it never goes to storage.
+// After a reload the stored resume token takes the member back without it.
 
 import { load, save, tokenKey } from './storage.js';
 
@@ -33,6 +36,8 @@ export class RoomConnection {
     this.ws = null;
     this.room = null;
     this.name = null;
+    this.passcode = null;
+    this.control = null;
     this.status = 'idle';
     this.attempt = 0;
     this.retryTimer = null;
@@ -54,9 +59,23 @@ export class RoomConnection {
 
   get token() { return this.room ? load(tokenKey(this.room)) : null; }
 
-  /** Joins a room (or rejoins it after `replaced`: the token then takes the member back here). */
-  join(room, name) {
+  /**
+   * Joins a room. `passcode` opens a locked room (or locks a new one) and `control` ("host") is asked for a
+   * new room; both go with every join of this page to this room, reconnections included, since a room that
+   * is gone by then is created again.
+   */
+  join(room, name, { passcode = null, control = null } = {}) {
     this.room = room;
+    this.name = name;
+    this.passcode = passcode || null;
+    this.control = control || null;
+    this.attempt = 0;
+    this.connect('connecting');
+  }
+
+  /** Joins the same room again (after `replaced`: the token then takes the member back here). */
+  rejoin(name = this.name) {
+    if (!this.room) return;
     this.name = name;
     this.attempt = 0;
     this.connect('connecting');
@@ -67,6 +86,8 @@ export class RoomConnection {
   leave() {
     if (this.isOpen()) this.send({ type: 'leave' });
     if (this.room) save(tokenKey(this.room), null);
+    this.passcode = null;
+    this.control = null;
     this.stop('left');
   }
 
@@ -135,6 +156,8 @@ export class RoomConnection {
       const join = { type: 'join', room: this.room, name: this.name, ref: this.joinRef };
       const token = this.token;
       if (token) join.token = token;
+      if (this.passcode) join.passcode = this.passcode;
+      if (this.control) join.control = this.control;
       ws.send(JSON.stringify(join));
     };
     ws.onmessage = (event) => {
@@ -154,10 +177,15 @@ export class RoomConnection {
         if (message.code === 'replaced') { this.replacedSeen = true; return; }
         if (this.status !== 'joined') {
           // Before the welcome the join is the only request in flight, so this error answers it (matched
-          // by state rather than by ref: some servers leave the ref out of room_limit).
-          if (TRANSIENT_JOIN_ERRORS.has(message.code)) { this.lost(); return; }
-          // Refused for good (bad room name, bad name, room full, no room left): retrying would not help.
-          this.stop('refused', { error: message });
+          // by state rather than by ref: some servers leave the ref out of room_limit). Too many wrong
+          // passcodes is no passing hiccup: retrying on our own would only keep the lock shut.
+          const passcodeLimit = message.code === 'rate_limited' && message.field === 'passcode';
+          if (TRANSIENT_JOIN_ERRORS.has(message.code) && !passcodeLimit) { this.lost(); return; }
+          // Refused for good (bad room name, bad name, room full, no room left, locked): retrying would not
+          // help. A passcode that did not open the room is forgotten.
+          const sentPasscode = !!this.passcode;
+          if (message.field === 'passcode') this.passcode = null;
+          this.stop('refused', { error: message, sentPasscode });
           return;
         }
       }

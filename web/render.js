@@ -102,19 +102,27 @@ export function renderPhase(els, room) {
   });
 }
 
-/** Enables exactly the controls that make sense now (PROTOCOL.md §6), and only while joined. */
-export function renderControls(els, room, joined) {
+/** Whether this member may press the timer's controls: anyone may, unless the room is in host mode
+ *  (PROTOCOL.md §4) and someone else hosts it. */
+export function mayControl(room, meId) {
+  return !room || room.control !== 'host' || (!!meId && room.host === meId);
+}
+
+/** Enables exactly the controls that make sense now (PROTOCOL.md §6), only while joined, and only for
+ *  whoever may press them. */
+export function renderControls(els, room, joined, allowed = true) {
   const status = room?.status ?? 'idle';
   const action = status === 'running' ? 'pause' : status === 'paused' ? 'resume' : 'start';
+  const may = joined && allowed;
   els.toggle.dataset.action = action;
   setText(els.toggleLabel, t(action));
-  setDisabled(els.toggle, !joined || !room);
-  setDisabled(els.skip, !joined || status === 'idle');
-  setDisabled(els.reset, !joined || !room || (status === 'idle' && room.cycle === 1));
+  setDisabled(els.toggle, !may || !room);
+  setDisabled(els.skip, !may || status === 'idle');
+  setDisabled(els.reset, !may || !room || (status === 'idle' && room.cycle === 1));
   for (const button of els.extendButtons) {
     const seconds = Number(button.dataset.extend);
     const tooLong = room && room.phaseLengthMs + seconds * 1000 > MAX_PHASE_MS;
-    setDisabled(button, !joined || status === 'idle' || !!tooLong);
+    setDisabled(button, !may || status === 'idle' || !!tooLong);
   }
 }
 
@@ -178,7 +186,18 @@ function initials(name) {
   return (letters[0] || '?').toUpperCase();
 }
 
-function makeMemberRow() {
+function crownIcon(className) {
+  const crown = document.createElementNS(SVG, 'svg');
+  crown.setAttribute('viewBox', '0 0 16 16');
+  crown.setAttribute('aria-hidden', 'true');
+  crown.setAttribute('class', className);
+  const path = document.createElementNS(SVG, 'path');
+  path.setAttribute('d', 'M2.5 5.5l3 2.5L8 3.5l2.5 4.5 3-2.5-1 6.5h-9z');
+  crown.append(path);
+  return crown;
+}
+
+function makeMemberRow(hooks) {
   const li = document.createElement('li');
   li.className = 'member';
   const avatar = document.createElement('span');
@@ -192,6 +211,12 @@ function makeMemberRow() {
   name.className = 'member-name';
   const you = document.createElement('span');
   you.className = 'you-tag';
+  const host = document.createElement('span');
+  host.className = 'host-tag';
+  const crown = crownIcon('host-icon');
+  const hostText = document.createElement('span');
+  hostText.className = 'host-text';
+  host.append(crown, hostText);
   const presence = document.createElement('span');
   presence.className = 'presence';
   const dot = document.createElement('span');
@@ -200,7 +225,7 @@ function makeMemberRow() {
   const presenceText = document.createElement('span');
   presenceText.className = 'presence-text';
   presence.append(dot, presenceText);
-  line.append(name, you, presence);
+  line.append(name, you, host, presence);
   const task = document.createElement('div');
   task.className = 'member-task';
   main.append(line, task);
@@ -219,15 +244,25 @@ function makeMemberRow() {
   const doneCount = document.createElement('span');
   doneCount.className = 'done-count';
   done.append(doneIcon, doneCount);
-  li.append(avatar, main, done);
+  const makeHost = document.createElement('button');
+  makeHost.type = 'button';
+  makeHost.className = 'btn chip make-host';
+  makeHost.hidden = true;
+  const makeHostText = document.createElement('span');
+  makeHostText.className = 'make-host-text';
+  makeHost.append(crownIcon('make-host-icon'), makeHostText);
+  makeHost.addEventListener('click', () => hooks.makeHost?.(li.dataset.memberId));
+  li.append(avatar, main, makeHost, done);
   return li;
 }
 
 /**
  * Renders the member list keyed by member id, reusing rows so that your own task field keeps its focus
- * and whatever you are typing while states arrive.
+ * and whatever you are typing while states arrive. The host wears a badge; when I am the host, everyone
+ * else gets a "Make host" button.
  */
-export function renderMembers(list, members, meId, hooks) {
+export function renderMembers(list, members, meId, hostId, hooks) {
+  const iHost = !!meId && hostId === meId;
   const rows = new Map([...list.children].map((li) => [li.dataset.memberId, li]));
   const wanted = new Set(members.map((m) => m.id));
   for (const [id, li] of rows) if (!wanted.has(id)) li.remove();
@@ -235,7 +270,7 @@ export function renderMembers(list, members, meId, hooks) {
   members.forEach((member, index) => {
     let li = rows.get(member.id);
     if (!li) {
-      li = makeMemberRow();
+      li = makeMemberRow(hooks);
       li.dataset.memberId = member.id;
       li.querySelector('.avatar').style.setProperty('--hue', String(hueFor(member.id)));
     }
@@ -246,6 +281,20 @@ export function renderMembers(list, members, meId, hooks) {
     setText(li.querySelector('.avatar'), initials(member.name));
     setText(li.querySelector('.member-name'), member.name);
     setText(li.querySelector('.you-tag'), isMe ? t('you') : '');
+    const isHost = member.id === hostId;
+    li.classList.toggle('is-host', isHost);
+    setText(li.querySelector('.host-text'), isHost ? t('hostBadge') : '');
+    const makeHost = li.querySelector('.make-host');
+    const offer = iHost && !isMe;
+    if (makeHost.hidden === offer) makeHost.hidden = !offer;
+    if (offer) {
+      setText(makeHost.querySelector('.make-host-text'), t('makeHost'));
+      const label = t('makeHostAria', { name: member.name });
+      if (makeHost.getAttribute('aria-label') !== label) {
+        makeHost.setAttribute('aria-label', label);
+        makeHost.setAttribute('title', label);
+      }
+    }
     setText(li.querySelector('.presence-text'), t(state === 'offline' ? 'offline' : state));
 
     const taskBox = li.querySelector('.member-task');

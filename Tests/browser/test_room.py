@@ -191,6 +191,56 @@ def controls(driver):
     )
 
 
+def timer_controls_enabled(driver):
+    """[toggle, skip, reset, +1, +3, +5, save] as enabled (true) or not, each as the page lets it be pressed."""
+    return js(
+        driver,
+        """return ['btn-toggle', 'btn-skip', 'btn-reset'].map(id => document.getElementById(id))
+             .concat([...document.querySelectorAll('[data-extend]')], [document.getElementById('btn-save-settings')])
+             .map(b => !b.matches(':disabled'))""",
+    )
+
+
+def host_of(driver):
+    """The name on the member row that wears the host badge (None when none does)."""
+    return js(driver, "const li = document.querySelector('#members > li.is-host'); "
+                      "return li ? li.querySelector('.member-name').textContent : null")
+
+
+def activity_lines(driver):
+    return js(driver, "return [...document.querySelectorAll('#activity li span')].map(s => s.textContent)")
+
+
+def landing_join(driver, name, passcode="", host_only=False):
+    """Fills the landing form (on the page already loaded) and presses Join."""
+    name_input = by_id(driver, "name-input")
+    name_input.clear()
+    name_input.send_keys(name)
+    js(driver, "document.getElementById('passcode-input').value = ''")
+    box = by_id(driver, "host-only-input")
+    if passcode or host_only != box.is_selected():
+        # The passcode and the host-only box sit in a disclosure, closed until wanted.
+        if not by_id(driver, "access-details").get_attribute("open"):
+            driver.find_element(By.CSS_SELECTOR, "#access-details > summary").click()
+        wait(driver, lambda d: by_id(d, "passcode-input").is_displayed(), "the passcode field")
+    if passcode:
+        by_id(driver, "passcode-input").send_keys(passcode)
+    if box.is_selected() != host_only:
+        box.click()
+    by_id(driver, "btn-join").click()
+
+
+def join_error(driver):
+    """The landing's refusal text once the landing shows it (under the passcode field when it is about the
+    passcode), else None."""
+    if body_data(driver, "view") != "landing":
+        return None
+    for element_id in ("passcode-error", "join-error"):
+        if by_id(driver, element_id).is_displayed():
+            return by_id(driver, element_id).text
+    return None
+
+
 def focus_body(driver):
     js(driver, "document.activeElement && document.activeElement.blur(); document.body.focus()")
 
@@ -206,6 +256,7 @@ class Run:
         self.room = "browser-" + secrets.token_hex(3)
         self.a = None
         self.b = None
+        self.extra = []  # [(label, driver)] of a check's own browsers, for the console dump
         self.passed = 0
         self.failed = 0
 
@@ -225,7 +276,7 @@ class Run:
         sys.stdout.flush()
 
     def dump_console(self):
-        for label, driver in (("A", self.a), ("B", self.b)):
+        for label, driver in [("A", self.a), ("B", self.b)] + self.extra:
             if driver is None:
                 continue
             try:
@@ -442,6 +493,179 @@ class Run:
         c = controls(self.b)
         assert not c["reset"] and not c["skip"] and not any(c["extend"]), f"controls after reset: {c}"
 
+    def locked_room_with_a_host(self):
+        """A creates a locked, host-only room; B needs the passcode; only the host runs the timer; A hands
+        the role to B."""
+        room = "vault-" + secrets.token_hex(3)
+        passcode = "tomato soup"
+        a = b = None
+        try:
+            a = make_driver()
+            b = make_driver()
+            self.extra = [("A2", a), ("B2", b)]
+            a.get(f"{self.base}/#{room}")
+            wait(a, lambda d: by_id(d, "room-input").get_attribute("value") == room, "the landing for the new room")
+            assert by_id(a, "passcode-input").get_attribute("type") == "password"
+            assert by_id(a, "passcode-input").get_attribute("autocomplete") == "off"
+            landing_join(a, "Hana", passcode, host_only=True)
+            wait(a, is_joined, "Hana in her new room")
+            wait(a, lambda d: by_id(d, "room-lock").is_displayed(), "the lock by the room's name")
+            assert host_of(a) == "Hana", host_of(a)
+            assert all(timer_controls_enabled(a)[i] for i in (0, 6)), timer_controls_enabled(a)
+            assert by_id(a, "host-tools").is_displayed() and by_id(a, "host-only-toggle").is_selected(), \
+                "the host's 'Only I control the timer' switch is not on"
+            assert not by_id(a, "host-note").is_displayed(), "the host sees the host-only note"
+            stored = js(a, "return Object.entries(localStorage).map(([k, v]) => k + '=' + v).join('\\n')")
+            assert passcode not in stored, "the passcode went to localStorage"
+
+            # B: no passcode, then a wrong one, then the right one.
+            b.get(f"{self.base}/r/{room}")
+            wait(b, lambda d: by_id(d, "room-input").get_attribute("value") == room, "B's landing")
+            assert not by_id(b, "access-details").get_attribute("open"), "the passcode disclosure starts open"
+            landing_join(b, "Jun")
+            wait(b, lambda d: (join_error(d) or "").startswith("This room is locked"), "the locked-room message")
+            assert by_id(b, "passcode-input").is_displayed(), "the passcode field stays folded away"
+            self.shot(b, "landing-locked.png")
+            assert js(b, "return document.activeElement.id") == "passcode-input", "the passcode field is not focused"
+            assert by_id(b, "passcode-input").get_attribute("aria-invalid") == "true"
+            landing_join(b, "Jun", "tomato salad")
+            wait(b, lambda d: join_error(d) == "Wrong passcode", "the wrong-passcode message")
+            assert js(b, "return document.activeElement.id") == "passcode-input", "the passcode field is not focused"
+            landing_join(b, "Jun", passcode)
+            wait(b, is_joined, "Jun in the locked room with its passcode")
+            for driver in (a, b):
+                wait(driver, lambda d: len(member_rows(d)) == 2, "two members")
+            assert by_id(b, "room-lock").is_displayed(), "no lock for B"
+            assert host_of(b) == "Hana", host_of(b)
+
+            # The host runs the timer; B's controls rest, with the reason under them.
+            configure(a, "25", "5", "15")
+            by_id(a, "btn-toggle").click()
+            wait(b, lambda d: body_data(d, "status") == "running", "the timer running for B")
+            wait(b, lambda d: not any(timer_controls_enabled(d)), "all of B's timer controls disabled")
+            assert by_id(b, "host-note").is_displayed(), "no host note for B"
+            assert by_id(b, "host-note").text == "Only Hana controls the timer", by_id(b, "host-note").text
+            assert not by_id(b, "host-tools").is_displayed(), "B sees the host's switch"
+            assert not b.find_elements(By.CSS_SELECTOR, "#members .make-host:not([hidden])"), "B may hand off"
+            # Space says why instead of pausing.
+            focus_body(b)
+            b.find_element(By.TAG_NAME, "body").send_keys(Keys.SPACE)
+            wait(b, lambda d: "Only Hana" in js(d, "return document.getElementById('announcer').textContent"),
+                 "space explained in the live region")
+            assert body_data(a, "status") == "running", "B's space paused the timer"
+            # B still sets a task.
+            task = by_id(b, "my-task")
+            task.click()
+            task.send_keys("Sketch the lock icon", Keys.ENTER)
+            wait(a, lambda d: any(r[2] == "Sketch the lock icon" for r in member_rows(d)), "B's task in A")
+            js(b, "document.activeElement && document.activeElement.blur()")
+            ActionChains(b).move_to_element_with_offset(by_id(b, "room-stats"), 0, 0).perform()
+            self.shot(b, "room-host-mode.png")
+            set_dark(b, True)
+            self.shot(b, "room-host-mode-dark.png")
+            set_dark(b, False)
+            # The settings form rests too, for the non-host.
+            open_settings(b)
+            assert js(b, "return document.getElementById('set-focus').matches(':disabled')"), "B may edit the settings"
+            self.shot(b, "room-host-mode-settings.png")
+            js(b, "document.getElementById('settings-details').open = false")
+            set_viewport(b, *PHONE, mobile=True)
+            self.shot(b, "room-host-mode-phone.png")
+            set_viewport(b, *DESKTOP)
+            self.shot(a, "room-host-desktop.png")
+            # A page that pressed anyway (a stale button) gets the server's forbidden as a notice.
+            js(b, "const plus = document.querySelector('[data-extend=\\'60\\']'); plus.disabled = false; plus.click()")
+            wait(b, lambda d: by_id(d, "notice").is_displayed(), "the forbidden notice")
+            assert "Only the host" in by_id(b, "notice").text, by_id(b, "notice").text
+            by_id(b, "btn-notice-close").click()
+            wait(b, lambda d: not by_id(d, "notice").is_displayed(), "the notice to go away")
+            assert body_data(a, "status") == "running", "the forbidden press changed the timer"
+
+            # A hands the role to B, after a confirmation.
+            jun_row = wait(a, lambda d: d.find_element(By.CSS_SELECTOR, "#members > li:not(.is-me) .make-host"),
+                           "Make host on Jun's row")
+            assert jun_row.is_displayed() and jun_row.text == "Make host", jun_row.text
+            jun_row.click()
+            wait(a, lambda d: by_id(d, "handoff-dialog").get_attribute("open") is not None, "the hand-off dialog")
+            assert "Jun" in by_id(a, "handoff-title").text, by_id(a, "handoff-title").text
+            by_id(a, "btn-handoff-cancel").click()
+            wait(a, lambda d: by_id(d, "handoff-dialog").get_attribute("open") is None, "the dialog to close")
+            assert host_of(a) == "Hana", "cancel handed off"
+            jun_row.click()
+            wait(a, lambda d: by_id(d, "handoff-dialog").get_attribute("open") is not None, "the hand-off dialog")
+            self.shot(a, "handoff-dialog.png")
+            by_id(a, "btn-handoff-confirm").click()
+            for driver in (a, b):
+                wait(driver, lambda d: host_of(d) == "Jun", "Jun wearing the host badge")
+            wait(b, lambda d: all(timer_controls_enabled(d)), "B's controls enabled")
+            wait(a, lambda d: not any(timer_controls_enabled(d)), "A's controls disabled")
+            assert not by_id(b, "host-note").is_displayed(), "the host sees the host-only note"
+            assert by_id(a, "host-note").text == "Only Jun controls the timer", by_id(a, "host-note").text
+            assert by_id(b, "host-tools").is_displayed() and by_id(b, "host-only-toggle").is_selected()
+            assert not by_id(a, "host-tools").is_displayed(), "A keeps the host's switch"
+            wait(a, lambda d: "Jun is now the host" in activity_lines(d), "the hand-off in A's activity")
+            wait(b, lambda d: "You are now the host" in js(d, "return document.getElementById('announcer').textContent"),
+                 "the new host told so")
+            by_id(b, "btn-toggle").click()
+            wait(a, lambda d: body_data(d, "status") == "paused", "the new host pausing the timer")
+
+            # The new host opens the controls to everyone; both may press them again.
+            b.find_element(By.CSS_SELECTOR, "#host-tools .switch-label").click()
+            wait(a, lambda d: all(timer_controls_enabled(d)[i] for i in (0, 1, 2, 6)), "A's controls enabled again")
+            wait(a, lambda d: "Jun let everyone control the timer" in activity_lines(d), "the mode change in A's activity")
+            assert not by_id(a, "host-note").is_displayed(), "the note stays in anyone mode"
+            assert host_of(a) == "Jun", "the host changed with the mode"
+        finally:
+            self.extra = []
+            for driver in (a, b):
+                if driver is not None:
+                    driver.quit()
+
+    def wrong_passcodes_are_rate_limited(self):
+        # A server of its own: wrong passcodes count per address, and every browser here is 127.0.0.1.
+        port = free_port()
+        log = open(os.path.join(self.out, "server-passcodes.log"), "ab")
+        server = start_server([self.server_bin, "--port", str(port), "--host", "127.0.0.1", "--web-root", "web"],
+                              log, port)
+        driver = make_driver()
+        self.extra = [("P", driver)]
+        base = f"http://127.0.0.1:{port}"
+        try:
+            driver.get(f"{base}/#safe")
+            wait(driver, lambda d: by_id(d, "room-input").get_attribute("value") == "safe", "the landing")
+            # The room's creator is a bare WebSocket in the same page, so the page keeps no token for it.
+            created = driver.execute_async_script(
+                """const done = arguments[arguments.length - 1];
+                   const ws = new WebSocket(`ws://${location.host}/ws`);
+                   window.creator = ws;
+                   ws.onopen = () => ws.send(JSON.stringify({type: 'join', room: 'safe', name: 'Owner',
+                                                             passcode: 'open sesame'}));
+                   ws.onmessage = (e) => {
+                     const m = JSON.parse(e.data);
+                     if (m.type === 'welcome' || m.type === 'error') done(m.type === 'welcome' && m.room.locked);
+                   };
+                   ws.onerror = () => done(false);""")
+            assert created, "the locked room was not created"
+            # A short passcode is caught before it is sent.
+            landing_join(driver, "Mallory", "abc")
+            wait(driver, lambda d: join_error(d) == "A passcode has 4 to 64 characters.", "the length rule")
+            for attempt in range(1, 6):
+                landing_join(driver, "Mallory", f"guess {attempt}")
+                wait(driver, lambda d: join_error(d) == "Wrong passcode"
+                     and not by_id(d, "btn-join").get_attribute("disabled"), f"wrong passcode {attempt}")
+                js(driver, "document.getElementById('passcode-error').hidden = true")
+            landing_join(driver, "Mallory", "guess 6")
+            wait(driver, lambda d: join_error(d) == "Too many wrong passcodes; try again in a minute",
+                 "the rate limit explained", 15)
+            assert js(driver, "return document.activeElement.id") == "passcode-input"
+            assert body_data(driver, "view") == "landing"
+            self.shot(driver, "landing-passcode-limited.png")
+        finally:
+            self.extra = []
+            driver.quit()
+            stop_server(server)
+            log.close()
+
     def korean_labels(self):
         Select(by_id(self.a, "lang-select")).select_by_value("ko")
         korean = {"start": "시작", "pause": "일시정지", "resume": "계속"}
@@ -598,6 +822,8 @@ class Run:
                 ("copy invite link", self.invite_link),
                 ("reset asks first", self.reset_asks_first),
                 ("screenshots: desktop, phone, dark", self.screenshots),
+                ("a locked room with a host: passcode, host-only controls, hand-off", self.locked_room_with_a_host),
+                ("wrong passcodes: refused, then rate limited", self.wrong_passcodes_are_rate_limited),
                 ("language switch: Korean labels, remembered", self.korean_labels),
                 ("language follows the browser (zh-TW)", self.language_follows_the_browser),
                 ("an error reply is a dismissable notice", self.error_reply_is_a_dismissable_notice),
