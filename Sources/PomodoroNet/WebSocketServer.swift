@@ -166,7 +166,10 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         info.retry_and_idle_policy = UnsafePointer(retry)
         info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) | UInt64(LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE)
         info.user = Unmanaged.passUnretained(self).toOpaque()
+        // The handshake bound covers both the library's round-trip timeout and how long a connection may
+        // hold a header table without finishing its request (10 s by default: the slow-loris window).
         info.timeout_secs = UInt32(options.handshakeTimeoutSeconds)
+        info.timeout_secs_ah_idle = UInt32(options.handshakeTimeoutSeconds)
         info.fd_limit_per_thread = 0
         if let certificate = options.tlsCertificatePath, let key = options.tlsPrivateKeyPath {
             for path in [certificate, key] where !FileManager.default.isReadableFile(atPath: path) {

@@ -1,3 +1,4 @@
+import Glibc
 import PomodoroCore
 import PomodoroNet
 import PomodoroProtocol
@@ -101,6 +102,31 @@ struct LimitTests {
         #expect(refused.0 == .roomLimit && refused.1 == .string("j"))
         // Joining a room that exists is not creating one.
         _ = try peers[2].join("one", name: "C")
+    }
+
+    @Test func aHandshakeThatNeverFinishesIsCut() throws {
+        let server = try LiveServer { $0.limits.handshakeTimeoutSeconds = 1 }
+        defer { finish(server) }
+        // Half a request, then silence (slow-loris): the server hangs up once the handshake time is over,
+        // well before the receive timeout of 5 s set on this socket.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(server.port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(connected == 0)
+        let partial = Array("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8)
+        _ = partial.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        var byte: UInt8 = 0
+        let n = read(fd, &byte, 1)
+        #expect(n == 0, "the server closed the half-open connection (read gave \(n), errno \(errno))")
+        #expect(try httpGet(port: server.port, path: "/healthz").status == 200)
     }
 
     @Test func aFullRoomSaysSo() throws {

@@ -227,6 +227,14 @@ struct LiveRoomTests {
         let page = try httpGet(port: server.port, path: "/")
         #expect(page.status == 200 && page.body.contains("<title>Pomodoro</title>"))
         #expect(try httpGet(port: server.port, path: "/no-such-file.txt").status == 404)
+        // Nothing outside the web folder is reachable, however the path is spelled.
+        for path in ["/../../../../etc/passwd", "/%2e%2e/%2e%2e/%2e%2e/etc/passwd", "/..%2f..%2f..%2fetc/passwd",
+                     "//etc/passwd", "/./../Package.swift", "/r/../../Package.swift"] {
+            let response = try httpGet(port: server.port, path: path)
+            #expect([403, 404].contains(response.status) || (response.status == 200 && response.body == page.body),
+                    "\(path) answered \(response.status)")
+            #expect(!response.body.contains("root:") && !response.body.contains("PackageDescription"), "\(path)")
+        }
         let invite = try httpGet(port: server.port, path: "/r/team-alpha")
         #expect(invite.status == 200 && invite.body == page.body, "an invite link gets the page")
     }
