@@ -25,6 +25,16 @@ public final class PomodoroServer: Sendable {
         options.tlsCertificatePath = configuration.tlsCertificatePath
         options.tlsPrivateKeyPath = configuration.tlsPrivateKeyPath
         options.verboseLibraryLogs = logger.logLevel <= .debug
+        // libwebsockets' own lines go through our logger too (and so into its JSON format).
+        LibraryLog.route { level, line in
+            let mapped: Logger.Level = switch level {
+            case .error: .error
+            case .warning: .warning
+            case .notice: .notice
+            case .other: .debug
+            }
+            logger.log(level: mapped, "\(line)", metadata: ["source": "libwebsockets"])
+        }
         transport = try WebSocketServer(options: options)
         hub = RoomHub(configuration: configuration, clock: clock, logger: logger)
         transport.delegate = hub

@@ -76,4 +76,24 @@ struct ExecutableTests {
         #expect(process.terminationStatus == 1)
         #expect(text.contains("cannot listen"))
     }
+
+    @Test func withJSONLogsEveryLineIsJSONTheLibrarysOwnToo() throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        let process = Process()
+        process.executableURL = Self.executable
+        // A taken port makes libwebsockets itself log errors before the server gives up.
+        process.arguments = ["--port", "\(server.port)", "--host", "127.0.0.1", "--web-root", LiveServer.webRoot,
+                             "--log-format", "json"]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = Pipe()
+        try process.run()
+        let data = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
+        let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(!lines.isEmpty && objects.count == lines.count, "non-JSON lines: \(lines)")
+        #expect(objects.contains { $0["source"] as? String == "libwebsockets" && $0["level"] as? String == "error" })
+    }
 }
