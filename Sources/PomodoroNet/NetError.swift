@@ -14,6 +14,8 @@ public enum NetError: Error, Equatable, Sendable, CustomStringConvertible {
     case webRootMissing(String)
     /// A TLS certificate or key file cannot be read.
     case tlsFileUnreadable(String)
+    /// A symbolic link in the web root leads outside it (it would publish what it points at).
+    case webRootLinksOutside(String)
 
     public var description: String {
         switch self {
@@ -22,6 +24,7 @@ public enum NetError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .cannotConnect(why): "cannot connect: \(why)"
         case let .webRootMissing(path): "web root \(path) is not a folder"
         case let .tlsFileUnreadable(path): "cannot read TLS file \(path)"
+        case let .webRootLinksOutside(path): "\(path) links outside the web root; remove it or copy the file in"
         }
     }
 }

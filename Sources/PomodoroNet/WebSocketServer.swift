@@ -122,6 +122,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
             guard FileManager.default.fileExists(atPath: root, isDirectory: &isFolder), isFolder.boolValue else {
                 throw .webRootMissing(root)
             }
+            if let escape = Self.linkLeaving(root) { throw .webRootLinksOutside(escape) }
         }
         LWS.configureLogging(verbose: options.verboseLibraryLogs)
 
@@ -192,6 +193,20 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
             port = Int(lws_get_vhost_listen_port(vhost))
         }
         if port <= 0 { port = options.port }
+    }
+
+    /// The first symbolic link under `root` that resolves outside it, if any. The library follows links
+    /// when it serves files, so such a link would publish whatever it points at.
+    static func linkLeaving(_ root: String) -> String? {
+        let base = URL(fileURLWithPath: root).resolvingSymlinksInPath().standardizedFileURL.path
+        guard let walker = FileManager.default.enumerator(atPath: root) else { return nil }
+        for case let relative as String in walker {
+            let path = root + "/" + relative
+            guard (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) != nil else { continue }
+            let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL.path
+            if target != base && !target.hasPrefix(base + "/") { return path }
+        }
+        return nil
     }
 
     deinit {

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import PomodoroCore
 import PomodoroNet
@@ -127,6 +128,43 @@ struct LimitTests {
         let n = read(fd, &byte, 1)
         #expect(n == 0, "the server closed the half-open connection (read gave \(n), errno \(errno))")
         #expect(try httpGet(port: server.port, path: "/healthz").status == 200)
+    }
+
+    @Test func aPeerThatAnswersNoPingIsHungUpOn() throws {
+        let server = try LiveServer {
+            $0.limits.pingAfterSeconds = 1
+            $0.limits.hangUpAfterSeconds = 2
+        }
+        defer { finish(server) }
+        let silent = try RawWebSocket(port: server.port)
+        var pings = 0
+        // Read pings without answering until the server gives up on this peer.
+        while let (opcode, _) = silent.readFrame() {
+            if opcode == 9 { pings += 1 }
+        }
+        #expect(pings >= 1, "the server pinged the silent peer")
+        #expect(silent.closedByPeer, "the server hung up (rather than the test's read timing out)")
+        // A peer that answers (our client answers pings by itself) stays.
+        let lively = try Peer(client, port: server.port)
+        _ = try lively.join("awake", name: "Awake")
+        lively.send(.ping, ref: .number(1))
+        _ = try lively.expect("pong", timeout: 5) { if case .pong = $0 { return true }; return nil }
+    }
+
+    @Test func aWebRootLinkToOutsideIsRefusedAtStart() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("pomodoro-web-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        try Data("<!doctype html>".utf8).write(to: root.appendingPathComponent("index.html"))
+        try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("inside.html").path,
+                                                   withDestinationPath: "index.html")
+        // A link that stays inside is fine.
+        _ = try PomodoroServer(configuration: ServerConfiguration(host: "127.0.0.1", port: 0, webRoot: root.path))
+        try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("passwd").path,
+                                                   withDestinationPath: "/etc/passwd")
+        #expect(throws: NetError.webRootLinksOutside(root.path + "/passwd")) {
+            _ = try PomodoroServer(configuration: ServerConfiguration(host: "127.0.0.1", port: 0, webRoot: root.path))
+        }
     }
 
     @Test func aFullRoomSaysSo() throws {

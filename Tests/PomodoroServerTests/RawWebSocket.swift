@@ -5,6 +5,8 @@ import Glibc
 /// would: truncated frames, fragment floods, invalid UTF-8, and reading nothing at all.
 final class RawWebSocket {
     let fd: Int32
+    /// Set when a read found the connection closed by the server (not merely timed out).
+    private(set) var closedByPeer = false
 
     /// Connects and completes the opening handshake on `path`.
     init(port: Int, path: String = "/ws", receiveBuffer: Int32? = nil) throws {
@@ -78,6 +80,7 @@ final class RawWebSocket {
             var buffer = [UInt8](repeating: 0, count: count), got = 0
             while got < count {
                 let n = buffer[got...].withUnsafeMutableBytes { read(fd, $0.baseAddress, count - got) }
+                if n == 0 { closedByPeer = true }
                 if n <= 0 { return nil }
                 got += n
             }
