@@ -20,13 +20,15 @@ public enum TimerStatus: String, Sendable, Equatable {
     case idle, ready, running, paused
 }
 
-/// Counters kept for each member while the server runs.
-public struct MemberStats: Equatable, Sendable {
-    /// Focus sessions that completed while the member was present.
+/// Focus counters, kept alike for each member and for the room while the server runs.
+///
+/// For a member: focus sessions that completed while they were present, the time they were present in a
+/// running focus, and the running focuses they saw stop early (paused, skipped, reset, or left while one
+/// ran). For the room: focus phases that ran to their end, the time a focus was running, and the running
+/// focuses that were paused, skipped or reset.
+public struct FocusStats: Equatable, Sendable {
     public var focusCompleted = 0
-    /// Time the member spent present in a running focus phase.
     public var focusTime: Duration = .zero
-    /// Running focus phases the member saw stop early: paused, skipped, reset, or left while one ran.
     public var interruptions = 0
     public init(focusCompleted: Int = 0, focusTime: Duration = .zero, interruptions: Int = 0) {
         self.focusCompleted = focusCompleted
@@ -35,20 +37,10 @@ public struct MemberStats: Equatable, Sendable {
     }
 }
 
-/// Counters kept for each room while the server runs.
-public struct RoomStats: Equatable, Sendable {
-    /// Focus phases that ran to their end.
-    public var focusCompleted = 0
-    /// Time a focus phase was running in the room.
-    public var focusTime: Duration = .zero
-    /// Running focus phases that were paused, skipped or reset.
-    public var interruptions = 0
-    public init(focusCompleted: Int = 0, focusTime: Duration = .zero, interruptions: Int = 0) {
-        self.focusCompleted = focusCompleted
-        self.focusTime = focusTime
-        self.interruptions = interruptions
-    }
-}
+/// A member's counters.
+public typealias MemberStats = FocusStats
+/// The room's counters.
+public typealias RoomStats = FocusStats
 
 /// A person in a room.
 public struct Member: Sendable {

@@ -26,11 +26,7 @@ public struct ClockReading: Equatable, Sendable {
 }
 
 extension StatsPayload {
-    public init(_ stats: MemberStats) {
-        self.init(focusCompleted: stats.focusCompleted, focusSeconds: stats.focusTime.nanoseconds / 1_000_000_000,
-                  interruptions: stats.interruptions)
-    }
-    public init(_ stats: RoomStats) {
+    public init(_ stats: FocusStats) {
         self.init(focusCompleted: stats.focusCompleted, focusSeconds: stats.focusTime.nanoseconds / 1_000_000_000,
                   interruptions: stats.interruptions)
     }
