@@ -74,11 +74,12 @@ public enum TextRules {
     }
 }
 
-extension String {
-    func trimmingWhitespace() -> String {
+extension StringProtocol {
+    /// The text without white space (in Unicode's sense) at either end.
+    public func trimmingWhitespace() -> String {
         let scalars = unicodeScalars
         guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return "" }
         let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })!
-        return String(scalars[first...last])
+        return String(String.UnicodeScalarView(scalars[first...last]))
     }
 }

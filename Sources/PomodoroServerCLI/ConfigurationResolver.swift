@@ -1,3 +1,4 @@
+import PomodoroCore
 /// The effective configuration and where each value came from.
 public struct ResolvedConfiguration: Sendable {
     public var settings: ServerSettings

@@ -1,3 +1,4 @@
+import PomodoroCore
 /// Where a setting's value came from, for `--print-config` and for error messages.
 public enum SettingSource: Sendable, Equatable, CustomStringConvertible {
     case option(String)

@@ -1,3 +1,4 @@
+import PomodoroCore
 extension ResolvedConfiguration {
     /// `--print-config`: every setting as a config file line, with where its value came from. The output is
     /// itself a valid config file; unset optional settings are shown commented out.

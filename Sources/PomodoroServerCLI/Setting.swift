@@ -1,3 +1,4 @@
+import PomodoroCore
 import Logging
 
 /// One setting an admin can make, under one name in three places: the long option (`--max-rooms`), the
@@ -189,12 +190,3 @@ extension Setting {
     }
 }
 
-extension StringProtocol {
-    func trimmingWhitespace() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
-        guard let start = firstIndex(where: { !isSpace($0) }), let end = lastIndex(where: { !isSpace($0) }) else {
-            return ""
-        }
-        return String(self[start...end])
-    }
-}

@@ -1,3 +1,4 @@
+import PomodoroCore
 /// Durations as people type them on the command line: `25m`, `90s`, `1h30m`, `1m30s`, `-1m`, `+2m`.
 /// A bare number is minutes, as on the `1` `3` `5` keys: `5` is five minutes.
 public enum DurationText {

@@ -1,3 +1,4 @@
+import PomodoroCore
 /// Where a Pomodoro server's WebSocket endpoint is: parsed from `ws://HOST:PORT[/PATH]`.
 public struct ServerAddress: Equatable, Hashable, Sendable, CustomStringConvertible {
     public var host: String
@@ -75,11 +76,3 @@ public struct ServerAddress: Equatable, Hashable, Sendable, CustomStringConverti
     }
 }
 
-extension String {
-    func trimmingWhitespace() -> String {
-        let scalars = unicodeScalars
-        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return "" }
-        let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })!
-        return String(scalars[first...last])
-    }
-}
