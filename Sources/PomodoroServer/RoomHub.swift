@@ -38,10 +38,26 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         var ref: Ref?
     }
 
-    /// Rooms an address created in the current minute.
-    private struct CreationWindow {
-        var start: Instant
-        var count: Int
+    /// Counts what each address did in its current one-minute window (rooms created, wrong passcodes).
+    private struct PerMinuteCounter {
+        private var windows: [String: (start: Instant, count: Int)] = [:]
+
+        /// What `address` did in the minute that is still running at `now`.
+        func count(for address: String, at now: Instant) -> Int {
+            guard let window = windows[address], now - window.start < .seconds(60) else { return 0 }
+            return window.count
+        }
+
+        /// Counts one more for `address`, starting a new window when the last one is over; forgets finished
+        /// windows once many addresses are held.
+        mutating func record(_ address: String, at now: Instant) {
+            if let window = windows[address], now - window.start < .seconds(60) {
+                windows[address] = (window.start, window.count + 1)
+            } else {
+                windows[address] = (now, 1)
+            }
+            if windows.count > 10_000 { windows = windows.filter { now - $0.value.start < .seconds(60) } }
+        }
     }
 
     /// A live room and the connection that speaks for each of its connected members.
@@ -60,8 +76,8 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
 
     private var sessions: [ConnectionID: Session] = [:]
     private var rooms: [RoomID: RoomEntry] = [:]
-    private var roomsCreatedBy: [String: CreationWindow] = [:]
-    private var passcodeFailures: [String: CreationWindow] = [:]
+    private var roomsCreatedBy = PerMinuteCounter()
+    private var passcodeFailures = PerMinuteCounter()
     /// Passcodes are hashed and checked here, never on the service thread.
     private let passcodeQueue = DispatchQueue(label: "pomodoro.passcodes")
     private static let passcodeFailuresPerMinute = 5
@@ -331,19 +347,12 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
     }
 
     private func passcodeAttemptAllowed(from peer: String, at now: ClockReading) -> Bool {
-        guard let window = passcodeFailures[peer], now.monotonic - window.start < .seconds(60) else { return true }
-        return window.count < Self.passcodeFailuresPerMinute
+        passcodeFailures.count(for: peer, at: now.monotonic) < Self.passcodeFailuresPerMinute
     }
 
     private func recordPasscodeFailure(from peer: String, at now: ClockReading) {
-        var window = passcodeFailures[peer] ?? CreationWindow(start: now.monotonic, count: 0)
-        if now.monotonic - window.start >= .seconds(60) { window = CreationWindow(start: now.monotonic, count: 0) }
-        window.count += 1
-        passcodeFailures[peer] = window
+        passcodeFailures.record(peer, at: now.monotonic)
         logger.notice("wrong passcode", metadata: ["peer": "\(peer)"])
-        if passcodeFailures.count > 10_000 {
-            passcodeFailures = passcodeFailures.filter { now.monotonic - $0.value.start < .seconds(60) }
-        }
     }
 
     /// Whether this connection may create a room now; replies `room_limit` when not.
@@ -356,8 +365,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             return false
         }
         if limits.roomsCreatedPerAddressPerMinute > 0, let peer = sessions[connection]?.peer,
-           let window = roomsCreatedBy[peer], now.monotonic - window.start < .seconds(60),
-           window.count >= limits.roomsCreatedPerAddressPerMinute {
+           roomsCreatedBy.count(for: peer, at: now.monotonic) >= limits.roomsCreatedPerAddressPerMinute {
             reply(.error(code: .roomLimit, message: "too many new rooms from this address; try again in a minute",
                          field: "room", ref: ref), to: connection, server: server)
             return false
@@ -369,13 +377,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
     private func makeRoom(_ id: RoomID, request: JoinRequest, passcode: PasscodeVerifier?, connection: ConnectionID,
                           server: WebSocketServer, at now: ClockReading) -> RoomEntry {
         if configuration.limits.roomsCreatedPerAddressPerMinute > 0, let peer = sessions[connection]?.peer {
-            var window = roomsCreatedBy[peer] ?? CreationWindow(start: now.monotonic, count: 0)
-            if now.monotonic - window.start >= .seconds(60) { window = CreationWindow(start: now.monotonic, count: 0) }
-            window.count += 1
-            roomsCreatedBy[peer] = window
-            if roomsCreatedBy.count > 10_000 {
-                roomsCreatedBy = roomsCreatedBy.filter { now.monotonic - $0.value.start < .seconds(60) }
-            }
+            roomsCreatedBy.record(peer, at: now.monotonic)
         }
         let timer = server.makeTimer { [unowned self, unowned server] in self.timerFired(id, server: server) }
         let room = Room(id: id, settings: configuration.defaultSettings, policy: configuration.roomPolicy,
