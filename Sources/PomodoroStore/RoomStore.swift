@@ -1,0 +1,26 @@
+import PomodoroCore
+
+/// Where rooms, members and the focus journal are kept between runs of the server.
+///
+/// This is the whole interface the server sees: nothing outside this module knows the store is SQLite, so
+/// a shared database can take its place. Every call may wait on disk; the server makes them off its
+/// service thread (`StoreWriter` for changes, a reader queue for queries).
+public protocol RoomStore: Sendable {
+    /// Every room to bring back at start-up, with its members in join order.
+    func loadRooms() throws(StoreError) -> [StoredRoom]
+    /// Makes `changes` durable in order, all or none.
+    func apply(_ changes: [StoreChange]) throws(StoreError)
+    /// The room's completed focus sessions that ended in `[from, before)` (either bound may be open),
+    /// oldest first; with `limit`, the newest `limit` of them (still oldest first).
+    func sessions(room: RoomID, endedFrom from: Int64?, before: Int64?, limit: Int?) throws(StoreError)
+        -> [FocusSessionRecord]
+    /// The room's interruptions in `[from, before)`, oldest first.
+    func interruptions(room: RoomID, from: Int64?, before: Int64?) throws(StoreError) -> [InterruptionRecord]
+}
+
+/// A store failed; `message` says what and where, for the log.
+public struct StoreError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
