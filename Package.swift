@@ -15,6 +15,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // C libraries, each entered through one module map and one shim header.
@@ -31,6 +32,10 @@ let package = Package(
         .target(name: "PomodoroProtocol", dependencies: ["PomodoroCore", "CJSONC"], swiftSettings: strict),
         // The thin layer over libwebsockets: service thread, timers, server and client sockets.
         .target(name: "PomodoroNet", dependencies: ["CLibWebSockets"], swiftSettings: strict),
+        // Where rooms, members and the focus journal are kept between runs (the only code that knows SQLite).
+        .target(name: "PomodoroStore",
+                dependencies: ["PomodoroCore", .product(name: "GRDB", package: "GRDB.swift")],
+                swiftSettings: strict),
         // The application: room registry, connections, broadcasts; the composition root.
         .target(name: "PomodoroServer",
                 dependencies: ["PomodoroCore", "PomodoroProtocol", "PomodoroNet", "CCrypto",
@@ -59,6 +64,8 @@ let package = Package(
                           swiftSettings: strict),
 
         .testTarget(name: "PomodoroCoreTests", dependencies: ["PomodoroCore"], swiftSettings: strict),
+        .testTarget(name: "PomodoroStoreTests", dependencies: ["PomodoroStore", "PomodoroCore"],
+                    swiftSettings: strict),
         .testTarget(name: "PomodoroProtocolTests", dependencies: ["PomodoroProtocol"], swiftSettings: strict),
         .testTarget(name: "PomodoroServerTests",
                     dependencies: ["PomodoroServer", "PomodoroNet", "PomodoroProtocol"],
