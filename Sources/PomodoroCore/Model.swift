@@ -53,6 +53,8 @@ public struct Member: Sendable {
     public var connected = true
     public var task = ""
     public var stats = MemberStats()
+    /// Time present in the current focus phase: what the journal entry credits them when it completes.
+    public var sessionFocusTime: Duration = .zero
     /// When the connection was lost; the member is dropped at this instant plus the grace period.
     var disconnectedAt: Instant?
 

@@ -28,6 +28,23 @@ public struct Room: Sendable {
     private var shownSeconds: Int64 = 0
     /// Since when nobody has been connected and nothing has been running (nil otherwise).
     private var quietSince: Instant?
+    /// When the current focus phase first started running (nil until it does, and outside focus).
+    private var focusStartedAt: Instant?
+
+    // What a store has not been given yet (see `takeStoreChanges`).
+    /// The room's row changed: set with every new `seq`.
+    private var roomDirty = false
+    /// Members whose rows changed, including focus time credited since their last save.
+    private var dirtyMembers: Set<MemberID> = []
+    private var removedMembers: [MemberID] = []
+    private var journal: [JournalEntry] = []
+
+    /// A journal entry as the room makes it, on the monotonic clock.
+    private enum JournalEntry {
+        case focusCompleted(startedAt: Instant, endedAt: Instant, length: Duration,
+                            participants: [(MemberID, name: String, task: String, focus: Duration)])
+        case interrupted(MemberID?, name: String?, at: Instant)
+    }
 
     public init(id: RoomID, settings: RoomSettings = .standard, policy: RoomPolicy = .standard,
                 controlMode: ControlMode = .anyone, now: Instant) {
@@ -119,6 +136,7 @@ public struct Room: Sendable {
             member.disconnectedAt = nil
             member.name = name
             members[id] = member
+            dirtyMembers.insert(id)
             if !wasConnected { outcome.events.append(.memberReturned(id)) }
             roomBecameBusy()
             changed(&outcome)
@@ -130,6 +148,7 @@ public struct Room: Sendable {
         nextMemberNumber += 1
         members[id] = Member(id: id, name: name, token: freshToken)
         order.append(id)
+        dirtyMembers.insert(id)
         outcome.events.append(.memberJoined(id, name: name))
         if hostID == nil {
             // The creator hosts; so does whoever arrives in a room its host left for good.
@@ -147,10 +166,15 @@ public struct Room: Sendable {
         advanceInternal(to: now, into: &outcome)
         guard var member = members[id], member.connected else { return outcome }
         creditFocus(until: now)
-        if member.isPresent && isFocusRunning { member.stats.interruptions += 1 }
+        member = members[id]!
+        if member.isPresent && isFocusRunning {
+            member.stats.interruptions += 1
+            journal.append(.interrupted(id, name: member.name, at: now))
+        }
         member.connected = false
         member.disconnectedAt = now
         members[id] = member
+        dirtyMembers.insert(id)
         outcome.events.append(.memberAway(id, reason: .disconnected))
         roomMayBeQuiet(now)
         changed(&outcome)
@@ -163,7 +187,9 @@ public struct Room: Sendable {
         advanceInternal(to: now, into: &outcome)
         guard let member = members[id] else { return outcome }
         creditFocus(until: now)
-        if member.isPresent && isFocusRunning { members[id]!.stats.interruptions += 1 }
+        if member.isPresent && isFocusRunning {
+            journal.append(.interrupted(id, name: member.name, at: now))
+        }
         remove(id, reason: .left, into: &outcome)
         roomMayBeQuiet(now)
         changed(&outcome)
@@ -217,7 +243,7 @@ public struct Room: Sendable {
             outcome.events.append(.control(.start, by: id, seconds: nil))
         case .pause:
             guard case .running(let deadline) = timer else { throw .invalidState("the timer is not running") }
-            countInterruption()
+            countInterruption(at: now)
             timer = .paused(remaining: deadline - now)
             runningStopped(now)
             outcome.events.append(.control(.pause, by: id, seconds: nil))
@@ -227,16 +253,17 @@ public struct Room: Sendable {
             outcome.events.append(.control(.resume, by: id, seconds: nil))
         case .skip:
             guard phase != .idle else { throw .invalidState("there is no phase to skip") }
-            if isFocusRunning { countInterruption() }
+            if isFocusRunning { countInterruption(at: now) }
             moveOn(at: now)
             outcome.events.append(.control(.skip, by: id, seconds: nil))
         case .reset:
             guard phase != .idle || cycle != 1 else { throw .invalidState("the timer is already reset") }
-            if isFocusRunning { countInterruption() }
+            if isFocusRunning { countInterruption(at: now) }
             phase = .idle
             timer = .idle
             phaseLength = .zero
             cycle = 1
+            focusStartedAt = nil
             applyPendingSettings()
             runningStopped(now)
             outcome.events.append(.control(.reset, by: id, seconds: nil))
@@ -266,6 +293,7 @@ public struct Room: Sendable {
         case .setTask(let text):
             members[id]!.task = try TextRules.clean(text, field: "text", allowEmpty: true,
                                                    maxLength: policy.maxTaskLength)
+            dirtyMembers.insert(id)
         case .setControlMode(let mode):
             guard mode != controlMode else { throw .invalidState("the room is already in \(mode.rawValue) mode") }
             controlMode = mode
@@ -279,8 +307,12 @@ public struct Room: Sendable {
             outcome.events.append(.hostChanged(target))
         case .setAway(let away):
             guard members[id]!.away != away else { break }
-            if away && isFocusRunning { members[id]!.stats.interruptions += 1 }
+            if away && isFocusRunning {
+                members[id]!.stats.interruptions += 1
+                journal.append(.interrupted(id, name: members[id]!.name, at: now))
+            }
             members[id]!.away = away
+            dirtyMembers.insert(id)
             outcome.events.append(away ? .memberAway(id, reason: .away) : .memberBack(id))
         }
         changed(&outcome)
@@ -329,6 +361,7 @@ public struct Room: Sendable {
 
     private mutating func changed(_ outcome: inout Outcome) {
         seq += 1
+        roomDirty = true
         outcome.stateChanged = true
         // A tick computed earlier in this call carries the seq of the state that follows it.
         outcome.tick?.seq = seq
@@ -339,20 +372,32 @@ public struct Room: Sendable {
         guard isFocusRunning, let from = focusCreditedUntil, t > from else { return }
         let span = t - from
         stats.focusTime += span
-        for id in order where members[id]!.isPresent { members[id]!.stats.focusTime += span }
+        for id in order where members[id]!.isPresent {
+            members[id]!.stats.focusTime += span
+            members[id]!.sessionFocusTime += span
+            dirtyMembers.insert(id)
+        }
         focusCreditedUntil = t
     }
 
-    private mutating func countInterruption() {
+    private mutating func countInterruption(at now: Instant) {
         guard isFocusRunning else { return }
         stats.interruptions += 1
-        for id in order where members[id]!.isPresent { members[id]!.stats.interruptions += 1 }
+        journal.append(.interrupted(nil, name: nil, at: now))
+        for id in order where members[id]!.isPresent {
+            members[id]!.stats.interruptions += 1
+            journal.append(.interrupted(id, name: members[id]!.name, at: now))
+            dirtyMembers.insert(id)
+        }
     }
 
     private mutating func run(remaining: Duration, now: Instant) {
         timer = .running(deadline: now + remaining)
         shownSeconds = remaining.secondsRoundedUp
-        if phase == .focus { focusCreditedUntil = now }
+        if phase == .focus {
+            focusCreditedUntil = now
+            if focusStartedAt == nil { focusStartedAt = now }
+        }
         quietSince = nil
     }
 
@@ -365,6 +410,13 @@ public struct Room: Sendable {
     private mutating func enter(_ next: Phase, at start: Instant, running: Bool) {
         phase = next
         phaseLength = settings.length(of: next)
+        focusStartedAt = nil
+        if next == .focus {
+            for id in order where members[id]!.sessionFocusTime != .zero {
+                members[id]!.sessionFocusTime = .zero
+                dirtyMembers.insert(id)
+            }
+        }
         if running {
             run(remaining: phaseLength, now: start)
         } else {
@@ -389,7 +441,7 @@ public struct Room: Sendable {
 
     /// Ends the current phase at `t` and sets up the next one, which runs only when auto-start is on
     /// and someone is connected to see it.
-    private mutating func moveOn(at t: Instant) {
+    private mutating func moveOn(at t: Instant, mayAutoStart: Bool = true) {
         let finished = phase
         focusCreditedUntil = nil
         applyPendingSettings()
@@ -397,16 +449,24 @@ public struct Room: Sendable {
         if finished == .longBreak { cycle = 1 } else if finished != .focus && finished != .idle { cycle += 1 }
         // Fewer sessions per set now: start a new set, but a break keeps the cycle of the focus it follows.
         if next == .focus && cycle > settings.longBreakEvery { cycle = 1 }
-        enter(next, at: t, running: settings.autoStart && connectedCount > 0)
+        enter(next, at: t, running: mayAutoStart && settings.autoStart && connectedCount > 0)
     }
 
-    private mutating func complete(at t: Instant, into outcome: inout Outcome) {
+    private mutating func complete(at t: Instant, into outcome: inout Outcome, mayAutoStart: Bool = true) {
         let finished = phase
         if finished == .focus {
             stats.focusCompleted += 1
-            for id in order where members[id]!.isPresent { members[id]!.stats.focusCompleted += 1 }
+            var participants: [(MemberID, name: String, task: String, focus: Duration)] = []
+            for id in order where members[id]!.isPresent {
+                members[id]!.stats.focusCompleted += 1
+                let member = members[id]!
+                participants.append((id, member.name, member.task, member.sessionFocusTime))
+                dirtyMembers.insert(id)
+            }
+            journal.append(.focusCompleted(startedAt: focusStartedAt ?? t - phaseLength, endedAt: t,
+                                           length: phaseLength, participants: participants))
         }
-        moveOn(at: t)
+        moveOn(at: t, mayAutoStart: mayAutoStart)
         outcome.events.append(.phaseCompleted(completed: finished, next: phase,
                                               autoStarted: status == .running, cycle: cycle))
         changed(&outcome)
@@ -441,6 +501,8 @@ public struct Room: Sendable {
     private mutating func remove(_ id: MemberID, reason: LeaveReason, into outcome: inout Outcome) {
         members[id] = nil
         order.removeAll { $0 == id }
+        dirtyMembers.remove(id)
+        removedMembers.append(id)
         outcome.events.append(.memberLeft(id, reason: reason))
         if hostID == id {
             // The role passes to the longest-present member: the earliest joined who is connected, else the
@@ -458,5 +520,145 @@ public struct Room: Sendable {
     private mutating func roomMayBeQuiet(_ now: Instant) {
         if case .running = timer { return }
         if quietSince == nil && connectedCount == 0 { quietSince = now }
+    }
+}
+
+// MARK: - Durable records
+
+extension Room {
+    /// What a store has not been told yet, oldest first, and forgets it: the room's row (when anything in
+    /// it changed), the members whose rows changed or who left, and new journal entries.
+    ///
+    /// Ticks alone change nothing here: focus time credited between two changes is written with the next
+    /// one, together with the moment it was credited up to, so a restart re-credits exactly the gap.
+    /// `wallOffsetNanoseconds` turns the room's monotonic instants into wall-clock time.
+    public mutating func takeStoreChanges(wallOffsetNanoseconds offset: Int64, passcode: String?) -> [StoreChange] {
+        // Every change to a member comes with a new `seq`; members marked only by credited time wait for it.
+        guard roomDirty || !journal.isEmpty else { return [] }
+        func wall(_ instant: Instant) -> Int64 { Self.wallMs(instant, offset) }
+        var changes: [StoreChange] = []
+        if roomDirty { changes.append(.saveRoom(record(wallOffsetNanoseconds: offset), passcode: passcode)) }
+        for id in removedMembers { changes.append(.removeMember(self.id, id)) }
+        for (position, id) in order.enumerated() where dirtyMembers.contains(id) {
+            changes.append(.saveMember(self.id, memberRecord(members[id]!, order: position)))
+        }
+        for entry in journal {
+            switch entry {
+            case let .focusCompleted(startedAt, endedAt, length, participants):
+                changes.append(.focusCompleted(FocusSessionRecord(
+                    room: self.id, startedAtMs: wall(startedAt), endedAtMs: wall(endedAt),
+                    lengthSeconds: Int(length.secondsRoundedUp),
+                    participants: participants.map {
+                        .init(member: $0.0, name: $0.name, task: $0.task, focusMs: $0.focus.milliseconds)
+                    })))
+            case let .interrupted(member, name, at):
+                changes.append(.interrupted(InterruptionRecord(room: self.id, member: member, name: name,
+                                                               atMs: wall(at))))
+            }
+        }
+        roomDirty = false
+        dirtyMembers.removeAll(keepingCapacity: true)
+        removedMembers.removeAll()
+        journal.removeAll()
+        return changes
+    }
+
+    /// The room's own row.
+    public func record(wallOffsetNanoseconds offset: Int64) -> RoomRecord {
+        let stored: StoredTimer = switch timer {
+        case .idle: .idle
+        case .ready(let r): .ready(remainingMs: r.milliseconds)
+        case .running(let deadline): .running(endsAtMs: Self.wallMs(deadline, offset))
+        case .paused(let r): .paused(remainingMs: r.milliseconds)
+        }
+        return RoomRecord(
+            id: id, settings: settings, pendingSettings: pendingSettings, phase: phase, timer: stored,
+            phaseLengthMs: phaseLength.milliseconds, cycle: cycle, stats: stats, controlMode: controlMode,
+            host: hostID, nextMemberNumber: nextMemberNumber,
+            focusStartedAtMs: focusStartedAt.map { Self.wallMs($0, offset) },
+            focusCreditedUntilMs: focusCreditedUntil.map { Self.wallMs($0, offset) }, seq: seq)
+    }
+
+    /// Every member's row, in join order.
+    public func memberRecords() -> [MemberRecord] {
+        order.enumerated().map { memberRecord(members[$0.element]!, order: $0.offset) }
+    }
+
+    private func memberRecord(_ member: Member, order position: Int) -> MemberRecord {
+        MemberRecord(id: member.id, order: position, name: member.name, token: member.token.rawValue,
+                     task: member.task, away: member.away, connected: member.connected, stats: member.stats,
+                     sessionFocusMs: member.sessionFocusTime.milliseconds)
+    }
+
+    /// A room as a store kept it, with its members as they were; call `resumeAfterRestart(at:)` next.
+    ///
+    /// `now` and `wallOffsetNanoseconds` are this run's clock: stored wall-clock times become instants on
+    /// it, so a deadline that was 10 minutes away when the last run wrote it is `endsAt - now` away now.
+    public init(restoring record: RoomRecord, members stored: [MemberRecord], policy: RoomPolicy = .standard,
+                now: Instant, wallOffsetNanoseconds offset: Int64) {
+        func instant(_ ms: Int64) -> Instant { Instant(nanoseconds: ms * 1_000_000 - offset) }
+        self.init(id: record.id, settings: record.settings, policy: policy, controlMode: record.controlMode,
+                  now: now)
+        pendingSettings = record.pendingSettings
+        phase = record.phase
+        timer = switch record.timer {
+        case .idle: .idle
+        case .ready(let ms): .ready(remaining: .milliseconds(ms))
+        case .running(let endsAt): .running(deadline: instant(endsAt))
+        case .paused(let ms): .paused(remaining: .milliseconds(ms))
+        }
+        phaseLength = .milliseconds(record.phaseLengthMs)
+        cycle = record.cycle
+        stats = record.stats
+        seq = record.seq
+        hostID = record.host
+        nextMemberNumber = record.nextMemberNumber
+        focusStartedAt = record.focusStartedAtMs.map(instant)
+        focusCreditedUntil = record.focusCreditedUntilMs.map(instant)
+        for row in stored.sorted(by: { $0.order < $1.order }) {
+            var member = Member(id: row.id, name: row.name, token: ResumeToken(row.token))
+            member.task = row.task
+            member.away = row.away
+            member.connected = row.connected
+            // Gone before the restart: their grace period starts again now.
+            if !row.connected { member.disconnectedAt = now }
+            member.stats = row.stats
+            member.sessionFocusTime = .milliseconds(row.sessionFocusMs)
+            members[row.id] = member
+            order.append(row.id)
+        }
+        if case .running(let deadline) = timer {
+            // The countdown shows whole seconds from here on; a tick goes out at the next boundary.
+            shownSeconds = (deadline - now).secondsRoundedUp + 1
+            quietSince = nil
+        }
+    }
+
+    /// Brings a restored room up to `now`: a phase that ended while the server was down completes on its
+    /// deadline (credited to those present when the server stopped) without starting the next one, a
+    /// running phase goes on, and every member shows as disconnected, their place kept for the grace
+    /// period so they return with their token.
+    public mutating func resumeAfterRestart(at now: Instant) -> Outcome {
+        var outcome = Outcome()
+        if case .running(let deadline) = timer, deadline <= now {
+            creditFocus(until: deadline)
+            complete(at: deadline, into: &outcome, mayAutoStart: false)
+        }
+        creditFocus(until: now)
+        if case .running(let deadline) = timer { shownSeconds = (deadline - now).secondsRoundedUp }
+        for id in order where members[id]!.connected {
+            members[id]!.connected = false
+            members[id]!.disconnectedAt = now
+            dirtyMembers.insert(id)
+            outcome.events.append(.memberAway(id, reason: .disconnected))
+        }
+        roomMayBeQuiet(now)
+        changed(&outcome)
+        return outcome
+    }
+
+    private static func wallMs(_ instant: Instant, _ offset: Int64) -> Int64 {
+        let ns = instant.nanoseconds + offset
+        return ns >= 0 ? ns / 1_000_000 : (ns - 999_999) / 1_000_000
     }
 }
