@@ -165,7 +165,7 @@ read_timeout=3  # the proxies' read timeout in this test: longer than --ping-aft
 mkdir -p "$work/server"
 # The example environment file, as systemd passes it; options win over it (port 0 picks a free port).
 env $(grep -v '^#' "$here/pomodoro.env" | xargs) POMODORO_LOG_FORMAT=json \
-    "$server" --port 0 --web-root "$repo/web" --ping-after 1 --hang-up-after 4 \
+    "$server" --port 0 --web-root "$repo/web" --db "$work/server/pomodoro.sqlite" --ping-after 1 --hang-up-after 4 \
     >"$work/server/stdout" 2>"$work/server/stderr" &
 pids+=($!)
 server_port=""

@@ -46,11 +46,15 @@ public struct ServerConfiguration: Sendable {
     /// PEM certificate and key: with both set the server speaks TLS itself (https, wss).
     public var tlsCertificatePath: String?
     public var tlsPrivateKeyPath: String?
+    /// The database file that rooms, members and the focus journal are kept in (its folder is created);
+    /// nil keeps everything in memory only, as tests that need no restart do.
+    public var databasePath: String?
 
     public init(host: String? = nil, port: Int = 8080, webRoot: String? = "web",
                 defaultSettings: RoomSettings = .standard, roomPolicy: RoomPolicy = .standard,
                 limits: ServerLimits = .standard, allowedOrigins: [String] = [],
-                tlsCertificatePath: String? = nil, tlsPrivateKeyPath: String? = nil) {
+                tlsCertificatePath: String? = nil, tlsPrivateKeyPath: String? = nil,
+                databasePath: String? = nil) {
         self.host = host
         self.port = port
         self.webRoot = webRoot
@@ -60,5 +64,6 @@ public struct ServerConfiguration: Sendable {
         self.allowedOrigins = allowedOrigins
         self.tlsCertificatePath = tlsCertificatePath
         self.tlsPrivateKeyPath = tlsPrivateKeyPath
+        self.databasePath = databasePath
     }
 }

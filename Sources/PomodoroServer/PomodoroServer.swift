@@ -1,5 +1,6 @@
 import Logging
 import PomodoroNet
+import PomodoroStore
 
 /// The composition root: builds the whole server from a configuration, for the executable and the tests
 /// alike.
@@ -36,8 +37,19 @@ public final class PomodoroServer: Sendable {
             logger.log(level: mapped, "\(line)", metadata: ["source": "libwebsockets"])
         }
         transport = try WebSocketServer(options: options)
-        hub = RoomHub(configuration: configuration, clock: clock, logger: logger)
+        var writer: StoreWriter?
+        var stored: [StoredRoom] = []
+        if let path = configuration.databasePath {
+            let store = try SQLiteRoomStore.open(path: path)
+            stored = try store.loadRooms()
+            writer = StoreWriter(store: store, onError: { error in
+                logger.error("could not write to the store", metadata: ["error": "\(error)"])
+            })
+        }
+        hub = RoomHub(configuration: configuration, clock: clock, logger: logger, store: writer)
         transport.delegate = hub
+        // Rooms come back on the service thread, on its first turn, before anyone has connected.
+        transport.post { [hub, transport] in hub.restore(stored, server: transport) }
     }
 
     /// The port actually bound (useful with port 0).
@@ -48,11 +60,18 @@ public final class PomodoroServer: Sendable {
 
     /// Closes every connection with 1001 (going away) and stops. Safe from any thread.
     public func shutdown() {
-        transport.post { [transport] in transport.shutdown() }
+        transport.post { [hub, transport] in
+            // Connections closed by the shutdown are not members leaving: the store keeps them as they were.
+            hub.stopTracking()
+            transport.shutdown()
+        }
     }
 
-    /// Blocks until the server has stopped.
-    public func waitUntilFinished() { transport.waitUntilFinished() }
+    /// Blocks until the server has stopped and everything it wrote to its store is durable.
+    public func waitUntilFinished() {
+        transport.waitUntilFinished()
+        hub.flushStore()
+    }
 
     /// Counts read on the service thread: rooms, connections, frames sent, slow clients dropped.
     public struct Counts: Sendable, Equatable {

@@ -3,6 +3,7 @@ import Logging
 import PomodoroCore
 import PomodoroNet
 import PomodoroProtocol
+import PomodoroStore
 
 /// The application on the service thread: connections, rooms, and the broadcasts between them.
 ///
@@ -13,6 +14,8 @@ import PomodoroProtocol
 final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
     private let configuration: ServerConfiguration
     private let clock: ServerClock
+    /// Where rooms and the focus journal are written, off the service thread; nil keeps them in memory.
+    private let store: StoreWriter?
     private let tokens = TokenSource()
     private var logger: Logger
 
@@ -22,6 +25,8 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         var room: RoomID?
         var member: MemberID?
         var bucket: TokenBucket
+        /// The time zone named on `join`, for stats requests that name none.
+        var timeZone: String?
         /// Messages refused in a row for going too fast.
         var strikes = 0
         /// A join waits for its passcode to be hashed or checked off the service thread.
@@ -67,6 +72,11 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         let timer: LoopTimer
         /// Set for a locked room.
         let passcode: PasscodeVerifier?
+        /// While a completed focus session is being committed, the room's later broadcasts wait here so
+        /// members hear of nothing before the journal has it, and hear everything in order.
+        var held: [() -> Void]?
+        /// Focus sessions handed to the store and not yet committed.
+        var uncommitted = 0
         init(room: Room, timer: LoopTimer, passcode: PasscodeVerifier?) {
             self.room = room
             self.timer = timer
@@ -83,11 +93,45 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
     private static let passcodeFailuresPerMinute = 5
     private(set) var framesSent = 0
 
-    init(configuration: ServerConfiguration, clock: ServerClock, logger: Logger) {
+    /// Rooms being looked up in the store for a join, with the joins waiting for the answer.
+    private var lookups: [RoomID: [() -> Void]] = [:]
+
+    init(configuration: ServerConfiguration, clock: ServerClock, logger: Logger, store: StoreWriter?) {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
+        self.store = store
     }
+
+    // MARK: Restoring
+
+    /// Brings back the rooms a store kept (on the service thread, before anyone connects): their timers go
+    /// on from their stored end times, and a phase that ended meanwhile completes now and is journaled.
+    func restore(_ stored: [StoredRoom], server: WebSocketServer) {
+        let now = clock.now()
+        for room in stored where !room.members.isEmpty {
+            let entry = bringBack(room, server: server, at: now)
+            logger.info("room restored", metadata: ["room": "\(entry.room.id)", "members": "\(entry.room.memberCount)",
+                                                    "status": "\(entry.room.status.rawValue)"])
+        }
+    }
+
+    /// Rebuilds one stored room, catches it up to `now`, and writes what that changed.
+    @discardableResult
+    private func bringBack(_ stored: StoredRoom, server: WebSocketServer, at now: ClockReading) -> RoomEntry {
+        let id = stored.record.id
+        var room = Room(restoring: stored.record, members: stored.members, policy: configuration.roomPolicy,
+                        now: now.monotonic, wallOffsetNanoseconds: now.wallOffsetNanoseconds)
+        let outcome = room.resumeAfterRestart(at: now.monotonic)
+        let timer = server.makeTimer { [unowned self, unowned server] in self.timerFired(id, server: server) }
+        let entry = RoomEntry(room: room, timer: timer, passcode: stored.passcode.flatMap(PasscodeVerifier.init(encoded:)))
+        rooms[id] = entry
+        publish(outcome, in: entry, server: server, at: now)
+        return entry
+    }
+
+    /// Writes everything still queued for the store and waits until it is durable (at shutdown).
+    func flushStore() { store?.flush() }
 
     var roomCount: Int { rooms.count }
 
@@ -100,8 +144,14 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         logger.trace("connection opened", metadata: ["connection": "\(connection)", "peer": "\(peer)"])
     }
 
+    /// Set at shutdown: closing connections then changes no room.
+    private var stopped = false
+
+    /// From now on, connections that close leave their members as they were (the server is stopping).
+    func stopTracking() { stopped = true }
+
     func server(_ server: WebSocketServer, didClose connection: ConnectionID) {
-        guard let session = sessions.removeValue(forKey: connection) else { return }
+        guard let session = sessions.removeValue(forKey: connection), !stopped else { return }
         guard let roomID = session.room, let member = session.member, let entry = rooms[roomID],
               entry.connections[member] == connection else { return }
         entry.connections[member] = nil
@@ -217,7 +267,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
     }
 
     private func join(_ request: JoinRequest, connection: ConnectionID, server: WebSocketServer,
-                      at now: ClockReading) {
+                      at now: ClockReading, lookedUp: Bool = false) {
         guard let session = sessions[connection], session.room == nil, !session.joining else {
             reply(.error(code: .alreadyJoined, message: "already in a room; send leave first", field: nil,
                          ref: request.ref), to: connection, server: server)
@@ -232,6 +282,40 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         }
         // Catching up may also find the room expired and drop it: then the join creates it anew.
         if let existing = rooms[roomID] { catchUp(existing, server: server, at: now) }
+
+        // A room not in memory may be stored (its members all gone for a while): it comes back first, with
+        // its settings, stats and lock. The store is read off the service thread; the join waits.
+        if rooms[roomID] == nil, let store {
+            sessions[connection]?.joining = true
+            let resume = { [self] in
+                guard sessions[connection]?.joining == true else { return }
+                sessions[connection]?.joining = false
+                join(request, connection: connection, server: server, at: clock.now(), lookedUp: true)
+            }
+            if lookups[roomID] != nil, !lookedUp {
+                lookups[roomID]!.append(resume)
+                return
+            }
+            if !lookedUp {
+                lookups[roomID] = [resume]
+                store.read({ (store: RoomStore) throws(StoreError) in try store.loadRoom(roomID) }) { [self] result in
+                    server.post { [self] in
+                        let waiting = lookups.removeValue(forKey: roomID) ?? []
+                        switch result {
+                        case .success(let stored?) where rooms[roomID] == nil:
+                            bringBack(stored, server: server, at: clock.now())
+                        case .success:
+                            break
+                        case .failure(let error):
+                            logger.error("could not read a room from the store",
+                                         metadata: ["room": "\(roomID)", "error": "\(error)"])
+                        }
+                        for resume in waiting { resume() }
+                    }
+                }
+                return
+            }
+        }
 
         if let entry = rooms[roomID] {
             let resuming = request.token.map { entry.room.hasMember(withToken: ResumeToken($0)) } ?? false
@@ -426,21 +510,55 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
     private func publish(_ outcome: Outcome, in entry: RoomEntry, server: WebSocketServer, at now: ClockReading,
                          stateAlreadySentTo skip: ConnectionID? = nil) {
         let roomID = entry.room.id
-        for event in outcome.events {
-            broadcast(.event(room: roomID.rawValue, EventPayload(event), serverTime: now.wallMs), in: entry,
-                      server: server)
+        var messages: [ServerMessage] = outcome.events.map {
+            .event(room: roomID.rawValue, EventPayload($0), serverTime: now.wallMs)
         }
-        if let tick = outcome.tick {
-            broadcast(.tick(TickPayload(tick, room: roomID, clock: now)), in: entry, server: server)
+        if let tick = outcome.tick { messages.append(.tick(TickPayload(tick, room: roomID, clock: now))) }
+        let state: ServerMessage? = outcome.stateChanged ? .state(snapshot(of: entry, at: now)) : nil
+        let announce = { [self] in
+            for message in messages { broadcast(message, in: entry, server: server) }
+            if let state { broadcast(state, in: entry, server: server, except: skip) }
         }
-        if outcome.stateChanged {
-            broadcast(.state(snapshot(of: entry, at: now)), in: entry, server: server, except: skip)
+        save(entry, server: server, at: now)
+        if entry.held != nil {
+            entry.held!.append(announce)
+        } else {
+            announce()
         }
         if dropIfExpired(roomID, entry, at: now) { return }
         if let wakeup = entry.room.nextWakeup() {
             entry.timer.schedule(afterNanoseconds: (wakeup - now.monotonic).nanoseconds)
         } else {
             entry.timer.cancel()
+        }
+    }
+
+    /// Hands the room's changes to the store's writer. A completed focus session holds the room's
+    /// broadcasts until it is committed: the `phaseCompleted` just queued goes out after the commit.
+    private func save(_ entry: RoomEntry, server: WebSocketServer, at now: ClockReading) {
+        guard let store else { return }
+        let changes = entry.room.takeStoreChanges(wallOffsetNanoseconds: now.wallOffsetNanoseconds,
+                                                  passcode: entry.passcode?.encoded)
+        guard !changes.isEmpty else { return }
+        let journaled = changes.contains { if case .focusCompleted = $0 { true } else { false } }
+        guard journaled else {
+            store.enqueue(changes)
+            return
+        }
+        if entry.held == nil { entry.held = [] }
+        entry.uncommitted += 1
+        let roomID = entry.room.id
+        store.enqueue(changes) { [self] error in
+            server.post { [self] in
+                if let error {
+                    logger.error("could not commit a focus session", metadata: ["room": "\(roomID)", "error": "\(error)"])
+                }
+                entry.uncommitted -= 1
+                guard entry.uncommitted == 0 else { return }
+                let waiting = entry.held ?? []
+                entry.held = nil
+                for announce in waiting { announce() }
+            }
         }
     }
 

@@ -27,6 +27,7 @@ public struct ServerOptions: ParsableArguments {
             ("host", server.host.map { [$0] } ?? []),
             ("port", server.port.map { [$0] } ?? []),
             ("web-root", server.webRoot.map { [$0] } ?? []),
+            ("db", server.db.map { [$0] } ?? []),
             ("allowed-origin", server.allowedOrigins),
             ("tls-cert", tls.tlsCert.map { [$0] } ?? []),
             ("tls-key", tls.tlsKey.map { [$0] } ?? []),
@@ -67,6 +68,7 @@ struct ServerGroup: ParsableArguments {
     @Option(name: .customLong("host"), help: help("host")) var host: String?
     @Option(name: .customLong("port"), help: help("port")) var port: String?
     @Option(name: .customLong("web-root"), help: help("web-root")) var webRoot: String?
+    @Option(name: .customLong("db"), help: help("db")) var db: String?
     @Option(name: .customLong("allowed-origin"), help: help("allowed-origin")) var allowedOrigins: [String] = []
 }
 

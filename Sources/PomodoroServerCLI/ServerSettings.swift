@@ -14,6 +14,7 @@ public struct ServerSettings: Sendable, Equatable {
     public var host: String?
     public var port = 8080
     public var webRoot = "web"
+    public var databasePath = "./data/pomodoro.sqlite"
     public var allowedOrigins: [String] = []
     public var tlsCertificatePath: String?
     public var tlsPrivateKeyPath: String?
@@ -38,7 +39,8 @@ public struct ServerSettings: Sendable, Equatable {
         policy.maxTaskLength = maxTaskLength
         return ServerConfiguration(host: host, port: port, webRoot: webRoot, roomPolicy: policy, limits: limits,
                                    allowedOrigins: allowedOrigins, tlsCertificatePath: tlsCertificatePath,
-                                   tlsPrivateKeyPath: tlsPrivateKeyPath)
+                                   tlsPrivateKeyPath: tlsPrivateKeyPath,
+                                   databasePath: databasePath == "none" ? nil : databasePath)
     }
 
     /// The web root used when none is configured: `web` in the working directory (a checkout), else the web

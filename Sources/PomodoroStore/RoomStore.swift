@@ -6,8 +6,11 @@ import PomodoroCore
 /// a shared database can take its place. Every call may wait on disk; the server makes them off its
 /// service thread (`StoreWriter` for changes, a reader queue for queries).
 public protocol RoomStore: Sendable {
-    /// Every room to bring back at start-up, with its members in join order.
+    /// The rooms to bring back at start-up: those with members, with their members in join order. A room
+    /// whose members have all gone stays stored (its settings, stats and lock) until someone joins it again.
     func loadRooms() throws(StoreError) -> [StoredRoom]
+    /// One stored room, with or without members; nil when it was never stored.
+    func loadRoom(_ id: RoomID) throws(StoreError) -> StoredRoom?
     /// Makes `changes` durable in order, all or none.
     func apply(_ changes: [StoreChange]) throws(StoreError)
     /// The room's completed focus sessions that ended in `[from, before)` (either bound may be open),

@@ -85,7 +85,8 @@ final class ServerProcess: Sendable {
         try FileManager.default.createDirectory(atPath: webRoot, withIntermediateDirectories: true)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Built.server)
-        process.arguments = ["--port", "0", "--host", "127.0.0.1", "--web-root", webRoot, "--log-level", "warning"]
+        process.arguments = ["--port", "0", "--host", "127.0.0.1", "--web-root", webRoot, "--log-level", "warning",
+                             "--db", webRoot + "/pomodoro.sqlite"]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

@@ -16,7 +16,7 @@ struct ExecutableTests {
     func aSignalClosesConnectionsWith1001AndExitsZero(signal: String) throws {
         let process = Process()
         process.executableURL = Self.executable
-        process.arguments = ["--port", "0", "--host", "127.0.0.1", "--web-root", LiveServer.webRoot,
+        process.arguments = ["--port", "0", "--host", "127.0.0.1", "--web-root", LiveServer.webRoot, "--db", "none",
                              "--log-level", "warning"]
         let output = Pipe()
         process.standardOutput = output
@@ -66,7 +66,7 @@ struct ExecutableTests {
         defer { server.stop() }
         let process = Process()
         process.executableURL = Self.executable
-        process.arguments = ["--port", "\(server.port)", "--host", "127.0.0.1", "--web-root", LiveServer.webRoot]
+        process.arguments = ["--port", "\(server.port)", "--host", "127.0.0.1", "--web-root", LiveServer.webRoot, "--db", "none"]
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = Pipe()
@@ -83,7 +83,7 @@ struct ExecutableTests {
         let process = Process()
         process.executableURL = Self.executable
         // A taken port makes libwebsockets itself log errors before the server gives up.
-        process.arguments = ["--port", "\(server.port)", "--host", "127.0.0.1", "--web-root", LiveServer.webRoot,
+        process.arguments = ["--port", "\(server.port)", "--host", "127.0.0.1", "--web-root", LiveServer.webRoot, "--db", "none",
                              "--log-format", "json"]
         let errors = Pipe()
         process.standardError = errors

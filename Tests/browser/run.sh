@@ -47,6 +47,8 @@ fi
 # Port 0: the server picks a free port and prints it.
 log="$out/server.log"
 : > "$log"
+# Every server this run starts keeps its rooms in a database of its own, not the checkout's ./data.
+export POMODORO_DB="$(mktemp -d)/pomodoro.sqlite"
 "$server" --port 0 --host 127.0.0.1 --web-root web > "$log" 2>&1 &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null || true' EXIT
