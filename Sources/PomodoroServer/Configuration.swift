@@ -46,11 +46,13 @@ public struct ServerConfiguration: Sendable {
     /// PEM certificate and key: with both set the server speaks TLS itself (https, wss).
     public var tlsCertificatePath: String?
     public var tlsPrivateKeyPath: String?
+    /// Whether `GET /metrics` answers, in the Prometheus text format. Off, it is a 404 like any unknown path.
+    public var metricsEnabled: Bool
 
     public init(host: String? = nil, port: Int = 8080, webRoot: String? = "web",
                 defaultSettings: RoomSettings = .standard, roomPolicy: RoomPolicy = .standard,
                 limits: ServerLimits = .standard, allowedOrigins: [String] = [],
-                tlsCertificatePath: String? = nil, tlsPrivateKeyPath: String? = nil) {
+                tlsCertificatePath: String? = nil, tlsPrivateKeyPath: String? = nil, metricsEnabled: Bool = true) {
         self.host = host
         self.port = port
         self.webRoot = webRoot
@@ -60,5 +62,6 @@ public struct ServerConfiguration: Sendable {
         self.allowedOrigins = allowedOrigins
         self.tlsCertificatePath = tlsCertificatePath
         self.tlsPrivateKeyPath = tlsPrivateKeyPath
+        self.metricsEnabled = metricsEnabled
     }
 }
