@@ -28,6 +28,7 @@ public struct ServerOptions: ParsableArguments {
             ("port", server.port.map { [$0] } ?? []),
             ("web-root", server.webRoot.map { [$0] } ?? []),
             ("allowed-origin", server.allowedOrigins),
+            ("metrics", server.metrics.map { [$0] } ?? []),
             ("tls-cert", tls.tlsCert.map { [$0] } ?? []),
             ("tls-key", tls.tlsKey.map { [$0] } ?? []),
             ("log-level", logging.logLevel.map { [$0] } ?? []),
@@ -68,6 +69,7 @@ struct ServerGroup: ParsableArguments {
     @Option(name: .customLong("port"), help: help("port")) var port: String?
     @Option(name: .customLong("web-root"), help: help("web-root")) var webRoot: String?
     @Option(name: .customLong("allowed-origin"), help: help("allowed-origin")) var allowedOrigins: [String] = []
+    @Option(name: .customLong("metrics"), help: help("metrics")) var metrics: String?
 }
 
 struct TLSGroup: ParsableArguments {

@@ -15,6 +15,7 @@ public struct ServerSettings: Sendable, Equatable {
     public var port = 8080
     public var webRoot = "web"
     public var allowedOrigins: [String] = []
+    public var metricsEnabled = true
     public var tlsCertificatePath: String?
     public var tlsPrivateKeyPath: String?
     public var logLevel: Logger.Level = .info
@@ -38,7 +39,7 @@ public struct ServerSettings: Sendable, Equatable {
         policy.maxTaskLength = maxTaskLength
         return ServerConfiguration(host: host, port: port, webRoot: webRoot, roomPolicy: policy, limits: limits,
                                    allowedOrigins: allowedOrigins, tlsCertificatePath: tlsCertificatePath,
-                                   tlsPrivateKeyPath: tlsPrivateKeyPath)
+                                   tlsPrivateKeyPath: tlsPrivateKeyPath, metricsEnabled: metricsEnabled)
     }
 
     /// The web root used when none is configured: `web` in the working directory (a checkout), else the web
