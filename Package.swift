@@ -16,6 +16,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // C libraries, each entered through one module map and one shim header.
@@ -39,7 +40,8 @@ let package = Package(
         // The application: room registry, connections, broadcasts; the composition root.
         .target(name: "PomodoroServer",
                 dependencies: ["PomodoroCore", "PomodoroProtocol", "PomodoroNet", "CCrypto",
-                               .product(name: "Logging", package: "swift-log")],
+                               .product(name: "Logging", package: "swift-log"),
+                               .product(name: "Prometheus", package: "swift-prometheus")],
                 swiftSettings: strict),
         // The server's command line, environment and config file merged into one configuration; JSON logs;
         // the run loop. A library so that the tests reach it; the executable is a thin @main.

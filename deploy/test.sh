@@ -3,8 +3,10 @@
 #   - the systemd unit: `systemd-analyze verify` and `security --offline`, and the hardening it must keep;
 #   - the example environment and config files: the server reads them without a complaint;
 #   - nginx: `nginx -t` on a config built from deploy/nginx.conf, then the server behind a real nginx with
-#     TLS (a self-signed certificate): /healthz, the page, HTTP to HTTPS, and WebSocket sessions through it;
-#   - Caddy (when Debian has it): `caddy validate` on deploy/Caddyfile, then WebSocket sessions through it;
+#     TLS (a self-signed certificate): /healthz, the page, HTTP to HTTPS, /metrics kept from the public, and
+#     WebSocket sessions through it;
+#   - Caddy (when Debian has it): `caddy validate` on deploy/Caddyfile, then WebSocket sessions and /metrics
+#     through it;
 #   - the Dockerfile, which cannot be built here (no Docker engine): its runtime packages against `ldd` of
 #     the binary, and its HEALTHCHECK command against the running server;
 #   - `make install` into staging folders.
@@ -316,6 +318,22 @@ redirect_to_https() {
 }
 check "plain HTTP is redirected to HTTPS" redirect_to_https
 
+# metrics_kept_from_the_public BASE-URL [curl options...]: the server serves /metrics on the host, and the
+# proxy at BASE-URL answers 404 for it, however the path is spelled.
+metrics_kept_from_the_public() {
+    local base=$1 direct path status
+    shift
+    direct=$(curl -sS --max-time 5 "http://127.0.0.1:$server_port/metrics") || return 1
+    grep -q '^pomodoro_connections ' <<<"$direct" || { echo "the server itself does not serve /metrics"; return 1; }
+    for path in /metrics '/metrics?x=1' //metrics /./metrics /r/../metrics /%6detrics /Metrics; do
+        status=$(curl -sS --max-time 5 --path-as-is -o /dev/null -w '%{http_code}' "$@" "$base$path") || return 1
+        echo "$path: $status"
+        [ "$status" = 404 ] || return 1
+    done
+}
+check "/metrics is served on the host and answers 404 through nginx" \
+    metrics_kept_from_the_public "https://$site" --cacert "$work/tls/cert.pem" --resolve "$site:127.0.0.1"
+
 smoke() { python3 "$here/smoke.py" "$@"; }
 check "a WebSocket session through nginx (wss, the certificate verified, the page's Origin): join, welcome" \
     smoke "wss://$site/ws" --connect "127.0.0.1:$tls_port" --cafile "$work/tls/cert.pem" --origin "https://$site"
@@ -341,6 +359,8 @@ if [ -n "$have_caddy" ]; then
     if wait_for_port "$caddy_port" 15; then
         check "a WebSocket session through Caddy: join, welcome" \
             smoke "ws://127.0.0.1:$caddy_port/ws" --origin "http://127.0.0.1:$caddy_port"
+        check "/metrics is served on the host and answers 404 through Caddy" \
+            metrics_kept_from_the_public "http://127.0.0.1:$caddy_port"
         check "a foreign Origin through Caddy is refused with 403" \
             smoke "ws://127.0.0.1:$caddy_port/ws" --origin https://elsewhere.example --expect-status 403
         check "an idle session stays open through Caddy" \

@@ -49,12 +49,14 @@ public struct ServerConfiguration: Sendable {
     /// The database file that rooms, members and the focus journal are kept in (its folder is created);
     /// nil keeps everything in memory only, as tests that need no restart do.
     public var databasePath: String?
+    /// Whether `GET /metrics` answers, in the Prometheus text format. Off, it is a 404 like any unknown path.
+    public var metricsEnabled: Bool
 
     public init(host: String? = nil, port: Int = 8080, webRoot: String? = "web",
                 defaultSettings: RoomSettings = .standard, roomPolicy: RoomPolicy = .standard,
                 limits: ServerLimits = .standard, allowedOrigins: [String] = [],
                 tlsCertificatePath: String? = nil, tlsPrivateKeyPath: String? = nil,
-                databasePath: String? = nil) {
+                databasePath: String? = nil, metricsEnabled: Bool = true) {
         self.host = host
         self.port = port
         self.webRoot = webRoot
@@ -65,5 +67,6 @@ public struct ServerConfiguration: Sendable {
         self.tlsCertificatePath = tlsCertificatePath
         self.tlsPrivateKeyPath = tlsPrivateKeyPath
         self.databasePath = databasePath
+        self.metricsEnabled = metricsEnabled
     }
 }

@@ -92,6 +92,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
     private let passcodeQueue = DispatchQueue(label: "pomodoro.passcodes")
     private static let passcodeFailuresPerMinute = 5
     private(set) var framesSent = 0
+    private let metrics = ServerMetrics()
 
     /// Rooms being looked up in the store for a join, with the joins waiting for the answer.
     private var lookups: [RoomID: [() -> Void]] = [:]
@@ -174,6 +175,11 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
 
     func server(_ server: WebSocketServer, httpResponseFor path: String) -> HTTPResponse {
         if path == "/healthz" { return HTTPResponse(status: 200, text: "ok\n") }
+        if path == ServerMetrics.path, configuration.metricsEnabled {
+            return metrics.response(.init(connections: server.connectionCount, rooms: rooms.count,
+                                          members: rooms.values.reduce(0) { $0 + $1.room.memberCount },
+                                          droppedSlowClients: server.droppedSlowClients))
+        }
         // Invite links name the room in the path (/r/team-alpha): they get the page, which reads the name.
         if path.hasPrefix("/r/"), let root = configuration.webRoot,
            let page = FileManager.default.contents(atPath: root + "/index.html") {
@@ -502,7 +508,12 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
     }
 
     private func reply(_ message: ServerMessage, to connection: ConnectionID, server: WebSocketServer) {
-        if server.send(OutboundFrame(WireCodec.encode(message)), to: connection) { framesSent += 1 }
+        if case .error(let code, _, _, _) = message { metrics.errorSent(code) }
+        let frame = OutboundFrame(WireCodec.encode(message))
+        if server.send(frame, to: connection) {
+            framesSent += 1
+            metrics.sent(frames: 1, bytes: frame.count)
+        }
     }
 
     /// Broadcasts what a room call produced (events, then a tick, then the new state), each encoded once,
@@ -516,6 +527,8 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         if let tick = outcome.tick { messages.append(.tick(TickPayload(tick, room: roomID, clock: now))) }
         let state: ServerMessage? = outcome.stateChanged ? .state(snapshot(of: entry, at: now)) : nil
         let announce = { [self] in
+            // Measured as it goes out: a tick held behind a commit goes out late.
+            if let tick = outcome.tick { metrics.tickSent(tick, at: clock.now().monotonic) }
             for message in messages { broadcast(message, in: entry, server: server) }
             if let state { broadcast(state, in: entry, server: server, except: skip) }
         }
@@ -575,8 +588,11 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
                            except skip: ConnectionID? = nil) {
         guard !entry.connections.isEmpty else { return }
         let frame = OutboundFrame(WireCodec.encode(message))
+        var sent = 0
         for connection in entry.connections.values where connection != skip {
-            if server.send(frame, to: connection) { framesSent += 1 }
+            if server.send(frame, to: connection) { sent += 1 }
         }
+        framesSent += sent
+        metrics.sent(frames: sent, bytes: sent * frame.count)
     }
 }

@@ -16,6 +16,7 @@ public struct ServerSettings: Sendable, Equatable {
     public var webRoot = "web"
     public var databasePath = "./data/pomodoro.sqlite"
     public var allowedOrigins: [String] = []
+    public var metricsEnabled = true
     public var tlsCertificatePath: String?
     public var tlsPrivateKeyPath: String?
     public var logLevel: Logger.Level = .info
@@ -40,7 +41,8 @@ public struct ServerSettings: Sendable, Equatable {
         return ServerConfiguration(host: host, port: port, webRoot: webRoot, roomPolicy: policy, limits: limits,
                                    allowedOrigins: allowedOrigins, tlsCertificatePath: tlsCertificatePath,
                                    tlsPrivateKeyPath: tlsPrivateKeyPath,
-                                   databasePath: databasePath == "none" ? nil : databasePath)
+                                   databasePath: databasePath == "none" ? nil : databasePath,
+                                   metricsEnabled: metricsEnabled)
     }
 
     /// The web root used when none is configured: `web` in the working directory (a checkout), else the web

@@ -74,7 +74,7 @@ struct PrecedenceTests {
     /// Pinned, not derived: a rename here breaks every admin's environment file.
     @Test func environmentVariableNames() {
         #expect(Setting.all.map(\.environmentVariable) == [
-            "POMODORO_HOST", "POMODORO_PORT", "POMODORO_WEB_ROOT", "POMODORO_ALLOWED_ORIGIN",
+            "POMODORO_HOST", "POMODORO_PORT", "POMODORO_WEB_ROOT", "POMODORO_ALLOWED_ORIGIN", "POMODORO_METRICS",
             "POMODORO_TLS_CERT", "POMODORO_TLS_KEY", "POMODORO_LOG_LEVEL", "POMODORO_LOG_FORMAT",
             "POMODORO_RECONNECT_GRACE", "POMODORO_EMPTY_ROOM_LIFETIME", "POMODORO_MAX_MEMBERS_PER_ROOM",
             "POMODORO_MAX_NAME_LENGTH", "POMODORO_MAX_TASK_LENGTH", "POMODORO_MAX_MESSAGE_BYTES",
@@ -129,7 +129,7 @@ struct PrecedenceTests {
                                     "--empty-room-lifetime", "6", "--max-members-per-room", "7", "--max-name-length", "8",
                                     "--max-task-length", "9", "--max-rooms", "10", "--ping-after", "11",
                                     "--hang-up-after", "12", "--tls-cert", "c.pem", "--tls-key", "k.pem",
-                                    "--allowed-origin", "https://x.example"])
+                                    "--allowed-origin", "https://x.example", "--metrics", "off"])
         let configuration = resolved.settings.serverConfiguration
         #expect(configuration.host == "127.0.0.1")
         #expect(configuration.port == 0)
@@ -145,6 +145,8 @@ struct PrecedenceTests {
         #expect(configuration.tlsCertificatePath == "c.pem")
         #expect(configuration.tlsPrivateKeyPath == "k.pem")
         #expect(configuration.allowedOrigins == ["https://x.example"])
+        #expect(!configuration.metricsEnabled)
+        #expect(try resolve().settings.serverConfiguration.metricsEnabled, "on by default")
     }
 
     @Test func theDefaultWebRootIsTheCheckoutsElseTheInstalledOne() {

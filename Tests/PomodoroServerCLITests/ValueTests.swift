@@ -18,6 +18,7 @@ struct ValueTests {
         (["--log-level", "verbose"], [:],
          "--log-level: 'verbose' is not one of trace, debug, info, notice, warning, error, critical"),
         ([], ["POMODORO_LOG_FORMAT": "JSON"], "POMODORO_LOG_FORMAT: 'JSON' is not one of text, json"),
+        ([], ["POMODORO_METRICS": "false"], "POMODORO_METRICS: 'false' is not one of on, off"),
         (["--allowed-origin", "https://focus.example.com/"], [:],
          "--allowed-origin: 'https://focus.example.com/' is not an origin: scheme://host[:port], with no path or trailing slash"),
         (["--allowed-origin", "https://ok.example", "--allowed-origin", "ws://focus.example.com"], [:],

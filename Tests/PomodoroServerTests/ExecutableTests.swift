@@ -56,7 +56,7 @@ struct ExecutableTests {
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
         for option in ["--port", "--host", "--web-root", "--log-level", "--reconnect-grace", "--empty-room-lifetime",
-                       "--max-message-bytes"] {
+                       "--max-message-bytes", "--metrics"] {
             #expect(help.contains(option), "help mentions \(option)")
         }
     }

@@ -224,6 +224,7 @@ struct NeverReadingClientTests {
             Thread.sleep(forTimeInterval: 0.05)  // polling the server's own counter, bounded
         }
         #expect(suite.counts().droppedSlowClients == 1)
+        #expect(try scrape(suite.server)["pomodoro_slow_clients_dropped_total"] == 1)
         sleeper = nil
         chatty.close()
         _ = try chatty.expectClose()

@@ -1,0 +1,115 @@
+import PomodoroCore
+import PomodoroNet
+import PomodoroProtocol
+import Prometheus
+
+/// The server's numbers for `GET /metrics`, in the Prometheus text format.
+///
+/// Every server has a `PrometheusCollectorRegistry` of its own, and makes its metrics with the registry's
+/// `makeCounter`, `makeGauge` and `makeDurationHistogram`. Two other ways were weighed:
+/// - swift-metrics' `MetricsSystem.bootstrap` with a `PrometheusMetricsFactory` is global and can run once
+///   per process, so the tests, which start many servers in one process, would share one set of numbers;
+/// - swift-metrics' `Counter(label:dimensions:factory:)` with a per-server `PrometheusMetricsFactory`
+///   avoids that, but the factory registers every metric without help text (so no `# HELP` lines) and
+///   takes histogram buckets from a table keyed by label.
+/// The registry's handles are swift-metrics handlers all the same (`CounterHandler`, `TimerHandler`), so
+/// code that reports through swift-metrics can be pointed at this registry later.
+///
+/// The hot path stays cheap: the hub counts what it sends once per reply and once per broadcast (not per
+/// recipient), which is one relaxed atomic add per counter; a tick's delay takes one uncontended lock per
+/// running room per second. Levels (connections, rooms, members) and the transport's count of dropped slow
+/// clients are read only when `/metrics` is fetched. With `/metrics` off the counting goes on all the same:
+/// it costs those few adds, and keeps the hub free of checks. Confined to the service thread, like the hub
+/// that owns it.
+final class ServerMetrics {
+    /// The path the hub answers, unless the server was configured without metrics.
+    static let path = "/metrics"
+    /// The text format's media type, version 0.0.4.
+    static let contentType = "text/plain; version=0.0.4; charset=utf-8"
+    /// A tick is due on its whole-second boundary; the timer wakes the service thread a little after it.
+    /// These buckets resolve that lateness from half a millisecond to a tenth of a second.
+    static let tickDelayBuckets: [Duration] = [
+        .microseconds(500), .milliseconds(1), .microseconds(2500), .milliseconds(5), .milliseconds(10),
+        .milliseconds(25), .milliseconds(50), .milliseconds(100),
+    ]
+
+    /// What a scrape reads from the hub and the transport.
+    struct Levels {
+        var connections: Int
+        var rooms: Int
+        /// Members held by every room: connected, or within their reconnection grace period.
+        var members: Int
+        /// The transport's running count; the counter follows it by the difference since the last scrape.
+        var droppedSlowClients: Int
+    }
+
+    private let registry = PrometheusCollectorRegistry()
+    private let connections: Gauge
+    private let rooms: Gauge
+    private let members: Gauge
+    private let framesSent: Counter
+    private let bytesSent: Counter
+    private let slowClientsDropped: Counter
+    private let errors: [ErrorCode: Counter]
+    private let tickDelay: DurationHistogram
+    private var droppedSlowClientsSeen = 0
+
+    init() {
+        connections = registry.makeGauge(descriptor: Self.name("connections", help: "WebSocket connections open now."))
+        rooms = registry.makeGauge(descriptor: Self.name("rooms", help: "Rooms the server holds now."))
+        members = registry.makeGauge(descriptor: Self.name(
+            "members", help: "Members of every room, connected or within their reconnection grace period."))
+        framesSent = registry.makeCounter(descriptor: Self.name(
+            "frames_sent", unit: "total", help: "Messages queued for clients: replies and broadcasts, one per recipient."))
+        bytesSent = registry.makeCounter(descriptor: Self.name(
+            "bytes_sent", unit: "total", help: "Payload bytes of the messages queued for clients, without WebSocket framing."))
+        slowClientsDropped = registry.makeCounter(descriptor: Self.name(
+            "slow_clients_dropped", unit: "total", help: "Connections closed because their outbound queue overflowed."))
+        let registry = registry
+        let errorsByCode = Self.name("errors", unit: "total", help: "Error messages sent to clients, by code.")
+        errors = Dictionary(uniqueKeysWithValues: ErrorCode.allCases.map { code in
+            (code, registry.makeCounter(descriptor: errorsByCode, labels: [("code", code.rawValue)]))
+        })
+        tickDelay = registry.makeDurationHistogram(
+            descriptor: Self.name("tick_delay", unit: "seconds",
+                                  help: "How long after the whole-second boundary it marks each tick was sent."),
+            buckets: Self.tickDelayBuckets)
+    }
+
+    /// `pomodoro_<name>[_<unit>]`, with its `# HELP` text.
+    private static func name(_ name: String, unit: String = "", help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "pomodoro", metricName: name, unitName: unit, helpText: help)
+    }
+
+    // MARK: Called by the hub
+
+    /// `frames` messages went out (one reply, or one broadcast to that many members), `bytes` in all.
+    func sent(frames: Int, bytes: Int) {
+        guard frames > 0 else { return }
+        framesSent.increment(by: Int64(frames))
+        bytesSent.increment(by: Int64(bytes))
+    }
+
+    /// An `error` message was sent (or attempted: a connection that is already gone still made it).
+    func errorSent(_ code: ErrorCode) {
+        errors[code]?.increment()
+    }
+
+    /// A tick is broadcast at `now`: its delay is `now` minus the boundary it marks, on the monotonic clock.
+    func tickSent(_ tick: Tick, at now: Instant) {
+        let boundary = tick.deadline - tick.remaining
+        tickDelay.record(max(.zero, now - boundary))
+    }
+
+    /// The text of every metric, with the levels read now.
+    func response(_ levels: Levels) -> HTTPResponse {
+        connections.set(Int64(levels.connections))
+        rooms.set(Int64(levels.rooms))
+        members.set(Int64(levels.members))
+        if levels.droppedSlowClients > droppedSlowClientsSeen {
+            slowClientsDropped.increment(by: Int64(levels.droppedSlowClients - droppedSlowClientsSeen))
+            droppedSlowClientsSeen = levels.droppedSlowClients
+        }
+        return HTTPResponse(status: 200, contentType: Self.contentType, body: registry.emitToBuffer())
+    }
+}
