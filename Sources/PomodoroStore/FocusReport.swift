@@ -1,0 +1,247 @@
+import Foundation
+import PomodoroCore
+
+/// A room's focus statistics, with each member's, computed from its journal: totals over every record,
+/// and per-day numbers for a window of days ending today. Days are calendar days in a time zone the
+/// client names.
+///
+/// Pure: the records and the time come in as arguments.
+public struct FocusReport: Equatable, Sendable {
+    /// One calendar day in the report's zone.
+    public struct Day: Equatable, Sendable {
+        /// The day, `yyyy-MM-dd` ("2026-11-21").
+        public var date: String
+        public var focusSessions: Int
+        public var focusSeconds: Int
+        public var interruptions: Int
+
+        public init(date: String, focusSessions: Int, focusSeconds: Int, interruptions: Int) {
+            self.date = date
+            self.focusSessions = focusSessions
+            self.focusSeconds = focusSeconds
+            self.interruptions = interruptions
+        }
+    }
+
+    /// All-time numbers, and the streaks of days with at least one completed focus session.
+    public struct Totals: Equatable, Sendable {
+        public var focusSessions: Int
+        public var focusSeconds: Int
+        public var interruptions: Int
+        /// The run of days ending today, or ending yesterday while today has none yet; else 0.
+        public var currentStreak: Int
+        public var longestStreak: Int
+
+        public init(focusSessions: Int, focusSeconds: Int, interruptions: Int, currentStreak: Int,
+                    longestStreak: Int) {
+            self.focusSessions = focusSessions
+            self.focusSeconds = focusSeconds
+            self.interruptions = interruptions
+            self.currentStreak = currentStreak
+            self.longestStreak = longestStreak
+        }
+    }
+
+    /// A person, known by name: someone who comes back another day under the same name (with a new member
+    /// id) carries on their numbers and their streak.
+    public struct Member: Equatable, Sendable {
+        public var name: String
+        public var totals: Totals
+        /// The window, as in `FocusReport.days`.
+        public var days: [Day]
+
+        public init(name: String, totals: Totals, days: [Day]) {
+            self.name = name
+            self.totals = totals
+            self.days = days
+        }
+    }
+
+    public var room: RoomID
+    /// The zone's identifier ("Europe/Berlin").
+    public var timeZone: String
+    /// Today in the zone, `yyyy-MM-dd`.
+    public var today: String
+    public var totals: Totals
+    /// The last `days` days ending today, oldest first, every day present (zeros too).
+    public var days: [Day]
+    /// Everyone named in the records, by focus time in the window (most first), then by name.
+    public var members: [Member]
+
+    /// How many days a report may cover.
+    public static let dayRange: ClosedRange<Int> = 1...366
+
+    /// The zone a client named: UTC when it named none, nil when the name is not a known zone.
+    public static func timeZone(named name: String?) -> TimeZone? {
+        guard let name else { return TimeZone(identifier: "UTC") }
+        return TimeZone(identifier: name)
+    }
+
+    /// The report of `room` from its completed sessions and interruptions.
+    ///
+    /// A session counts on the day it ended. The room's focus time is the sessions' lengths; a member's
+    /// is the time they were present in each (`focusMs`, summed, then in whole seconds). Interruptions of
+    /// the room itself (no member) count for the room, those of a member for that member's name.
+    /// - Parameter days: the window's length, clamped to `dayRange`.
+    public static func make(room: RoomID, sessions: [FocusSessionRecord], interruptions: [InterruptionRecord],
+                            days: Int, timeZone: TimeZone, nowMs: Int64) -> FocusReport {
+        let zone = LocalDays(timeZone)
+        let today = zone.day(atMs: nowMs)
+        let window = (today - (min(max(days, dayRange.lowerBound), dayRange.upperBound) - 1))...today
+
+        var roomTally = Tally()
+        var memberTallies: [String: Tally] = [:]
+        for session in sessions {
+            let day = zone.day(atMs: session.endedAtMs)
+            roomTally.add(day, sessions: 1, focusMs: Int64(session.lengthSeconds) * 1000)
+            // Someone listed twice in one session (two ids, one name) still completed one session.
+            var counted = Set<String>()
+            for participant in session.participants {
+                let first = counted.insert(participant.name).inserted
+                memberTallies[participant.name, default: Tally()]
+                    .add(day, sessions: first ? 1 : 0, focusMs: participant.focusMs)
+            }
+        }
+        for interruption in interruptions {
+            let day = zone.day(atMs: interruption.atMs)
+            if interruption.member == nil {
+                roomTally.add(day, interruptions: 1)
+            } else if let name = interruption.name {
+                memberTallies[name, default: Tally()].add(day, interruptions: 1)
+            }
+        }
+
+        let members = memberTallies
+            .map { name, tally in
+                (windowMs: tally.focusMs(in: window),
+                 member: Member(name: name, totals: tally.totals(today: today),
+                                days: tally.days(in: window, zone: zone)))
+            }
+            .sorted { a, b in a.windowMs != b.windowMs ? a.windowMs > b.windowMs : a.member.name < b.member.name }
+            .map(\.member)
+        return FocusReport(room: room, timeZone: timeZone.identifier, today: zone.date(today),
+                           totals: roomTally.totals(today: today), days: roomTally.days(in: window, zone: zone),
+                           members: members)
+    }
+}
+
+/// One person's (or the room's) numbers, by day number.
+private struct Tally {
+    struct Counts {
+        var sessions = 0
+        var focusMs: Int64 = 0
+        var interruptions = 0
+    }
+
+    var byDay: [Int: Counts] = [:]
+
+    mutating func add(_ day: Int, sessions: Int = 0, focusMs: Int64 = 0, interruptions: Int = 0) {
+        byDay[day, default: Counts()].sessions += sessions
+        byDay[day, default: Counts()].focusMs += focusMs
+        byDay[day, default: Counts()].interruptions += interruptions
+    }
+
+    func focusMs(in window: ClosedRange<Int>) -> Int64 {
+        window.reduce(0) { $0 + (byDay[$1]?.focusMs ?? 0) }
+    }
+
+    func days(in window: ClosedRange<Int>, zone: LocalDays) -> [FocusReport.Day] {
+        window.map { day in
+            let counts = byDay[day] ?? Counts()
+            return FocusReport.Day(date: zone.date(day), focusSessions: counts.sessions,
+                                   focusSeconds: Int(counts.focusMs / 1000), interruptions: counts.interruptions)
+        }
+    }
+
+    func totals(today: Int) -> FocusReport.Totals {
+        let all = byDay.values
+        let active = Set(byDay.filter { $0.value.sessions > 0 }.keys)
+        let (current, longest) = Self.streaks(active, today: today)
+        return FocusReport.Totals(focusSessions: all.reduce(0) { $0 + $1.sessions },
+                                  focusSeconds: Int(all.reduce(0) { $0 + $1.focusMs } / 1000),
+                                  interruptions: all.reduce(0) { $0 + $1.interruptions },
+                                  currentStreak: current, longestStreak: longest)
+    }
+
+    /// Runs of consecutive day numbers. Today has not ended, so a run that reached yesterday is still
+    /// current.
+    static func streaks(_ active: Set<Int>, today: Int) -> (current: Int, longest: Int) {
+        var longest = 0, run = 0
+        var previous: Int?
+        for day in active.sorted() {
+            run = previous == day - 1 ? run + 1 : 1
+            longest = max(longest, run)
+            previous = day
+        }
+        var current = 0
+        var day = active.contains(today) ? today : today - 1
+        while active.contains(day) {
+            current += 1
+            day -= 1
+        }
+        return (current, longest)
+    }
+}
+
+/// Calendar days in one zone, numbered as days since 1970-01-01 (so consecutive days are consecutive
+/// numbers, whatever the months and however long a day was on a daylight-saving change).
+struct LocalDays {
+    let zone: TimeZone
+    private static let utc: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        return calendar
+    }()
+
+    init(_ zone: TimeZone) { self.zone = zone }
+
+    /// The zone's offset from UTC at that instant, in seconds.
+    func offsetSeconds(atMs ms: Int64) -> Int {
+        zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(ms.floorDivided(by: 1000))))
+    }
+
+    /// The day number of the local date at that instant.
+    func day(atMs ms: Int64) -> Int {
+        Int((ms.floorDivided(by: 1000) + Int64(offsetSeconds(atMs: ms))).floorDivided(by: 86_400))
+    }
+
+    /// The local date and time at that instant: `yyyy-MM-dd'T'HH:mm:ss±hh:mm`, to the whole second.
+    func timestamp(atMs ms: Int64) -> String {
+        let offset = offsetSeconds(atMs: ms)
+        let local = Self.fields(ofUTCSeconds: ms.floorDivided(by: 1000) + Int64(offset))
+        let sign = offset < 0 ? "-" : "+"
+        let magnitude = abs(offset)
+        var text = "\(pad(local.year, 4))-\(pad(local.month, 2))-\(pad(local.day, 2))"
+            + "T\(pad(local.hour, 2)):\(pad(local.minute, 2)):\(pad(local.second, 2))"
+            + "\(sign)\(pad(magnitude / 3600, 2)):\(pad(magnitude % 3600 / 60, 2))"
+        if magnitude % 60 != 0 { text += ":\(pad(magnitude % 60, 2))" }    // old local mean times
+        return text
+    }
+
+    /// A day number as `yyyy-MM-dd`.
+    func date(_ day: Int) -> String {
+        let fields = Self.fields(ofUTCSeconds: Int64(day) * 86_400)
+        return "\(pad(fields.year, 4))-\(pad(fields.month, 2))-\(pad(fields.day, 2))"
+    }
+
+    /// Reads a UTC calendar: the local wall time, shifted by its offset, has no daylight saving left in it.
+    private static func fields(ofUTCSeconds seconds: Int64)
+        -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
+        let c = utc.dateComponents([.year, .month, .day, .hour, .minute, .second],
+                                   from: Date(timeIntervalSince1970: Double(seconds)))
+        return (c.year ?? 0, c.month ?? 0, c.day ?? 0, c.hour ?? 0, c.minute ?? 0, c.second ?? 0)
+    }
+
+    private func pad(_ value: Int, _ width: Int) -> String {
+        let digits = String(value)
+        return String(repeating: "0", count: max(0, width - digits.count)) + digits
+    }
+}
+
+extension Int64 {
+    /// Division rounding toward negative infinity, so instants before 1970 fall on the right day.
+    func floorDivided(by divisor: Int64) -> Int64 {
+        let (quotient, remainder) = quotientAndRemainder(dividingBy: divisor)
+        return remainder < 0 ? quotient - 1 : quotient
+    }
+}

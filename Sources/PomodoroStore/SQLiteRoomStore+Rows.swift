@@ -1,0 +1,172 @@
+import GRDB
+import PomodoroCore
+
+// Records to rows and back. Column names here match the migrations in SQLiteRoomStore+Schema.swift.
+
+extension SQLiteRoomStore {
+    private static let roomColumns = [
+        "id", "focus_s", "short_break_s", "long_break_s", "long_break_every", "auto_start",
+        "pending_focus_s", "pending_short_break_s", "pending_long_break_s", "pending_long_break_every",
+        "pending_auto_start", "phase", "timer_kind", "timer_ms", "phase_length_ms", "cycle",
+        "focus_completed", "focus_ns", "interruptions", "control_mode", "host", "next_member_number",
+        "focus_started_at_ms", "focus_credited_until_ms", "seq", "passcode",
+    ]
+    private static let memberColumns = [
+        "room_id", "id", "ord", "name", "token", "task", "away", "connected",
+        "focus_completed", "focus_ns", "interruptions", "session_focus_ms",
+    ]
+    private static let saveRoomSQL = upsert(into: "room", columns: roomColumns, key: ["id"])
+    private static let saveMemberSQL = upsert(into: "member", columns: memberColumns, key: ["room_id", "id"])
+
+    /// Insert, or update in place. (Not `INSERT OR REPLACE`: that deletes the old row first, and deleting
+    /// a room's row cascades to its members.)
+    private static func upsert(into table: String, columns: [String], key: [String]) -> String {
+        let updates = columns.filter { !key.contains($0) }.map { "\($0) = excluded.\($0)" }
+        return """
+            INSERT INTO \(table) (\(columns.joined(separator: ", ")))
+            VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
+            ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET \(updates.joined(separator: ", "))
+            """
+    }
+
+    static func apply(_ change: StoreChange, in db: Database) throws {
+        switch change {
+        case let .saveRoom(room, passcode):
+            try db.execute(sql: saveRoomSQL, arguments: StatementArguments(values(of: room, passcode: passcode)))
+        case let .saveMember(room, member):
+            try db.execute(sql: saveMemberSQL, arguments: StatementArguments(values(of: member, in: room)))
+        case let .removeMember(room, member):
+            try db.execute(sql: "DELETE FROM member WHERE room_id = ? AND id = ?",
+                           arguments: [room.rawValue, member.rawValue])
+        case let .removeRoom(room):
+            // The members go by ON DELETE CASCADE; the journal has no foreign key to the room and stays.
+            try db.execute(sql: "DELETE FROM room WHERE id = ?", arguments: [room.rawValue])
+        case let .focusCompleted(session):
+            try db.execute(
+                sql: """
+                    INSERT INTO focus_session (room_id, started_at_ms, ended_at_ms, length_seconds)
+                    VALUES (?, ?, ?, ?)
+                    """,
+                arguments: [session.room.rawValue, session.startedAtMs, session.endedAtMs, session.lengthSeconds])
+            let id = db.lastInsertedRowID
+            for (ord, participant) in session.participants.enumerated() {
+                try db.execute(
+                    sql: """
+                        INSERT INTO session_member (session_id, ord, member_id, name, task, focus_ms)
+                        VALUES (?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [id, ord, participant.member.rawValue, participant.name, participant.task,
+                                participant.focusMs])
+            }
+        case let .interrupted(interruption):
+            try db.execute(sql: "INSERT INTO interruption (room_id, member_id, name, at_ms) VALUES (?, ?, ?, ?)",
+                           arguments: [interruption.room.rawValue, interruption.member?.rawValue,
+                                       interruption.name, interruption.atMs])
+        }
+    }
+
+    // MARK: Rooms
+
+    private static func values(of room: RoomRecord, passcode: String?) -> [(any DatabaseValueConvertible)?] {
+        let pending = room.pendingSettings
+        let (timerKind, timerMs): (String, Int64?) = switch room.timer {
+        case .idle: ("idle", nil)
+        case .ready(let remainingMs): ("ready", remainingMs)
+        case .running(let endsAtMs): ("running", endsAtMs)
+        case .paused(let remainingMs): ("paused", remainingMs)
+        }
+        return [
+            room.id.rawValue, room.settings.focus, room.settings.shortBreak, room.settings.longBreak,
+            room.settings.longBreakEvery, room.settings.autoStart,
+            pending?.focus, pending?.shortBreak, pending?.longBreak, pending?.longBreakEvery, pending?.autoStart,
+            room.phase.rawValue, timerKind, timerMs, room.phaseLengthMs, room.cycle,
+            room.stats.focusCompleted, room.stats.focusTime.storedNanoseconds, room.stats.interruptions,
+            room.controlMode.rawValue, room.host?.rawValue, room.nextMemberNumber,
+            room.focusStartedAtMs, room.focusCreditedUntilMs, Int64(bitPattern: room.seq), passcode,
+        ]
+    }
+
+    static func room(from row: Row) throws -> RoomRecord {
+        let raw: String = try row.decode(forColumn: "id")
+        let id: RoomID
+        do { id = try RoomID(validating: raw) } catch {
+            throw StoreError("a stored room id is not valid: \(raw.debugDescription)")
+        }
+        let settings = RoomSettings(
+            focus: try row.decode(forColumn: "focus_s"), shortBreak: try row.decode(forColumn: "short_break_s"),
+            longBreak: try row.decode(forColumn: "long_break_s"),
+            longBreakEvery: try row.decode(forColumn: "long_break_every"),
+            autoStart: try row.decode(forColumn: "auto_start"))
+        var pending: RoomSettings?
+        if let focus: Int = try row.decode(forColumn: "pending_focus_s") {
+            pending = RoomSettings(
+                focus: focus, shortBreak: try row.decode(forColumn: "pending_short_break_s"),
+                longBreak: try row.decode(forColumn: "pending_long_break_s"),
+                longBreakEvery: try row.decode(forColumn: "pending_long_break_every"),
+                autoStart: try row.decode(forColumn: "pending_auto_start"))
+        }
+        let phaseName: String = try row.decode(forColumn: "phase")
+        guard let phase = Phase(rawValue: phaseName) else {
+            throw StoreError("room \(id): unknown phase \(phaseName.debugDescription)")
+        }
+        let modeName: String = try row.decode(forColumn: "control_mode")
+        guard let controlMode = ControlMode(rawValue: modeName) else {
+            throw StoreError("room \(id): unknown control mode \(modeName.debugDescription)")
+        }
+        let timerKind: String = try row.decode(forColumn: "timer_kind")
+        let timerMs: Int64? = try row.decode(forColumn: "timer_ms")
+        let timer: StoredTimer
+        switch (timerKind, timerMs) {
+        case ("idle", nil): timer = .idle
+        case ("ready", let ms?): timer = .ready(remainingMs: ms)
+        case ("running", let ms?): timer = .running(endsAtMs: ms)
+        case ("paused", let ms?): timer = .paused(remainingMs: ms)
+        default:
+            throw StoreError("room \(id): timer \(timerKind.debugDescription) with timer_ms "
+                             + (timerMs.map(String.init) ?? "NULL"))
+        }
+        let host: String? = try row.decode(forColumn: "host")
+        return RoomRecord(
+            id: id, settings: settings, pendingSettings: pending, phase: phase, timer: timer,
+            phaseLengthMs: try row.decode(forColumn: "phase_length_ms"), cycle: try row.decode(forColumn: "cycle"),
+            stats: try stats(from: row), controlMode: controlMode, host: host.map(MemberID.init),
+            nextMemberNumber: try row.decode(forColumn: "next_member_number"),
+            focusStartedAtMs: try row.decode(forColumn: "focus_started_at_ms"),
+            focusCreditedUntilMs: try row.decode(forColumn: "focus_credited_until_ms"),
+            seq: UInt64(bitPattern: try row.decode(Int64.self, forColumn: "seq")))
+    }
+
+    // MARK: Members
+
+    private static func values(of member: MemberRecord, in room: RoomID) -> [(any DatabaseValueConvertible)?] {
+        [
+            room.rawValue, member.id.rawValue, member.order, member.name, member.token, member.task,
+            member.away, member.connected, member.stats.focusCompleted, member.stats.focusTime.storedNanoseconds,
+            member.stats.interruptions, member.sessionFocusMs,
+        ]
+    }
+
+    static func member(from row: Row) throws -> MemberRecord {
+        MemberRecord(
+            id: MemberID(try row.decode(String.self, forColumn: "id")), order: try row.decode(forColumn: "ord"),
+            name: try row.decode(forColumn: "name"), token: try row.decode(forColumn: "token"),
+            task: try row.decode(forColumn: "task"), away: try row.decode(forColumn: "away"),
+            connected: try row.decode(forColumn: "connected"), stats: try stats(from: row),
+            sessionFocusMs: try row.decode(forColumn: "session_focus_ms"))
+    }
+
+    /// The stats columns, named alike in `room` and `member`.
+    private static func stats(from row: Row) throws -> FocusStats {
+        FocusStats(focusCompleted: try row.decode(forColumn: "focus_completed"),
+                   focusTime: .nanoseconds(try row.decode(Int64.self, forColumn: "focus_ns")),
+                   interruptions: try row.decode(forColumn: "interruptions"))
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds, the resolution the core credits focus time in.
+    var storedNanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

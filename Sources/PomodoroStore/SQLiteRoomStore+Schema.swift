@@ -1,0 +1,103 @@
+import GRDB
+
+extension SQLiteRoomStore {
+    /// The schema's history, oldest first. A migration that has shipped is never edited: a change is a new
+    /// migration. Each speaks SQL only, not the record types, so it still means what it meant when it was
+    /// written.
+    static let migrator: DatabaseMigrator = {
+        var migrator = DatabaseMigrator()
+
+        // Rooms and their members (what start-up brings back), and the focus journal.
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE room (
+                    id TEXT NOT NULL PRIMARY KEY,
+                    focus_s INTEGER NOT NULL,
+                    short_break_s INTEGER NOT NULL,
+                    long_break_s INTEGER NOT NULL,
+                    long_break_every INTEGER NOT NULL,
+                    auto_start INTEGER NOT NULL,
+                    -- Settings waiting for the next phase: all NULL, or all set.
+                    pending_focus_s INTEGER,
+                    pending_short_break_s INTEGER,
+                    pending_long_break_s INTEGER,
+                    pending_long_break_every INTEGER,
+                    pending_auto_start INTEGER,
+                    phase TEXT NOT NULL,
+                    -- 'idle' (timer_ms NULL), 'ready' or 'paused' (timer_ms: remaining), 'running' (timer_ms:
+                    -- wall-clock end).
+                    timer_kind TEXT NOT NULL,
+                    timer_ms INTEGER,
+                    phase_length_ms INTEGER NOT NULL,
+                    cycle INTEGER NOT NULL,
+                    focus_completed INTEGER NOT NULL,
+                    focus_ns INTEGER NOT NULL,
+                    interruptions INTEGER NOT NULL,
+                    control_mode TEXT NOT NULL,
+                    host TEXT,
+                    next_member_number INTEGER NOT NULL,
+                    focus_started_at_ms INTEGER,
+                    focus_credited_until_ms INTEGER,
+                    -- An unsigned 64-bit counter, stored by its bit pattern.
+                    seq INTEGER NOT NULL,
+                    passcode TEXT
+                );
+
+                CREATE TABLE member (
+                    room_id TEXT NOT NULL REFERENCES room(id) ON DELETE CASCADE,
+                    id TEXT NOT NULL,
+                    ord INTEGER NOT NULL,
+                    name TEXT NOT NULL,
+                    token TEXT NOT NULL,
+                    task TEXT NOT NULL,
+                    away INTEGER NOT NULL,
+                    connected INTEGER NOT NULL,
+                    focus_completed INTEGER NOT NULL,
+                    focus_ns INTEGER NOT NULL,
+                    interruptions INTEGER NOT NULL,
+                    session_focus_ms INTEGER NOT NULL,
+                    PRIMARY KEY (room_id, id)
+                );
+
+                -- The journal. room_id is not a foreign key: the journal outlives the room's row.
+                CREATE TABLE focus_session (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    room_id TEXT NOT NULL,
+                    started_at_ms INTEGER NOT NULL,
+                    ended_at_ms INTEGER NOT NULL,
+                    length_seconds INTEGER NOT NULL
+                );
+                CREATE INDEX focus_session_by_room_end ON focus_session(room_id, ended_at_ms);
+
+                CREATE TABLE session_member (
+                    session_id INTEGER NOT NULL REFERENCES focus_session(id) ON DELETE CASCADE,
+                    ord INTEGER NOT NULL,
+                    member_id TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    task TEXT NOT NULL,
+                    focus_ms INTEGER NOT NULL,
+                    PRIMARY KEY (session_id, ord)
+                );
+
+                CREATE TABLE interruption (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    room_id TEXT NOT NULL,
+                    member_id TEXT,
+                    name TEXT,
+                    at_ms INTEGER NOT NULL
+                );
+                """)
+        }
+
+        // The report reads a room's interruptions over a time range; without this index that is a scan of
+        // every interruption of every room.
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: "CREATE INDEX interruption_by_room_time ON interruption(room_id, at_ms)")
+        }
+
+        return migrator
+    }()
+
+    /// The migrations' identifiers, oldest first.
+    static var migrationIdentifiers: [String] { migrator.migrations }
+}

@@ -1,0 +1,206 @@
+import Foundation
+import GRDB
+import PomodoroCore
+
+/// A `RoomStore` in one SQLite file, through GRDB: a `DatabasePool` in WAL mode, so queries read a
+/// committed snapshot while the writer goes on.
+///
+/// Durability is `PRAGMA synchronous = FULL`. In WAL mode a commit appends to the `-wal` file; with FULL
+/// that file is fsynced before `apply` returns, with NORMAL (GRDB's WAL default) only at checkpoints.
+/// - A process crash or `kill -9` loses nothing that `apply` returned from, with either setting: the
+///   committed pages are in the WAL file, and the kernel writes them out after the process is gone.
+/// - Power loss or a kernel crash: with FULL nothing that `apply` returned from is lost either, as far
+///   as the disk honours the flush. (On macOS a plain fsync does not empty the drive's cache and SQLite's
+///   `fullfsync` is left off; the server is deployed on Linux.) With NORMAL the last transactions before
+///   the cut could be rolled back — the file stays consistent, but a focus session clients were told
+///   about would be gone.
+/// The server announces a completed focus only after its commit, so we pay for FULL: one fsync per
+/// transaction, on the writer thread, shared by every batch `StoreWriter` groups into it.
+public final class SQLiteRoomStore: RoomStore {
+    private let pool: DatabasePool
+    /// The database file.
+    public let path: String
+
+    private init(pool: DatabasePool, path: String) {
+        self.pool = pool
+        self.path = path
+    }
+
+    /// Opens the database at `path`, creating the file and its folder if need be, and brings its schema
+    /// up to date. Refuses a database that a newer version of the server has migrated further.
+    public static func open(path: String) throws(StoreError) -> SQLiteRoomStore {
+        try open(path: path, migratedUpTo: nil)
+    }
+
+    /// `open(path:)`, stopping at migration `version` (for tests that build an older database).
+    static func open(path: String, migratedUpTo version: String?) throws(StoreError) -> SQLiteRoomStore {
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        try withStoreError("creating the folder \(folder.path)") {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        }
+        var configuration = Configuration()
+        configuration.label = "pomodoro.store"
+        // Another process (a backup, the sqlite3 shell) may hold the lock for a moment: wait rather than
+        // fail the batch. Only the writer thread waits, never the service thread.
+        configuration.busyMode = .timeout(5)
+        let pool = try withStoreError("opening \(path)") {
+            try DatabasePool(path: path, configuration: configuration)
+        }
+        // GRDB sets NORMAL when it turns WAL on, after any `prepareDatabase` hook; the writer is one
+        // connection for the pool's life, so setting it here holds. See the type's comment.
+        try withStoreError("setting synchronous on \(path)") {
+            try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
+        }
+        try withStoreError("migrating \(path)") {
+            let unknown = try pool.read(migrator.appliedIdentifiers).subtracting(migrator.migrations)
+            if !unknown.isEmpty {
+                throw StoreError("\(path) was migrated by a newer version of the server (it has "
+                    + "\(unknown.sorted().joined(separator: ", ")); this one knows "
+                    + "\(migrator.migrations.joined(separator: ", ")))")
+            }
+            if let version {
+                try migrator.migrate(pool, upTo: version)
+            } else {
+                try migrator.migrate(pool)
+            }
+        }
+        return SQLiteRoomStore(pool: pool, path: path)
+    }
+
+    /// Closes the connections. Every later call fails. (Dropping the last reference closes them too.)
+    public func close() throws(StoreError) {
+        try withStoreError("closing \(path)") { try pool.close() }
+    }
+
+    // MARK: RoomStore
+
+    public func loadRooms() throws(StoreError) -> [StoredRoom] {
+        try withStoreError("loading rooms from \(path)") {
+            try pool.read { db in
+                var members: [String: [MemberRecord]] = [:]
+                for row in try Row.fetchAll(db, sql: "SELECT * FROM member ORDER BY room_id, ord, id") {
+                    members[try row.decode(forColumn: "room_id"), default: []].append(try Self.member(from: row))
+                }
+                return try Row.fetchAll(db, sql: "SELECT * FROM room ORDER BY id").map { row in
+                    let record = try Self.room(from: row)
+                    return StoredRoom(record: record, members: members[record.id.rawValue] ?? [],
+                                      passcode: try row.decode(forColumn: "passcode"))
+                }
+            }
+        }
+    }
+
+    public func apply(_ changes: [StoreChange]) throws(StoreError) {
+        guard !changes.isEmpty else { return }
+        try withStoreError("applying \(changes.count) changes to \(path)") {
+            try pool.write { db in
+                for change in changes { try Self.apply(change, in: db) }
+            }
+        }
+    }
+
+    public func sessions(room: RoomID, endedFrom from: Int64?, before: Int64?, limit: Int?) throws(StoreError)
+        -> [FocusSessionRecord] {
+        var conditions = ["room_id = ?"]
+        var arguments: [(any DatabaseValueConvertible)?] = [room.rawValue]
+        if let from { conditions.append("ended_at_ms >= ?"); arguments.append(from) }
+        if let before { conditions.append("ended_at_ms < ?"); arguments.append(before) }
+        arguments.append(limit.map { max($0, 0) } ?? -1)    // SQLite: a negative LIMIT is no limit
+        // The newest `limit` sessions, then each with its participants, oldest first.
+        let sql = """
+            SELECT s.id, s.started_at_ms, s.ended_at_ms, s.length_seconds,
+                   p.member_id, p.name, p.task, p.focus_ms
+            FROM (SELECT * FROM focus_session WHERE \(conditions.joined(separator: " AND "))
+                  ORDER BY ended_at_ms DESC, id DESC LIMIT ?) AS s
+            LEFT JOIN session_member AS p ON p.session_id = s.id
+            ORDER BY s.ended_at_ms, s.id, p.ord
+            """
+        return try withStoreError("reading the sessions of room \(room) from \(path)") {
+            try pool.read { db in
+                var result: [FocusSessionRecord] = []
+                var lastID: Int64?
+                for row in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)) {
+                    let id: Int64 = try row.decode(forColumn: "id")
+                    if id != lastID {
+                        lastID = id
+                        result.append(FocusSessionRecord(
+                            room: room, startedAtMs: try row.decode(forColumn: "started_at_ms"),
+                            endedAtMs: try row.decode(forColumn: "ended_at_ms"),
+                            lengthSeconds: try row.decode(forColumn: "length_seconds"), participants: []))
+                    }
+                    if let member: String = try row.decode(forColumn: "member_id") {
+                        result[result.count - 1].participants.append(.init(
+                            member: MemberID(member), name: try row.decode(forColumn: "name"),
+                            task: try row.decode(forColumn: "task"), focusMs: try row.decode(forColumn: "focus_ms")))
+                    }
+                }
+                return result
+            }
+        }
+    }
+
+    public func interruptions(room: RoomID, from: Int64?, before: Int64?) throws(StoreError)
+        -> [InterruptionRecord] {
+        var conditions = ["room_id = ?"]
+        var arguments: [(any DatabaseValueConvertible)?] = [room.rawValue]
+        if let from { conditions.append("at_ms >= ?"); arguments.append(from) }
+        if let before { conditions.append("at_ms < ?"); arguments.append(before) }
+        let sql = """
+            SELECT member_id, name, at_ms FROM interruption WHERE \(conditions.joined(separator: " AND "))
+            ORDER BY at_ms, id
+            """
+        return try withStoreError("reading the interruptions of room \(room) from \(path)") {
+            try pool.read { db in
+                try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map { row in
+                    let member: String? = try row.decode(forColumn: "member_id")
+                    return InterruptionRecord(room: room, member: member.map(MemberID.init),
+                                              name: try row.decode(forColumn: "name"),
+                                              atMs: try row.decode(forColumn: "at_ms"))
+                }
+            }
+        }
+    }
+
+    // MARK: For tests
+
+    /// Runs `sql` on the writer connection (tests use it to build an older database by hand).
+    func execute(sql: String) throws(StoreError) {
+        try withStoreError("executing SQL on \(path)") { try pool.writeWithoutTransaction { try $0.execute(sql: sql) } }
+    }
+
+    /// The first column of every row `sql` returns, as text, read on the writer connection (where the
+    /// connection-level pragmas are set).
+    func column(sql: String) throws(StoreError) -> [String] {
+        try withStoreError("reading SQL on \(path)") {
+            try pool.writeWithoutTransaction { db in
+                try Row.fetchAll(db, sql: sql).map { row in
+                    switch (row[0] as DatabaseValue).storage {
+                    case .null: "NULL"
+                    case .int64(let value): String(value)
+                    case .double(let value): String(value)
+                    case .string(let value): value
+                    case .blob(let value): value.base64EncodedString()
+                    }
+                }
+            }
+        }
+    }
+
+    /// The migrations applied to the database, oldest first.
+    func appliedMigrations() throws(StoreError) -> [String] {
+        try withStoreError("reading the migrations of \(path)") { try pool.read(Self.migrator.appliedMigrations) }
+    }
+}
+
+/// The one place an error from SQLite, GRDB or the file system becomes a `StoreError`, saying what was
+/// being done. A `StoreError` thrown inside (a row that does not decode) passes through as it is.
+/// Statement arguments are not in GRDB's messages, so no token or passcode reaches a log this way.
+func withStoreError<T>(_ what: @autoclosure () -> String, _ body: () throws -> T) throws(StoreError) -> T {
+    do {
+        return try body()
+    } catch let error as StoreError {
+        throw error
+    } catch {
+        throw StoreError("\(what()): \(error)")
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import PomodoroCore
+
+/// Hands changes to a `RoomStore` off the service thread, which never waits on disk.
+///
+/// Batches are applied strictly in the order `enqueue` was called, on one serial queue. When several are
+/// waiting by the time the queue gets to them, they go into one transaction (group commit: one fsync for
+/// all of them), and then each completion is called, in order. Should that shared transaction fail, the
+/// batches are applied again one by one, so a bad batch fails alone and the others still land.
+///
+/// Queries run on a separate concurrent queue: they read a committed snapshot, never hold up the writer,
+/// and never block their caller.
+public final class StoreWriter: @unchecked Sendable {
+    /// Called once a batch is durable (nil) or has failed (its whole batch is undone).
+    public typealias Completion = @Sendable (StoreError?) -> Void
+
+    private struct Batch {
+        var changes: [StoreChange]
+        var completion: Completion?
+    }
+
+    /// The store the writer writes to and the reader reads from.
+    public let store: any RoomStore
+    private let onError: (@Sendable (StoreError) -> Void)?
+    private let writeQueue = DispatchQueue(label: "pomodoro.store.writer")
+    private let readQueue = DispatchQueue(label: "pomodoro.store.reader", attributes: .concurrent)
+    /// Guards `waiting`. An NSLock rather than Synchronization.Mutex, so ThreadSanitizer sees the ordering.
+    private let lock = NSLock()
+    /// Batches handed in and not yet taken by the writer, oldest first.
+    private var waiting: [Batch] = []
+
+    /// - Parameter onError: told of every failed batch (for the log), besides the batch's completion.
+    ///   Called on the writer queue.
+    public init(store: any RoomStore, onError: (@Sendable (StoreError) -> Void)? = nil) {
+        self.store = store
+        self.onError = onError
+    }
+
+    /// Applies `changes` after everything enqueued before, all or none, then calls `completion` on the
+    /// writer queue. Returns at once. An empty batch writes nothing and completes after those before it.
+    ///
+    /// The completion runs on the writer queue and holds it up: hand the result back to the service thread
+    /// and return; never call `flush()` from it.
+    public func enqueue(_ changes: [StoreChange], completion: Completion? = nil) {
+        lock.withLock { waiting.append(Batch(changes: changes, completion: completion)) }
+        // One drain per batch; a drain that finds the list already taken by an earlier one does nothing.
+        writeQueue.async { self.writeWaiting() }
+    }
+
+    /// Blocks until everything enqueued before this call has been applied (or has failed) and completed.
+    /// For shutdown and tests; never from the service thread's hot path, nor from a completion.
+    public func flush() {
+        dispatchPrecondition(condition: .notOnQueue(writeQueue))
+        writeQueue.sync {}
+    }
+
+    /// Runs `body` against the store on the reader queue, then `completion` there with its result.
+    /// It sees what has been committed when it runs; to read after a given batch, read from that batch's
+    /// completion.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any RoomStore) throws(StoreError) -> T,
+                                  completion: @escaping @Sendable (Result<T, StoreError>) -> Void) {
+        readQueue.async { [store] in
+            completion(Result { () throws(StoreError) -> T in try body(store) })
+        }
+    }
+
+    private func writeWaiting() {
+        let batches = lock.withLock { () -> [Batch] in
+            defer { waiting.removeAll(keepingCapacity: true) }
+            return waiting
+        }
+        guard !batches.isEmpty else { return }
+        if batches.count > 1 {
+            do {
+                try store.apply(batches.flatMap(\.changes))
+                for batch in batches { batch.completion?(nil) }
+                return
+            } catch {
+                // Nothing of the group was written; find the culprit by applying each alone, in order.
+            }
+        }
+        for batch in batches {
+            do {
+                try store.apply(batch.changes)
+                batch.completion?(nil)
+            } catch {
+                onError?(error)
+                batch.completion?(error)
+            }
+        }
+    }
+}

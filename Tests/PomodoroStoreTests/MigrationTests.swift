@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+import PomodoroCore
+@testable import PomodoroStore
+
+/// The schema from an empty file and from each earlier version, with the data an older server left.
+@Suite struct MigrationTests {
+    static let schema = [
+        "focus_session", "focus_session_by_room_end", "interruption", "interruption_by_room_time", "member",
+        "room", "session_member",
+    ]
+    static let schemaSQL = """
+        SELECT name FROM sqlite_master
+        WHERE type IN ('table', 'index') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'grdb_%' ORDER BY name
+        """
+
+    @Test func anEmptyFileGetsEveryMigration() throws {
+        try withStore { (store, _) throws in
+            #expect(SQLiteRoomStore.migrationIdentifiers == ["v1", "v2"])
+            #expect(try store.appliedMigrations() == SQLiteRoomStore.migrationIdentifiers)
+            #expect(try store.column(sql: Self.schemaSQL) == Self.schema)
+        }
+    }
+
+    /// Rows as the v1 schema took them, written in SQL rather than through today's code.
+    static let v1Rows = """
+        INSERT INTO room VALUES ('team-a', 1500, 300, 900, 4, 1, 3000, 600, 1200, 2, 0, 'focus', 'running',
+            1795001234567, 1500000, 3, 12, 18000123456789, 4, 'host', 'm1', 5, 1795000000000, 1795000600000,
+            -1, 'verifier');
+        INSERT INTO room VALUES ('team-b', 1500, 300, 900, 4, 0, NULL, NULL, NULL, NULL, NULL, 'idle', 'idle',
+            NULL, 0, 1, 0, 0, 0, 'anyone', NULL, 1, NULL, NULL, 0, NULL);
+        INSERT INTO member VALUES ('team-a', 'm2', 1, 'Bob', 'token-b', '', 1, 0, 1, 2000000000, 3, 0);
+        INSERT INTO member VALUES ('team-a', 'm1', 0, 'Ada', 'token-a', 'proofs', 0, 1, 2, 5000000001, 0, 600000);
+        INSERT INTO focus_session (room_id, started_at_ms, ended_at_ms, length_seconds)
+            VALUES ('team-a', 1794998500000, 1795000000000, 1500);
+        INSERT INTO session_member VALUES (last_insert_rowid(), 0, 'm1', 'Ada', 'proofs', 1500000);
+        INSERT INTO focus_session (room_id, started_at_ms, ended_at_ms, length_seconds)
+            VALUES ('gone-room', 1000, 2000, 1);
+        INSERT INTO interruption (room_id, member_id, name, at_ms) VALUES ('team-a', NULL, NULL, 1795000300000);
+        INSERT INTO interruption (room_id, member_id, name, at_ms) VALUES ('team-a', 'm2', 'Bob', 1795000300000);
+        """
+
+    @Test(arguments: SQLiteRoomStore.migrationIdentifiers.dropLast())
+    func anOlderDatabaseIsMigratedAndKeepsItsData(version: String) throws {
+        try withTemporaryFolder { (folder) throws in
+            let path = folder.appendingPathComponent("pomodoro.sqlite").path
+            let old = try SQLiteRoomStore.open(path: path, migratedUpTo: version)
+            let applied = try old.appliedMigrations()
+            #expect(applied.last == version)
+            #expect(applied.count < SQLiteRoomStore.migrationIdentifiers.count)
+            try old.execute(sql: Self.v1Rows)
+            try old.close()
+
+            let store = try SQLiteRoomStore.open(path: path)
+            #expect(try store.appliedMigrations() == SQLiteRoomStore.migrationIdentifiers)
+            #expect(try store.column(sql: Self.schemaSQL) == Self.schema)
+
+            let rooms = try store.loadRooms()
+            #expect(rooms.map(\.record.id.rawValue) == ["team-a", "team-b"])
+            let a = try #require(rooms.first)
+            #expect(a.record.timer == .running(endsAtMs: 1_795_001_234_567))
+            #expect(a.record.pendingSettings == RoomSettings(focus: 3000, shortBreak: 600, longBreak: 1200,
+                                                              longBreakEvery: 2, autoStart: false))
+            #expect(a.record.seq == .max)
+            #expect(a.record.stats.focusTime == .nanoseconds(18_000_123_456_789))
+            #expect(a.passcode == "verifier")
+            #expect(a.members.map(\.name) == ["Ada", "Bob"])
+            #expect(a.members.last?.away == true)
+            #expect(rooms.last?.record.pendingSettings == nil)
+            #expect(rooms.last?.record.host == nil)
+
+            #expect(try store.sessions(room: roomID("team-a"), endedFrom: nil, before: nil, limit: nil) == [
+                FocusSessionRecord(room: roomID("team-a"), startedAtMs: 1_794_998_500_000, endedAtMs: 1_795_000_000_000,
+                                   lengthSeconds: 1500, participants: [Sample.participant("m1", "Ada", task: "proofs")]),
+            ])
+            #expect(try store.sessions(room: roomID("gone-room"), endedFrom: nil, before: nil, limit: nil).count == 1)
+            #expect(try store.interruptions(room: roomID("team-a"), from: nil, before: nil) == [
+                InterruptionRecord(room: roomID("team-a"), member: nil, name: nil, atMs: 1_795_000_300_000),
+                InterruptionRecord(room: roomID("team-a"), member: MemberID("m2"), name: "Bob", atMs: 1_795_000_300_000),
+            ])
+        }
+    }
+
+    @Test func reopeningAnUpToDateDatabaseRunsNothingAgain() throws {
+        try withTemporaryFolder { (folder) throws in
+            let path = folder.appendingPathComponent("pomodoro.sqlite").path
+            let first = try SQLiteRoomStore.open(path: path)
+            try first.apply([.saveRoom(Sample.roomRecord(), passcode: nil)])
+            try first.close()
+            let second = try SQLiteRoomStore.open(path: path)
+            #expect(try second.appliedMigrations() == SQLiteRoomStore.migrationIdentifiers)
+            #expect(try second.loadRooms().count == 1)
+        }
+    }
+
+    @Test func aDatabaseFromANewerServerIsRefused() throws {
+        try withTemporaryFolder { (folder) throws in
+            let path = folder.appendingPathComponent("pomodoro.sqlite").path
+            let newer = try SQLiteRoomStore.open(path: path)
+            try newer.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99')")
+            try newer.close()
+            let error = #expect(throws: StoreError.self) { try SQLiteRoomStore.open(path: path) }
+            #expect(error?.message.contains("v99") == true)
+            #expect(error?.message.contains("newer") == true)
+        }
+    }
+}
