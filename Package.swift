@@ -39,7 +39,7 @@ let package = Package(
                 swiftSettings: strict),
         // The application: room registry, connections, broadcasts; the composition root.
         .target(name: "PomodoroServer",
-                dependencies: ["PomodoroCore", "PomodoroProtocol", "PomodoroNet", "CCrypto",
+                dependencies: ["PomodoroCore", "PomodoroProtocol", "PomodoroNet", "PomodoroStore", "CCrypto",
                                .product(name: "Logging", package: "swift-log"),
                                .product(name: "Prometheus", package: "swift-prometheus")],
                 swiftSettings: strict),

@@ -81,11 +81,25 @@ public final class SQLiteRoomStore: RoomStore {
                 for row in try Row.fetchAll(db, sql: "SELECT * FROM member ORDER BY room_id, ord, id") {
                     members[try row.decode(forColumn: "room_id"), default: []].append(try Self.member(from: row))
                 }
-                return try Row.fetchAll(db, sql: "SELECT * FROM room ORDER BY id").map { row in
+                let sql = "SELECT * FROM room WHERE EXISTS (SELECT 1 FROM member WHERE member.room_id = room.id) ORDER BY id"
+                return try Row.fetchAll(db, sql: sql).map { row in
                     let record = try Self.room(from: row)
                     return StoredRoom(record: record, members: members[record.id.rawValue] ?? [],
                                       passcode: try row.decode(forColumn: "passcode"))
                 }
+            }
+        }
+    }
+
+    public func loadRoom(_ id: RoomID) throws(StoreError) -> StoredRoom? {
+        try withStoreError("loading room \(id) from \(path)") {
+            try pool.read { db in
+                guard let row = try Row.fetchOne(db, sql: "SELECT * FROM room WHERE id = ?", arguments: [id.rawValue])
+                else { return nil }
+                let members = try Row.fetchAll(db, sql: "SELECT * FROM member WHERE room_id = ? ORDER BY ord, id",
+                                               arguments: [id.rawValue]).map(Self.member(from:))
+                return StoredRoom(record: try Self.room(from: row), members: members,
+                                  passcode: try row.decode(forColumn: "passcode"))
             }
         }
     }
