@@ -56,7 +56,8 @@ extension ServerMessage {
 public enum WireCodec {
     /// Client frames nest at most this deep (`{"a":[[...]]}` counts the object as one level).
     public static let clientMaxDepth = 8
-    /// Server messages nest 5 levels today (welcome → room → members → member → stats); room to grow.
+    /// Server messages nest 5 levels today (welcome → room → members → member → stats, and stats → members
+    /// → member → perDay → day); room to grow.
     static let serverMaxDepth = 16
     /// Longest string `ref`, in UTF-8 bytes.
     public static let maxRefBytes = 64
@@ -81,7 +82,8 @@ public enum WireCodec {
                 message = .join(room: try fields.string("room"), name: try fields.string("name"),
                                 token: try fields.optionalString("token"),
                                 passcode: try fields.optionalString("passcode"),
-                                control: try fields.optionalEnumeration("control"))
+                                control: try fields.optionalEnumeration("control"),
+                                tz: try fields.optionalString("tz"))
             case "start": message = .start
             case "pause": message = .pause
             case "resume": message = .resume
@@ -95,6 +97,9 @@ public enum WireCodec {
             case "ping": message = .ping
             case "control": message = .control(mode: try fields.enumeration("mode"))
             case "handOff": message = .handOff(member: try fields.string("member"))
+            case "stats":
+                message = .stats(room: try fields.optionalString("room"), days: try fields.optionalInt("days"),
+                                 tz: try fields.optionalString("tz"), passcode: try fields.optionalString("passcode"))
             default: throw ProtocolError(.unknownType, "unknown message type\(quotedIfShort(type))", field: "type", ref: ref)
             }
             return ClientFrame(message, ref: ref)
@@ -106,12 +111,18 @@ public enum WireCodec {
         let object = JSONBuilder.object()
         object.set("type", frame.message.type)
         switch frame.message {
-        case let .join(room, name, token, passcode, control):
+        case let .join(room, name, token, passcode, control, tz):
             object.set("room", room)
             object.set("name", name)
             if let token { object.set("token", token) }
             if let passcode { object.set("passcode", passcode) }
             if let control { object.set("control", control.rawValue) }
+            if let tz { object.set("tz", tz) }
+        case let .stats(room, days, tz, passcode):
+            if let room { object.set("room", room) }
+            if let days { object.set("days", days) }
+            if let tz { object.set("tz", tz) }
+            if let passcode { object.set("passcode", passcode) }
         case let .control(mode):
             object.set("mode", mode.rawValue)
         case let .handOff(member):
@@ -174,6 +185,9 @@ public enum WireCodec {
         case let .pong(serverTime, ref):
             object.set("serverTime", serverTime)
             if let ref { set(ref, into: object) }
+        case let .stats(report, ref):
+            set(report, into: object)
+            if let ref { set(ref, into: object) }
         }
         return object.serialize()
     }
@@ -215,6 +229,8 @@ public enum WireCodec {
                                   field: try fields.optionalString("field"), ref: ref)
                 case "pong":
                     return .pong(serverTime: try fields.int64("serverTime"), ref: ref)
+                case "stats":
+                    return .stats(try fields.statsReport(), ref: ref)
                 case let type:
                     throw ProtocolError(.unknownType, "unknown message type\(quotedIfShort(type))", field: "type",
                                         ref: ref)
@@ -280,7 +296,7 @@ public enum WireCodec {
         object.set("autoStart", settings.autoStart)
     }
 
-    private static func set(_ ref: Ref, into object: JSONBuilder) {
+    static func set(_ ref: Ref, into object: JSONBuilder) {
         switch ref {
         case .string(let s): object.set("ref", s)
         case .number(let n): object.set("ref", n)
@@ -320,7 +336,7 @@ public enum WireCodec {
     // MARK: Decoding parts
 
     /// Reads `ref`: absent or null is none; otherwise a string of at most 64 bytes or a 64-bit integer.
-    private static func readRef(_ node: JSONNode?) throws(ProtocolError) -> Ref? {
+    static func readRef(_ node: JSONNode?) throws(ProtocolError) -> Ref? {
         guard let node, !node.isNull else { return nil }
         if let s = node.string {
             guard s.utf8.count <= maxRefBytes else {
@@ -335,13 +351,13 @@ public enum WireCodec {
         }
     }
 
-    private static func quotedIfShort(_ text: String) -> String {
+    static func quotedIfShort(_ text: String) -> String {
         text.utf8.count <= 32 && text.unicodeScalars.allSatisfy({ $0.isASCII && $0.value >= 0x20 }) ? " '\(text)'" : ""
     }
 }
 
 /// Reads the fields of one JSON object, naming the field in every error and carrying the request's ref.
-private struct FieldReader {
+struct FieldReader {
     let node: JSONNode
     /// Where this object sits in the message ("" for the top level).
     let path: String
@@ -408,6 +424,14 @@ private struct FieldReader {
     func int(_ key: String) throws(ProtocolError) -> Int {
         guard let n = Int(exactly: try int64(key)) else { throw failure(key, "'\(name(key))' is out of range") }
         return n
+    }
+
+    func optionalInt(_ key: String) throws(ProtocolError) -> Int? {
+        optionalValue(key) == nil ? nil : try int(key)
+    }
+
+    func optionalInt64(_ key: String) throws(ProtocolError) -> Int64? {
+        optionalValue(key) == nil ? nil : try int64(key)
     }
 
     func uint64(_ key: String) throws(ProtocolError) -> UInt64 {

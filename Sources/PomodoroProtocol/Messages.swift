@@ -14,8 +14,10 @@ public enum Ref: Equatable, Hashable, Sendable {
 /// What a client may ask of the server.
 public enum ClientMessage: Equatable, Sendable {
     /// Enter a room (creating it when new). `token` asks for an earlier place back. `passcode` opens a
-    /// locked room, or locks the room it creates; `control` sets a new room's control mode.
-    case join(room: String, name: String, token: String?, passcode: String? = nil, control: ControlMode? = nil)
+    /// locked room, or locks the room it creates; `control` sets a new room's control mode. `tz` (an IANA
+    /// zone name) is the day boundary for this connection's later `stats` requests.
+    case join(room: String, name: String, token: String?, passcode: String? = nil, control: ControlMode? = nil,
+              tz: String? = nil)
     case start, pause, resume, skip, reset
     /// Move the end of the current phase by `seconds` (negative shortens).
     case extend(seconds: Int)
@@ -30,6 +32,10 @@ public enum ClientMessage: Equatable, Sendable {
     case control(mode: ControlMode)
     /// Host only: hand the host role to another member.
     case handOff(member: String)
+    /// Ask for a room's stats report, joined or not (nobody in the room sees it). `room` defaults to the
+    /// room joined, `days` to 14, `tz` to the one given on `join`, else UTC; `passcode` opens a locked room
+    /// not joined. The server checks the bounds.
+    case stats(room: String?, days: Int?, tz: String?, passcode: String?)
 
     /// The `type` field on the wire.
     public var type: String {
@@ -48,6 +54,7 @@ public enum ClientMessage: Equatable, Sendable {
         case .ping: "ping"
         case .control: "control"
         case .handOff: "handOff"
+        case .stats: "stats"
         }
     }
 }
@@ -96,6 +103,10 @@ public enum ErrorCode: String, Sendable, Equatable, CaseIterable {
     case forbidden = "forbidden"
     /// The room is locked and the passcode is missing or wrong.
     case badPasscode = "bad_passcode"
+    /// The server could not read its store just now; try again later.
+    case unavailable = "unavailable"
+    /// HTTP only: no such path, or a room name that cannot be one.
+    case notFound = "not_found"
     /// Something went wrong on the server; the request was not carried out.
     case internalError = "internal"
 }
@@ -249,6 +260,8 @@ public enum ServerMessage: Equatable, Sendable {
     case ok(command: String, appliesFrom: AppliesFrom?, ref: Ref?)
     case error(code: ErrorCode, message: String, field: String?, ref: Ref?)
     case pong(serverTime: Int64, ref: Ref?)
+    /// The reply to a `stats` request.
+    case stats(StatsReportPayload, ref: Ref?)
 
     public var type: String {
         switch self {
@@ -259,6 +272,7 @@ public enum ServerMessage: Equatable, Sendable {
         case .ok: "ok"
         case .error: "error"
         case .pong: "pong"
+        case .stats: "stats"
         }
     }
 }

@@ -218,9 +218,13 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         switch frame.message {
         case .ping:
             reply(.pong(serverTime: now.wallMs, ref: frame.ref), to: connection, server: server)
-        case let .join(room, name, token, passcode, control):
+        case let .join(room, name, token, passcode, control, _):
             join(JoinRequest(room: room, name: name, token: token, passcode: passcode, control: control, ref: frame.ref),
                  connection: connection, server: server, at: now)
+        case .stats:
+            // Until the server keeps stats, it answers as a server that does not know the message.
+            reply(.error(code: .unknownType, message: "unknown message type 'stats'", field: "type", ref: frame.ref),
+                  to: connection, server: server)
         case .leave:
             guard let (entry, member) = membership(of: connection, ref: frame.ref, server: server) else { return }
             entry.connections[member] = nil
@@ -257,7 +261,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         case .presence(let away): .setAway(away)
         case .control(let mode): .setControlMode(mode)
         case .handOff(let member): .handOff(to: MemberID(member))
-        case .join, .leave, .ping: nil
+        case .join, .leave, .ping, .stats: nil
         }
     }
 

@@ -10,13 +10,14 @@ struct Pomo: AsyncParsableCommand {
             `pomo join ROOM` opens a full-screen view of the room. `status`, `watch` and the control commands \
             (start, pause, resume, skip, reset, extend, configure) are for scripts and status bars: they visit \
             the room as a short-lived member named pomo-cli (change it with --name) and leave when done, so \
-            they never take over the member of a `pomo join` that is running.
+            they never take over the member of a `pomo join` that is running. `stats` prints the room's focus \
+            stats per person and per day without joining it.
 
             SERVER: --server ws://HOST:PORT, else $POMO_SERVER, else \(ServerAddress.defaultURL).
 
             EXIT STATUS:
               0   done
-              1   the server refused the request or the join (e.g. pause when idle)
+              1   the server refused the request or the join (e.g. pause when idle), or keeps no stats
               3   join: another connection took this member over (close code 4001)
               64  bad usage: unknown option, bad room name, bad format
               69  the server could not be reached, or the connection was lost
@@ -25,7 +26,7 @@ struct Pomo: AsyncParsableCommand {
             (~/.local/state/pomo/ when XDG_STATE_HOME is unset), so running it again within the server's \
             grace period (2 minutes by default) gives the same member back, with its focus count.
             """,
-        subcommands: [Join.self, Status.self, Watch.self,
+        subcommands: [Join.self, Status.self, Watch.self, Stats.self,
                       Control.Start.self, Control.Pause.self, Control.Resume.self, Control.Skip.self,
                       Control.Reset.self, Control.Extend.self, Configure.self])
 }

@@ -227,7 +227,7 @@ struct LivePomoTests {
     @Test func helpIsComplete() throws {
         let root = try runProgram(Built.pomo, ["--help"])
         #expect(root.status == 0)
-        for subcommand in ["join", "status", "watch", "start", "pause", "resume", "skip", "reset", "extend", "configure"] {
+        for subcommand in ["join", "status", "watch", "stats", "start", "pause", "resume", "skip", "reset", "extend", "configure"] {
             #expect(root.out.contains("  \(subcommand) "), "pomo --help lists \(subcommand)")
             let help = try runProgram(Built.pomo, [subcommand, "--help"])
             #expect(help.status == 0 && help.out.contains("OVERVIEW:") && help.out.contains("--server"), "\(subcommand)")

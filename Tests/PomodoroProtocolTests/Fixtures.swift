@@ -40,6 +40,18 @@ enum Fixtures {
         .join(room: "vault", name: "Ada", token: nil, passcode: "open sesame", control: .host),
         .join(room: "vault", name: "Ada", token: "tok", passcode: nil, control: .anyone),
         .control(mode: .host), .control(mode: .anyone), .handOff(member: "m2"),
+        .join(room: "team-alpha", name: "Ada", token: nil, tz: "Europe/Berlin"),
+        .join(room: "vault", name: "Ada", token: "tok", passcode: "open sesame", control: .host, tz: ""),
+        .stats(room: nil, days: nil, tz: nil, passcode: nil),
+        .stats(room: "team-alpha", days: 14, tz: "Europe/Berlin", passcode: "open sesame"),
+        .stats(room: "team-alpha", days: nil, tz: nil, passcode: nil),
+        .stats(room: nil, days: 366, tz: nil, passcode: nil),
+        .stats(room: nil, days: nil, tz: "America/Argentina/Buenos_Aires", passcode: nil),
+        .stats(room: nil, days: nil, tz: nil, passcode: ""),
+        // The decoder checks types only: out-of-bounds values travel, for the server to refuse.
+        .stats(room: "", days: 0, tz: "Mars/Olympus", passcode: nil),
+        .stats(room: nil, days: -1, tz: nil, passcode: nil),
+        .stats(room: nil, days: .max, tz: nil, passcode: nil),
     ]
 
     static func member(_ n: Int, name: String = "Member", task: String = "") -> MemberPayload {
@@ -96,6 +108,47 @@ enum Fixtures {
         .controlModeChanged(mode: .host, by: "m1"),
     ]
 
+    static func day(_ date: String, _ sessions: Int, minutes: Int64 = -1, interruptions: Int = 0) -> DayTotalsPayload {
+        DayTotalsPayload(date: date, focusSessions: sessions, focusSeconds: minutes < 0 ? Int64(sessions) * 1500 : minutes * 60,
+                         interruptions: interruptions)
+    }
+
+    /// Three days of a room with two people, the second with awkward characters in the name.
+    static let statsReport = StatsReportPayload(
+        room: "team-alpha", tz: "Europe/Berlin", today: "2026-11-21", days: 3,
+        totals: StatsTotalsPayload(focusSessions: 12, focusSeconds: 18_000, interruptions: 3, currentStreak: 4,
+                                   longestStreak: 9),
+        perDay: [day("2026-11-19", 0), day("2026-11-20", 2, interruptions: 1), day("2026-11-21", 1)],
+        members: [
+            MemberStatsPayload(
+                name: "Ada",
+                totals: StatsTotalsPayload(focusSessions: 9, focusSeconds: 13_500, interruptions: 1, currentStreak: 4,
+                                           longestStreak: 9),
+                perDay: [day("2026-11-19", 0), day("2026-11-20", 2, interruptions: 1), day("2026-11-21", 1)]),
+            MemberStatsPayload(
+                name: "Zoë \"Z\" \\ 🍅",
+                totals: StatsTotalsPayload(focusSessions: 3, focusSeconds: 4_500, interruptions: 2, currentStreak: 0,
+                                           longestStreak: 2),
+                perDay: [day("2026-11-19", 0), day("2026-11-20", 1, minutes: 20), day("2026-11-21", 0)]),
+        ])
+
+    /// A room never seen: zeros, one day, nobody.
+    static let emptyStatsReport = StatsReportPayload(
+        room: "r", tz: "UTC", today: "2026-01-01", days: 1, totals: .zero, perDay: [day("2026-01-01", 0)],
+        members: [])
+
+    static let history = HistoryPayload(
+        room: "team-alpha",
+        sessions: [
+            FocusSessionPayload(startedAt: 1_763_715_000_000, endedAt: 1_763_716_500_000, lengthSeconds: 1500, members: [
+                FocusSessionMemberPayload(id: "m1", name: "Ada", task: "write the report", focusSeconds: 1500),
+                FocusSessionMemberPayload(id: "m2", name: "Zoë \"Z\" 🍅", task: "", focusSeconds: 61),
+            ]),
+            FocusSessionPayload(startedAt: 1_763_700_000_000, endedAt: 1_763_701_800_000, lengthSeconds: 1800,
+                                members: []),
+        ],
+        nextBefore: 1_763_701_800_000)
+
     static var serverMessages: [ServerMessage] {
         var messages: [ServerMessage] = [
             .welcome(you: YouPayload(id: "m1", token: "secret-token", resumed: false), room: runningSnapshot,
@@ -111,6 +164,8 @@ enum Fixtures {
             .ok(command: "configure", appliesFrom: .nextPhase, ref: .string("c")),
             .pong(serverTime: 1_700_000_000_000, ref: nil),
             .pong(serverTime: 1_700_000_000_000, ref: .number(-1)),
+            .stats(statsReport, ref: .number(7)),
+            .stats(emptyStatsReport, ref: nil),
         ]
         for event in events {
             messages.append(.event(room: "team-alpha", event, serverTime: 1_700_000_000_000))

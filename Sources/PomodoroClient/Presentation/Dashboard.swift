@@ -294,6 +294,8 @@ public struct Dashboard: Sendable {
             } else {
                 flash = Notice("\(what): \(text)", kind: .error, at: now)
             }
+        case .stats:
+            break  // the view never asks for stats
         }
         return effects
     }
