@@ -1,4 +1,5 @@
 import Logging
+import PomodoroCore
 import PomodoroNet
 import PomodoroStore
 
@@ -49,7 +50,7 @@ public final class PomodoroServer: Sendable {
         hub = RoomHub(configuration: configuration, clock: clock, logger: logger, store: writer)
         transport.delegate = hub
         // Rooms come back on the service thread, on its first turn, before anyone has connected.
-        transport.post { [hub, transport] in hub.restore(stored, server: transport) }
+        transport.post { [hub, transport, stored] in hub.restore(stored, server: transport) }
     }
 
     /// The port actually bound (useful with port 0).

@@ -218,13 +218,20 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         switch frame.message {
         case .ping:
             reply(.pong(serverTime: now.wallMs, ref: frame.ref), to: connection, server: server)
-        case let .join(room, name, token, passcode, control, _):
+        case let .join(room, name, token, passcode, control, tz):
+            if let tz {
+                guard FocusReport.timeZone(named: tz) != nil else {
+                    reply(.error(code: .badRequest, message: "tz must be an IANA time zone name such as Europe/Berlin",
+                                 field: "tz", ref: frame.ref), to: connection, server: server)
+                    return
+                }
+                sessions[connection]?.timeZone = tz
+            }
             join(JoinRequest(room: room, name: name, token: token, passcode: passcode, control: control, ref: frame.ref),
                  connection: connection, server: server, at: now)
-        case .stats:
-            // Until the server keeps stats, it answers as a server that does not know the message.
-            reply(.error(code: .unknownType, message: "unknown message type 'stats'", field: "type", ref: frame.ref),
-                  to: connection, server: server)
+        case let .stats(room, days, tz, passcode):
+            stats(room: room, days: days, tz: tz, passcode: passcode, ref: frame.ref, connection: connection,
+                  server: server, at: now)
         case .leave:
             guard let (entry, member) = membership(of: connection, ref: frame.ref, server: server) else { return }
             entry.connections[member] = nil
@@ -244,6 +251,101 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
                 publish(outcome, in: entry, server: server, at: now)
             } catch {
                 refuse(error, ref: frame.ref, to: connection, server: server)
+            }
+        }
+    }
+
+    // MARK: Stats and the journal
+
+    /// What a reader of a room's journal may show, decided off the service thread for a locked room.
+    enum JournalAccess: Sendable {
+        /// Open room, or the reader is one of its members.
+        case granted
+        /// A locked room: `credential` must be its passcode (nil: none was given).
+        case passcode(PasscodeVerifier?, credential: String?)
+    }
+
+    enum JournalAnswer<T: Sendable>: Sendable {
+        case answer(T)
+        case locked
+        case wrongPasscode
+    }
+
+    /// Reads a room's journal off the service thread: checks a locked room's passcode there too (the room's
+    /// stored lock when it is not in memory), then runs `query`. `done` runs on the service thread.
+    private func readJournal<T: Sendable>(_ id: RoomID, access: JournalAccess, server: WebSocketServer,
+                                          query: @escaping @Sendable (any RoomStore) throws(StoreError) -> T,
+                                          done: @escaping (Result<JournalAnswer<T>, StoreError>) -> Void) {
+        guard let store else {
+            done(.failure(StoreError("this server runs without a database and keeps no stats")))
+            return
+        }
+        let inMemory = rooms[id] != nil
+        let finish = UncheckedBox(done)
+        store.read({ (store: any RoomStore) throws(StoreError) -> JournalAnswer<T> in
+            if case .passcode(let known, let credential) = access {
+                let verifier = inMemory ? known : try store.loadRoom(id)?.passcode.flatMap(PasscodeVerifier.init(encoded:))
+                if let verifier {
+                    guard let credential else { return .locked }
+                    guard verifier.matches(credential) else { return .wrongPasscode }
+                }
+            }
+            return .answer(try query(store))
+        }) { result in
+            server.post { finish.value(result) }
+        }
+    }
+
+    /// Who may read `id`'s journal: everyone for an open room, a member (by connection or resume token),
+    /// or whoever knows the passcode. A room not in memory may still be locked in the store.
+    private func journalAccess(to id: RoomID, connection: ConnectionID?, token: String?,
+                               credential: String?) -> JournalAccess {
+        if let connection, sessions[connection]?.room == id { return .granted }
+        guard let entry = rooms[id] else { return .passcode(nil, credential: credential) }
+        guard let verifier = entry.passcode else { return .granted }
+        if let token, entry.room.hasMember(withToken: ResumeToken(token)) { return .granted }
+        return .passcode(verifier, credential: credential)
+    }
+
+    private func stats(room: String?, days: Int?, tz: String?, passcode: String?, ref: Ref?,
+                       connection: ConnectionID, server: WebSocketServer, at now: ClockReading) {
+        func refuse(_ code: ErrorCode, _ message: String, field: String?) {
+            reply(.error(code: code, message: message, field: field, ref: ref), to: connection, server: server)
+        }
+        guard let session = sessions[connection] else { return }
+        guard let name = room ?? session.room?.rawValue else {
+            return refuse(.badRequest, "name the room, or join it first", field: "room")
+        }
+        let roomID: RoomID
+        do { roomID = try RoomID(validating: name) } catch { return refuse(.badRequest, "room must be 1–64 characters of A–Z, a–z, 0–9, '_' or '-'", field: "room") }
+        let days = days ?? 14
+        guard FocusReport.dayRange.contains(days) else {
+            return refuse(.badRequest, "days must be \(FocusReport.dayRange.lowerBound)–\(FocusReport.dayRange.upperBound)", field: "days")
+        }
+        guard let zone = FocusReport.timeZone(named: tz ?? session.timeZone ?? "UTC") else {
+            return refuse(.badRequest, "tz must be an IANA time zone name such as Europe/Berlin", field: "tz")
+        }
+        let access = journalAccess(to: roomID, connection: connection, token: nil, credential: passcode)
+        if case .passcode = access, passcode != nil, !passcodeAttemptAllowed(from: session.peer, at: now) {
+            return refuse(.rateLimited, "too many wrong passcodes; try again in a minute", field: "passcode")
+        }
+        let nowMs = now.wallMs
+        readJournal(roomID, access: access, server: server, query: { (store: any RoomStore) throws(StoreError) in
+            FocusReport.make(room: roomID, sessions: try store.sessions(room: roomID, endedFrom: nil, before: nil, limit: nil),
+                             interruptions: try store.interruptions(room: roomID, from: nil, before: nil),
+                             days: days, timeZone: zone, nowMs: nowMs)
+        }) { [self] result in
+            switch result {
+            case .success(.answer(let report)):
+                reply(.stats(StatsReportPayload(report), ref: ref), to: connection, server: server)
+            case .success(.locked):
+                refuse(.badPasscode, "this room is locked: ask with its passcode", field: "passcode")
+            case .success(.wrongPasscode):
+                recordPasscodeFailure(from: session.peer, at: clock.now())
+                refuse(.badPasscode, "wrong passcode", field: "passcode")
+            case .failure(let error):
+                logger.error("could not read stats", metadata: ["room": "\(roomID)", "error": "\(error)"])
+                refuse(.unavailable, "the server could not read its stats just now; try again", field: nil)
             }
         }
     }
@@ -570,6 +672,8 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
                 if let error {
                     logger.error("could not commit a focus session", metadata: ["room": "\(roomID)", "error": "\(error)"])
                 }
+                // The room may have been dropped meanwhile: then nobody is left to hear what it held.
+                guard let entry = rooms[roomID], entry.uncommitted > 0 else { return }
                 entry.uncommitted -= 1
                 guard entry.uncommitted == 0 else { return }
                 let waiting = entry.held ?? []
