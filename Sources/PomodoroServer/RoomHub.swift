@@ -72,10 +72,10 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         let timer: LoopTimer
         /// Set for a locked room.
         let passcode: PasscodeVerifier?
-        /// While a completed focus session is being committed, the room's later broadcasts wait here so
-        /// members hear of nothing before the journal has it, and hear everything in order.
+        /// While the room's changes are being committed, its broadcasts wait here, so members hear of
+        /// nothing the store does not have yet, and hear everything in order.
         var held: [() -> Void]?
-        /// Focus sessions handed to the store and not yet committed.
+        /// Batches of changes handed to the store and not yet committed.
         var uncommitted = 0
         init(room: Room, timer: LoopTimer, passcode: PasscodeVerifier?) {
             self.room = room
@@ -652,25 +652,22 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         }
     }
 
-    /// Hands the room's changes to the store's writer. A completed focus session holds the room's
-    /// broadcasts until it is committed: the `phaseCompleted` just queued goes out after the commit.
+    /// Hands the room's changes to the store's writer and holds the room's broadcasts until they are
+    /// committed: what members hear of (a start, a completed focus, a new task) is already durable, so a
+    /// crash right after cannot take it back. The service thread never waits; ticks of an unchanged room
+    /// are not held unless a commit is in flight.
     private func save(_ entry: RoomEntry, server: WebSocketServer, at now: ClockReading) {
         guard let store else { return }
         let changes = entry.room.takeStoreChanges(wallOffsetNanoseconds: now.wallOffsetNanoseconds,
                                                   passcode: entry.passcode?.encoded)
         guard !changes.isEmpty else { return }
-        let journaled = changes.contains { if case .focusCompleted = $0 { true } else { false } }
-        guard journaled else {
-            store.enqueue(changes)
-            return
-        }
         if entry.held == nil { entry.held = [] }
         entry.uncommitted += 1
         let roomID = entry.room.id
         store.enqueue(changes) { [self] error in
             server.post { [self] in
                 if let error {
-                    logger.error("could not commit a focus session", metadata: ["room": "\(roomID)", "error": "\(error)"])
+                    logger.error("could not commit a room's changes", metadata: ["room": "\(roomID)", "error": "\(error)"])
                 }
                 // The room may have been dropped meanwhile: then nobody is left to hear what it held.
                 guard let entry = rooms[roomID], entry.uncommitted > 0 else { return }

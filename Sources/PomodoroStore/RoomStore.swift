@@ -6,8 +6,9 @@ import PomodoroCore
 /// a shared database can take its place. Every call may wait on disk; the server makes them off its
 /// service thread (`StoreWriter` for changes, a reader queue for queries).
 public protocol RoomStore: Sendable {
-    /// The rooms to bring back at start-up: those with members, with their members in join order. A room
-    /// whose members have all gone stays stored (its settings, stats and lock) until someone joins it again.
+    /// Every stored room, with its members in join order. The server brings back those with members at
+    /// start-up; a room whose members have all gone stays stored (its settings, stats and lock) until
+    /// someone joins it again.
     func loadRooms() throws(StoreError) -> [StoredRoom]
     /// One stored room, with or without members; nil when it was never stored.
     func loadRoom(_ id: RoomID) throws(StoreError) -> StoredRoom?

@@ -81,8 +81,7 @@ public final class SQLiteRoomStore: RoomStore {
                 for row in try Row.fetchAll(db, sql: "SELECT * FROM member ORDER BY room_id, ord, id") {
                     members[try row.decode(forColumn: "room_id"), default: []].append(try Self.member(from: row))
                 }
-                let sql = "SELECT * FROM room WHERE EXISTS (SELECT 1 FROM member WHERE member.room_id = room.id) ORDER BY id"
-                return try Row.fetchAll(db, sql: sql).map { row in
+                return try Row.fetchAll(db, sql: "SELECT * FROM room ORDER BY id").map { row in
                     let record = try Self.room(from: row)
                     return StoredRoom(record: record, members: members[record.id.rawValue] ?? [],
                                       passcode: try row.decode(forColumn: "passcode"))

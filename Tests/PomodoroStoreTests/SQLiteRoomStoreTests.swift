@@ -239,3 +239,21 @@ import PomodoroCore
         }
     }
 }
+
+/// One room read back for a join, members and lock included.
+@Suite struct LoadOneRoomTests {
+    @Test func oneRoomComesBackWithItsMembersAndLock() throws {
+        try withStore { (store, _) throws in
+            let room = Sample.roomRecord()
+            try store.apply([.saveRoom(room, passcode: "lock"),
+                             .saveMember(room.id, Sample.member(2, name: "Lin")),
+                             .saveMember(room.id, Sample.member(1, name: "Ada")),
+                             .saveRoom(Sample.roomRecord(roomID("team-b")), passcode: nil)])
+            let loaded = try #require(try store.loadRoom(room.id))
+            #expect(loaded.record == room)
+            #expect(loaded.passcode == "lock")
+            #expect(loaded.members.map(\.name) == ["Ada", "Lin"], "in join order")
+            #expect(try store.loadRoom(roomID("never-stored")) == nil)
+        }
+    }
+}

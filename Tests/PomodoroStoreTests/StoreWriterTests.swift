@@ -40,6 +40,7 @@ final class RecordingStore: RoomStore, @unchecked Sendable {
     }
 
     func loadRooms() throws(StoreError) -> [StoredRoom] { [] }
+    func loadRoom(_ id: RoomID) throws(StoreError) -> StoredRoom? { nil }
     func sessions(room: RoomID, endedFrom from: Int64?, before: Int64?, limit: Int?) throws(StoreError)
         -> [FocusSessionRecord] { [] }
     func interruptions(room: RoomID, from: Int64?, before: Int64?) throws(StoreError) -> [InterruptionRecord] { [] }
