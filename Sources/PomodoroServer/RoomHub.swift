@@ -122,7 +122,11 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         }
     }
 
-    func server(_ server: WebSocketServer, httpResponseFor path: String) -> HTTPResponse {
+    func server(_ server: WebSocketServer, didReceiveHTTP request: HTTPRequest, responder: HTTPResponder) {
+        responder.respond(httpResponse(for: request.path))
+    }
+
+    private func httpResponse(for path: String) -> HTTPResponse {
         if path == "/healthz" { return HTTPResponse(status: 200, text: "ok\n") }
         // Invite links name the room in the path (/r/team-alpha): they get the page, which reads the name.
         if path.hasPrefix("/r/"), let root = configuration.webRoot,
