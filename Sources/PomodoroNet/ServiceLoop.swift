@@ -12,6 +12,8 @@ public class ServiceLoop: @unchecked Sendable {
     /// ThreadSanitizer sees the ordering it creates (`make test-sanitize`).
     private let inboxLock = NSLock()
     private var inbox: [@Sendable () -> Void] = []
+    /// Cleared under `inboxLock` before the context is destroyed, so no late `post` wakes a freed context.
+    private var wakeable = true
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
     private var serviceThreadID: pthread_t?
@@ -20,10 +22,13 @@ public class ServiceLoop: @unchecked Sendable {
 
     init() {}
 
-    /// Runs `work` on the service thread soon. Safe from any thread.
+    /// Runs `work` on the service thread soon. Safe from any thread, also once the loop has ended (the work
+    /// then never runs).
     public func post(_ work: @escaping @Sendable () -> Void) {
-        inboxLock.withLock { inbox.append(work) }
-        if let context { lws_cancel_service(context) }
+        inboxLock.withLock {
+            inbox.append(work)
+            if wakeable, let context { lws_cancel_service(context) }
+        }
     }
 
     /// True when called on the service thread.
@@ -40,6 +45,7 @@ public class ServiceLoop: @unchecked Sendable {
                 if lws_service(context, 0) < 0 { break }
             }
             willDestroyContext()
+            inboxLock.withLock { wakeable = false }
             lws_context_destroy(context)
             context = nil
             finished.signal()

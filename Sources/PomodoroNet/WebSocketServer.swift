@@ -8,21 +8,6 @@ public struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "c\(rawValue)" }
 }
 
-/// A small HTTP answer for a dynamic path such as `/healthz`.
-public struct HTTPResponse: Sendable {
-    public var status: Int
-    public var contentType: String
-    public var body: [UInt8]
-    public init(status: Int, contentType: String = "text/plain; charset=utf-8", body: [UInt8]) {
-        self.status = status
-        self.contentType = contentType
-        self.body = body
-    }
-    public init(status: Int, contentType: String = "text/plain; charset=utf-8", text: String) {
-        self.init(status: status, contentType: contentType, body: Array(text.utf8))
-    }
-}
-
 /// Everything the server can be told to do at start.
 public struct WebSocketServerOptions: Sendable {
     /// The address to listen on; nil for every interface.
@@ -33,8 +18,12 @@ public struct WebSocketServerOptions: Sendable {
     public var webRoot: String?
     /// The one path that accepts WebSocket upgrades.
     public var webSocketPath = "/ws"
-    /// Paths answered by the delegate's `httpResponse(for:)`.
+    /// Paths answered by the delegate's `server(_:didReceiveHTTP:responder:)`, each with everything below it
+    /// ("/api" takes "/api" and "/api/rooms/x", not "/apix").
     public var dynamicPaths: [String] = []
+    /// Seconds a dynamic request may wait for its answer, and then for each piece of it to be taken by the
+    /// client, before the library closes the connection (at least 1).
+    public var httpResponseTimeoutSeconds = 30
     /// The largest message accepted; larger ones are discarded and reported.
     public var maxMessageBytes = 16 * 1024
     /// Frames waiting for a slow reader at most, and their bytes: past either the connection is dropped.
@@ -69,7 +58,8 @@ public protocol WebSocketServerDelegate: AnyObject {
     func server(_ server: WebSocketServer, didReceive text: [UInt8], from connection: ConnectionID)
     func server(_ server: WebSocketServer, didReject problem: ReceiveProblem, from connection: ConnectionID)
     func server(_ server: WebSocketServer, didClose connection: ConnectionID)
-    func server(_ server: WebSocketServer, httpResponseFor path: String) -> HTTPResponse
+    /// A request to one of `dynamicPaths`. Answer it through `responder`, now or later, from any thread.
+    func server(_ server: WebSocketServer, didReceiveHTTP request: HTTPRequest, responder: HTTPResponder)
 }
 
 /// A libwebsockets server on one port: WebSocket at one path, static files, a few dynamic paths.
@@ -106,7 +96,13 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
     /// Connections refused at the handshake: wrong path, foreign origin, too many from one address.
     public private(set) var refusedConnections = 0
     private var nextConnection: UInt64 = 1
-    private var pendingHTTP: [OpaquePointer: HTTPResponse] = [:]
+    /// Dynamic HTTP requests from arrival until their answer is written, by id; the id of the one a
+    /// connection carries. Both are cleared in LWS_CALLBACK_CLOSED_HTTP, so no pointer outlives its connection.
+    var httpExchanges: [UInt64: HTTPExchange] = [:]
+    var httpExchangeOn: [OpaquePointer: UInt64] = [:]
+    var nextHTTPExchange: UInt64 = 1
+    /// Where each piece of a body is copied behind the library's headroom before it is written.
+    var httpScratch = [UInt8]()
     private var draining = false
     private var drainTimer: LoopTimer?
     private var retained = [UnsafeMutableRawPointer]()
@@ -131,6 +127,9 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         protocols[0].name = UnsafePointer(keep(strdup("pomodoro")))
         protocols[0].callback = serverCallback
         protocols[0].rx_buffer_size = 4096
+        // The most one send() takes; a bigger lws_write is copied into the library's own buffer and trickled
+        // out. HTTP bodies go in pieces of this size, one per writable callback.
+        protocols[0].tx_packet_size = Self.httpPieceBytes
         protocols[1] = lws_protocols()
         self.protocols = protocols
 
@@ -368,24 +367,22 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
 
         case LWS_CALLBACK_HTTP:
             guard let wsi else { return -1 }
-            let path = header(wsi, WSI_TOKEN_GET_URI) ?? "/"
-            let response = delegate?.server(self, httpResponseFor: path)
-                ?? HTTPResponse(status: 404, text: "not found\n")
-            return startHTTPResponse(wsi, response)
+            return beginExchange(wsi)
 
         case LWS_CALLBACK_HTTP_WRITEABLE:
-            guard let wsi, var response = pendingHTTP.removeValue(forKey: wsi) else { return 0 }
-            var buffer = [UInt8](repeating: 0, count: LWS.pre)
-            buffer.append(contentsOf: response.body)
-            response.body = []
-            let written = buffer.withUnsafeMutableBufferPointer { pointer in
-                lws_write(wsi, pointer.baseAddress! + LWS.pre, pointer.count - LWS.pre, LWS_WRITE_HTTP_FINAL)
-            }
-            if written < 0 { return -1 }
-            return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+            guard let wsi else { return -1 }
+            return writeExchange(wsi)
+
+        case LWS_CALLBACK_HTTP_BODY:
+            // Bodies are not read: swallowed while a dynamic request is open.
+            if let wsi, httpExchangeOn[wsi] != nil { return 0 }
+
+        case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+            // The library's default would end the transaction unanswered; the answer ends it instead.
+            if let wsi, httpExchangeOn[wsi] != nil { return bodyCompleted(wsi) }
 
         case LWS_CALLBACK_CLOSED_HTTP:
-            if let wsi { pendingHTTP[wsi] = nil }
+            if let wsi { endExchange(on: wsi) }
 
         default:
             break
@@ -398,7 +395,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         return connections[ConnectionID(rawValue: UInt64(UInt(bitPattern: raw)))]
     }
 
-    private func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
+    func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
         let length = Int(lws_hdr_total_length(wsi, token))
         guard length > 0, length < 4096 else { return nil }
         var buffer = [CChar](repeating: 0, count: length + 1)
@@ -416,33 +413,10 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         return originHost.map(String.init)?.lowercased() == host.lowercased()
     }
 
-    private func peerAddress(_ wsi: OpaquePointer) -> String {
+    func peerAddress(_ wsi: OpaquePointer) -> String {
         var buffer = [CChar](repeating: 0, count: 64)
         guard lws_get_peer_simple(wsi, &buffer, buffer.count) != nil else { return "?" }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    private func startHTTPResponse(_ wsi: OpaquePointer, _ response: HTTPResponse) -> Int32 {
-        var headers = [UInt8](repeating: 0, count: LWS.pre + 1024)
-        let result: Int32 = headers.withUnsafeMutableBufferPointer { buffer in
-            let start = buffer.baseAddress! + LWS.pre
-            var cursor: UnsafeMutablePointer<UInt8>? = start
-            let end = buffer.baseAddress! + buffer.count - 1
-            if lws_add_http_common_headers(wsi, UInt32(response.status), response.contentType,
-                                           lws_filepos_t(response.body.count), &cursor, end) != 0 {
-                return 1
-            }
-            let noCache = "no-store"
-            if lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL, noCache,
-                                            Int32(noCache.utf8.count), &cursor, end) != 0 {
-                return 1
-            }
-            return lws_finalize_write_http_header(wsi, start, &cursor, end) != 0 ? 1 : 0
-        }
-        guard result == 0 else { return 1 }
-        pendingHTTP[wsi] = response
-        lws_callback_on_writable(wsi)
-        return 0
     }
 }
 

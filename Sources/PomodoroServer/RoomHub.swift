@@ -173,7 +173,11 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         }
     }
 
-    func server(_ server: WebSocketServer, httpResponseFor path: String) -> HTTPResponse {
+    func server(_ server: WebSocketServer, didReceiveHTTP request: HTTPRequest, responder: HTTPResponder) {
+        responder.respond(httpResponse(for: request.path))
+    }
+
+    private func httpResponse(for path: String) -> HTTPResponse {
         if path == "/healthz" { return HTTPResponse(status: 200, text: "ok\n") }
         if path == ServerMetrics.path, configuration.metricsEnabled {
             return metrics.response(.init(connections: server.connectionCount, rooms: rooms.count,
