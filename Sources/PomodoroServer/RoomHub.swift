@@ -174,10 +174,11 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
     }
 
     func server(_ server: WebSocketServer, didReceiveHTTP request: HTTPRequest, responder: HTTPResponder) {
-        responder.respond(httpResponse(for: request.path))
+        if request.path.hasPrefix("/api/") { return api(request, responder: responder, server: server) }
+        responder.respond(httpResponse(for: request.path, server: server))
     }
 
-    private func httpResponse(for path: String) -> HTTPResponse {
+    private func httpResponse(for path: String, server: WebSocketServer) -> HTTPResponse {
         if path == "/healthz" { return HTTPResponse(status: 200, text: "ok\n") }
         if path == ServerMetrics.path, configuration.metricsEnabled {
             return metrics.response(.init(connections: server.connectionCount, rooms: rooms.count,
@@ -190,6 +191,113 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(page))
         }
         return HTTPResponse(status: 404, text: "not found\n")
+    }
+
+    // MARK: HTTP API
+
+    /// `GET /api/rooms/{room}/stats` and `GET /api/rooms/{room}/history`: the journal is read off the service
+    /// thread and the answer goes out when it is ready. A locked room needs `Authorization: Bearer` with its
+    /// passcode or a member's resume token.
+    private func api(_ request: HTTPRequest, responder: HTTPResponder, server: WebSocketServer) {
+        func fail(_ code: ErrorCode, _ message: String, field: String? = nil) {
+            var response = HTTPResponse(status: code.httpStatus, contentType: "application/json",
+                                        body: WireCodec.encodeHTTPError(code: code, message: message, field: field))
+            if code == .badPasscode { response.headers.append((name: "WWW-Authenticate", value: "Bearer realm=\"pomodoro\"")) }
+            responder.respond(response)
+        }
+        let parts = request.path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 5, parts[1] == "api", parts[2] == "rooms", parts[4] == "stats" || parts[4] == "history" else {
+            return fail(.notFound, "no such path; try /api/rooms/{room}/stats or /api/rooms/{room}/history")
+        }
+        guard request.method == .get || request.method == .head else {
+            return fail(.badRequest, "only GET is answered here", field: "method")
+        }
+        guard let roomID = try? RoomID(validating: String(parts[3])) else {
+            return fail(.notFound, "a room name is 1–64 characters of A–Z, a–z, 0–9, '_' or '-'", field: "room")
+        }
+        guard let zone = FocusReport.timeZone(named: request.query["tz"] ?? "UTC") else {
+            return fail(.badRequest, "tz must be an IANA time zone name such as Europe/Berlin", field: "tz")
+        }
+        let bearer = request.authorization.flatMap { header -> String? in
+            header.lowercased().hasPrefix("bearer ") ? String(header.dropFirst(7)).trimmingWhitespace() : nil
+        }
+        let now = clock.now()
+        let access = journalAccess(to: roomID, connection: nil, token: bearer, credential: bearer)
+        if case .passcode = access, bearer != nil, !passcodeAttemptAllowed(from: request.peer, at: now) {
+            return fail(.rateLimited, "too many wrong passcodes; try again in a minute", field: "passcode")
+        }
+        func finish<T>(_ result: Result<JournalAnswer<T>, StoreError>, _ body: (T) -> HTTPResponse) {
+            switch result {
+            case .success(.answer(let value)):
+                responder.respond(body(value))
+            case .success(.locked):
+                fail(.badPasscode, "this room is locked: send Authorization: Bearer <its passcode or a member's resume token>",
+                     field: "passcode")
+            case .success(.wrongPasscode):
+                recordPasscodeFailure(from: request.peer, at: clock.now())
+                fail(.badPasscode, "wrong passcode or token", field: "passcode")
+            case .failure(let error):
+                logger.error("could not read the journal", metadata: ["room": "\(roomID)", "error": "\(error)"])
+                fail(.unavailable, "the server could not read its journal just now; try again")
+            }
+        }
+        func integer(_ name: String, default value: Int64, in range: ClosedRange<Int64>) -> Int64? {
+            guard let text = request.query[name] else { return value }
+            guard let number = Int64(text), range.contains(number) else { return nil }
+            return number
+        }
+
+        if parts[4] == "stats" {
+            let range = Int64(FocusReport.dayRange.lowerBound)...Int64(FocusReport.dayRange.upperBound)
+            guard let days = integer("days", default: 14, in: range).map(Int.init) else {
+                return fail(.badRequest, "days must be \(range.lowerBound)–\(range.upperBound)", field: "days")
+            }
+            let nowMs = now.wallMs
+            readJournal(roomID, access: access, server: server, query: { (store: any RoomStore) throws(StoreError) in
+                FocusReport.make(room: roomID, sessions: try store.sessions(room: roomID, endedFrom: nil, before: nil, limit: nil),
+                                 interruptions: try store.interruptions(room: roomID, from: nil, before: nil),
+                                 days: days, timeZone: zone, nowMs: nowMs)
+            }) { result in
+                finish(result) { report in
+                    HTTPResponse(status: 200, contentType: "application/json",
+                                 body: WireCodec.encodeStatsBody(StatsReportPayload(report)))
+                }
+            }
+            return
+        }
+
+        guard let limit = integer("limit", default: 100, in: 1...1000).map(Int.init) else {
+            return fail(.badRequest, "limit must be 1–1000", field: "limit")
+        }
+        let before: Int64?
+        if let text = request.query["before"] {
+            guard let value = Int64(text) else { return fail(.badRequest, "before must be epoch milliseconds", field: "before") }
+            before = value
+        } else {
+            before = nil
+        }
+        let format = request.query["format"] ?? "json"
+        guard format == "json" || format == "csv" else {
+            return fail(.badRequest, "format must be json or csv", field: "format")
+        }
+        // One more than asked says whether an older page exists.
+        readJournal(roomID, access: access, server: server, query: { (store: any RoomStore) throws(StoreError) in
+            try store.sessions(room: roomID, endedFrom: nil, before: before, limit: limit + 1)
+        }) { result in
+            finish(result) { found in
+                let page = Array(found.suffix(limit).reversed())
+                if format == "csv" {
+                    var response = HTTPResponse(status: 200, contentType: "text/csv; charset=utf-8",
+                                                body: Array(FocusReport.csv(page, timeZone: zone).utf8))
+                    response.headers.append((name: "Content-Disposition",
+                                             value: "attachment; filename=\"\(roomID)-history.csv\""))
+                    return response
+                }
+                let history = HistoryPayload(room: roomID.rawValue, sessions: page.map(FocusSessionPayload.init),
+                                             nextBefore: found.count > limit ? page.last?.endedAtMs : nil)
+                return HTTPResponse(status: 200, contentType: "application/json", body: WireCodec.encodeHistory(history))
+            }
+        }
     }
 
     // MARK: Messages

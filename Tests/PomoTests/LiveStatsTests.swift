@@ -41,8 +41,8 @@ struct LiveStatsTests {
         }
         func server(_ server: WebSocketServer, didReject problem: ReceiveProblem, from connection: ConnectionID) {}
         func server(_ server: WebSocketServer, didClose connection: ConnectionID) {}
-        func server(_ server: WebSocketServer, httpResponseFor path: String) -> HTTPResponse {
-            HTTPResponse(status: 404, text: "not found")
+        func server(_ server: WebSocketServer, didReceiveHTTP request: HTTPRequest, responder: HTTPResponder) {
+            responder.respond(HTTPResponse(status: 404, text: "not found"))
         }
     }
 

@@ -74,7 +74,7 @@ struct PrecedenceTests {
     /// Pinned, not derived: a rename here breaks every admin's environment file.
     @Test func environmentVariableNames() {
         #expect(Setting.all.map(\.environmentVariable) == [
-            "POMODORO_HOST", "POMODORO_PORT", "POMODORO_WEB_ROOT", "POMODORO_ALLOWED_ORIGIN", "POMODORO_METRICS",
+            "POMODORO_HOST", "POMODORO_PORT", "POMODORO_WEB_ROOT", "POMODORO_DB", "POMODORO_ALLOWED_ORIGIN", "POMODORO_METRICS",
             "POMODORO_TLS_CERT", "POMODORO_TLS_KEY", "POMODORO_LOG_LEVEL", "POMODORO_LOG_FORMAT",
             "POMODORO_RECONNECT_GRACE", "POMODORO_EMPTY_ROOM_LIFETIME", "POMODORO_MAX_MEMBERS_PER_ROOM",
             "POMODORO_MAX_NAME_LENGTH", "POMODORO_MAX_TASK_LENGTH", "POMODORO_MAX_MESSAGE_BYTES",
