@@ -9,6 +9,10 @@ import {
   renderSettings, renderRoomStats, titleFor, iconStep, progressIcon, phaseName, setText, mayControl,
 } from './render.js';
 import {
+  STATS_DAYS, JOURNAL_LIMIT, statsRequest, historyPath, csvFileName, journalEntries, chartSeries, OTHERS,
+} from './stats.js';
+import { renderStats, renderJournal } from './statspanel.js';
+import {
   unlockAudio, playChime, soundEnabled, setSoundEnabled, notificationsSupported, notificationsWanted,
   setNotificationsWanted, requestNotifications, notify,
 } from './sound.js';
@@ -50,6 +54,19 @@ const els = {
   notice: $('notice'), noticeTitle: $('notice-title'), noticeText: $('notice-text'), noticeClose: $('btn-notice-close'),
   announcer: $('announcer'), favicon: $('favicon'),
   resetDialog: $('reset-dialog'), resetCancel: $('btn-reset-cancel'), resetConfirm: $('btn-reset-confirm'),
+  statsToggle: $('btn-stats'), statsPanel: $('stats-panel'), statsStatus: $('stats-status'),
+  statsStatusRow: $('stats-status-row'),
+  statsRetry: $('btn-stats-retry'), statsCsv: $('btn-stats-csv'), statsCsvLabel: $('stats-csv-label'),
+  statsJournal: $('stats-journal'), statsJournalStatus: $('stats-journal-status'),
+};
+
+/** What renderStats draws into. */
+const statsEls = {
+  empty: $('stats-empty'), content: $('stats-content'),
+  sessions: $('stat-sessions'), focus: $('stat-focus'), interruptions: $('stat-interruptions'),
+  streak: $('stat-streak'), longest: $('stat-longest'),
+  chart: $('stats-chart'), chartTitle: $('stats-chart-title'), chartEmpty: $('stats-chart-empty'),
+  legend: $('stats-legend'), chartTable: $('stats-chart-table'), membersBody: $('stats-members-body'),
 };
 
 const state = {
@@ -68,7 +85,16 @@ const state = {
   asked: null,
   handoffTarget: null,
   lastTitle: '',
+  stats: newStatsState(false),
 };
+
+/** The stats panel: open or not, the request in flight, the last reply, the journal. */
+function newStatsState(open) {
+  return {
+    open, ref: null, loading: false, data: null, error: null,
+    journal: null, journalError: null, journalSeq: 0, csvBusy: false,
+  };
+}
 
 const clock = new ServerClock();
 const connection = new RoomConnection({ onMessage: handleMessage, onStatus: handleStatus });
@@ -120,6 +146,8 @@ function enterRoom(room, name, access = {}) {
   state.me = null;
   state.settingsDirty = false;
   state.names.clear();
+  state.stats = newStatsState(state.stats.open);
+  renderStatsPanel();
   els.activity.textContent = '';
   els.activityEmpty.hidden = false;
   els.members.textContent = '';
@@ -134,6 +162,7 @@ function enterRoom(room, name, access = {}) {
 
 function leaveRoom() {
   connection.leave();
+  setStatsOpen(false);
   const room = state.roomName;
   state.room = null;
   state.roomName = null;
@@ -164,6 +193,8 @@ function handleStatus(status, info) {
   }
   renderConnection();
   render();
+  // Joined (again): the open panel catches up, since sessions may have ended while we were away.
+  if (status === 'joined') refreshStats();
 }
 
 function showJoinError(error, { sentPasscode = false } = {}) {
@@ -244,6 +275,9 @@ function handleMessage(message) {
     case 'error':
       handleError(message);
       break;
+    case 'stats':
+      handleStats(message);
+      break;
     default:
       break; // pong, and message types from later versions
   }
@@ -294,6 +328,8 @@ function handleEvent(event) {
       playChime(event.completed);
       if (event.completed === 'focus') notify(t('notifyFocusDone'), t('notifyBodyBreak', { phase: next }));
       else notify(t('notifyBreakDone'), t('notifyBodyFocus'));
+      // The server stores a session before it announces it, so asking now shows it.
+      if (event.completed === 'focus') refreshStats();
       break;
     }
     case 'memberJoined':
@@ -375,6 +411,10 @@ function errorText(error) {
 }
 
 function handleError(error) {
+  if (error.ref !== undefined && error.ref === state.stats.ref) {
+    handleStatsError(error);
+    return;
+  }
   if (error.ref !== undefined && error.ref === state.configureRef) {
     state.configureRef = null;
     els.saveSettings.disabled = false;
@@ -388,6 +428,171 @@ function handleError(error) {
     render();
   }
   showNotice(error);
+}
+
+// MARK: stats
+
+function setStatsOpen(open) {
+  state.stats.open = open;
+  els.statsToggle.setAttribute('aria-expanded', String(open));
+  els.statsPanel.hidden = !open;
+}
+
+function toggleStats() {
+  setStatsOpen(!state.stats.open);
+  if (!state.stats.open) return;
+  renderStatsPanel();
+  refreshStats();
+}
+
+/** Asks for the room's stats and journal, when the panel is open; once joined, if not yet. What the panel
+ *  shows stays up until the answer replaces it. */
+function refreshStats() {
+  const stats = state.stats;
+  if (!stats.open || state.view !== 'room' || state.conn !== 'joined') return;
+  const ref = connection.request(statsRequest(state.roomName, connection.tz, STATS_DAYS));
+  if (ref === null) return; // the socket is gone: joining again asks again
+  stats.ref = ref;
+  stats.loading = true;
+  renderStatsPanel();
+  loadJournal();
+}
+
+function handleStats(message) {
+  const stats = state.stats;
+  // Only the answer to the latest request: an older one would show older numbers.
+  if (message.ref === undefined || message.ref !== stats.ref) return;
+  stats.ref = null;
+  stats.loading = false;
+  stats.error = null;
+  stats.data = message;
+  renderStatsPanel();
+}
+
+function handleStatsError(error) {
+  const stats = state.stats;
+  stats.ref = null;
+  stats.loading = false;
+  if (error.field === 'tz' && connection.tz) {
+    // A zone the server does not know: ask again without it, in the server's default (UTC).
+    connection.tz = null;
+    refreshStats();
+    return;
+  }
+  stats.error = error;
+  renderStatsPanel();
+}
+
+function myName() {
+  return state.room?.members.find((m) => m.id === state.me)?.name ?? '';
+}
+
+function renderStatsPanel() {
+  const stats = state.stats;
+  if (!stats.open) return;
+  els.statsPanel.setAttribute('aria-busy', String(stats.loading));
+  let status = '';
+  if (stats.error) status = `${t('statsError')} ${errorText(stats.error)}`;
+  else if (!stats.data) status = t('statsLoading');
+  setText(els.statsStatus, status);
+  els.statsStatus.hidden = !status;
+  els.statsRetry.hidden = !stats.error;
+  els.statsStatusRow.hidden = !status;
+  setText(statsEls.chartTitle, t('statsChartTitle', { days: stats.data?.days ?? STATS_DAYS }));
+  if (!stats.data) {
+    statsEls.empty.hidden = true;
+    statsEls.content.hidden = true;
+    return;
+  }
+  setText(statsEls.chartEmpty, t('statsChartEmpty', { days: stats.data.days ?? STATS_DAYS }));
+  renderStats(statsEls, stats.data, { myName: myName() });
+  renderJournalPart();
+}
+
+function renderJournalPart() {
+  const stats = state.stats;
+  const entries = stats.journal || [];
+  const series = chartSeries(stats.data);
+  const colors = new Map(series.filter((s) => s.key !== OTHERS).map((s) => [s.name, s.color]));
+  const hasOthers = series.some((s) => s.key === OTHERS);
+  renderJournal(els.statsJournal, entries, {
+    colorOf: (name) => (colors.has(name) ? colors.get(name) : (hasOthers ? OTHERS : null)),
+  });
+  let note = '';
+  if (stats.journalError) note = `${t('statsJournalError')} ${errorText(stats.journalError)}`;
+  else if (stats.journal && entries.length === 0) note = t('statsJournalEmpty');
+  setText(els.statsJournalStatus, note);
+  els.statsJournalStatus.hidden = !note;
+}
+
+/** GET on the server's API; a locked room's API wants the member's resume token. */
+function apiFetch(path) {
+  const headers = {};
+  const token = connection.token;
+  if (state.room?.locked && token) headers.Authorization = `Bearer ${token}`;
+  return fetch(path, { headers, cache: 'no-store' });
+}
+
+/** The { code, message, field } of a refused API request. */
+async function apiError(response) {
+  try {
+    const body = await response.json();
+    if (body?.error?.code) return body.error;
+  } catch { /* not JSON */ }
+  return { code: response.status === 503 ? 'unavailable' : 'internal' };
+}
+
+async function loadJournal() {
+  const stats = state.stats;
+  const seq = ++stats.journalSeq;
+  const room = state.roomName;
+  let entries = null;
+  let failure = null;
+  try {
+    const response = await apiFetch(historyPath(room, { limit: JOURNAL_LIMIT }));
+    if (!response.ok) failure = await apiError(response);
+    else entries = journalEntries(await response.json(), JOURNAL_LIMIT);
+  } catch {
+    failure = { code: 'internal' };
+  }
+  // A later request, or another room, makes this answer old news.
+  if (state.stats !== stats || seq !== stats.journalSeq) return;
+  if (entries) stats.journal = entries;
+  stats.journalError = failure;
+  if (stats.data) renderJournalPart();
+}
+
+/** The focus journal as a CSV file: fetched (with the token a locked room wants) and saved from a blob. */
+async function downloadCSV() {
+  const stats = state.stats;
+  const room = state.roomName;
+  if (stats.csvBusy || !room) return;
+  stats.csvBusy = true;
+  els.statsCsv.disabled = true;
+  els.statsCsv.dataset.state = 'busy';
+  setText(els.statsCsvLabel, t('statsDownloading'));
+  try {
+    const response = await apiFetch(historyPath(room, { format: 'csv', tz: connection.tz }));
+    if (!response.ok) throw await apiError(response);
+    const blob = await response.blob();
+    const url = URL.createObjectURL(blob);
+    const link = document.createElement('a');
+    link.href = url;
+    link.download = csvFileName(room, response.headers.get('Content-Disposition'));
+    link.hidden = true;
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60000);
+    els.statsCsv.dataset.state = 'done';
+  } catch (error) {
+    els.statsCsv.dataset.state = 'failed';
+    showNoticeText(t('errorTitle'), `${t('statsDownloadFailed')} ${errorText(error)}`);
+  } finally {
+    stats.csvBusy = false;
+    els.statsCsv.disabled = false;
+    setText(els.statsCsvLabel, t('statsDownload'));
+  }
 }
 
 // MARK: notices, announcements, activity
@@ -633,6 +838,7 @@ function wire() {
     renderStaticLabels();
     renderConnection();
     render();
+    renderStatsPanel();
   });
 
   els.joinForm.addEventListener('submit', (event) => {
@@ -678,6 +884,23 @@ function wire() {
   els.randomRoom.addEventListener('click', () => { els.roomInput.value = randomRoomName(); els.roomInput.focus(); });
 
   els.invite.addEventListener('click', copyInvite);
+  els.statsToggle.addEventListener('click', toggleStats);
+  els.statsRetry.addEventListener('click', () => {
+    state.stats.error = null;
+    renderStatsPanel();
+    refreshStats();
+  });
+  els.statsCsv.addEventListener('click', downloadCSV);
+  // The chart is drawn for its width: a new width draws it again.
+  if (typeof ResizeObserver === 'function') {
+    let width = 0;
+    new ResizeObserver((entries) => {
+      const next = Math.round(entries[entries.length - 1].contentRect.width);
+      if (next === width) return;
+      width = next;
+      if (state.stats.open && state.stats.data) renderStatsPanel();
+    }).observe(statsEls.chart);
+  }
   els.leave.addEventListener('click', leaveRoom);
   els.retry.addEventListener('click', () => connection.retryNow());
   els.useHere.addEventListener('click', () => connection.rejoin(load('name', '')));

@@ -34,6 +34,17 @@ export class ServerClock {
   }
 }
 
+/** The browser's IANA time zone ("Europe/Berlin"), or null when it does not name one. The server counts a
+ *  day's focus in this zone. */
+export function browserTimeZone() {
+  try {
+    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    return typeof zone === 'string' && zone ? zone : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Milliseconds left in the room's phase: from endsAt while running, else the snapshot's value. */
 export function remainingMs(room, clock) {
   if (!room) return 0;

@@ -14,6 +14,7 @@
 // After a reload the stored resume token takes the member back without it.
 
 import { load, save, tokenKey } from './storage.js';
+import { browserTimeZone } from './clock.js';
 
 const PING_EVERY_MS = 15000;
 const PONG_DEADLINE_MS = 8000;
@@ -38,6 +39,7 @@ export class RoomConnection {
     this.name = null;
     this.passcode = null;
     this.control = null;
+    this.tz = browserTimeZone();
     this.status = 'idle';
     this.attempt = 0;
     this.retryTimer = null;
@@ -158,6 +160,7 @@ export class RoomConnection {
       if (token) join.token = token;
       if (this.passcode) join.passcode = this.passcode;
       if (this.control) join.control = this.control;
+      if (this.tz) join.tz = this.tz;
       ws.send(JSON.stringify(join));
     };
     ws.onmessage = (event) => {
@@ -177,8 +180,15 @@ export class RoomConnection {
         if (message.code === 'replaced') { this.replacedSeen = true; return; }
         if (this.status !== 'joined') {
           // Before the welcome the join is the only request in flight, so this error answers it (matched
-          // by state rather than by ref: some servers leave the ref out of room_limit). Too many wrong
-          // passcodes is no passing hiccup: retrying on our own would only keep the lock shut.
+          // by state rather than by ref: some servers leave the ref out of room_limit).
+          // A zone the server does not know must not keep anyone out: join again without it (the server then
+          // counts days in UTC).
+          if (message.field === 'tz' && this.tz) {
+            this.tz = null;
+            this.connect(this.status);
+            return;
+          }
+          // Too many wrong passcodes is no passing hiccup: retrying on our own would only keep the lock shut.
           const passcodeLimit = message.code === 'rate_limited' && message.field === 'passcode';
           if (TRANSIENT_JOIN_ERRORS.has(message.code) && !passcodeLimit) { this.lost(); return; }
           // Refused for good (bad room name, bad name, room full, no room left, locked): retrying would not

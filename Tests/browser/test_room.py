@@ -9,14 +9,21 @@ Every wait is a bounded WebDriverWait on a condition; nothing sleeps to synchron
 """
 
 import argparse
+import base64
+import json
 import os
 import re
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
 import time
 import traceback
+import urllib.error
+import urllib.parse
+import urllib.request
+from datetime import date
 
 from selenium import webdriver
 from selenium.common.exceptions import TimeoutException, WebDriverException
@@ -33,6 +40,10 @@ POLL = 0.05
 
 DESKTOP = (1280, 800)
 PHONE = (390, 844)
+# Window A lives in a zone far from UTC, so that its days (counted by the server in the zone the page sends)
+# differ from UTC's for much of the day.
+A_ZONE = "Pacific/Auckland"
+CSV_HEADER = "room,started_at,ended_at,length_seconds,member_id,member_name,task,focus_seconds"
 
 
 # MARK: browser helpers
@@ -245,6 +256,127 @@ def focus_body(driver):
     js(driver, "document.activeElement && document.activeElement.blur(); document.body.focus()")
 
 
+# MARK: stats helpers
+
+
+def set_zone(driver, zone):
+    driver.execute_cdp_cmd("Emulation.setTimezoneOverride", {"timezoneId": zone})
+
+
+def browser_zone(driver):
+    return js(driver, "return Intl.DateTimeFormat().resolvedOptions().timeZone")
+
+
+def open_stats(driver, keyboard=False):
+    """Opens the stats panel (with Enter on the focused toggle when keyboard is set) and waits for it to show
+    something: the empty state, the stats, or an error."""
+    toggle = by_id(driver, "btn-stats")
+    if toggle.get_attribute("aria-expanded") != "true":
+        if keyboard:
+            js(driver, "document.getElementById('btn-stats').focus()")
+            ActionChains(driver).send_keys(Keys.ENTER).perform()
+        else:
+            toggle.click()
+    wait(driver, lambda d: by_id(d, "btn-stats").get_attribute("aria-expanded") == "true"
+         and by_id(d, "stats-panel").is_displayed(), "the stats panel open")
+
+
+def close_stats(driver):
+    if by_id(driver, "btn-stats").get_attribute("aria-expanded") == "true":
+        by_id(driver, "btn-stats").click()
+    wait(driver, lambda d: not by_id(d, "stats-panel").is_displayed(), "the stats panel closed")
+
+
+def stats_error(driver):
+    """The panel's error text while it shows one (with its Try again button), else ''."""
+    return js(driver, "return document.getElementById('btn-stats-retry').hidden ? '' "
+                      ": document.getElementById('stats-status').textContent")
+
+
+def chart_days(driver):
+    """[{date, today, segments: [{name, seconds, y, height, title}]}] of the chart's day groups."""
+    return js(
+        driver,
+        """return [...document.querySelectorAll('#stats-chart svg g.day')].map(g => ({
+             date: g.dataset.date, today: g.classList.contains('today'),
+             segments: [...g.querySelectorAll('rect.seg')].map(r => ({
+               name: r.dataset.name, seconds: Number(r.dataset.seconds),
+               y: Number(r.getAttribute('y')), height: Number(r.getAttribute('height')),
+               title: r.querySelector('title') ? r.querySelector('title').textContent : null}))}))""",
+    )
+
+
+def chart_axis(driver):
+    """(top minutes, y of 0, y of the top gridline) of the chart."""
+    return js(
+        driver,
+        """const svg = document.querySelector('#stats-chart svg');
+           const lines = [...svg.querySelectorAll('line.gridline')].map(l => [Number(l.dataset.minutes), Number(l.getAttribute('y1'))]);
+           const top = Number(svg.dataset.topMinutes);
+           return [top, lines.find(l => l[0] === 0)[1], lines.find(l => l[0] === top)[1]]""",
+    )
+
+
+def api_get(base, path, headers=None):
+    """(status, headers, body text) of a GET on the server's HTTP API."""
+    request = urllib.request.Request(base + path, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status, response.headers, response.read().decode("utf-8")
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers, error.read().decode("utf-8", "replace")
+
+
+def api_stats(base, room, zone):
+    status, _, body = api_get(base, f"/api/rooms/{room}/stats?days=14&tz={urllib.parse.quote(zone, safe='')}")
+    assert status == 200, f"GET stats answered {status}: {body[:200]}"
+    return json.loads(body)
+
+
+def focus_length(seconds):
+    """A focus length as the page's English tooltips say it."""
+    return f"{seconds} s" if 0 < seconds < 60 else f"{int(seconds / 60 + 0.5)} min"  # halves up, as in JS
+
+
+def focus_total(seconds):
+    """A focus total as the page's English tiles say it."""
+    if 0 < seconds < 60:
+        return f"{seconds} s"
+    minutes = seconds // 60
+    if minutes < 60:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60} min" if minutes % 60 else f"{minutes // 60} h"
+
+
+def days_text(n):
+    return "1 day" if n == 1 else f"{n} days"
+
+
+def short_day(iso):
+    """'2026-11-21' as English Intl's month and day: 'Nov 21'."""
+    day = date.fromisoformat(iso)
+    return f"{day.strftime('%b')} {day.day}"
+
+
+def notice_text(driver):
+    return by_id(driver, "notice").text if by_id(driver, "notice").is_displayed() else ""
+
+
+def allow_downloads(driver, folder):
+    os.makedirs(folder, exist_ok=True)
+    driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": folder})
+
+
+def downloaded(folder, name):
+    """The text of a finished download, else None."""
+    path = os.path.join(folder, name)
+    if not os.path.exists(path) or os.path.exists(path + ".crdownload"):
+        return None
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    return text or None
+
+
 # MARK: the test run
 
 
@@ -292,6 +424,20 @@ class Run:
         driver.save_screenshot(path)
         print(f"  screenshot {path}")
 
+    def shot_element(self, driver, selector, name):
+        """A screenshot of one element, whole even where it runs past the window."""
+        path = os.path.join(self.out, name)
+        box = js(driver, """const r = document.querySelector(arguments[0]).getBoundingClientRect();
+                              return [r.left + scrollX, r.top + scrollY, r.width, r.height]""", selector)
+        margin = 12
+        clip = {"x": max(0, box[0] - margin), "y": max(0, box[1] - margin), "width": box[2] + 2 * margin,
+                "height": box[3] + 2 * margin, "scale": 1}
+        shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "clip": clip,
+                                                                 "captureBeyondViewport": True})
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(shot["data"]))
+        print(f"  screenshot {path}")
+
     # MARK: checks
 
     def serves_the_page_with_absolute_assets(self):
@@ -322,6 +468,19 @@ class Run:
         c = controls(self.a)
         assert c["toggle"] and c["action"] == "start", c
         assert not c["skip"] and not c["reset"] and not any(c["extend"]), f"idle controls: {c}"
+
+    def stats_empty_in_a_fresh_room(self):
+        # Opened from the keyboard; nothing has happened in this room yet.
+        open_stats(self.a, keyboard=True)
+        wait(self.a, lambda d: by_id(d, "stats-empty").is_displayed() or stats_error(d),
+             "the empty state (or an error)")
+        assert not stats_error(self.a), f"the stats request failed: {stats_error(self.a)}"
+        assert by_id(self.a, "stats-empty").text.startswith("No focus sessions yet"), by_id(self.a, "stats-empty").text
+        assert not by_id(self.a, "stats-content").is_displayed(), "an empty room shows the stats content"
+        assert not self.a.find_elements(By.CSS_SELECTOR, "#stats-chart svg"), "an empty room shows a chart"
+        assert by_id(self.a, "btn-stats").get_attribute("aria-controls") == "stats-panel"
+        self.shot_element(self.a, ".stats-card", "stats-empty.png")
+        # The panel stays open in A: the focus that ends later must show up there by itself.
 
     def configure_short_focus(self):
         note = configure(self.a, "0:06", "0:05", "0:05")
@@ -374,6 +533,136 @@ class Run:
              "the phase change in the live region")
         c = controls(self.a)
         assert c["action"] == "start" and c["skip"] and c["reset"], f"ready controls: {c}"
+
+    def stats_show_the_finished_focus(self):
+        """A's open panel refreshes by itself after the focus: 14 days, today's bar stacked from both members,
+        heights in proportion, the totals, the table and the journal, all as the server's HTTP API says."""
+        zone = browser_zone(self.a)
+        assert zone == A_ZONE, f"A's zone is {zone}"
+        wait(self.a, lambda d: len(chart_days(d)) == 14 or stats_error(d), "the chart in A's open panel, unasked", 15)
+        assert not stats_error(self.a), f"the stats request failed: {stats_error(self.a)}"
+        expected = api_stats(self.base, self.room, zone)
+        today = expected["today"]
+        days = chart_days(self.a)
+        assert [d["date"] for d in days] == [d["date"] for d in expected["perDay"]], \
+            f"chart dates {[d['date'] for d in days]} (the server says {[d['date'] for d in expected['perDay']]})"
+        assert days[-1]["date"] == today and days[-1]["today"], f"the last bar is not today ({today}): {days[-1]}"
+        assert sum(1 for d in days if d["today"]) == 1
+
+        # Today's bar: one segment per member with focus today, in the server's order, bottom up.
+        wanted = [(m["name"], next(d["focusSeconds"] for d in m["perDay"] if d["date"] == today))
+                  for m in expected["members"]]
+        wanted = [(name, seconds) for name, seconds in wanted if seconds > 0]
+        assert sorted(name for name, _ in wanted) == ["<b>x</b>", "Ada"], f"members with focus today: {wanted}"
+        segments = days[-1]["segments"]
+        assert [(s["name"], s["seconds"]) for s in segments] == wanted, f"today's segments {segments}, wanted {wanted}"
+        top, y0, y_top = chart_axis(self.a)
+        plot = y0 - y_top
+        assert plot > 50 and top > 0, (top, y0, y_top)
+        bottom = y0
+        for segment in segments:
+            height = segment["seconds"] / 60 / top * plot
+            assert abs(segment["height"] - height) < 0.05, f"{segment} is not {height:.2f} high (top {top} min)"
+            assert abs(segment["y"] + segment["height"] - bottom) < 0.05, f"{segment} does not sit on {bottom}"
+            bottom = segment["y"]
+            title = f"{segment['name']} · {focus_length(segment['seconds'])} · {short_day(today)}"
+            assert segment["title"] == title, f"tooltip {segment['title']!r}, wanted {title!r}"
+        assert all(not d["segments"] for d in days[:-1] if not any(
+            p["focusSeconds"] for p in expected["perDay"] if p["date"] == d["date"])), "bars on days without focus"
+        label = self.a.find_element(By.CSS_SELECTOR, "#stats-chart svg").get_attribute("aria-label")
+        assert label.startswith("Focus minutes per day, last 14 days."), label
+        rows = js(self.a, "return document.querySelectorAll('#stats-chart-table tbody tr').length")
+        assert rows == 14, f"the chart's text alternative has {rows} rows"
+        legend = js(self.a, "return [...document.querySelectorAll('#stats-legend li')].map(li => li.dataset.name)")
+        assert legend == [name for name, _ in wanted], legend
+
+        # The totals and the people, with their units.
+        totals = expected["totals"]
+        assert totals["focusSessions"] >= 1, totals
+        shown = {key: by_id(self.a, f"stat-{key}").text for key in ("sessions", "focus", "interruptions", "streak", "longest")}
+        assert shown == {
+            "sessions": str(totals["focusSessions"]), "focus": focus_total(totals["focusSeconds"]),
+            "interruptions": str(totals["interruptions"]), "streak": days_text(totals["currentStreak"]),
+            "longest": days_text(totals["longestStreak"]),
+        }, f"tiles {shown} for {totals}"
+        assert shown["streak"] == "1 day", shown
+        table = js(self.a, """return [...document.querySelectorAll('#stats-members-body tr')].map(tr =>
+                    [...tr.children].map(c => c.querySelector('.stats-name') ? c.querySelector('.stats-name').textContent : c.textContent))""")
+        assert table == [[m["name"], str(m["totals"]["focusSessions"]), focus_total(m["totals"]["focusSeconds"]),
+                          days_text(m["totals"]["currentStreak"]), days_text(m["totals"]["longestStreak"])]
+                         for m in expected["members"]], f"member table {table}"
+        # The journal: the session, with B's task.
+        wait(self.a, lambda d: "Write the codec" in by_id(d, "stats-journal").text, "the session in the journal")
+        assert "Ada" in by_id(self.a, "stats-journal").text, by_id(self.a, "stats-journal").text
+
+        # B opens its own panel from the keyboard and sees the same bars (B counts days in its own zone).
+        open_stats(self.b, keyboard=True)
+        wait(self.b, lambda d: len(chart_days(d)) == 14 or stats_error(d), "the chart in B")
+        assert not stats_error(self.b), stats_error(self.b)
+        b_today = api_stats(self.base, self.room, browser_zone(self.b))["today"]
+        assert chart_days(self.b)[-1]["date"] == b_today, (chart_days(self.b)[-1], b_today)
+        assert len(chart_days(self.b)[-1]["segments"]) == 2, chart_days(self.b)[-1]
+
+        # Screenshots: light and dark, desktop and phone.
+        self.shot_element(self.a, ".stats-card", "stats-desktop.png")
+        set_dark(self.a, True)
+        self.shot_element(self.a, ".stats-card", "stats-desktop-dark.png")
+        set_dark(self.a, False)
+        set_viewport(self.b, *PHONE, mobile=True)
+        wait(self.b, lambda d: js(d, "return document.querySelector('#stats-chart svg').getAttribute('width')")
+             == str(js(d, "return document.getElementById('stats-chart').clientWidth")), "B's chart redrawn for the phone")
+        assert js(self.b, "return document.documentElement.scrollWidth") <= PHONE[0], "the phone page scrolls sideways"
+        self.shot_element(self.b, ".stats-card", "stats-phone.png")
+        set_dark(self.b, True)
+        self.shot_element(self.b, ".stats-card", "stats-phone-dark.png")
+        set_dark(self.b, False)
+        set_viewport(self.b, *DESKTOP)
+        close_stats(self.b)
+
+    def stats_csv_download(self):
+        folder = os.path.join(self.out, "downloads")
+        name = f"{self.room}-history.csv"
+        if os.path.exists(os.path.join(folder, name)):
+            os.remove(os.path.join(folder, name))
+        allow_downloads(self.a, folder)
+        try:
+            by_id(self.a, "btn-stats-csv").click()
+            wait(self.a, lambda d: downloaded(folder, name) or notice_text(d), f"{name} in {folder}")
+            assert not notice_text(self.a), f"the download failed: {notice_text(self.a)}"
+            lines = downloaded(folder, name).splitlines()
+            assert lines[0] == CSV_HEADER, f"CSV header {lines[0]!r}"
+            # One row per member of the session, both of them.
+            assert len(lines) >= 3 and all(line.startswith(f"{self.room},") for line in lines[1:]), lines
+            assert any(",Ada," in line for line in lines[1:]), lines
+            assert by_id(self.a, "btn-stats-csv").get_attribute("data-state") == "done"
+        finally:
+            close_stats(self.a)
+
+    def stats_in_a_locked_room(self):
+        """A locked room's journal needs the member's token: the page sends it, a bare request is refused."""
+        room = "vault-stats-" + secrets.token_hex(3)
+        driver = make_driver()
+        self.extra = [("L", driver)]
+        folder = os.path.join(self.out, "downloads")
+        try:
+            driver.get(f"{self.base}/#{room}")
+            wait(driver, lambda d: by_id(d, "room-input").get_attribute("value") == room, "the landing")
+            landing_join(driver, "Hana", "tomato soup")
+            wait(driver, is_joined, "Hana in her locked room")
+            open_stats(driver)
+            wait(driver, lambda d: by_id(d, "stats-empty").is_displayed() or stats_error(d), "the empty state")
+            assert not stats_error(driver), stats_error(driver)
+            status, _, body = api_get(self.base, f"/api/rooms/{room}/history?format=csv")
+            assert status == 401, f"a bare request for a locked room's journal answered {status}: {body[:200]}"
+            allow_downloads(driver, folder)
+            by_id(driver, "btn-stats-csv").click()
+            wait(driver, lambda d: downloaded(folder, f"{room}-history.csv") or notice_text(d), "the locked room's CSV")
+            assert not notice_text(driver), f"the download failed: {notice_text(driver)}"
+            text = downloaded(folder, f"{room}-history.csv")
+            assert text.splitlines()[0] == CSV_HEADER, text[:200]
+        finally:
+            self.extra = []
+            driver.quit()
 
     def configure_while_running_applies_next_phase(self):
         # Typed before the 5 s break starts, saved while it runs (a form being edited keeps its values).
@@ -795,11 +1084,24 @@ class Run:
         wait(self.a, lambda d: by_id(d, "room-input").get_attribute("value") == self.room, "the landing, prefilled")
         assert by_id(self.a, "landing").is_displayed() and body_data(self.a, "view") == "landing"
 
+    def stats_model_under_node(self):
+        """web/stats.js's pure functions, without a browser (only where node is installed)."""
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stats_model.mjs")
+        result = subprocess.run([shutil.which("node"), script], capture_output=True, text=True, timeout=60)
+        for line in result.stdout.splitlines():
+            print(f"  node: {line}")
+        assert result.returncode == 0, f"node exited with {result.returncode}: {result.stderr.strip()[-500:]}"
+
     def main(self):
         os.makedirs(self.out, exist_ok=True)
+        if shutil.which("node"):
+            self.check("stats model: the pure functions under node", self.stats_model_under_node)
+        else:
+            print("SKIP stats model: the pure functions under node (no node here)")
         try:
             self.a = make_driver()
             self.b = make_driver()
+            set_zone(self.a, A_ZONE)
         except WebDriverException as error:
             print(f"FAIL starting Chromium: {error}")
             self.failed += 1
@@ -810,10 +1112,13 @@ class Run:
                 ("two windows join one room", self.two_windows_join),
                 ("a name with HTML appears literally", self.names_are_text_not_html),
                 ("idle: only start is enabled", self.idle_controls),
+                ("stats: a fresh room shows the empty state", self.stats_empty_in_a_fresh_room),
                 ("configure a 6 s focus: applies now", self.configure_short_focus),
                 ("start: both windows show the same falling time", self.start_and_fall_together),
                 ("a task set in one window appears in the other", self.task_appears_in_the_other_window),
                 ("the focus ends and both show the break", self.phase_ends_and_both_show_the_break),
+                ("stats: the focus shows up by itself, stacked per member", self.stats_show_the_finished_focus),
+                ("stats: the focus journal downloads as CSV", self.stats_csv_download),
                 ("configure while running applies from the next phase", self.configure_while_running_applies_next_phase),
                 ("reload keeps the same member, no duplicate", self.reload_keeps_the_same_member),
                 ("space toggles the timer, not in text fields", self.space_toggles_the_timer),
@@ -824,6 +1129,7 @@ class Run:
                 ("screenshots: desktop, phone, dark", self.screenshots),
                 ("a locked room with a host: passcode, host-only controls, hand-off", self.locked_room_with_a_host),
                 ("wrong passcodes: refused, then rate limited", self.wrong_passcodes_are_rate_limited),
+                ("stats: a locked room's journal with the member's token", self.stats_in_a_locked_room),
                 ("language switch: Korean labels, remembered", self.korean_labels),
                 ("language follows the browser (zh-TW)", self.language_follows_the_browser),
                 ("an error reply is a dismissable notice", self.error_reply_is_a_dismissable_notice),
