@@ -1048,7 +1048,7 @@ class Run:
         port = free_port()
         log = open(os.path.join(self.out, "server-limits.log"), "ab")
         server = start_server([self.server_bin, "--port", str(port), "--host", "127.0.0.1", "--web-root", "web",
-                               "--max-rooms", "1"], log, port)
+                               "--max-rooms", "1", "--db", "none"], log, port)
         driver = make_driver()
         base = f"http://127.0.0.1:{port}"
         try:
