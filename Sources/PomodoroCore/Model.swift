@@ -125,6 +125,14 @@ public enum RoomEvent: Equatable, Sendable {
     case hostChanged(MemberID?)
     /// The host changed who may press the controls.
     case controlModeChanged(ControlMode, by: MemberID)
+
+    /// One member came, went, or stepped away or back: news for a small room, noise in a crowd.
+    public var isAboutOneMember: Bool {
+        switch self {
+        case .memberJoined, .memberReturned, .memberAway, .memberBack, .memberLeft: true
+        case .phaseCompleted, .control, .hostChanged, .controlModeChanged: false
+        }
+    }
 }
 
 /// When new settings take effect.
@@ -152,6 +160,12 @@ public struct Outcome: Equatable, Sendable {
     /// For `configure`: when the new settings apply.
     public var appliesFrom: AppliesFrom?
     public init() {}
+
+    /// The state changed only in its members (joins, leaves, presence, tasks), not in its timer, settings,
+    /// controls or host: a crowd may hear of it a little later, together with others like it.
+    public var changedOnlyMembers: Bool {
+        stateChanged && events.allSatisfy(\.isAboutOneMember)
+    }
 }
 
 /// What `join` tells the member who joined.
