@@ -44,7 +44,7 @@ const els = {
   time: $('time'), dialStatus: $('dial-status'),
   toggle: $('btn-toggle'), toggleLabel: $('toggle-label'), skip: $('btn-skip'), reset: $('btn-reset'),
   extendButtons: [...document.querySelectorAll('[data-extend]')],
-  members: $('members'), membersCount: $('members-count'), away: $('btn-away'), awayLabel: $('away-label'),
+  members: $('members'), membersCount: $('members-count'), membersMore: $('members-more'), away: $('btn-away'), awayLabel: $('away-label'),
   roomStats: $('room-stats'),
   settingsForm: $('settings-form'), settingsSummary: $('settings-summary'), setFocus: $('set-focus'),
   setShort: $('set-short'), setLong: $('set-long'), setEvery: $('set-every'), setAuto: $('set-auto'),
@@ -651,7 +651,7 @@ function render() {
   if (!iconColors || phaseBefore !== room.phase) refreshIconColors();
   renderDialStatus(els, room, clock);
   renderMembers(els.members, room.members, state.me, room.host, { wireTaskInput, makeHost: askHandOff });
-  setText(els.membersCount, String(room.members.length));
+  renderMemberCounts(room);
   renderAccess(room);
   const me = room.members.find((m) => m.id === state.me);
   const away = !!me && me.connected && !me.present;
@@ -660,6 +660,22 @@ function render() {
   renderSettings(els, room, state.settingsDirty);
   renderRoomStats(els.roomStats, room.stats);
   frame();
+}
+
+/**
+ * The headline counts cover the whole room; a big room lists only its first members (PROTOCOL.md, "Big
+ * rooms"), and says how many more there are under the list.
+ */
+function renderMemberCounts(room) {
+  const total = room.memberCount ?? room.members.length;
+  const present = room.presentCount ?? room.members.filter((m) => m.present).length;
+  const count = (n) => n.toLocaleString(language());
+  setText(els.membersCount, count(total));
+  const title = t('presentOfMembers', { present: count(present), n: count(total) });
+  if (els.membersCount.title !== title) els.membersCount.title = title;
+  const more = total - room.members.length;
+  if (els.membersMore.hidden === more > 0) els.membersMore.hidden = !(more > 0);
+  setText(els.membersMore, more > 0 ? t('moreMembers', { n: count(more), present: count(present) }) : '');
 }
 
 function renderConnectionControls() {

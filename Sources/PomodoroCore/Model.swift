@@ -54,9 +54,27 @@ public struct Member: Sendable {
     public var task = ""
     public var stats = MemberStats()
     /// Time present in the current focus phase: what the journal entry credits them when it completes.
+    ///
+    /// This and `stats.focusTime` are realized values: while the member earns, the span since
+    /// `creditedSince` is added on top (see `Room.snapshot(at:)`).
     public var sessionFocusTime: Duration = .zero
     /// When the connection was lost; the member is dropped at this instant plus the grace period.
     var disconnectedAt: Instant?
+    /// Since when the member has been earning focus time not yet added to `stats.focusTime` and
+    /// `sessionFocusTime`: set exactly while a focus runs and the member is present. Crediting is lazy so
+    /// that a change to one member costs nothing for the others.
+    var creditedSince: Instant?
+    /// Place in the join order: lower joined earlier. Never reused, so a stored row keeps its place without
+    /// the rows after it being rewritten when someone leaves.
+    var rank = 0
+
+    /// Focus time and session focus time at `now`, with the running span added.
+    func earned(at now: Instant) -> (stats: MemberStats, session: Duration) {
+        guard let since = creditedSince, now > since else { return (stats, sessionFocusTime) }
+        var stats = stats
+        stats.focusTime += now - since
+        return (stats, sessionFocusTime + (now - since))
+    }
 
     /// Present means connected and not away: only present members earn focus time and sessions.
     public var isPresent: Bool { connected && !away }
@@ -107,6 +125,14 @@ public enum RoomEvent: Equatable, Sendable {
     case hostChanged(MemberID?)
     /// The host changed who may press the controls.
     case controlModeChanged(ControlMode, by: MemberID)
+
+    /// One member came, went, or stepped away or back: news for a small room, noise in a crowd.
+    public var isAboutOneMember: Bool {
+        switch self {
+        case .memberJoined, .memberReturned, .memberAway, .memberBack, .memberLeft: true
+        case .phaseCompleted, .control, .hostChanged, .controlModeChanged: false
+        }
+    }
 }
 
 /// When new settings take effect.
@@ -134,6 +160,12 @@ public struct Outcome: Equatable, Sendable {
     /// For `configure`: when the new settings apply.
     public var appliesFrom: AppliesFrom?
     public init() {}
+
+    /// The state changed only in its members (joins, leaves, presence, tasks), not in its timer, settings,
+    /// controls or host: a crowd may hear of it a little later, together with others like it.
+    public var changedOnlyMembers: Bool {
+        stateChanged && events.allSatisfy(\.isAboutOneMember)
+    }
 }
 
 /// What `join` tells the member who joined.
@@ -170,7 +202,14 @@ public struct RoomSnapshot: Equatable, Sendable {
     public var settings: RoomSettings
     /// Settings that take effect when the current phase ends.
     public var pendingSettings: RoomSettings?
+    /// The first members in join order, at most `RoomPolicy.memberListLimit` of them.
     public var members: [MemberSnapshot]
+    /// Every member, listed or not.
+    public var memberCount: Int
+    /// Members present (connected and not away), listed or not.
+    public var presentCount: Int
+    /// Whether `members` leaves some out (`memberCount` is above the limit).
+    public var membersTruncated: Bool { members.count < memberCount }
     public var stats: RoomStats
     public var seq: UInt64
     public var controlMode: ControlMode

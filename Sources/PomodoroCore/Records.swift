@@ -30,7 +30,9 @@ public struct RoomRecord: Equatable, Sendable {
     public var nextMemberNumber: Int
     /// When the current focus phase first started (nil unless a started focus is running or paused).
     public var focusStartedAtMs: Int64?
-    /// Focus time was credited up to this moment (nil unless a focus runs).
+    /// The room's own focus time (`stats`) was credited up to this moment (nil unless a focus runs).
+    /// Members carry their own span (`MemberRecord.creditedSinceMs`); before schema v3 this moment
+    /// held for every present member too.
     public var focusCreditedUntilMs: Int64?
     /// The room's state counter, so clients that kept a `seq` see it go on rising.
     public var seq: UInt64
@@ -59,7 +61,7 @@ public struct RoomRecord: Equatable, Sendable {
 /// A member as a store keeps it.
 public struct MemberRecord: Equatable, Sendable {
     public var id: MemberID
-    /// Position in the room's join order (lower joined earlier).
+    /// Place in the room's join order (lower joined earlier; gaps are allowed).
     public var order: Int
     public var name: String
     /// The resume token, so the member gets their place back after a restart.
@@ -72,9 +74,13 @@ public struct MemberRecord: Equatable, Sendable {
     public var stats: FocusStats
     /// Time present in the current focus phase, for the journal entry when it completes.
     public var sessionFocusMs: Int64
+    /// Set while the member earns focus time (a focus runs and they are present): `stats.focusTime` and
+    /// `sessionFocusMs` are credited up to this moment, and the time since is theirs too. A row is thus
+    /// right on its own, and one member's change rewrites no other member's row.
+    public var creditedSinceMs: Int64?
 
     public init(id: MemberID, order: Int, name: String, token: String, task: String, away: Bool,
-                connected: Bool, stats: FocusStats, sessionFocusMs: Int64) {
+                connected: Bool, stats: FocusStats, sessionFocusMs: Int64, creditedSinceMs: Int64? = nil) {
         self.id = id
         self.order = order
         self.name = name
@@ -84,6 +90,7 @@ public struct MemberRecord: Equatable, Sendable {
         self.connected = connected
         self.stats = stats
         self.sessionFocusMs = sessionFocusMs
+        self.creditedSinceMs = creditedSinceMs
     }
 }
 

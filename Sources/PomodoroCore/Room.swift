@@ -22,7 +22,15 @@ public struct Room: Sendable {
     /// Join order, for stable member lists.
     private var order: [MemberID] = []
     private var nextMemberNumber = 1
-    /// Focus time has been credited up to this instant (set while a focus runs).
+    /// Members with a connection; kept in step by `put` and `removeMember`.
+    public private(set) var connectedCount = 0
+    /// Members connected and not away.
+    public private(set) var presentCount = 0
+    /// Members whose connection dropped (their grace period runs), so that time passing looks at them
+    /// alone, not at everyone.
+    private var disconnected: Set<MemberID> = []
+    /// The room's own focus time has been credited up to this instant (set while a focus runs). Members
+    /// carry their own span (`Member.creditedSince`).
     private var focusCreditedUntil: Instant?
     /// The whole seconds shown by the last tick or state: a tick goes out when this number falls.
     private var shownSeconds: Int64 = 0
@@ -34,7 +42,7 @@ public struct Room: Sendable {
     // What a store has not been given yet (see `takeStoreChanges`).
     /// The room's row changed: set with every new `seq`.
     private var roomDirty = false
-    /// Members whose rows changed, including focus time credited since their last save.
+    /// Members whose rows changed.
     private var dirtyMembers: Set<MemberID> = []
     private var removedMembers: [MemberID] = []
     private var journal: [JournalEntry] = []
@@ -58,7 +66,8 @@ public struct Room: Sendable {
     // MARK: Reading
 
     public var memberCount: Int { members.count }
-    public var connectedCount: Int { members.values.lazy.filter(\.connected).count }
+    /// The member as last changed: their focus time is credited up to their last change (or the last
+    /// phase boundary); `snapshot(at:)` shows it up to the moment.
     public func member(_ id: MemberID) -> Member? { members[id] }
 
     /// Whether `token` would get a member's place back (so a locked room need not ask for its passcode).
@@ -84,16 +93,21 @@ public struct Room: Sendable {
         }
     }
 
+    /// The room as members see it at `now`, focus time included up to `now`. It lists the first
+    /// `policy.memberListLimit` members only, so its cost does not grow with the room.
     public func snapshot(at now: Instant) -> RoomSnapshot {
         var deadline: Instant?
         if case .running(let d) = timer { deadline = d }
+        var stats = stats
+        if isFocusRunning, let from = focusCreditedUntil, now > from { stats.focusTime += now - from }
         return RoomSnapshot(
             id: id, phase: phase, status: status, remaining: remaining(at: now), phaseLength: phaseLength,
             deadline: deadline, cycle: cycle, settings: settings, pendingSettings: pendingSettings,
-            members: order.compactMap { members[$0] }.map {
+            members: order.prefix(max(0, policy.memberListLimit)).compactMap { members[$0] }.map {
                 MemberSnapshot(id: $0.id, name: $0.name, present: $0.isPresent, connected: $0.connected,
-                               task: $0.task, stats: $0.stats)
+                               task: $0.task, stats: $0.earned(at: now).stats)
             },
+            memberCount: members.count, presentCount: presentCount,
             stats: stats, seq: seq, controlMode: controlMode, host: hostID)
     }
 
@@ -106,8 +120,8 @@ public struct Room: Sendable {
             // The next boundary below the seconds last shown: deadline - (shown - 1) s.
             consider(deadline - .seconds(max(0, shownSeconds - 1)))
         }
-        for member in members.values {
-            if let lost = member.disconnectedAt { consider(lost + policy.reconnectGrace) }
+        for id in disconnected {
+            if let lost = members[id]?.disconnectedAt { consider(lost + policy.reconnectGrace) }
         }
         if let quiet = quietSince { consider(quiet + policy.emptyRoomLifetime) }
         return next
@@ -135,7 +149,8 @@ public struct Room: Sendable {
             member.connected = true
             member.disconnectedAt = nil
             member.name = name
-            members[id] = member
+            put(member)
+            recredit(id, at: now)
             dirtyMembers.insert(id)
             if !wasConnected { outcome.events.append(.memberReturned(id)) }
             roomBecameBusy()
@@ -145,8 +160,11 @@ public struct Room: Sendable {
         guard members.count < policy.maxMembers else { throw .roomFull }
         creditFocus(until: now)
         let id = MemberID("m\(nextMemberNumber)")
+        var member = Member(id: id, name: name, token: freshToken)
+        member.rank = nextMemberNumber
+        if isFocusRunning { member.creditedSince = now }
         nextMemberNumber += 1
-        members[id] = Member(id: id, name: name, token: freshToken)
+        put(member)
         order.append(id)
         dirtyMembers.insert(id)
         outcome.events.append(.memberJoined(id, name: name))
@@ -173,7 +191,8 @@ public struct Room: Sendable {
         }
         member.connected = false
         member.disconnectedAt = now
-        members[id] = member
+        put(member)
+        recredit(id, at: now)
         dirtyMembers.insert(id)
         outcome.events.append(.memberAway(id, reason: .disconnected))
         roomMayBeQuiet(now)
@@ -311,7 +330,10 @@ public struct Room: Sendable {
                 members[id]!.stats.interruptions += 1
                 journal.append(.interrupted(id, name: members[id]!.name, at: now))
             }
-            members[id]!.away = away
+            var member = members[id]!
+            member.away = away
+            put(member)
+            recredit(id, at: now)
             dirtyMembers.insert(id)
             outcome.events.append(away ? .memberAway(id, reason: .away) : .memberBack(id))
         }
@@ -344,11 +366,13 @@ public struct Room: Sendable {
                                     cycle: cycle, seq: seq)
             }
         }
-        for id in order {
-            if let lost = members[id]?.disconnectedAt, now >= lost + policy.reconnectGrace {
-                remove(id, reason: .expired, into: &outcome)
-                changed(&outcome)
-            }
+        // Only the disconnected can expire; they go in join order.
+        let expired = disconnected.filter { id in
+            members[id].flatMap(\.disconnectedAt).map { now >= $0 + policy.reconnectGrace } ?? false
+        }
+        for id in expired.sorted(by: { members[$0]!.rank < members[$1]!.rank }) {
+            remove(id, reason: .expired, into: &outcome)
+            changed(&outcome)
         }
     }
 
@@ -367,17 +391,51 @@ public struct Room: Sendable {
         outcome.tick?.seq = seq
     }
 
-    /// Credits focus time to the room and to present members up to `t`.
+    /// Credits the room's own focus time up to `t` (members are credited lazily: see `recredit`).
     private mutating func creditFocus(until t: Instant) {
         guard isFocusRunning, let from = focusCreditedUntil, t > from else { return }
-        let span = t - from
-        stats.focusTime += span
-        for id in order where members[id]!.isPresent {
-            members[id]!.stats.focusTime += span
-            members[id]!.sessionFocusTime += span
-            dirtyMembers.insert(id)
-        }
+        stats.focusTime += t - from
         focusCreditedUntil = t
+    }
+
+    /// Adds the member's running span up to `t` to their realized focus time, then starts a new span from
+    /// `t` when they earn now (a focus runs and they are present). Call it at `t` after anything that may
+    /// change whether they earn: the old span still says whether they did.
+    private mutating func recredit(_ id: MemberID, at t: Instant) {
+        guard var member = members[id] else { return }
+        let earns = isFocusRunning && member.isPresent
+        guard member.creditedSince != nil || earns else { return }
+        let (stats, session) = member.earned(at: t)
+        member.stats = stats
+        member.sessionFocusTime = session
+        member.creditedSince = earns ? t : nil
+        members[id] = member
+        dirtyMembers.insert(id)
+    }
+
+    /// `recredit` for everyone: at phase boundaries (start, pause, resume, skip, reset, completion), which
+    /// change whether the whole room earns.
+    private mutating func recreditAll(at t: Instant) {
+        for id in order { recredit(id, at: t) }
+    }
+
+    /// Keeps the counts and the set of disconnected members in step with a member written back.
+    private mutating func put(_ member: Member) {
+        if let old = members[member.id] { count(old, -1) }
+        count(member, 1)
+        members[member.id] = member
+    }
+
+    private mutating func removeMember(_ id: MemberID) {
+        if let old = members.removeValue(forKey: id) { count(old, -1) }
+    }
+
+    private mutating func count(_ member: Member, _ sign: Int) {
+        if member.connected { connectedCount += sign }
+        if member.isPresent { presentCount += sign }
+        if member.disconnectedAt != nil {
+            if sign > 0 { disconnected.insert(member.id) } else { disconnected.remove(member.id) }
+        }
     }
 
     private mutating func countInterruption(at now: Instant) {
@@ -398,11 +456,13 @@ public struct Room: Sendable {
             focusCreditedUntil = now
             if focusStartedAt == nil { focusStartedAt = now }
         }
+        recreditAll(at: now)
         quietSince = nil
     }
 
     private mutating func runningStopped(_ now: Instant) {
         focusCreditedUntil = nil
+        recreditAll(at: now)
         roomMayBeQuiet(now)
     }
 
@@ -443,6 +503,8 @@ public struct Room: Sendable {
     /// and someone is connected to see it.
     private mutating func moveOn(at t: Instant, mayAutoStart: Bool = true) {
         let finished = phase
+        // Everyone's span up to the end, before `enter` starts the next phase's session time from zero.
+        recreditAll(at: t)
         focusCreditedUntil = nil
         applyPendingSettings()
         let next = phase(after: finished)
@@ -455,6 +517,7 @@ public struct Room: Sendable {
     private mutating func complete(at t: Instant, into outcome: inout Outcome, mayAutoStart: Bool = true) {
         let finished = phase
         if finished == .focus {
+            recreditAll(at: t)
             stats.focusCompleted += 1
             var participants: [(MemberID, name: String, task: String, focus: Duration)] = []
             for id in order where members[id]!.isPresent {
@@ -499,8 +562,8 @@ public struct Room: Sendable {
     }
 
     private mutating func remove(_ id: MemberID, reason: LeaveReason, into outcome: inout Outcome) {
-        members[id] = nil
-        order.removeAll { $0 == id }
+        removeMember(id)
+        if let index = order.firstIndex(of: id) { order.remove(at: index) }
         dirtyMembers.remove(id)
         removedMembers.append(id)
         outcome.events.append(.memberLeft(id, reason: reason))
@@ -529,8 +592,9 @@ extension Room {
     /// What a store has not been told yet, oldest first, and forgets it: the room's row (when anything in
     /// it changed), the members whose rows changed or who left, and new journal entries.
     ///
-    /// Ticks alone change nothing here: focus time credited between two changes is written with the next
-    /// one, together with the moment it was credited up to, so a restart re-credits exactly the gap.
+    /// Ticks alone change nothing here: a member's row holds the focus time credited up to its last change
+    /// and the moment since which they have been earning, so a restart re-credits exactly the gap, and a
+    /// member's change writes the room's row and theirs only (a phase boundary writes everyone who earns).
     /// `wallOffsetNanoseconds` turns the room's monotonic instants into wall-clock time.
     public mutating func takeStoreChanges(wallOffsetNanoseconds offset: Int64, passcode: String?) -> [StoreChange] {
         // Every change to a member comes with a new `seq`; members marked only by credited time wait for it.
@@ -539,8 +603,9 @@ extension Room {
         var changes: [StoreChange] = []
         if roomDirty { changes.append(.saveRoom(record(wallOffsetNanoseconds: offset), passcode: passcode)) }
         for id in removedMembers { changes.append(.removeMember(self.id, id)) }
-        for (position, id) in order.enumerated() where dirtyMembers.contains(id) {
-            changes.append(.saveMember(self.id, memberRecord(members[id]!, order: position)))
+        let saved = dirtyMembers.compactMap { members[$0] }.sorted { $0.rank < $1.rank }
+        for member in saved {
+            changes.append(.saveMember(self.id, memberRecord(member, wallOffsetNanoseconds: offset)))
         }
         for entry in journal {
             switch entry {
@@ -579,15 +644,30 @@ extension Room {
             focusCreditedUntilMs: focusCreditedUntil.map { Self.wallMs($0, offset) }, seq: seq)
     }
 
-    /// Every member's row, in join order.
-    public func memberRecords() -> [MemberRecord] {
-        order.enumerated().map { memberRecord(members[$0.element]!, order: $0.offset) }
+    /// Every member's row, in join order, as a store holds them.
+    public func memberRecords(wallOffsetNanoseconds offset: Int64) -> [MemberRecord] {
+        order.map { memberRecord(members[$0]!, wallOffsetNanoseconds: offset) }
     }
 
-    private func memberRecord(_ member: Member, order position: Int) -> MemberRecord {
-        MemberRecord(id: member.id, order: position, name: member.name, token: member.token.rawValue,
+    /// Every member's row, in join order, in the form rows had before members kept their own span: focus
+    /// time credited up to the room's moment (`RoomRecord.focusCreditedUntilMs`) and no `creditedSinceMs`.
+    /// Restoring takes such rows as earning from the room's moment on.
+    public func memberRecords() -> [MemberRecord] {
+        order.map {
+            var member = members[$0]!
+            if let until = focusCreditedUntil {
+                (member.stats, member.sessionFocusTime) = member.earned(at: until)
+            }
+            member.creditedSince = nil
+            return memberRecord(member, wallOffsetNanoseconds: 0)
+        }
+    }
+
+    private func memberRecord(_ member: Member, wallOffsetNanoseconds offset: Int64) -> MemberRecord {
+        MemberRecord(id: member.id, order: member.rank, name: member.name, token: member.token.rawValue,
                      task: member.task, away: member.away, connected: member.connected, stats: member.stats,
-                     sessionFocusMs: member.sessionFocusTime.milliseconds)
+                     sessionFocusMs: member.sessionFocusTime.milliseconds,
+                     creditedSinceMs: member.creditedSince.map { Self.wallMs($0, offset) })
     }
 
     /// A room as a store kept it, with its members as they were; call `resumeAfterRestart(at:)` next.
@@ -617,6 +697,7 @@ extension Room {
         focusCreditedUntil = record.focusCreditedUntilMs.map(instant)
         for row in stored.sorted(by: { $0.order < $1.order }) {
             var member = Member(id: row.id, name: row.name, token: ResumeToken(row.token))
+            member.rank = row.order
             member.task = row.task
             member.away = row.away
             member.connected = row.connected
@@ -624,7 +705,11 @@ extension Room {
             if !row.connected { member.disconnectedAt = now }
             member.stats = row.stats
             member.sessionFocusTime = .milliseconds(row.sessionFocusMs)
-            members[row.id] = member
+            if isFocusRunning && member.isPresent {
+                // A row from before members kept their own span was credited up to the room's moment.
+                member.creditedSince = (row.creditedSinceMs ?? record.focusCreditedUntilMs).map(instant)
+            }
+            put(member)
             order.append(row.id)
         }
         if case .running(let deadline) = timer {
@@ -647,8 +732,11 @@ extension Room {
         creditFocus(until: now)
         if case .running(let deadline) = timer { shownSeconds = (deadline - now).secondsRoundedUp }
         for id in order where members[id]!.connected {
-            members[id]!.connected = false
-            members[id]!.disconnectedAt = now
+            var member = members[id]!
+            member.connected = false
+            member.disconnectedAt = now
+            put(member)
+            recredit(id, at: now)
             dirtyMembers.insert(id)
             outcome.events.append(.memberAway(id, reason: .disconnected))
         }

@@ -63,10 +63,15 @@ public struct RoomPolicy: Equatable, Sendable {
     public var maxExtendSeconds: Int
     /// The longest a phase can be made by extending it.
     public var maxPhaseLength: Duration
+    /// Members a room's snapshot lists at most (the first in join order). Above it the room is a crowd:
+    /// the transport stops announcing single members' comings and goings and sends their state changes at
+    /// a bounded rate, so one join no longer costs every member a full member list.
+    public var memberListLimit: Int
 
     public init(reconnectGrace: Duration = .seconds(120), emptyRoomLifetime: Duration = .seconds(600),
                 maxMembers: Int = 10_000, maxTaskLength: Int = 200, maxNameLength: Int = 40,
-                maxExtendSeconds: Int = 3600, maxPhaseLength: Duration = .seconds(8 * 3600)) {
+                maxExtendSeconds: Int = 3600, maxPhaseLength: Duration = .seconds(8 * 3600),
+                memberListLimit: Int = 100) {
         self.reconnectGrace = reconnectGrace
         self.emptyRoomLifetime = emptyRoomLifetime
         self.maxMembers = maxMembers
@@ -74,7 +79,11 @@ public struct RoomPolicy: Equatable, Sendable {
         self.maxNameLength = maxNameLength
         self.maxExtendSeconds = maxExtendSeconds
         self.maxPhaseLength = maxPhaseLength
+        self.memberListLimit = memberListLimit
     }
+
+    /// Whether a room of `memberCount` members lists only some of them.
+    public func isCrowd(memberCount: Int) -> Bool { memberCount > memberListLimit }
 
     public static let standard = RoomPolicy()
 }

@@ -43,6 +43,8 @@ extension SnapshotPayload {
                 MemberPayload(id: $0.id.rawValue, name: $0.name, present: $0.present, connected: $0.connected,
                               task: $0.task, stats: StatsPayload($0.stats))
             },
+            memberCount: snapshot.memberCount, presentCount: snapshot.presentCount,
+            membersTruncated: snapshot.membersTruncated,
             stats: StatsPayload(snapshot.stats), seq: snapshot.seq, serverTime: clock.wallMs,
             control: snapshot.controlMode, host: snapshot.host?.rawValue, locked: locked)
     }

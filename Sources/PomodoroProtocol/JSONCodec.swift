@@ -265,6 +265,9 @@ public enum WireCodec {
             members.append(m)
         }
         object.set("members", members)
+        object.set("memberCount", s.memberCount)
+        object.set("presentCount", s.presentCount)
+        object.set("membersTruncated", s.membersTruncated)
         object.set("stats", stats(s.stats))
         object.set("seq", s.seq)
         object.set("serverTime", s.serverTime)
@@ -413,6 +416,10 @@ struct FieldReader {
         return b
     }
 
+    func optionalBool(_ key: String) throws(ProtocolError) -> Bool? {
+        optionalValue(key) == nil ? nil : try bool(key)
+    }
+
     func int64(_ key: String) throws(ProtocolError) -> Int64 {
         switch try value(key, "an integer").integer {
         case .signed(let n)?: return n
@@ -508,7 +515,9 @@ struct FieldReader {
             running: try bool("running"), remainingMs: try int64("remainingMs"),
             phaseLengthMs: try int64("phaseLengthMs"), endsAt: endsAt, cycle: try int("cycle"),
             settings: try object("settings").settings(), pendingSettings: try optionalObject("pendingSettings")?.settings(),
-            members: members, stats: try object("stats").stats(), seq: try uint64("seq"),
+            members: members, memberCount: try optionalInt("memberCount"),
+            presentCount: try optionalInt("presentCount"), membersTruncated: try optionalBool("membersTruncated"),
+            stats: try object("stats").stats(), seq: try uint64("seq"),
             serverTime: try int64("serverTime"), control: try enumeration("control"),
             host: try optionalString("host"), locked: try bool("locked"))
     }

@@ -155,7 +155,14 @@ public struct SnapshotPayload: Equatable, Sendable {
     public var cycle: Int
     public var settings: RoomSettings
     public var pendingSettings: RoomSettings?
+    /// The first members in join order; a big room lists only some (`membersTruncated`).
     public var members: [MemberPayload]
+    /// Every member of the room, listed or not.
+    public var memberCount: Int
+    /// Members present (connected and not away), listed or not.
+    public var presentCount: Int
+    /// Whether `members` leaves some out.
+    public var membersTruncated: Bool
     public var stats: StatsPayload
     public var seq: UInt64
     public var serverTime: Int64
@@ -167,8 +174,14 @@ public struct SnapshotPayload: Equatable, Sendable {
 
     public init(room: String, phase: Phase, status: TimerStatus, running: Bool, remainingMs: Int64,
                 phaseLengthMs: Int64, endsAt: Int64?, cycle: Int, settings: RoomSettings,
-                pendingSettings: RoomSettings?, members: [MemberPayload], stats: StatsPayload, seq: UInt64,
+                pendingSettings: RoomSettings?, members: [MemberPayload], memberCount: Int? = nil,
+                presentCount: Int? = nil, membersTruncated: Bool? = nil, stats: StatsPayload, seq: UInt64,
                 serverTime: Int64, control: ControlMode = .anyone, host: String? = nil, locked: Bool = false) {
+        // Left out, the counts are those of the list, which is then the whole room.
+        let memberCount = memberCount ?? members.count
+        self.memberCount = memberCount
+        self.presentCount = presentCount ?? members.lazy.filter(\.present).count
+        self.membersTruncated = membersTruncated ?? (memberCount > members.count)
         self.control = control
         self.host = host
         self.locked = locked

@@ -70,6 +70,11 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         var room: Room
         var connections: [MemberID: ConnectionID] = [:]
         let timer: LoopTimer
+        /// Fires the `state` a crowd's member changes were waiting for (see `crowdStateInterval`).
+        let stateTimer: LoopTimer
+        /// When the last `state` was broadcast, and whether one is waiting for `stateTimer`.
+        var lastStateAt: Instant?
+        var statePending = false
         /// Set for a locked room.
         let passcode: PasscodeVerifier?
         /// While the room's changes are being committed, its broadcasts wait here, so members hear of
@@ -77,12 +82,23 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         var held: [() -> Void]?
         /// Batches of changes handed to the store and not yet committed.
         var uncommitted = 0
-        init(room: Room, timer: LoopTimer, passcode: PasscodeVerifier?) {
+        init(room: Room, timer: LoopTimer, stateTimer: LoopTimer, passcode: PasscodeVerifier?) {
             self.room = room
             self.timer = timer
+            self.stateTimer = stateTimer
             self.passcode = passcode
         }
+
+        func cancelTimers() {
+            timer.cancel()
+            stateTimer.cancel()
+        }
     }
+
+    /// In a room above `RoomPolicy.memberListLimit`, a `state` caused only by member changes goes out at
+    /// most this often: a join storm of n members then costs each member about one list-capped `state` a
+    /// second instead of n full ones.
+    static let crowdStateInterval: Duration = .seconds(1)
 
     private var sessions: [ConnectionID: Session] = [:]
     private var rooms: [RoomID: RoomEntry] = [:]
@@ -124,8 +140,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         var room = Room(restoring: stored.record, members: stored.members, policy: configuration.roomPolicy,
                         now: now.monotonic, wallOffsetNanoseconds: now.wallOffsetNanoseconds)
         let outcome = room.resumeAfterRestart(at: now.monotonic)
-        let timer = server.makeTimer { [unowned self, unowned server] in self.timerFired(id, server: server) }
-        let entry = RoomEntry(room: room, timer: timer, passcode: stored.passcode.flatMap(PasscodeVerifier.init(encoded:)))
+        let entry = makeEntry(room, passcode: stored.passcode.flatMap(PasscodeVerifier.init(encoded:)), server: server)
         rooms[id] = entry
         publish(outcome, in: entry, server: server, at: now)
         return entry
@@ -644,7 +659,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             refuse(error, ref: request.ref, to: connection, server: server)
             // A refused first join leaves no empty room behind.
             if entry.room.memberCount == 0 {
-                entry.timer.cancel()
+                entry.cancelTimers()
                 rooms[roomID] = nil
             }
         }
@@ -687,10 +702,9 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         if configuration.limits.roomsCreatedPerAddressPerMinute > 0, let peer = sessions[connection]?.peer {
             roomsCreatedBy.record(peer, at: now.monotonic)
         }
-        let timer = server.makeTimer { [unowned self, unowned server] in self.timerFired(id, server: server) }
         let room = Room(id: id, settings: configuration.defaultSettings, policy: configuration.roomPolicy,
                         controlMode: request.control ?? .anyone, now: now.monotonic)
-        let entry = RoomEntry(room: room, timer: timer, passcode: passcode)
+        let entry = makeEntry(room, passcode: passcode, server: server)
         rooms[id] = entry
         logger.debug("room created", metadata: ["room": "\(id)", "locked": "\(passcode != nil)"])
         return entry
@@ -703,6 +717,13 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         if outcome.stateChanged || outcome.tick != nil || !outcome.events.isEmpty {
             publish(outcome, in: entry, server: server, at: now)
         }
+    }
+
+    private func makeEntry(_ room: Room, passcode: PasscodeVerifier?, server: WebSocketServer) -> RoomEntry {
+        let id = room.id
+        let timer = server.makeTimer { [unowned self, unowned server] in self.timerFired(id, server: server) }
+        let stateTimer = server.makeTimer { [unowned self, unowned server] in self.stateDue(id, server: server) }
+        return RoomEntry(room: room, timer: timer, stateTimer: stateTimer, passcode: passcode)
     }
 
     private func timerFired(_ id: RoomID, server: WebSocketServer) {
@@ -736,14 +757,23 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
 
     /// Broadcasts what a room call produced (events, then a tick, then the new state), each encoded once,
     /// and re-arms the room's timer for its next wake-up (or drops the room when it has expired).
+    ///
+    /// A crowd (a room above its member-list limit) hears no events about single members, and a state
+    /// that only members changed waits until `crowdStateInterval` has passed since the last one. A small
+    /// room never reaches the limit and hears everything at once.
     private func publish(_ outcome: Outcome, in entry: RoomEntry, server: WebSocketServer, at now: ClockReading,
                          stateAlreadySentTo skip: ConnectionID? = nil) {
         let roomID = entry.room.id
-        var messages: [ServerMessage] = outcome.events.map {
+        let crowd = entry.room.policy.isCrowd(memberCount: entry.room.memberCount)
+        var messages: [ServerMessage] = outcome.events.filter { !(crowd && $0.isAboutOneMember) }.map {
             .event(room: roomID.rawValue, EventPayload($0), serverTime: now.wallMs)
         }
         if let tick = outcome.tick { messages.append(.tick(TickPayload(tick, room: roomID, clock: now))) }
-        let state: ServerMessage? = outcome.stateChanged ? .state(snapshot(of: entry, at: now)) : nil
+        var sendsState = outcome.stateChanged
+        if sendsState && crowd && outcome.changedOnlyMembers {
+            sendsState = stateMayGoNow(entry, at: now)
+        }
+        let state: ServerMessage? = sendsState ? .state(stateSent(in: entry, at: now)) : nil
         let announce = { [self] in
             // Measured as it goes out: a tick held behind a commit goes out late.
             if let tick = outcome.tick { metrics.tickSent(tick, at: clock.now().monotonic) }
@@ -762,6 +792,37 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         } else {
             entry.timer.cancel()
         }
+    }
+
+    /// Whether a crowd's member-only state may go out now; if not, one is scheduled for when it may.
+    private func stateMayGoNow(_ entry: RoomEntry, at now: ClockReading) -> Bool {
+        guard let last = entry.lastStateAt, now.monotonic - last < Self.crowdStateInterval else { return true }
+        if !entry.statePending {
+            entry.statePending = true
+            entry.stateTimer.schedule(afterNanoseconds: (last + Self.crowdStateInterval - now.monotonic).nanoseconds)
+        }
+        return false
+    }
+
+    /// The snapshot for a `state` about to be broadcast: it stands for any state still waiting.
+    private func stateSent(in entry: RoomEntry, at now: ClockReading) -> SnapshotPayload {
+        entry.lastStateAt = now.monotonic
+        if entry.statePending {
+            entry.statePending = false
+            entry.stateTimer.cancel()
+        }
+        return snapshot(of: entry, at: now)
+    }
+
+    /// A crowd's waiting `state` is due: the room as it is now, behind any commit still in flight.
+    private func stateDue(_ id: RoomID, server: WebSocketServer) {
+        guard let entry = rooms[id], entry.statePending else { return }
+        let now = clock.now()
+        catchUp(entry, server: server, at: now)
+        guard entry.statePending else { return }   // the catch-up's own state stood for it
+        let state = ServerMessage.state(stateSent(in: entry, at: now))
+        let announce = { [self] in broadcast(state, in: entry, server: server) }
+        if entry.held != nil { entry.held!.append(announce) } else { announce() }
     }
 
     /// Hands the room's changes to the store's writer and holds the room's broadcasts until they are
@@ -795,7 +856,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
     @discardableResult
     private func dropIfExpired(_ id: RoomID, _ entry: RoomEntry, at now: ClockReading) -> Bool {
         guard entry.room.isExpired(at: now.monotonic) else { return false }
-        entry.timer.cancel()
+        entry.cancelTimers()
         rooms[id] = nil
         logger.debug("room dropped", metadata: ["room": "\(id)"])
         return true

@@ -13,7 +13,7 @@ extension SQLiteRoomStore {
     ]
     private static let memberColumns = [
         "room_id", "id", "ord", "name", "token", "task", "away", "connected",
-        "focus_completed", "focus_ns", "interruptions", "session_focus_ms",
+        "focus_completed", "focus_ns", "interruptions", "session_focus_ms", "credited_since_ms",
     ]
     private static let saveRoomSQL = upsert(into: "room", columns: roomColumns, key: ["id"])
     private static let saveMemberSQL = upsert(into: "member", columns: memberColumns, key: ["room_id", "id"])
@@ -142,7 +142,7 @@ extension SQLiteRoomStore {
         [
             room.rawValue, member.id.rawValue, member.order, member.name, member.token, member.task,
             member.away, member.connected, member.stats.focusCompleted, member.stats.focusTime.storedNanoseconds,
-            member.stats.interruptions, member.sessionFocusMs,
+            member.stats.interruptions, member.sessionFocusMs, member.creditedSinceMs,
         ]
     }
 
@@ -152,7 +152,8 @@ extension SQLiteRoomStore {
             name: try row.decode(forColumn: "name"), token: try row.decode(forColumn: "token"),
             task: try row.decode(forColumn: "task"), away: try row.decode(forColumn: "away"),
             connected: try row.decode(forColumn: "connected"), stats: try stats(from: row),
-            sessionFocusMs: try row.decode(forColumn: "session_focus_ms"))
+            sessionFocusMs: try row.decode(forColumn: "session_focus_ms"),
+            creditedSinceMs: try row.decode(forColumn: "credited_since_ms"))
     }
 
     /// The stats columns, named alike in `room` and `member`.

@@ -95,6 +95,20 @@ extension SQLiteRoomStore {
             try db.execute(sql: "CREATE INDEX interruption_by_room_time ON interruption(room_id, at_ms)")
         }
 
+        // Each member keeps the moment since which they earn focus time, so that one member's change writes
+        // their row alone instead of every present member's. Rows written before were credited up to the
+        // room's focus_credited_until_ms, which from now on speaks for the room's own time only: members
+        // present in a running focus take it over as their own.
+        migrator.registerMigration("v3") { db in
+            try db.execute(sql: """
+                ALTER TABLE member ADD COLUMN credited_since_ms INTEGER;
+                UPDATE member SET credited_since_ms = (
+                    SELECT room.focus_credited_until_ms FROM room
+                    WHERE room.id = member.room_id AND room.phase = 'focus' AND room.timer_kind = 'running')
+                WHERE connected = 1 AND away = 0;
+                """)
+        }
+
         return migrator
     }()
 

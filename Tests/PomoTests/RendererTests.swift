@@ -50,6 +50,18 @@ import Testing
         """)
     }
 
+    @Test func aBigRoomSaysHowManyMoreThereAre() {
+        var room = Fixture.runningFocus(startedAt: Fixture.serverEpoch - 700_300, at: Fixture.serverEpoch, cycle: 3,
+                                        members: RendererScenes.members)
+        room.memberCount = 5000
+        room.presentCount = 4870
+        room.membersTruncated = true
+        let text = draw(Fixture.dashboard(room), 80, 24).text
+        #expect(text.contains("MEMBERS  4,870 here of 5,000"))
+        #expect(text.contains("… and 4,997 more"))
+        #expect(!text.contains("offline ·"), "no per-state counts from a partial list")
+    }
+
     @Test func aRunningFocusAt40Columns() {
         let frame = draw(RendererScenes.runningFocus, 40, 24)
         expectFits(frame)

@@ -36,6 +36,16 @@ import Testing
                 == "Long break 1:02:03 ⏸")
     }
 
+    @Test func aBigRoomIsCountedWholeNotByItsList() throws {
+        var room = Fixture.snapshot(members: [Fixture.member("m1", "Ada"), Fixture.member("m2", "Lin", present: false)])
+        room.memberCount = 5000
+        room.presentCount = 4321
+        room.membersTruncated = true
+        // pomo's own visit (m9) is beyond the list but still one of the 5000, and present.
+        #expect(try StatusFormat("%m/%M").expand(view(room), now: Fixture.local(0), utcOffsetSeconds: 0)
+                == "4320/4999")
+    }
+
     @Test func badFormatsAreRefusedWithAReason() {
         #expect(throws: StatusFormat.Invalid.self) { try StatusFormat("%q") }
         #expect(throws: StatusFormat.Invalid.self) { try StatusFormat("50%") }

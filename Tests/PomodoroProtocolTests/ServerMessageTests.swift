@@ -73,11 +73,31 @@ struct ServerMessageTests {
     }
 
     static let snapshotKeys: Set<String> = ["id", "phase", "status", "running", "remainingMs", "phaseLengthMs",
-                                            "endsAt", "cycle", "settings", "pendingSettings", "members", "stats",
+                                            "endsAt", "cycle", "settings", "pendingSettings", "members",
+                                            "memberCount", "presentCount", "membersTruncated", "stats",
                                             "seq", "serverTime", "control", "host", "locked"]
     static let settingsKeys: Set<String> = ["focus", "shortBreak", "longBreak", "longBreakEvery", "autoStart"]
     static let statsKeys: Set<String> = ["focusCompleted", "focusSeconds", "interruptions"]
     static let memberKeys: Set<String> = ["id", "name", "present", "connected", "task", "stats"]
+
+    @Test("a snapshot counts every member and says when its list is cut")
+    func snapshotCounts() throws {
+        var crowd = Fixtures.runningSnapshot
+        crowd.memberCount = 5000
+        crowd.presentCount = 4321
+        crowd.membersTruncated = true
+        let room = try #require(try JSONValue.parse(WireCodec.encode(.state(crowd)))["room"])
+        #expect(room["memberCount"] == .integer(.signed(5000)))
+        #expect(room["presentCount"] == .integer(.signed(4321)))
+        #expect(room["membersTruncated"] == .bool(true))
+        #expect(try WireCodec.decodeServerMessage(WireCodec.encode(.state(crowd))) == .state(crowd))
+
+        // A whole list: the counts are the list's, and nothing is cut.
+        let small = try #require(try JSONValue.parse(WireCodec.encode(.state(Fixtures.runningSnapshot)))["room"])
+        #expect(small["memberCount"] == .integer(.signed(3)))
+        #expect(small["presentCount"] == .integer(.signed(1)))
+        #expect(small["membersTruncated"] == .bool(false))
+    }
 
     @Test("state and welcome carry the same snapshot object, endsAt and pendingSettings always present")
     func snapshotKeys() throws {

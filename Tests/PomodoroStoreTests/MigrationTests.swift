@@ -16,7 +16,7 @@ import PomodoroCore
 
     @Test func anEmptyFileGetsEveryMigration() throws {
         try withStore { (store, _) throws in
-            #expect(SQLiteRoomStore.migrationIdentifiers == ["v1", "v2"])
+            #expect(SQLiteRoomStore.migrationIdentifiers == ["v1", "v2", "v3"])
             #expect(try store.appliedMigrations() == SQLiteRoomStore.migrationIdentifiers)
             #expect(try store.column(sql: Self.schemaSQL) == Self.schema)
         }
@@ -66,6 +66,8 @@ import PomodoroCore
             #expect(a.passcode == "verifier")
             #expect(a.members.map(\.name) == ["Ada", "Bob"])
             #expect(a.members.last?.away == true)
+            // v3: Ada was present in a running focus, credited up to the room's moment; Bob was away.
+            #expect(a.members.map(\.creditedSinceMs) == [1_795_000_600_000, nil])
             #expect(rooms.last?.record.pendingSettings == nil)
             #expect(rooms.last?.record.host == nil)
 
@@ -78,6 +80,27 @@ import PomodoroCore
                 InterruptionRecord(room: roomID("team-a"), member: nil, name: nil, atMs: 1_795_000_300_000),
                 InterruptionRecord(room: roomID("team-a"), member: MemberID("m2"), name: "Bob", atMs: 1_795_000_300_000),
             ])
+        }
+    }
+
+    /// v3 only takes over the room's moment for members present in a running focus.
+    @Test func v3GivesTheRoomsMomentOnlyToMembersEarningInARunningFocus() throws {
+        try withTemporaryFolder { (folder) throws in
+            let path = folder.appendingPathComponent("pomodoro.sqlite").path
+            let old = try SQLiteRoomStore.open(path: path, migratedUpTo: "v2")
+            try old.execute(sql: Self.v1Rows)
+            try old.execute(sql: """
+                INSERT INTO room VALUES ('team-c', 1500, 300, 900, 4, 0, NULL, NULL, NULL, NULL, NULL, 'focus',
+                    'paused', 600000, 1500000, 1, 0, 0, 0, 'anyone', 'm1', 2, 1795000000000, 1795000600000, 3, NULL);
+                INSERT INTO member VALUES ('team-c', 'm1', 0, 'Cy', 'token-c', '', 0, 1, 0, 0, 0, 0);
+                INSERT INTO member VALUES ('team-a', 'm3', 2, 'Dee', 'token-d', '', 0, 0, 0, 0, 0, 0);
+                """)
+            try old.close()
+            let rooms = try SQLiteRoomStore.open(path: path).loadRooms()
+            let a = try #require(rooms.first { $0.record.id.rawValue == "team-a" })
+            #expect(a.members.map(\.creditedSinceMs) == [1_795_000_600_000, nil, nil], "Dee was disconnected")
+            let c = try #require(rooms.first { $0.record.id.rawValue == "team-c" })
+            #expect(c.members.map(\.creditedSinceMs) == [nil], "a paused focus credits nobody")
         }
     }
 

@@ -15,6 +15,17 @@ public enum Labels {
     /// "running", "paused", "ready", "idle".
     public static func status(_ status: TimerStatus) -> String { status.rawValue }
 
+    /// A count with thousands grouped: "4,900", "12", "-1,000".
+    public static func grouped(_ n: Int) -> String {
+        let digits = String(n.magnitude)
+        var out = ""
+        for (i, digit) in digits.enumerated() {
+            if i > 0 && (digits.count - i) % 3 == 0 { out += "," }
+            out.append(digit)
+        }
+        return n < 0 ? "-" + out : out
+    }
+
     /// A countdown: "MM:SS", or "H:MM:SS" from one hour on ("04:59", "1:02:03").
     public static func clock(seconds: Int64) -> String {
         let s = max(0, seconds)

@@ -183,12 +183,18 @@ public enum DashboardRenderer {
     static func members(_ d: Dashboard, _ s: SnapshotPayload, width: Int, rows: Int) -> [ScreenLine] {
         let me = d.room.myID
         let ordered = s.members.filter { $0.id == me } + s.members.filter { $0.id != me }
-        let present = s.members.filter(\.present).count
-        let away = s.members.filter { $0.connected && !$0.present }.count
-        let offline = s.members.filter { !$0.connected }.count
-        var summary = "\(present) here"
-        if away > 0 { summary += " · \(away) away" }
-        if offline > 0 { summary += " · \(offline) offline" }
+        var summary: String
+        if s.membersTruncated {
+            // A big room lists only its first members: the counts come from the room itself.
+            summary = "\(Labels.grouped(s.presentCount)) here of \(Labels.grouped(s.memberCount))"
+        } else {
+            let present = s.members.filter(\.present).count
+            let away = s.members.filter { $0.connected && !$0.present }.count
+            let offline = s.members.filter { !$0.connected }.count
+            summary = "\(present) here"
+            if away > 0 { summary += " · \(away) away" }
+            if offline > 0 { summary += " · \(offline) offline" }
+        }
         let countWidth = 4
         var header = ScreenLine()
         header.append("MEMBERS", .bold)
@@ -225,7 +231,10 @@ public enum DashboardRenderer {
                         m.stats.focusCompleted > 0 ? .bold : .dim)
             lines.append(line)
         }
-        if fits < ordered.count {
+        let unlisted = max(0, s.memberCount - s.members.count)
+        if unlisted > 0 {
+            lines.append(ScreenLine("… and \(Labels.grouped(ordered.count - fits + unlisted)) more", .dim))
+        } else if fits < ordered.count {
             lines.append(ScreenLine("+ \(ordered.count - fits) more", .dim))
         }
         return lines

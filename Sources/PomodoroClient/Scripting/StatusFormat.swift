@@ -69,7 +69,9 @@ public struct StatusFormat: Equatable, Sendable {
     /// the member counts.
     public func expand(_ view: RoomView, now: LocalInstant, utcOffsetSeconds: Int) -> String {
         guard let s = view.snapshot else { return "" }
-        let others = s.members.filter { $0.id != view.myID }
+        // The counts cover the whole room, also a big one that lists only its first members.
+        let mine = view.myID == nil ? 0 : 1
+        let othersPresent = s.presentCount - (view.me?.present ?? true ? mine : 0)
         var out = ""
         for piece in pieces {
             switch piece {
@@ -85,8 +87,8 @@ public struct StatusFormat: Equatable, Sendable {
                 case "s": out += s.status.rawValue
                 case "i": out += s.status == .running ? "▶" : s.status == .paused ? "⏸" : "■"
                 case "b": out += Self.bar(view.progress(at: now), cells: 10)
-                case "m": out += "\(others.filter(\.present).count)"
-                case "M": out += "\(others.count)"
+                case "m": out += "\(max(0, othersPresent))"
+                case "M": out += "\(max(0, s.memberCount - mine))"
                 case "o": out += s.room
                 case "e":
                     if s.status == .running {
