@@ -11,6 +11,9 @@ public struct BenchPlan: Equatable, Sendable {
     public var joinRate: Double
     /// Longest wait, once the last connection has been asked for, for every member to be welcomed.
     public var joinTimeout: Double
+    /// Whether the rooms are started at all. Without, members join and hold their connections in idle
+    /// rooms: a test of how many connections the server holds, with no tick expected.
+    public var startsRooms: Bool
     /// Focus and break lengths the first member of each room configures, in seconds. Short phases make
     /// phase changes (an event and a `state` to every member) part of the steady load.
     public var focusSeconds: Int
@@ -37,7 +40,7 @@ public struct BenchPlan: Equatable, Sendable {
     /// Room names start with this, so runs against the same server never share a room.
     public var roomPrefix: String
 
-    public init(members: Int, rooms: Int, joinRate: Double = 1000, joinTimeout: Double = 30,
+    public init(members: Int, rooms: Int, joinRate: Double = 1000, joinTimeout: Double = 30, startsRooms: Bool = true,
                 focusSeconds: Int = 10, breakSeconds: Int = 5, startSpread: Double = 1, warmup: Double = 2,
                 duration: Double = 10, drain: Double = 1.5, threads: Int = 4, probeMembers: Int = 100,
                 roomPrefix: String = "bench") {
@@ -45,6 +48,7 @@ public struct BenchPlan: Equatable, Sendable {
         self.rooms = rooms
         self.joinRate = joinRate
         self.joinTimeout = joinTimeout
+        self.startsRooms = startsRooms
         self.focusSeconds = focusSeconds
         self.breakSeconds = breakSeconds
         self.startSpread = startSpread
@@ -144,7 +148,7 @@ public enum Scenario: String, CaseIterable, Sendable {
     case allhands
     /// 10,000 members connecting and joining at once.
     case storm
-    /// 19,000 connections held at once, in rooms of 10, every room ticking.
+    /// 19,000 connections held at once, in idle rooms of 10.
     case hold
 
     public var plan: BenchPlan {
@@ -164,8 +168,8 @@ public enum Scenario: String, CaseIterable, Sendable {
             BenchPlan(members: 10_000, rooms: 1_000, joinRate: 0, joinTimeout: 20, focusSeconds: 10,
                       breakSeconds: 5, warmup: 2, duration: 5)
         case .hold:
-            BenchPlan(members: 19_000, rooms: 1_900, joinRate: 2_000, joinTimeout: 40, focusSeconds: 10,
-                      breakSeconds: 5, warmup: 3, duration: 20)
+            BenchPlan(members: 19_000, rooms: 1_900, joinRate: 2_000, joinTimeout: 40, startsRooms: false,
+                      focusSeconds: 10, breakSeconds: 5, warmup: 3, duration: 20)
         }
     }
 }

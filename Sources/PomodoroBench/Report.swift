@@ -80,6 +80,7 @@ public struct BenchReport: Codable, Equatable, Sendable {
         public var members: Int
         public var rooms: Int
         public var joinRate: Double
+        public var startsRooms: Bool
         public var focusSeconds: Int
         public var breakSeconds: Int
         public var windowSeconds: Double
@@ -167,7 +168,7 @@ extension BenchReport {
         }
         var expected = 0, delivered = 0, duplicated = 0
         for member in run.members {
-            let due = gridOfRoom[member.room].map { run.window.boundaries(onGridWithOffset: $0) }
+            let due = !plan.startsRooms ? 0 : gridOfRoom[member.room].map { run.window.boundaries(onGridWithOffset: $0) }
                 ?? Int(run.window.seconds.rounded(.down))
             expected += due
             delivered += min(member.tally.deliveredInWindow, due)
@@ -175,7 +176,7 @@ extension BenchReport {
         }
 
         setup = Setup(scenario: run.scenario, members: plan.members, rooms: plan.rooms, joinRate: plan.joinRate,
-                      focusSeconds: plan.focusSeconds, breakSeconds: plan.breakSeconds,
+                      startsRooms: plan.startsRooms, focusSeconds: plan.focusSeconds, breakSeconds: plan.breakSeconds,
                       windowSeconds: run.window.seconds, threads: plan.threads,
                       probeMembers: plan.probeMembers)
         connections = Connections(held: run.connectionsHeld, joined: joined.count,
@@ -245,7 +246,7 @@ extension BenchReport {
         var lines: [String] = []
         let title = setup.scenario.map { "pomo-bench \($0)" } ?? "pomo-bench"
         let rate = setup.joinRate > 0 ? "\(format(setup.joinRate, places: 0))/s" : "all at once"
-        lines.append("\(title): \(setup.members) members in \(setup.rooms) rooms, joining \(rate), focus \(setup.focusSeconds) s, break \(setup.breakSeconds) s, \(setup.threads) client threads\(setup.probeMembers > 0 ? " and a probe thread" : ""), window \(format(setup.windowSeconds, places: 1)) s")
+        lines.append("\(title): \(setup.members) members in \(setup.rooms) rooms, joining \(rate), \(setup.startsRooms ? "focus \(setup.focusSeconds) s, break \(setup.breakSeconds) s" : "rooms left idle"), \(setup.threads) client threads\(setup.probeMembers > 0 ? " and a probe thread" : ""), window \(format(setup.windowSeconds, places: 1)) s")
         var join = "\(connections.joined) joined"
         if let seconds = connections.joinSeconds { join += " in \(format(seconds, places: 2)) s" }
         if let latency = connections.joinLatencyMs {

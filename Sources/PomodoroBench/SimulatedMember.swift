@@ -2,8 +2,9 @@ import PomodoroProtocol
 
 /// Something that went wrong for a member. Each is counted once, by kind, in the report.
 public enum Problem: Hashable, Sendable, CustomStringConvertible {
-    /// The connection could not be made (refused, reset, handshake timed out).
-    case connectFailed
+    /// The connection could not be made (refused, reset, handshake timed out), with the client library's
+    /// reason.
+    case connectFailed(String)
     /// The server closed the connection before the run ended, with this close code if it sent one
     /// (1008: a slow reader whose queue overflowed, or too many connections from one address).
     case closed(code: UInt16?)
@@ -16,7 +17,7 @@ public enum Problem: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .connectFailed: "connect failed"
+        case .connectFailed(let reason): "connect failed (\(reason))"
         case .closed(let code?): "closed \(code)"
         case .closed(nil): "closed without a code"
         case .errorReply(let code): "error \(code)"
@@ -43,7 +44,7 @@ public struct SimulatedMember: Sendable {
         case error(code: String)
         case phaseCompleted
         case closed(code: UInt16?)
-        case failed
+        case failed(reason: String)
         /// The generator says the rooms may start now.
         case startRoom
         /// The run is over: closes from now on are ours, not the server's.
@@ -126,10 +127,10 @@ public struct SimulatedMember: Sendable {
             stage = .ended
             return finishing || !wasOpen ? [] : report(.closed(code: code))
 
-        case .failed:
+        case .failed(let reason):
             let wasOpen = stage != .ended
             stage = .ended
-            return finishing || !wasOpen ? [] : report(.connectFailed)
+            return finishing || !wasOpen ? [] : report(.connectFailed(reason))
 
         case .finishing:
             finishing = true

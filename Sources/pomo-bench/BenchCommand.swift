@@ -18,6 +18,11 @@ struct BenchCommand: ParsableCommand {
             machine's clock), frames delivered per second, and with --server-pid the server's CPU time and \
             resident memory (from /proc). Then it closes everything and prints the report (--json for JSON).
 
+            Connections are spread over --threads client threads, a room's members on one thread. A few rooms \
+            (--probe-members) get a thread of their own: each thread polls all its connections at every \
+            wake-up, so a thread holding thousands reads a frame a little after it arrived, and the probe's \
+            delays show how much of the figure is the generator's own.
+
             Every stage is bounded, so a run always ends. The generator raises its own open-file limit to the \
             hard limit, and talks to loopback addresses only unless --allow-remote is given.
 
@@ -56,6 +61,9 @@ struct BenchCommand: ParsableCommand {
                                valueName: "seconds"))
     var joinTimeout: Double?
 
+    @Flag(inversion: .prefixedNo, help: "Start the rooms (--no-start leaves them idle: connections held, no ticks).")
+    var start: Bool?
+
     @Option(help: ArgumentHelp("Focus length each room is configured with.", valueName: "seconds"))
     var focus: Int?
 
@@ -77,6 +85,10 @@ struct BenchCommand: ParsableCommand {
 
     @Option(help: "Client service threads the connections are spread over.")
     var threads: Int?
+
+    @Option(name: .customLong("probe-members"),
+            help: "Members (whole rooms) on a thread of their own, whose tick delays are also reported apart; 0 for none.")
+    var probeMembers: Int?
 
     @Option(name: .customLong("room-prefix"), help: "Room names start with this (default bench-PID).")
     var roomPrefix: String?
@@ -132,6 +144,7 @@ struct BenchCommand: ParsableCommand {
         if let rooms { plan.rooms = rooms }
         if let joinRate { plan.joinRate = joinRate }
         if let joinTimeout { plan.joinTimeout = joinTimeout }
+        if let start { plan.startsRooms = start }
         if let focus { plan.focusSeconds = focus }
         if let breakLength { plan.breakSeconds = breakLength }
         if let startSpread { plan.startSpread = startSpread }
@@ -139,6 +152,7 @@ struct BenchCommand: ParsableCommand {
         if let duration { plan.duration = duration }
         if let drain { plan.drain = drain }
         if let threads { plan.threads = threads }
+        if let probeMembers { plan.probeMembers = probeMembers }
         if let roomPrefix { plan.roomPrefix = roomPrefix }
         return plan
     }

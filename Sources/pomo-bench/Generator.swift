@@ -45,7 +45,7 @@ struct Generator {
         // Start: the rooms' starters, in slices spread over the start spread.
         let slices = max(1, min(plan.rooms, Int(plan.startSpread * 20)))
         let startBegan = System.wallNowMs()
-        for slice in 0..<slices {
+        for slice in 0..<slices where plan.startsRooms {
             System.sleep(untilMs: startBegan + plan.startSpread * 1000 * Double(slice) / Double(slices))
             let range = (plan.rooms * slice / slices)..<(plan.rooms * (slice + 1) / slices)
             for group in groups { group.startRooms(range) }

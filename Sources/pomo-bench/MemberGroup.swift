@@ -132,8 +132,8 @@ final class MemberGroup: @unchecked Sendable {
             receive(bytes, arrived: arrived, slot: slot)
         case .closed(let code, _):
             apply(.closed(code: code), to: slot)
-        case .failed:
-            apply(.failed, to: slot)
+        case .failed(let reason):
+            apply(.failed(reason: reason), to: slot)
         }
     }
 

@@ -88,6 +88,16 @@ import Testing
         #expect(report.ticks.missing == 40)
     }
 
+    @Test func idleRoomsOweNoTicks() {
+        var idle = observations(members: (0..<4).map { member($0, latency: 1, seconds: []) })
+        idle.plan.startsRooms = false
+        let report = BenchReport(idle)
+        #expect(report.ticks.expected == 0)
+        #expect(report.ticks.missing == 0)
+        #expect(report.everythingDelivered)
+        #expect(report.text().contains("rooms left idle"))
+    }
+
     @Test func theJSONCarriesEveryFigureUnderStableKeys() throws {
         let all = Array(0..<10).map(Int64.init)
         let report = BenchReport(observations(members: (0..<4).map { member($0, latency: 2, seconds: all) }))

@@ -97,7 +97,8 @@ import Testing
     @Test func aFailedConnectionIsCountedOnceAndNotAlsoAsNotJoined() {
         var member = SimulatedMember(index: 5, plan: plan)
         _ = member.handle(.connectRequested(atMs: 0), plan: plan)
-        #expect(member.handle(.failed, plan: plan) == [.problem(.connectFailed)])
+        #expect(member.handle(.failed(reason: "timeout"), plan: plan) == [.problem(.connectFailed("timeout"))])
+        #expect(Problem.connectFailed("timeout").description == "connect failed (timeout)")
         #expect(member.finalProblem() == nil)
         #expect(!member.welcomed)
     }
