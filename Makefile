@@ -31,6 +31,7 @@ run: release
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(MAKE) --no-print-directory bench-smoke
 	bash Tests/browser/run.sh "$$($(SWIFT) build --show-bin-path)/pomodoro-server"
 	$(MAKE) fuzz FUZZ_SECONDS=30
 	$(MAKE) --no-print-directory test-deploy
@@ -90,3 +91,34 @@ install: deps
 test-deploy: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
 	bash deploy/test.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
+
+# Load tests (docs/PERFORMANCE.md): the release server and `pomo-bench` side by side on loopback, each
+# scenario against a server of its own on a free port (Tests/bench/run.sh). `make bench` runs them all;
+# `make bench-rooms` (or -allhands, -storm, -hold) one. BENCH_ARGS passes options to pomo-bench
+# (e.g. BENCH_ARGS=--json); BENCH_BUILD_FLAGS to swift build (e.g. a --scratch-path).
+BENCH_SCENARIOS := rooms allhands storm hold
+BENCH_ARGS ?=
+BENCH_BUILD_FLAGS ?=
+BENCH_BIN = $$($(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --show-bin-path)
+.PHONY: bench bench-release bench-smoke $(addprefix bench-,$(BENCH_SCENARIOS))
+
+bench-release: deps
+	$(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --product pomodoro-server
+	$(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --product pomo-bench
+
+bench: bench-release
+	@failed=""; for scenario in $(BENCH_SCENARIOS); do \
+	  echo "== $$scenario"; \
+	  bash Tests/bench/run.sh "$(BENCH_BIN)" $$scenario $(BENCH_ARGS) || failed="$$failed $$scenario"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "failed:$$failed"; exit 1; fi
+
+$(addprefix bench-,$(BENCH_SCENARIOS)): bench-%: bench-release
+	bash Tests/bench/run.sh "$(BENCH_BIN)" $* $(BENCH_ARGS)
+
+# A few hundred members for a few seconds, debug build: every member must join and every tick due must
+# arrive. Timings are printed but never judged (make test runs this on loaded machines).
+bench-smoke: deps
+	$(SWIFT) build $(BENCH_BUILD_FLAGS) --product pomodoro-server
+	$(SWIFT) build $(BENCH_BUILD_FLAGS) --product pomo-bench
+	bash Tests/bench/run.sh "$$($(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path)" smoke --expect-all $(BENCH_ARGS)

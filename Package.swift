@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .executable(name: "pomodoro-server", targets: ["pomodoro-server"]),
         .executable(name: "pomo", targets: ["pomo"]),
+        .executable(name: "pomo-bench", targets: ["pomo-bench"]),
         // For the fuzz target in Tests/Fuzz, a package of its own.
         .library(name: "PomodoroProtocol", targets: ["PomodoroProtocol"]),
     ],
@@ -64,6 +65,14 @@ let package = Package(
                           dependencies: ["PomodoroClient",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           swiftSettings: strict),
+        // The load generator's pure parts: the plan, a simulated member, tick accounting, percentiles,
+        // /proc parsing and the report. No sockets, no clock reads.
+        .target(name: "PomodoroBench", dependencies: ["PomodoroProtocol", "PomodoroCore"], swiftSettings: strict),
+        // `pomo-bench`, the load generator (docs/PERFORMANCE.md): options, client threads, the run's stages.
+        .executableTarget(name: "pomo-bench",
+                          dependencies: ["PomodoroBench", "PomodoroNet", "PomodoroProtocol", "PomodoroClient",
+                                         .product(name: "ArgumentParser", package: "swift-argument-parser")],
+                          swiftSettings: strict),
 
         .testTarget(name: "PomodoroCoreTests", dependencies: ["PomodoroCore"], swiftSettings: strict),
         .testTarget(name: "PomodoroStoreTests", dependencies: ["PomodoroStore", "PomodoroCore"],
@@ -75,6 +84,8 @@ let package = Package(
         .testTarget(name: "PomodoroServerCLITests",
                     dependencies: ["PomodoroServerCLI", "PomodoroServer",
                                    .product(name: "Logging", package: "swift-log")],
+                    swiftSettings: strict),
+        .testTarget(name: "PomodoroBenchTests", dependencies: ["PomodoroBench", "PomodoroProtocol"],
                     swiftSettings: strict),
         .testTarget(name: "PomoTests",
                     dependencies: ["PomodoroClient", "PomodoroProtocol", "PomodoroCore", "PomodoroNet"],

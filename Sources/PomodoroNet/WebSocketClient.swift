@@ -31,6 +31,7 @@ public final class WebSocketClient: ServiceLoop, @unchecked Sendable {
         var peerCloseCode: UInt16?
         var peerCloseReason = ""
         var closeCode: UInt16?
+        var opened = false
         var ended = false
         let strings: [UnsafeMutablePointer<CChar>]
         init(id: ClientConnectionID, maxMessageBytes: Int, strings: [UnsafeMutablePointer<CChar>],
@@ -188,6 +189,7 @@ public final class WebSocketClient: ServiceLoop, @unchecked Sendable {
         switch reason {
         case LWS_CALLBACK_CLIENT_ESTABLISHED:
             connection.wsi = wsi
+            connection.opened = true
             connection.handler(.opened)
             if !connection.outbound.isEmpty { lws_callback_on_writable(wsi) }
 
@@ -228,6 +230,13 @@ public final class WebSocketClient: ServiceLoop, @unchecked Sendable {
 
         case LWS_CALLBACK_CLIENT_CLOSED:
             end(connection, with: .closed(code: connection.peerCloseCode, reason: connection.peerCloseReason))
+
+        case LWS_CALLBACK_WSI_DESTROY:
+            // The library frees some connections without either report above, e.g. one that timed out while
+            // the server had not yet answered its handshake. The handler hears of every end, once.
+            end(connection, with: connection.opened
+                ? .closed(code: connection.peerCloseCode, reason: connection.peerCloseReason)
+                : .failed("the connection ended before it opened"))
 
         default:
             break

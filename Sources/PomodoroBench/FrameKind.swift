@@ -1,0 +1,72 @@
+/// What a server frame is, read from its bytes without parsing the JSON.
+///
+/// The generator needs the contents of ticks, replies and phase ends only. A `state` or `welcome` carries
+/// the whole member list: about 170 bytes a member, so 850 KB in a room of 5,000, sent to every member on
+/// every join. Parsing those would make the generator, not the server, the bottleneck, so they are
+/// recognised and counted but never parsed.
+///
+/// The scan looks for the exact bytes `"type":"` and `"kind":"`. In the server's compact JSON these can
+/// only be keys: inside a string (a member's name or task), a quote is escaped as `\"`, and no nested
+/// object of a server message has a `type` or `kind` key. Key order does not matter.
+public enum FrameKind: Equatable, Sendable {
+    case tick
+    case state
+    case welcome
+    /// An event, with its `kind` (`phaseCompleted`, `memberJoined`, ...).
+    case event(kind: String)
+    case ok
+    case error
+    case pong
+    /// A type this generator does not know, or a frame without a readable type: parse it to find out.
+    case other(String?)
+
+    public init(of frame: [UInt8]) {
+        self = frame.withUnsafeBufferPointer { Self.classify($0) }
+    }
+
+    static func classify(_ frame: UnsafeBufferPointer<UInt8>) -> FrameKind {
+        guard let type = stringValue(after: typeKey, in: frame) else { return .other(nil) }
+        switch type {
+        case "tick": return .tick
+        case "state": return .state
+        case "welcome": return .welcome
+        case "ok": return .ok
+        case "error": return .error
+        case "pong": return .pong
+        case "event": return stringValue(after: kindKey, in: frame).map { .event(kind: $0) } ?? .other(type)
+        default: return .other(type)
+        }
+    }
+
+    private static let typeKey = Array(#""type":""#.utf8)
+    private static let kindKey = Array(#""kind":""#.utf8)
+
+    /// The string after the first occurrence of `key` (which ends with the opening quote), up to the next
+    /// quote; nil when the key is absent, the value holds an escape or runs past 32 bytes (no type or kind
+    /// is that long).
+    static func stringValue(after key: [UInt8], in frame: UnsafeBufferPointer<UInt8>) -> String? {
+        guard frame.count >= key.count else { return nil }
+        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+        var start = 0
+        while start + key.count <= frame.count {
+            var matches = true
+            for offset in 0..<key.count where frame[start + offset] != key[offset] {
+                matches = false
+                break
+            }
+            if matches {
+                let valueStart = start + key.count
+                var end = valueStart
+                while end < frame.count, end - valueStart <= 32 {
+                    let byte = frame[end]
+                    if byte == quote { return String(decoding: frame[valueStart..<end], as: UTF8.self) }
+                    if byte == backslash { return nil }
+                    end += 1
+                }
+                return nil
+            }
+            start += 1
+        }
+        return nil
+    }
+}

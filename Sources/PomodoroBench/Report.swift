@@ -1,0 +1,318 @@
+import Foundation
+
+/// The server as seen from `/proc` during a run.
+public struct ServerReadings: Equatable, Sendable {
+    public var pid: Int32
+    /// Resident memory before the first connection, and at the end of the measurement window.
+    public var idleRssKiB: Int64?
+    public var steadyRssKiB: Int64?
+    /// CPU time at the start and end of the window, and the wall-clock seconds between the two readings.
+    public var cpuAtStart: ProcFiles.CPUTime?
+    public var cpuAtEnd: ProcFiles.CPUTime?
+    public var cpuElapsedSeconds: Double
+    public var clockTicksPerSecond: Int
+
+    public init(pid: Int32, idleRssKiB: Int64? = nil, steadyRssKiB: Int64? = nil, cpuAtStart: ProcFiles.CPUTime? = nil,
+                cpuAtEnd: ProcFiles.CPUTime? = nil, cpuElapsedSeconds: Double = 0, clockTicksPerSecond: Int = 100) {
+        self.pid = pid
+        self.idleRssKiB = idleRssKiB
+        self.steadyRssKiB = steadyRssKiB
+        self.cpuAtStart = cpuAtStart
+        self.cpuAtEnd = cpuAtEnd
+        self.cpuElapsedSeconds = cpuElapsedSeconds
+        self.clockTicksPerSecond = clockTicksPerSecond
+    }
+}
+
+/// Everything a run observed, gathered from the client threads once the run is over.
+public struct RunObservations: Sendable {
+    public var scenario: String?
+    public var plan: BenchPlan
+    public var members: [SimulatedMember]
+    /// Problems in the order they were reported, counted by kind (the members' final ones are added later).
+    public var problems: [Problem: Int]
+    /// Arrival minus boundary of every tick whose boundary is inside the window, in ms.
+    public var tickDelaysMs: [Double]
+    /// The part of `tickDelaysMs` measured on the probe thread.
+    public var probeTickDelaysMs: [Double]
+    public var window: TickWindow
+    /// Frames and their bytes that arrived during the window.
+    public var framesInWindow: Int
+    public var bytesInWindow: Int
+    /// Connections open at the end of the window.
+    public var connectionsHeld: Int
+    /// When the first connection was asked for (epoch ms).
+    public var firstConnectMs: Double?
+    public var server: ServerReadings?
+    /// The generator's own CPU time over the window, in seconds.
+    public var generatorCPUSeconds: Double?
+    /// The whole machine's CPU time at the start and end of the window.
+    public var machineAtStart: ProcFiles.MachineCPU?
+    public var machineAtEnd: ProcFiles.MachineCPU?
+
+    public init(scenario: String?, plan: BenchPlan, members: [SimulatedMember], problems: [Problem: Int],
+                tickDelaysMs: [Double], probeTickDelaysMs: [Double] = [], window: TickWindow, framesInWindow: Int, bytesInWindow: Int,
+                connectionsHeld: Int, firstConnectMs: Double?, server: ServerReadings? = nil,
+                generatorCPUSeconds: Double? = nil, machineAtStart: ProcFiles.MachineCPU? = nil,
+                machineAtEnd: ProcFiles.MachineCPU? = nil) {
+        self.scenario = scenario
+        self.plan = plan
+        self.members = members
+        self.problems = problems
+        self.tickDelaysMs = tickDelaysMs
+        self.probeTickDelaysMs = probeTickDelaysMs
+        self.window = window
+        self.framesInWindow = framesInWindow
+        self.bytesInWindow = bytesInWindow
+        self.connectionsHeld = connectionsHeld
+        self.firstConnectMs = firstConnectMs
+        self.server = server
+        self.generatorCPUSeconds = generatorCPUSeconds
+        self.machineAtStart = machineAtStart
+        self.machineAtEnd = machineAtEnd
+    }
+}
+
+/// The result of a run, as text for people and JSON for scripts (`--json`).
+public struct BenchReport: Codable, Equatable, Sendable {
+    public struct Setup: Codable, Equatable, Sendable {
+        public var scenario: String?
+        public var members: Int
+        public var rooms: Int
+        public var joinRate: Double
+        public var startsRooms: Bool
+        public var focusSeconds: Int
+        public var breakSeconds: Int
+        public var windowSeconds: Double
+        public var threads: Int
+        public var probeMembers: Int
+    }
+
+    public struct Connections: Codable, Equatable, Sendable {
+        /// Open at the end of the measurement window.
+        public var held: Int
+        public var joined: Int
+        /// From the first connection asked for to the last `welcome`.
+        public var joinSeconds: Double?
+        /// Per member, from asking for the connection to its `welcome`.
+        public var joinLatencyMs: LatencySummary?
+    }
+
+    public struct Ticks: Codable, Equatable, Sendable {
+        /// Whole-second boundaries inside the window, summed over every member: each should reach the
+        /// member as a tick or as the end of a phase.
+        public var expected: Int
+        public var delivered: Int
+        public var missing: Int
+        public var duplicated: Int
+        /// Ticks whose delay was measured (boundaries inside the window that were ticks, not phase ends).
+        public var measured: Int
+        /// Arrival minus the boundary the tick marks, every tick measured.
+        public var delayMs: LatencySummary?
+        /// The same for the probe members only, read on a thread with few connections.
+        public var probeDelayMs: LatencySummary?
+    }
+
+    public struct Traffic: Codable, Equatable, Sendable {
+        public var framesPerSecond: Double
+        public var bytesPerSecond: Double
+    }
+
+    public struct Server: Codable, Equatable, Sendable {
+        public var pid: Int32
+        /// CPU time over the window, and as a percentage of one core.
+        public var cpuSeconds: Double?
+        public var cpuPercentOfCore: Double?
+        public var idleRssKiB: Int64?
+        public var steadyRssKiB: Int64?
+        /// (steady - idle) / connections held.
+        public var rssBytesPerConnection: Double?
+    }
+
+    public var setup: Setup
+    public var connections: Connections
+    public var errors: Int
+    /// Errors by kind: "closed 1008", "error room_limit", "connect failed", "not joined" ...
+    public var errorsByKind: [String: Int]
+    public var ticks: Ticks
+    public var traffic: Traffic
+    public var server: Server?
+    public var generatorCPUPercentOfCore: Double?
+    /// How busy the whole machine was over the window, every process counted, as a percentage of all its
+    /// CPUs; beyond what the server and the generator used, that is other work competing with them.
+    public var machineBusyPercent: Double?
+    public var machineCPUs: Int?
+    /// Why the run does not count as "everything delivered" (what `--expect-all` checks); empty when it does.
+    public var deliveryFailures: [String]
+
+    public var everythingDelivered: Bool { deliveryFailures.isEmpty }
+}
+
+extension BenchReport {
+    /// Builds the report: counts, percentiles and rates from what the run observed.
+    public init(_ run: RunObservations) {
+        let plan = run.plan
+        var problems = run.problems
+        for member in run.members {
+            if let problem = member.finalProblem() { problems[problem, default: 0] += 1 }
+        }
+        let joined = run.members.filter(\.welcomed)
+        let lastWelcome = joined.compactMap(\.welcomedAtMs).max()
+        let joinSeconds = both(run.firstConnectMs, lastWelcome).map { ($1 - $0) / 1000 }
+
+        // A room's grid comes from whichever member saw a tick; a room nobody heard tick is still expected
+        // to have ticked once a second through the window.
+        var gridOfRoom: [Int: Int64] = [:]
+        for member in run.members {
+            if gridOfRoom[member.room] == nil, let offset = member.tally.gridOffsetMs { gridOfRoom[member.room] = offset }
+        }
+        var expected = 0, delivered = 0, duplicated = 0
+        for member in run.members {
+            let due = !plan.startsRooms ? 0 : gridOfRoom[member.room].map { run.window.boundaries(onGridWithOffset: $0) }
+                ?? Int(run.window.seconds.rounded(.down))
+            expected += due
+            delivered += min(member.tally.deliveredInWindow, due)
+            duplicated += member.tally.duplicates
+        }
+
+        setup = Setup(scenario: run.scenario, members: plan.members, rooms: plan.rooms, joinRate: plan.joinRate,
+                      startsRooms: plan.startsRooms, focusSeconds: plan.focusSeconds, breakSeconds: plan.breakSeconds,
+                      windowSeconds: run.window.seconds, threads: plan.threads,
+                      probeMembers: plan.probeMembers)
+        connections = Connections(held: run.connectionsHeld, joined: joined.count,
+                                  joinSeconds: joinSeconds.map { rounded($0) },
+                                  joinLatencyMs: LatencySummary(samples: joined.compactMap(\.joinLatencyMs))?.rounded)
+        errors = problems.values.reduce(0, +)
+        errorsByKind = Dictionary(problems.map { ($0.key.description, $0.value) }, uniquingKeysWith: +)
+        ticks = Ticks(expected: expected, delivered: delivered, missing: expected - delivered, duplicated: duplicated,
+                      measured: run.tickDelaysMs.count, delayMs: LatencySummary(samples: run.tickDelaysMs)?.rounded,
+                      probeDelayMs: LatencySummary(samples: run.probeTickDelaysMs)?.rounded)
+        let seconds = run.window.seconds
+        traffic = Traffic(framesPerSecond: rounded(Double(run.framesInWindow) / seconds, places: 1),
+                          bytesPerSecond: rounded(Double(run.bytesInWindow) / seconds, places: 0))
+        server = run.server.map { readings in
+            var cpuSeconds: Double?, percent: Double?
+            if let start = readings.cpuAtStart, let end = readings.cpuAtEnd, readings.cpuElapsedSeconds > 0 {
+                let used = Double(end.totalTicks - start.totalTicks) / Double(readings.clockTicksPerSecond)
+                cpuSeconds = rounded(used, places: 2)
+                percent = rounded(used / readings.cpuElapsedSeconds * 100, places: 1)
+            }
+            var perConnection: Double?
+            if let idle = readings.idleRssKiB, let steady = readings.steadyRssKiB, run.connectionsHeld > 0 {
+                perConnection = rounded(Double((steady - idle) * 1024) / Double(run.connectionsHeld), places: 0)
+            }
+            return Server(pid: readings.pid, cpuSeconds: cpuSeconds, cpuPercentOfCore: percent,
+                          idleRssKiB: readings.idleRssKiB, steadyRssKiB: readings.steadyRssKiB,
+                          rssBytesPerConnection: perConnection)
+        }
+        generatorCPUPercentOfCore = run.generatorCPUSeconds.map { rounded($0 / seconds * 100, places: 1) }
+        if let start = run.machineAtStart, let end = run.machineAtEnd, end.totalTicks > start.totalTicks {
+            machineBusyPercent = rounded(Double(end.busyTicks - start.busyTicks) / Double(end.totalTicks - start.totalTicks) * 100,
+                                         places: 1)
+            machineCPUs = end.cpus
+        }
+        deliveryFailures = []
+        deliveryFailures = Self.deliveryFailures(of: self)
+    }
+
+    /// What keeps a run from counting as "everything delivered": a member not joined, any error, any
+    /// tick missing. Timings are never judged here; a loaded machine may be slow but must not lose anything.
+    static func deliveryFailures(of report: BenchReport) -> [String] {
+        var failures: [String] = []
+        if report.connections.joined < report.setup.members {
+            failures.append("\(report.connections.joined) of \(report.setup.members) members joined")
+        }
+        if report.errors > 0 {
+            let kinds = report.errorsByKind.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+            failures.append("\(report.errors) errors (\(kinds.joined(separator: ", ")))")
+        }
+        if report.ticks.missing > 0 {
+            failures.append("\(report.ticks.missing) of \(report.ticks.expected) ticks missing")
+        }
+        if report.ticks.duplicated > 0 { failures.append("\(report.ticks.duplicated) ticks came twice") }
+        return failures
+    }
+
+    /// One JSON object, keys sorted.
+    public func json() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        // Encoding plain numbers, strings and dictionaries of them cannot fail.
+        return String(decoding: try! encoder.encode(self), as: UTF8.self)
+    }
+
+    /// A few aligned lines for people.
+    public func text() -> String {
+        var lines: [String] = []
+        let title = setup.scenario.map { "pomo-bench \($0)" } ?? "pomo-bench"
+        let rate = setup.joinRate > 0 ? "\(format(setup.joinRate, places: 0))/s" : "all at once"
+        lines.append("\(title): \(setup.members) members in \(setup.rooms) rooms, joining \(rate), \(setup.startsRooms ? "focus \(setup.focusSeconds) s, break \(setup.breakSeconds) s" : "rooms left idle"), \(setup.threads) client threads\(setup.probeMembers > 0 ? " and a probe thread" : ""), window \(format(setup.windowSeconds, places: 1)) s")
+        var join = "\(connections.joined) joined"
+        if let seconds = connections.joinSeconds { join += " in \(format(seconds, places: 2)) s" }
+        if let latency = connections.joinLatencyMs {
+            join += "; join latency p50 \(format(latency.p50)) ms, p99 \(format(latency.p99)) ms, max \(format(latency.max)) ms"
+        }
+        lines.append(row("connections held", "\(connections.held) of \(setup.members) (\(join))"))
+        let kinds = errorsByKind.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+        lines.append(row("errors", kinds.isEmpty ? "0" : "\(errors) (\(kinds.joined(separator: ", ")))"))
+        if let delay = ticks.delayMs {
+            lines.append(row("tick delay", "p50 \(format(delay.p50)) ms, p99 \(format(delay.p99)) ms, p99.9 \(format(delay.p999)) ms, max \(format(delay.max)) ms (\(delay.count) ticks)"))
+        } else {
+            lines.append(row("tick delay", "no tick measured"))
+        }
+        if let probe = ticks.probeDelayMs {
+            lines.append(row("  probe members", "p50 \(format(probe.p50)) ms, p99 \(format(probe.p99)) ms, p99.9 \(format(probe.p999)) ms, max \(format(probe.max)) ms (\(probe.count) ticks, \(setup.probeMembers) members on a thread of their own)"))
+        }
+        lines.append(row("ticks", "\(ticks.delivered) of \(ticks.expected) delivered, \(ticks.missing) missing (phase ends count as delivered seconds)"))
+        lines.append(row("frames delivered", "\(format(traffic.framesPerSecond, places: 0))/s, \(format(traffic.bytesPerSecond / 1_048_576, places: 2)) MiB/s"))
+        if let server {
+            if let percent = server.cpuPercentOfCore, let seconds = server.cpuSeconds {
+                lines.append(row("server CPU", "\(format(percent, places: 1))% of a core (\(format(seconds, places: 2)) s in \(format(setup.windowSeconds, places: 1)) s)"))
+            } else {
+                lines.append(row("server CPU", "unreadable (pid \(server.pid))"))
+            }
+            if let idle = server.idleRssKiB, let steady = server.steadyRssKiB {
+                let perConnection = server.rssBytesPerConnection.map { "\(format($0 / 1024, places: 1)) KiB per connection" }
+                    ?? "no connection held"
+                lines.append(row("server memory", "idle \(format(Double(idle) / 1024, places: 1)) MiB, steady \(format(Double(steady) / 1024, places: 1)) MiB: \(perConnection)"))
+            } else {
+                lines.append(row("server memory", "unreadable (pid \(server.pid))"))
+            }
+        }
+        if let generator = generatorCPUPercentOfCore {
+            lines.append(row("generator CPU", "\(format(generator, places: 1))% of a core"))
+        }
+        if let busy = machineBusyPercent, let cpus = machineCPUs {
+            lines.append(row("machine CPU", "\(format(busy, places: 1))% of \(cpus) CPUs busy (every process)"))
+        }
+        lines.append(row("delivery", deliveryFailures.isEmpty ? "everything delivered" : deliveryFailures.joined(separator: "; ")))
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private func row(_ label: String, _ value: String) -> String {
+        label.padding(toLength: 18, withPad: " ", startingAt: 0) + value
+    }
+}
+
+extension LatencySummary {
+    /// Rounded to the microsecond, which is finer than anything the clocks involved can promise.
+    var rounded: LatencySummary {
+        LatencySummary(count: count, min: Self.round(min), p50: Self.round(p50), p99: Self.round(p99),
+                       p999: Self.round(p999), max: Self.round(max), mean: Self.round(mean))
+    }
+    private static func round(_ value: Double) -> Double { (value * 1000).rounded() / 1000 }
+}
+
+private func rounded(_ value: Double, places: Int = 3) -> Double {
+    let scale = pow(10, Double(places))
+    return (value * scale).rounded() / scale
+}
+
+private func format(_ value: Double, places: Int = 2) -> String {
+    String(format: "%.\(places)f", value)
+}
+
+private func both<A, B>(_ a: A?, _ b: B?) -> (A, B)? {
+    guard let a, let b else { return nil }
+    return (a, b)
+}

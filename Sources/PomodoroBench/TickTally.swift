@@ -1,0 +1,80 @@
+/// The measurement window, in wall-clock epoch milliseconds: `[start, end)`.
+///
+/// A tick belongs to the window when the whole-second boundary it marks does, whenever it arrives: a tick
+/// due just before the end that arrives late is still counted, and its delay is what is measured.
+public struct TickWindow: Equatable, Sendable {
+    public var startMs: Int64
+    public var endMs: Int64
+
+    public init(startMs: Int64, endMs: Int64) {
+        self.startMs = startMs
+        self.endMs = endMs
+    }
+
+    public func contains(_ boundaryMs: Int64) -> Bool { boundaryMs >= startMs && boundaryMs < endMs }
+
+    /// How many boundaries of a room's one-second grid fall in the window. The grid is every instant
+    /// `offsetMs + k * 1000`: a room's phases follow each other at their deadlines (auto-start), so each of
+    /// its whole seconds is on one grid, and each boundary is either a tick or a phase's end.
+    public func boundaries(onGridWithOffset offsetMs: Int64) -> Int {
+        let offset = ((offsetMs % 1000) + 1000) % 1000
+        // The number of k with start <= offset + 1000k < end.
+        func firstIndex(atOrAfter time: Int64) -> Int64 { ceilDiv(time - offset, 1000) }
+        return Int(max(0, firstIndex(atOrAfter: endMs) - firstIndex(atOrAfter: startMs)))
+    }
+
+    public var seconds: Double { Double(endMs - startMs) / 1000 }
+}
+
+private func ceilDiv(_ a: Int64, _ b: Int64) -> Int64 {
+    let quotient = a / b
+    return (a % b != 0 && (a > 0) == (b > 0)) ? quotient + 1 : quotient
+}
+
+/// What one member saw of its room's seconds: which boundaries reached it inside the window, as a tick or
+/// as the end of a phase (a phase's last second brings `phaseCompleted`, not a tick).
+public struct TickTally: Equatable, Sendable {
+    /// Boundaries inside the window that reached this member (ticks and phase ends).
+    public private(set) var deliveredInWindow = 0
+    /// Ticks inside the window, a part of `deliveredInWindow`.
+    public private(set) var ticksInWindow = 0
+    /// Ticks for a boundary this member had already seen (never expected; counted to catch it).
+    public private(set) var duplicates = 0
+    /// Every tick received, in the window or not.
+    public private(set) var ticksReceived = 0
+    /// The room's grid offset (a boundary modulo 1000), known from the first tick.
+    public private(set) var gridOffsetMs: Int64?
+    /// The last boundary seen, and the end of the phase it belonged to (the next phase end's boundary).
+    private var lastBoundaryMs: Int64?
+    private var phaseEndsAtMs: Int64?
+
+    public init() {}
+
+    /// Records a tick. Its boundary is `endsAt - remainingMs`; returns it when it is inside the window and
+    /// new, so that the caller records its delay.
+    public mutating func tick(remainingMs: Int64, endsAtMs: Int64, window: TickWindow?) -> Int64? {
+        ticksReceived += 1
+        let boundary = endsAtMs - remainingMs
+        if gridOffsetMs == nil { gridOffsetMs = ((boundary % 1000) + 1000) % 1000 }
+        phaseEndsAtMs = endsAtMs
+        if let last = lastBoundaryMs, boundary <= last {
+            duplicates += 1
+            return nil
+        }
+        lastBoundaryMs = boundary
+        guard let window, window.contains(boundary) else { return nil }
+        deliveredInWindow += 1
+        ticksInWindow += 1
+        return boundary
+    }
+
+    /// Records `phaseCompleted`: its boundary is the end of the phase the last tick belonged to. A phase
+    /// whose every tick was lost cannot be placed, and its end counts as missing.
+    public mutating func phaseCompleted(window: TickWindow?) {
+        guard let boundary = phaseEndsAtMs else { return }
+        phaseEndsAtMs = nil
+        if let last = lastBoundaryMs, boundary <= last { return }
+        lastBoundaryMs = boundary
+        if let window, window.contains(boundary) { deliveredInWindow += 1 }
+    }
+}

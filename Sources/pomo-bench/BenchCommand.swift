@@ -1,0 +1,177 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import PomodoroBench
+import PomodoroClient
+
+@main
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pomo-bench",
+        abstract: "Load generator for a running pomodoro-server: many members in many rooms, all ticking.",
+        discussion: """
+            Opens --members WebSocket connections from this one process, spread over --rooms rooms (member i \
+            joins room i mod rooms). The first member of each room configures short phases that follow each \
+            other by themselves and starts the room; the starts are spread over --start-spread seconds. After \
+            --warmup seconds it measures for --duration seconds: connections held, errors, the delay of every \
+            tick (its arrival minus the whole-second boundary it marks: server and generator share this \
+            machine's clock), frames delivered per second, and with --server-pid the server's CPU time and \
+            resident memory (from /proc). Then it closes everything and prints the report (--json for JSON).
+
+            Connections are spread over --threads client threads, a room's members on one thread. A few rooms \
+            (--probe-members) get a thread of their own: each thread polls all its connections at every \
+            wake-up, so a thread holding thousands reads a frame a little after it arrived, and the probe's \
+            delays show how much of the figure is the generator's own.
+
+            Every stage is bounded, so a run always ends. The generator raises its own open-file limit to the \
+            hard limit, and talks to loopback addresses only unless --allow-remote is given.
+
+            A --scenario sets defaults that any option overrides: \(Scenario.allCases.map(\.rawValue).joined(separator: ", ")). \
+            docs/PERFORMANCE.md says what each measures and how to run it (make bench).
+
+            EXIT STATUS: 0 done; 1 --expect-all and something was not delivered (a member not joined, an \
+            error, a tick missing); 2 the run overran its bound; 64 bad usage.
+            """)
+
+    @Option(help: ArgumentHelp("Defaults for one of the documented scenarios.", valueName: "name"))
+    var scenario: String?
+
+    @Option(help: ArgumentHelp("The server's WebSocket URL, ws://HOST:PORT[/PATH] (instead of --host/--port).",
+                               valueName: "url"))
+    var url: String?
+
+    @Option(help: "The server's address (default 127.0.0.1).")
+    var host: String?
+
+    @Option(help: "The server's port (default 8080).")
+    var port: Int?
+
+    @Option(help: "Members to simulate, one connection each.")
+    var members: Int?
+
+    @Option(help: "Rooms to spread them over.")
+    var rooms: Int?
+
+    @Option(name: .customLong("join-rate"),
+            help: ArgumentHelp("New connections per second; 0 opens all at once.", valueName: "per-second"))
+    var joinRate: Double?
+
+    @Option(name: .customLong("join-timeout"),
+            help: ArgumentHelp("Seconds to wait, after the last connection is asked for, for every welcome.",
+                               valueName: "seconds"))
+    var joinTimeout: Double?
+
+    @Flag(inversion: .prefixedNo, help: "Start the rooms (--no-start leaves them idle: connections held, no ticks).")
+    var start: Bool?
+
+    @Option(help: ArgumentHelp("Focus length each room is configured with.", valueName: "seconds"))
+    var focus: Int?
+
+    @Option(name: .customLong("break"), help: ArgumentHelp("Short and long break length.", valueName: "seconds"))
+    var breakLength: Int?
+
+    @Option(name: .customLong("start-spread"),
+            help: ArgumentHelp("Seconds over which the room starts are spread.", valueName: "seconds"))
+    var startSpread: Double?
+
+    @Option(help: ArgumentHelp("Seconds between the last start and the measurement.", valueName: "seconds"))
+    var warmup: Double?
+
+    @Option(help: ArgumentHelp("Length of the measurement window.", valueName: "seconds"))
+    var duration: Double?
+
+    @Option(help: ArgumentHelp("Seconds after the window for its last ticks to arrive.", valueName: "seconds"))
+    var drain: Double?
+
+    @Option(help: "Client service threads the connections are spread over.")
+    var threads: Int?
+
+    @Option(name: .customLong("probe-members"),
+            help: "Members (whole rooms) on a thread of their own, whose tick delays are also reported apart; 0 for none.")
+    var probeMembers: Int?
+
+    @Option(name: .customLong("room-prefix"), help: "Room names start with this (default bench-PID).")
+    var roomPrefix: String?
+
+    @Option(name: .customLong("server-pid"),
+            help: ArgumentHelp("The server's process id, to read its CPU time and memory from /proc.", valueName: "pid"))
+    var serverPID: Int32?
+
+    @Option(help: ArgumentHelp("Write every measured tick to this file, one \"room boundary-ms delay-ms\" line each.",
+                               valueName: "path"))
+    var samples: String?
+
+    @Flag(help: "Print the report as JSON.")
+    var json = false
+
+    @Flag(name: .customLong("expect-all"),
+          help: "Exit 1 unless every member joined, no error occurred and every expected tick arrived.")
+    var expectAll = false
+
+    @Flag(name: .customLong("allow-remote"), help: "Allow an address that is not this machine's loopback.")
+    var allowRemote = false
+
+    func validate() throws {
+        if let scenario, Scenario(rawValue: scenario) == nil {
+            throw ValidationError("unknown scenario '\(scenario)': use one of \(Scenario.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        if url != nil && (host != nil || port != nil) { throw ValidationError("give --url or --host/--port, not both") }
+        let problems = try plan().problems()
+        if let first = problems.first { throw ValidationError(first) }
+        let target = try address()
+        if !allowRemote && !Loopback.isLoopback(target.host) {
+            throw ValidationError("\(target.host) is not a loopback address: a load test talks to this machine only (--allow-remote to override)")
+        }
+        if let serverPID, System.cpuTime(of: serverPID) == nil {
+            throw ValidationError("no readable /proc/\(serverPID)/stat: is --server-pid the server's process id?")
+        }
+    }
+
+    func address() throws -> ServerAddress {
+        if let url {
+            do { return try ServerAddress(parsing: url) } catch { throw ValidationError(error.description) }
+        }
+        let host = host ?? "127.0.0.1"
+        let port = port ?? 8080
+        guard (1...65535).contains(port) else { throw ValidationError("--port must be 1–65535") }
+        return ServerAddress(host: host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host, port: port)
+    }
+
+    func plan() throws -> BenchPlan {
+        var plan = scenario.flatMap(Scenario.init(rawValue:))?.plan ?? Scenario.smoke.plan
+        plan.roomPrefix = "bench-\(getpid())"
+        if let members { plan.members = members }
+        if let rooms { plan.rooms = rooms }
+        if let joinRate { plan.joinRate = joinRate }
+        if let joinTimeout { plan.joinTimeout = joinTimeout }
+        if let start { plan.startsRooms = start }
+        if let focus { plan.focusSeconds = focus }
+        if let breakLength { plan.breakSeconds = breakLength }
+        if let startSpread { plan.startSpread = startSpread }
+        if let warmup { plan.warmup = warmup }
+        if let duration { plan.duration = duration }
+        if let drain { plan.drain = drain }
+        if let threads { plan.threads = threads }
+        if let probeMembers { plan.probeMembers = probeMembers }
+        if let roomPrefix { plan.roomPrefix = roomPrefix }
+        return plan
+    }
+
+    func run() throws {
+        let plan = try plan()
+        let limit = System.raiseOpenFileLimit()
+        if UInt64(plan.members) + 64 > limit {
+            System.progress("warning: the open-file limit is \(limit), fewer than \(plan.members) connections need")
+        }
+        // The last guard: every stage has its own bound, but a stuck thread must not keep the run alive.
+        let bound = plan.boundSeconds
+        DispatchQueue.global().asyncAfter(deadline: .now() + bound) {
+            System.progress("the run overran its bound of \(Int(bound)) s; giving up")
+            Glibc.exit(2)
+        }
+        let report = try Generator(plan: plan, scenario: scenario, address: address(), serverPID: serverPID,
+                               samplesPath: samples).run()
+        print(json ? report.json() : report.text(), terminator: json ? "\n" : "")
+        if expectAll && !report.everythingDelivered { throw ExitCode(1) }
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import PomodoroBench
+import PomodoroClient
+
+/// One run, stage after stage, each bounded: connect and join at the planned rate, start the rooms,
+/// warm up, measure over the window, let late ticks drain, then stop every connection at once.
+struct Generator {
+    let plan: BenchPlan
+    let scenario: String?
+    let address: ServerAddress
+    let serverPID: Int32?
+    /// Where to write every measured tick ("room boundary-ms delay-ms" lines), if anywhere.
+    let samplesPath: String?
+
+    func run() throws -> BenchReport {
+        var server = serverPID.map { ServerReadings(pid: $0, clockTicksPerSecond: System.clockTicksPerSecond) }
+        server?.idleRssKiB = serverPID.flatMap(System.residentKiB(of:))
+        let groups = try (0..<plan.threadCount).map { try MemberGroup(number: $0, plan: plan, address: address) }
+
+        // Join: connections are asked for in slices every 10 ms at the planned rate, or all at once.
+        System.progress("connecting \(plan.members) members to \(address), \(plan.rooms) rooms")
+        let firstConnect = System.wallNowMs()
+        var next = 0
+        while next < plan.members {
+            let due = plan.joinRate > 0
+                ? min(plan.members, Int(((System.wallNowMs() - firstConnect) / 1000 * plan.joinRate).rounded(.down)) + 1)
+                : plan.members
+            if due > next {
+                var slices = Array(repeating: [Int](), count: plan.threadCount)
+                for index in next..<due { slices[plan.thread(ofMember: index)].append(index) }
+                for (group, slice) in zip(groups, slices) where !slice.isEmpty { group.connect(slice) }
+                next = due
+            }
+            if next < plan.members { usleep(10_000) }
+        }
+        let joinDeadline = System.wallNowMs() + plan.joinTimeout * 1000
+        var progress = (welcomed: 0, settled: 0)
+        while System.wallNowMs() < joinDeadline {
+            progress = groups.map(\.joinProgress).reduce((0, 0)) { ($0.0 + $1.welcomed, $0.1 + $1.settled) }
+            if progress.settled == plan.members { break }
+            usleep(100_000)
+        }
+        System.progress("\(progress.welcomed) of \(plan.members) joined in \(String(format: "%.2f", (System.wallNowMs() - firstConnect) / 1000)) s")
+
+        // Start: the rooms' starters, in slices spread over the start spread.
+        let slices = max(1, min(plan.rooms, Int(plan.startSpread * 20)))
+        let startBegan = System.wallNowMs()
+        for slice in 0..<slices where plan.startsRooms {
+            System.sleep(untilMs: startBegan + plan.startSpread * 1000 * Double(slice) / Double(slices))
+            let range = (plan.rooms * slice / slices)..<(plan.rooms * (slice + 1) / slices)
+            for group in groups { group.startRooms(range) }
+        }
+        System.sleep(untilMs: startBegan + plan.startSpread * 1000 + plan.warmup * 1000)
+
+        // Measure: ticks whose boundary falls in the window, frames arriving in it, CPU used across it.
+        let windowStart = (System.wallNowMs() + 100).rounded(.up)
+        let window = TickWindow(startMs: Int64(windowStart), endMs: Int64(windowStart + plan.duration * 1000))
+        for group in groups { group.setWindow(window) }
+        System.progress("measuring for \(plan.duration) s")
+        System.sleep(untilMs: Double(window.startMs))
+        let cpuStartedAt = System.wallNowMs()
+        server?.cpuAtStart = serverPID.flatMap(System.cpuTime(of:))
+        let ownCPUAtStart = System.ownCPUSeconds()
+        let machineAtStart = System.machineCPU()
+        System.sleep(untilMs: Double(window.endMs))
+        server?.cpuAtEnd = serverPID.flatMap(System.cpuTime(of:))
+        server?.cpuElapsedSeconds = (System.wallNowMs() - cpuStartedAt) / 1000
+        let ownCPU = System.ownCPUSeconds() - ownCPUAtStart
+        let machineAtEnd = System.machineCPU()
+        server?.steadyRssKiB = serverPID.flatMap(System.residentKiB(of:))
+        let held = groups.map(\.connectionsOpen).reduce(0, +)
+
+        // Drain, then collect and stop. Stopping closes every socket at once; nothing waits on the server.
+        System.sleep(untilMs: Double(window.endMs) + plan.drain * 1000)
+        let harvests = groups.map { $0.finish(withSamples: samplesPath != nil) }
+        for group in groups { group.client.stop() }
+        for group in groups { group.client.waitUntilFinished() }
+
+        if let samplesPath {
+            let text = harvests.flatMap(\.sampleLines).joined(separator: "\n") + "\n"
+            if !FileManager.default.createFile(atPath: samplesPath, contents: Data(text.utf8)) {
+                System.progress("could not write \(samplesPath)")
+            }
+        }
+        var problems: [Problem: Int] = [:]
+        for harvest in harvests { problems.merge(harvest.problems, uniquingKeysWith: +) }
+        let run = RunObservations(
+            scenario: scenario, plan: plan,
+            members: harvests.flatMap(\.members).sorted { $0.index < $1.index },
+            problems: problems, tickDelaysMs: harvests.flatMap(\.delays),
+            probeTickDelaysMs: harvests.filter(\.isProbe).flatMap(\.delays), window: window,
+            framesInWindow: harvests.map(\.framesInWindow).reduce(0, +),
+            bytesInWindow: harvests.map(\.bytesInWindow).reduce(0, +),
+            connectionsHeld: held, firstConnectMs: firstConnect, server: server, generatorCPUSeconds: ownCPU,
+            machineAtStart: machineAtStart, machineAtEnd: machineAtEnd)
+        return BenchReport(run)
+    }
+}

@@ -1,0 +1,203 @@
+import Dispatch
+import PomodoroBench
+import PomodoroClient
+import PomodoroNet
+import PomodoroProtocol
+
+/// The members on one client service thread: one libwebsockets context, its connections, and what they
+/// saw. Everything here is touched only on that thread; the generator reaches it through `sync`, which
+/// runs a closure there and waits for it.
+///
+/// Several groups spread the connections over several threads, so that reading thousands of frames
+/// arriving in the same millisecond (a tick to a room of 5,000) does not queue behind one thread.
+/// `@unchecked Sendable`: confined to the service thread, as the server's hub is.
+final class MemberGroup: @unchecked Sendable {
+    let client: WebSocketClient
+    private let plan: BenchPlan
+    private let address: ServerAddress
+    private let number: Int
+    /// The members whose `plan.thread(ofMember:)` is `number`, and where each sits in `members`.
+    private var members: [SimulatedMember]
+    private let slotOfMember: [Int: Int]
+    private var connections: [ClientConnectionID?]
+    private var problems: [Problem: Int] = [:]
+    private var delays: [Double] = []
+    /// Each measured tick's room and boundary, beside `delays`, for `--samples`.
+    private var samples: [(room: Int, boundaryMs: Int64)] = []
+    private var window: TickWindow?
+    private var framesInWindow = 0
+    private var bytesInWindow = 0
+
+    init(number: Int, plan: BenchPlan, address: ServerAddress) throws {
+        self.number = number
+        self.plan = plan
+        self.address = address
+        let mine = (0..<plan.members).filter { plan.thread(ofMember: $0) == number }
+        members = mine.map { SimulatedMember(index: $0, plan: plan) }
+        slotOfMember = Dictionary(uniqueKeysWithValues: mine.enumerated().map { ($1, $0) })
+        connections = Array(repeating: nil, count: members.count)
+        // Sized for a 10,000-member room's `state` (about 1.7 MB), which arrives whole before it is skipped.
+        client = try WebSocketClient(maxMessageBytes: 1 << 23)
+        client.start()
+    }
+
+    /// Runs `body` on the service thread and returns its result.
+    func sync<T: Sendable>(_ body: @escaping @Sendable (MemberGroup) -> T) -> T {
+        let done = DispatchSemaphore(value: 0)
+        let box = Box<T>()
+        client.post { [self] in
+            box.value = body(self)
+            done.signal()
+        }
+        done.wait()
+        return box.value!
+    }
+
+    /// Opens the connections of members `indices` (all of this group's).
+    func connect(_ indices: [Int]) {
+        client.post { [self] in
+            let now = System.wallNowMs()
+            for index in indices {
+                guard let slot = slotOfMember[index] else { continue }
+                apply(.connectRequested(atMs: now), to: slot)
+                connections[slot] = client.connect(host: address.host, port: address.port, path: address.path) {
+                    [self] event in receive(event, slot: slot)
+                }
+            }
+        }
+    }
+
+    /// The starters of rooms in `range` start their rooms.
+    func startRooms(_ range: Range<Int>) {
+        client.post { [self] in
+            for slot in members.indices where members[slot].isStarter && range.contains(members[slot].room) {
+                apply(.startRoom, to: slot)
+            }
+        }
+    }
+
+    func setWindow(_ window: TickWindow) {
+        client.post { [self] in self.window = window }
+    }
+
+    /// Members welcomed, and members whose join is over one way or the other (welcomed or ended).
+    var joinProgress: (welcomed: Int, settled: Int) {
+        sync { group in
+            var welcomed = 0, settled = 0
+            for member in group.members {
+                if member.welcomed { welcomed += 1 }
+                if member.welcomed || member.stage == .ended { settled += 1 }
+            }
+            return (welcomed, settled)
+        }
+    }
+
+    var connectionsOpen: Int { sync { $0.members.filter(\.isConnected).count } }
+
+    /// What this group observed, ending the run for its members (closes from now on are expected).
+    struct Harvest: Sendable {
+        var members: [SimulatedMember]
+        var problems: [Problem: Int]
+        var delays: [Double]
+        var isProbe: Bool
+        /// One line per measured tick: room, boundary (epoch ms), delay (ms).
+        var sampleLines: [String]
+        var framesInWindow: Int
+        var bytesInWindow: Int
+    }
+
+    func finish(withSamples: Bool) -> Harvest {
+        sync { group in
+            for slot in group.members.indices { group.apply(.finishing, to: slot) }
+            let lines = !withSamples ? [] : zip(group.samples, group.delays).map { "\($0.room) \($0.boundaryMs) \($1)" }
+            return Harvest(members: group.members, problems: group.problems, delays: group.delays,
+                           isProbe: group.number == group.plan.threads, sampleLines: lines,
+                           framesInWindow: group.framesInWindow, bytesInWindow: group.bytesInWindow)
+        }
+    }
+
+    // MARK: On the service thread
+
+    private func receive(_ event: ClientEvent, slot: Int) {
+        switch event {
+        case .opened:
+            apply(.opened, to: slot)
+        case .text(let bytes):
+            // Stamped before anything else, so the time spent on this frame is not charged to the next.
+            let arrived = System.wallNowMs()
+            if let window, arrived >= Double(window.startMs), arrived < Double(window.endMs) {
+                framesInWindow += 1
+                bytesInWindow += bytes.count
+            }
+            receive(bytes, arrived: arrived, slot: slot)
+        case .closed(let code, _):
+            apply(.closed(code: code), to: slot)
+        case .failed(let reason):
+            apply(.failed(reason: reason), to: slot)
+        }
+    }
+
+    private func receive(_ bytes: [UInt8], arrived: Double, slot: Int) {
+        switch FrameKind(of: bytes) {
+        case .state, .pong:
+            return
+        case .welcome:
+            apply(.welcome(atMs: arrived), to: slot)
+            return
+        case .event(let kind):
+            if kind == "phaseCompleted" { members[slot].tally.phaseCompleted(window: window) }
+            return
+        case .tick, .ok, .error, .other:
+            break
+        }
+        let message: ServerMessage
+        do {
+            message = try WireCodec.decodeServerMessage(bytes)
+        } catch {
+            // A type this generator does not know is skipped, as the protocol asks of every client.
+            if error.code != .unknownType { count(.undecodable, slot: slot) }
+            return
+        }
+        switch message {
+        case .tick(let tick):
+            if let boundary = members[slot].tally.tick(remainingMs: tick.remainingMs, endsAtMs: tick.endsAt,
+                                                       window: window) {
+                delays.append(arrived - Double(boundary))
+                samples.append((members[slot].room, boundary))
+            }
+        case .ok(let command, _, _):
+            apply(.ok(command: command), to: slot)
+        case .error(let code, _, _, _):
+            apply(.error(code: code.rawValue), to: slot)
+        case .welcome:
+            apply(.welcome(atMs: arrived), to: slot)
+        case .event(_, .phaseCompleted, _):
+            members[slot].tally.phaseCompleted(window: window)
+        case .state, .event, .pong:
+            break
+        }
+    }
+
+    private func apply(_ input: SimulatedMember.Input, to slot: Int) {
+        for output in members[slot].handle(input, plan: plan) {
+            switch output {
+            case .send(let message):
+                if let connection = connections[slot] {
+                    client.send(WireCodec.encode(ClientFrame(message)), on: connection)
+                }
+            case .problem(let problem):
+                problems[problem, default: 0] += 1
+            }
+        }
+    }
+
+    private func count(_ problem: Problem, slot: Int) {
+        problems[problem, default: 0] += 1
+    }
+}
+
+/// Carries a result from the service thread to the thread waiting in `sync`, which reads it only after
+/// the semaphore orders the write before the read.
+private final class Box<T>: @unchecked Sendable {
+    var value: T?
+}
