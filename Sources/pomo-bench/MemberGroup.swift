@@ -173,7 +173,7 @@ final class MemberGroup: @unchecked Sendable {
             apply(.welcome(atMs: arrived), to: slot)
         case .event(_, .phaseCompleted, _):
             members[slot].tally.phaseCompleted(window: window)
-        case .state, .event, .pong:
+        case .state, .event, .pong, .stats:
             break
         }
     }
