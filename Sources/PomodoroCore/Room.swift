@@ -189,15 +189,22 @@ public struct Room: Sendable {
             member.stats.interruptions += 1
             journal.append(.interrupted(id, name: member.name, at: now))
         }
+        put(member)
+        markDisconnected(id, at: now, into: &outcome)
+        roomMayBeQuiet(now)
+        changed(&outcome)
+        return outcome
+    }
+
+    /// The member shows as away and keeps their place for the grace period from `now`.
+    private mutating func markDisconnected(_ id: MemberID, at now: Instant, into outcome: inout Outcome) {
+        var member = members[id]!
         member.connected = false
         member.disconnectedAt = now
         put(member)
         recredit(id, at: now)
         dirtyMembers.insert(id)
         outcome.events.append(.memberAway(id, reason: .disconnected))
-        roomMayBeQuiet(now)
-        changed(&outcome)
-        return outcome
     }
 
     /// The member leaves for good.
@@ -732,13 +739,7 @@ extension Room {
         creditFocus(until: now)
         if case .running(let deadline) = timer { shownSeconds = (deadline - now).secondsRoundedUp }
         for id in order where members[id]!.connected {
-            var member = members[id]!
-            member.connected = false
-            member.disconnectedAt = now
-            put(member)
-            recredit(id, at: now)
-            dirtyMembers.insert(id)
-            outcome.events.append(.memberAway(id, reason: .disconnected))
+            markDisconnected(id, at: now, into: &outcome)
         }
         roomMayBeQuiet(now)
         changed(&outcome)

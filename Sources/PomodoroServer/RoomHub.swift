@@ -231,7 +231,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             return fail(.notFound, "a room name is 1–64 characters of A–Z, a–z, 0–9, '_' or '-'", field: "room")
         }
         guard let zone = FocusReport.timeZone(named: request.query["tz"] ?? "UTC") else {
-            return fail(.badRequest, "tz must be an IANA time zone name such as Europe/Berlin", field: "tz")
+            return fail(.badRequest, Self.badTimeZone, field: "tz")
         }
         let bearer = request.authorization.flatMap { header -> String? in
             header.lowercased().hasPrefix("bearer ") ? String(header.dropFirst(7)).trimmingWhitespace() : nil
@@ -268,11 +268,8 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
                 return fail(.badRequest, "days must be \(range.lowerBound)–\(range.upperBound)", field: "days")
             }
             let nowMs = now.wallMs
-            readJournal(roomID, access: access, server: server, query: { (store: any RoomStore) throws(StoreError) in
-                FocusReport.make(room: roomID, sessions: try store.sessions(room: roomID, endedFrom: nil, before: nil, limit: nil),
-                                 interruptions: try store.interruptions(room: roomID, from: nil, before: nil),
-                                 days: days, timeZone: zone, nowMs: nowMs)
-            }) { result in
+            readJournal(roomID, access: access, server: server,
+                        query: Self.report(of: roomID, days: days, zone: zone, nowMs: nowMs)) { result in
                 finish(result) { report in
                     HTTPResponse(status: 200, contentType: "application/json",
                                  body: WireCodec.encodeStatsBody(StatsReportPayload(report)))
@@ -348,7 +345,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         case let .join(room, name, token, passcode, control, tz):
             if let tz {
                 guard FocusReport.timeZone(named: tz) != nil else {
-                    reply(.error(code: .badRequest, message: "tz must be an IANA time zone name such as Europe/Berlin",
+                    reply(.error(code: .badRequest, message: Self.badTimeZone,
                                  field: "tz", ref: frame.ref), to: connection, server: server)
                     return
                 }
@@ -423,6 +420,18 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         }
     }
 
+    /// The stats report of a room, read from the whole journal: streaks reach back to its first day.
+    private static func report(of room: RoomID, days: Int, zone: TimeZone,
+                               nowMs: Int64) -> @Sendable (any RoomStore) throws(StoreError) -> FocusReport {
+        { (store: any RoomStore) throws(StoreError) in
+            FocusReport.make(room: room, sessions: try store.sessions(room: room, endedFrom: nil, before: nil, limit: nil),
+                             interruptions: try store.interruptions(room: room, from: nil, before: nil),
+                             days: days, timeZone: zone, nowMs: nowMs)
+        }
+    }
+
+    private static let badTimeZone = "tz must be an IANA time zone name such as Europe/Berlin"
+
     /// Who may read `id`'s journal: everyone for an open room, a member (by connection or resume token),
     /// or whoever knows the passcode. A room not in memory may still be locked in the store.
     private func journalAccess(to id: RoomID, connection: ConnectionID?, token: String?,
@@ -450,18 +459,15 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             return refuse(.badRequest, "days must be \(FocusReport.dayRange.lowerBound)–\(FocusReport.dayRange.upperBound)", field: "days")
         }
         guard let zone = FocusReport.timeZone(named: tz ?? session.timeZone ?? "UTC") else {
-            return refuse(.badRequest, "tz must be an IANA time zone name such as Europe/Berlin", field: "tz")
+            return refuse(.badRequest, Self.badTimeZone, field: "tz")
         }
         let access = journalAccess(to: roomID, connection: connection, token: nil, credential: passcode)
         if case .passcode = access, passcode != nil, !passcodeAttemptAllowed(from: session.peer, at: now) {
             return refuse(.rateLimited, "too many wrong passcodes; try again in a minute", field: "passcode")
         }
         let nowMs = now.wallMs
-        readJournal(roomID, access: access, server: server, query: { (store: any RoomStore) throws(StoreError) in
-            FocusReport.make(room: roomID, sessions: try store.sessions(room: roomID, endedFrom: nil, before: nil, limit: nil),
-                             interruptions: try store.interruptions(room: roomID, from: nil, before: nil),
-                             days: days, timeZone: zone, nowMs: nowMs)
-        }) { [self] result in
+        readJournal(roomID, access: access, server: server,
+                    query: Self.report(of: roomID, days: days, zone: zone, nowMs: nowMs)) { [self] result in
             switch result {
             case .success(.answer(let report)):
                 reply(.stats(StatsReportPayload(report), ref: ref), to: connection, server: server)
