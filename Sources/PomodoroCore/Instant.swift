@@ -20,6 +20,12 @@ public struct Instant: Comparable, Hashable, Sendable, CustomStringConvertible {
         .nanoseconds(lhs.nanoseconds - rhs.nanoseconds)
     }
     public var description: String { "Instant(\(nanoseconds)ns)" }
+
+    /// Wall-clock milliseconds since the epoch (rounded down), given wall-clock minus monotonic nanoseconds.
+    public func wallMilliseconds(offsetNanoseconds offset: Int64) -> Int64 {
+        let ns = nanoseconds + offset
+        return ns >= 0 ? ns / 1_000_000 : (ns - 999_999) / 1_000_000
+    }
 }
 
 extension Duration {

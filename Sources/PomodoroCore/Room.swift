@@ -747,7 +747,6 @@ extension Room {
     }
 
     private static func wallMs(_ instant: Instant, _ offset: Int64) -> Int64 {
-        let ns = instant.nanoseconds + offset
-        return ns >= 0 ? ns / 1_000_000 : (ns - 999_999) / 1_000_000
+        instant.wallMilliseconds(offsetNanoseconds: offset)
     }
 }

@@ -20,8 +20,7 @@ public struct ClockReading: Equatable, Sendable {
 
     /// A monotonic instant as wall-clock epoch milliseconds (rounded down).
     public func wallMs(of instant: Instant) -> Int64 {
-        let ns = instant.nanoseconds + wallOffsetNanoseconds
-        return ns >= 0 ? ns / 1_000_000 : (ns - 999_999) / 1_000_000
+        instant.wallMilliseconds(offsetNanoseconds: wallOffsetNanoseconds)
     }
 }
 
