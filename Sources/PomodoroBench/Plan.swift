@@ -9,6 +9,10 @@ public struct BenchPlan: Equatable, Sendable {
     public var rooms: Int
     /// New connections per second; 0 opens them all at once (a join storm).
     public var joinRate: Double
+    /// At most this many members connecting and not yet welcomed at once (0: no bound). With a bound the
+    /// ramp slows down to the pace the server admits members, instead of piling up connections that time
+    /// out before the server gets to them: for a test of how many connections it holds, not how fast.
+    public var maxPending: Int
     /// Longest wait, once the last connection has been asked for, for every member to be welcomed.
     public var joinTimeout: Double
     /// Whether the rooms are started at all. Without, members join and hold their connections in idle
@@ -40,13 +44,15 @@ public struct BenchPlan: Equatable, Sendable {
     /// Room names start with this, so runs against the same server never share a room.
     public var roomPrefix: String
 
-    public init(members: Int, rooms: Int, joinRate: Double = 1000, joinTimeout: Double = 30, startsRooms: Bool = true,
+    public init(members: Int, rooms: Int, joinRate: Double = 1000, maxPending: Int = 0, joinTimeout: Double = 30,
+                startsRooms: Bool = true,
                 focusSeconds: Int = 10, breakSeconds: Int = 5, startSpread: Double = 1, warmup: Double = 2,
-                duration: Double = 10, drain: Double = 1.5, threads: Int = 4, probeMembers: Int = 100,
+                duration: Double = 10, drain: Double = 1.5, threads: Int = 2, probeMembers: Int = 100,
                 roomPrefix: String = "bench") {
         self.members = members
         self.rooms = rooms
         self.joinRate = joinRate
+        self.maxPending = maxPending
         self.joinTimeout = joinTimeout
         self.startsRooms = startsRooms
         self.focusSeconds = focusSeconds
@@ -67,6 +73,7 @@ public struct BenchPlan: Equatable, Sendable {
         if rooms < 1 { found.append("--rooms must be at least 1") }
         if rooms > members { found.append("--rooms (\(rooms)) must not exceed --members (\(members))") }
         if joinRate < 0 { found.append("--join-rate must be 0 (all at once) or more") }
+        if maxPending < 0 { found.append("--max-pending must be 0 (no bound) or more") }
         if joinTimeout <= 0 { found.append("--join-timeout must be positive") }
         // Every phase needs at least one tick, so that a phase end can be placed on the tick grid.
         for (name, seconds) in [("--focus", focusSeconds), ("--break", breakSeconds)]
@@ -148,7 +155,7 @@ public enum Scenario: String, CaseIterable, Sendable {
     case allhands
     /// 10,000 members connecting and joining at once.
     case storm
-    /// 19,000 connections held at once, in idle rooms of 10.
+    /// 19,000 connections held at once, in idle rooms of 10, joining as fast as the server admits them.
     case hold
 
     public var plan: BenchPlan {
@@ -166,10 +173,10 @@ public enum Scenario: String, CaseIterable, Sendable {
                       breakSeconds: 5, warmup: 3, duration: 20)
         case .storm:
             BenchPlan(members: 10_000, rooms: 1_000, joinRate: 0, joinTimeout: 20, focusSeconds: 10,
-                      breakSeconds: 5, warmup: 2, duration: 5)
+                      breakSeconds: 5, warmup: 2, duration: 5, threads: 4)
         case .hold:
-            BenchPlan(members: 19_000, rooms: 1_900, joinRate: 2_000, joinTimeout: 40, startsRooms: false,
-                      focusSeconds: 10, breakSeconds: 5, warmup: 3, duration: 20)
+            BenchPlan(members: 19_000, rooms: 1_900, joinRate: 2_000, maxPending: 1_000, joinTimeout: 40, startsRooms: false,
+                      focusSeconds: 10, breakSeconds: 5, warmup: 3, duration: 20, threads: 4)
         }
     }
 }

@@ -56,6 +56,11 @@ struct BenchCommand: ParsableCommand {
             help: ArgumentHelp("New connections per second; 0 opens all at once.", valueName: "per-second"))
     var joinRate: Double?
 
+    @Option(name: .customLong("max-pending"),
+            help: ArgumentHelp("At most this many members connecting but not yet welcomed; 0 for no bound.",
+                               valueName: "count"))
+    var maxPending: Int?
+
     @Option(name: .customLong("join-timeout"),
             help: ArgumentHelp("Seconds to wait, after the last connection is asked for, for every welcome.",
                                valueName: "seconds"))
@@ -143,6 +148,7 @@ struct BenchCommand: ParsableCommand {
         if let members { plan.members = members }
         if let rooms { plan.rooms = rooms }
         if let joinRate { plan.joinRate = joinRate }
+        if let maxPending { plan.maxPending = maxPending }
         if let joinTimeout { plan.joinTimeout = joinTimeout }
         if let start { plan.startsRooms = start }
         if let focus { plan.focusSeconds = focus }

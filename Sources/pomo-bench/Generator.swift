@@ -17,14 +17,21 @@ struct Generator {
         server?.idleRssKiB = serverPID.flatMap(System.residentKiB(of:))
         let groups = try (0..<plan.threadCount).map { try MemberGroup(number: $0, plan: plan, address: address) }
 
-        // Join: connections are asked for in slices every 10 ms at the planned rate, or all at once.
+        // Join: connections are asked for in slices every 10 ms at the planned rate, or all at once, and
+        // with a bound on members pending, no faster than the server welcomes them. The ramp has the same
+        // bound as the wait after it.
         System.progress("connecting \(plan.members) members to \(address), \(plan.rooms) rooms")
         let firstConnect = System.wallNowMs()
+        let rampDeadline = firstConnect + (plan.rampSeconds + plan.joinTimeout) * 1000
         var next = 0
-        while next < plan.members {
-            let due = plan.joinRate > 0
+        while next < plan.members && System.wallNowMs() < rampDeadline {
+            var due = plan.joinRate > 0
                 ? min(plan.members, Int(((System.wallNowMs() - firstConnect) / 1000 * plan.joinRate).rounded(.down)) + 1)
                 : plan.members
+            if plan.maxPending > 0 {
+                let settled = groups.map { $0.joinProgress.settled }.reduce(0, +)
+                due = min(due, settled + plan.maxPending)
+            }
             if due > next {
                 var slices = Array(repeating: [Int](), count: plan.threadCount)
                 for index in next..<due { slices[plan.thread(ofMember: index)].append(index) }
@@ -33,7 +40,10 @@ struct Generator {
             }
             if next < plan.members { usleep(10_000) }
         }
-        let joinDeadline = System.wallNowMs() + plan.joinTimeout * 1000
+        if next < plan.members {
+            System.progress("gave up connecting after \(next) members: the server admitted too few in time")
+        }
+        let joinDeadline = min(System.wallNowMs() + plan.joinTimeout * 1000, rampDeadline)
         var progress = (welcomed: 0, settled: 0)
         while System.wallNowMs() < joinDeadline {
             progress = groups.map(\.joinProgress).reduce((0, 0)) { ($0.0 + $1.welcomed, $0.1 + $1.settled) }

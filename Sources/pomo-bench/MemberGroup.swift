@@ -27,6 +27,9 @@ final class MemberGroup: @unchecked Sendable {
     private var window: TickWindow?
     private var framesInWindow = 0
     private var bytesInWindow = 0
+    /// Members welcomed, and members whose join is over one way or the other (welcomed, or ended first).
+    private var welcomedCount = 0
+    private var settledCount = 0
 
     init(number: Int, plan: BenchPlan, address: ServerAddress) throws {
         self.number = number
@@ -80,16 +83,9 @@ final class MemberGroup: @unchecked Sendable {
         client.post { [self] in self.window = window }
     }
 
-    /// Members welcomed, and members whose join is over one way or the other (welcomed or ended).
+    /// Members welcomed, and members whose join is over one way or the other (welcomed, or ended first).
     var joinProgress: (welcomed: Int, settled: Int) {
-        sync { group in
-            var welcomed = 0, settled = 0
-            for member in group.members {
-                if member.welcomed { welcomed += 1 }
-                if member.welcomed || member.stage == .ended { settled += 1 }
-            }
-            return (welcomed, settled)
-        }
+        sync { ($0.welcomedCount, $0.settledCount) }
     }
 
     var connectionsOpen: Int { sync { $0.members.filter(\.isConnected).count } }
@@ -179,7 +175,13 @@ final class MemberGroup: @unchecked Sendable {
     }
 
     private func apply(_ input: SimulatedMember.Input, to slot: Int) {
-        for output in members[slot].handle(input, plan: plan) {
+        let settled = Self.settled(members[slot])
+        let outputs = members[slot].handle(input, plan: plan)
+        if !settled && Self.settled(members[slot]) {
+            settledCount += 1
+            if members[slot].welcomed { welcomedCount += 1 }
+        }
+        for output in outputs {
             switch output {
             case .send(let message):
                 if let connection = connections[slot] {
@@ -190,6 +192,8 @@ final class MemberGroup: @unchecked Sendable {
             }
         }
     }
+
+    private static func settled(_ member: SimulatedMember) -> Bool { member.welcomed || member.stage == .ended }
 
     private func count(_ problem: Problem, slot: Int) {
         problems[problem, default: 0] += 1

@@ -44,7 +44,7 @@ import Testing
         #expect(Set((0..<40).filter(few.isProbe).map(few.room(ofMember:))) == [0, 1])
         let two = BenchPlan(members: 20, rooms: 2, threads: 1, probeMembers: 100)
         #expect(Set((0..<20).filter(two.isProbe).map(two.room(ofMember:))) == [0])
-        #expect(BenchPlan(members: 40, rooms: 4, probeMembers: 0).threadCount == 4)
+        #expect(BenchPlan(members: 40, rooms: 4, threads: 4, probeMembers: 0).threadCount == 4)
     }
 
     @Test func aStarterJoinsConfiguresAndStartsOnlyWhenTold() {
