@@ -115,6 +115,15 @@ public struct BenchPlan: Equatable, Sendable {
         return rooms < threads ? index < probeRooms : room(ofMember: index) < probeRooms
     }
 
+    /// How many members are on the probe thread.
+    public var probeCount: Int {
+        guard probeRooms > 0 else { return 0 }
+        return rooms < threads ? probeRooms : (0..<probeRooms).reduce(0) { $0 + membersIn(room: $1) }
+    }
+
+    /// Members in `room` (round robin: the first `members % rooms` rooms have one more).
+    public func membersIn(room: Int) -> Int { members / rooms + (room < members % rooms ? 1 : 0) }
+
     /// Rooms on the probe thread, or with fewer rooms than threads, members on it.
     private var probeRooms: Int {
         let wanted = min(probeMembers, members / 2)

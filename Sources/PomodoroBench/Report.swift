@@ -85,6 +85,7 @@ public struct BenchReport: Codable, Equatable, Sendable {
         public var breakSeconds: Int
         public var windowSeconds: Double
         public var threads: Int
+        /// Members on the probe thread.
         public var probeMembers: Int
     }
 
@@ -178,7 +179,7 @@ extension BenchReport {
         setup = Setup(scenario: run.scenario, members: plan.members, rooms: plan.rooms, joinRate: plan.joinRate,
                       startsRooms: plan.startsRooms, focusSeconds: plan.focusSeconds, breakSeconds: plan.breakSeconds,
                       windowSeconds: run.window.seconds, threads: plan.threads,
-                      probeMembers: plan.probeMembers)
+                      probeMembers: plan.probeCount)
         connections = Connections(held: run.connectionsHeld, joined: joined.count,
                                   joinSeconds: joinSeconds.map { rounded($0) },
                                   joinLatencyMs: LatencySummary(samples: joined.compactMap(\.joinLatencyMs))?.rounded)

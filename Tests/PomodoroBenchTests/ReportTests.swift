@@ -127,7 +127,7 @@ import Testing
                       "tick delay        p50 50.00 ms, p99 99.00 ms, p99.9 100.00 ms, max 100.00 ms (100 ticks)",
                       "ticks             40 of 40 delivered, 0 missing", "frames delivered  40/s",
                       "server CPU        5.0% of a core", "10.0 KiB per connection", "generator CPU     25.0%",
-                      "  probe members   p50 2.00 ms, p99 3.00 ms, p99.9 3.00 ms, max 3.00 ms (3 ticks, 1 members",
+                      "  probe members   p50 2.00 ms, p99 3.00 ms, p99.9 3.00 ms, max 3.00 ms (3 ticks, 2 members",
                       "delivery          everything delivered"] {
             #expect(text.contains(label), "\(label)")
         }

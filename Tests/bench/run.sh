@@ -13,7 +13,7 @@ shift 2
 # Each connection is a file on both sides; the generator raises its own limit, the server inherits this.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
-work="$(mktemp -d)"
+work="$(mktemp -d "${TMPDIR:-/tmp}/pomo-bench.XXXXXX")"
 server_pid=""
 cleanup() {
   if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
