@@ -5,17 +5,16 @@ import PomodoroCore
 /// A `RoomStore` in one SQLite file, through GRDB: a `DatabasePool` in WAL mode, so queries read a
 /// committed snapshot while the writer goes on.
 ///
-/// Durability is `PRAGMA synchronous = FULL`. In WAL mode a commit appends to the `-wal` file; with FULL
-/// that file is fsynced before `apply` returns, with NORMAL (GRDB's WAL default) only at checkpoints.
-/// - A process crash or `kill -9` loses nothing that `apply` returned from, with either setting: the
-///   committed pages are in the WAL file, and the kernel writes them out after the process is gone.
-/// - Power loss or a kernel crash: with FULL nothing that `apply` returned from is lost either, as far
-///   as the disk honours the flush. (On macOS a plain fsync does not empty the drive's cache and SQLite's
-///   `fullfsync` is left off; the server is deployed on Linux.) With NORMAL the last transactions before
-///   the cut could be rolled back — the file stays consistent, but a focus session clients were told
-///   about would be gone.
-/// The server announces a completed focus only after its commit, so we pay for FULL: one fsync per
-/// transaction, on the writer thread, shared by every batch `StoreWriter` groups into it.
+/// Durability is `PRAGMA synchronous = NORMAL` in WAL mode: a commit appends to the `-wal` file, which is
+/// fsynced only at checkpoints.
+/// - A process crash or `kill -9` loses nothing that `apply` returned from: the committed pages are in the
+///   WAL file, and the kernel writes them out after the process is gone. This is what the server
+///   promises (docs/PROTOCOL.md, "Durability").
+/// - Power loss or a kernel crash may roll back the last transactions before the cut; the file stays
+///   consistent. FULL would keep them too, at one fsync per commit.
+/// Why not FULL: every broadcast of a room waits for its commit, and on this project's benchmark machine
+/// an fsync per commit held ticks back by seconds after 10,000 joins at once (p99 1.2–3.4 s against
+/// 0.36 s with NORMAL, `make bench-storm`, docs/PERFORMANCE.md).
 public final class SQLiteRoomStore: RoomStore {
     private let pool: DatabasePool
     /// The database file.
@@ -49,7 +48,7 @@ public final class SQLiteRoomStore: RoomStore {
         // GRDB sets NORMAL when it turns WAL on, after any `prepareDatabase` hook; the writer is one
         // connection for the pool's life, so setting it here holds. See the type's comment.
         try withStoreError("setting synchronous on \(path)") {
-            try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
+            try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = NORMAL") }
         }
         try withStoreError("migrating \(path)") {
             let unknown = try pool.read(migrator.appliedIdentifiers).subtracting(migrator.migrations)

@@ -197,7 +197,7 @@ import PomodoroCore
     @Test func theFileIsInWALModeWithFullSyncAndForeignKeys() throws {
         try withStore { (store, path) throws in
             #expect(try store.column(sql: "PRAGMA journal_mode") == ["wal"])
-            #expect(try store.column(sql: "PRAGMA synchronous") == ["2"])     // 2 is FULL
+            #expect(try store.column(sql: "PRAGMA synchronous") == ["1"])     // 1 is NORMAL
             #expect(try store.column(sql: "PRAGMA foreign_keys") == ["1"])
             try store.apply([.saveRoom(Sample.roomRecord(), passcode: nil)])
             #expect(FileManager.default.fileExists(atPath: path + "-wal"))
