@@ -93,6 +93,11 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             timer.cancel()
             stateTimer.cancel()
         }
+
+        /// Sends at once, or after the commit in flight when there is one.
+        func announce(_ send: @escaping () -> Void) {
+            if held != nil { held!.append(send) } else { send() }
+        }
     }
 
     /// In a room above `RoomPolicy.memberListLimit`, a `state` caused only by member changes goes out at
@@ -238,22 +243,15 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         }
         let now = clock.now()
         let access = journalAccess(to: roomID, connection: nil, token: bearer, credential: bearer)
-        if case .passcode = access, bearer != nil, !passcodeAttemptAllowed(from: request.peer, at: now) {
-            return fail(.rateLimited, "too many wrong passcodes; try again in a minute", field: "passcode")
-        }
-        func finish<T>(_ result: Result<JournalAnswer<T>, StoreError>, _ body: (T) -> HTTPResponse) {
-            switch result {
-            case .success(.answer(let value)):
-                responder.respond(body(value))
-            case .success(.locked):
-                fail(.badPasscode, "this room is locked: send Authorization: Bearer <its passcode or a member's resume token>",
-                     field: "passcode")
-            case .success(.wrongPasscode):
-                recordPasscodeFailure(from: request.peer, at: clock.now())
-                fail(.badPasscode, "wrong passcode or token", field: "passcode")
-            case .failure(let error):
-                logger.error("could not read the journal", metadata: ["room": "\(roomID)", "error": "\(error)"])
-                fail(.unavailable, "the server could not read its journal just now; try again")
+        func read<T: Sendable>(_ query: @escaping @Sendable (any RoomStore) throws(StoreError) -> T,
+                               answer: @escaping (T) -> HTTPResponse) {
+            readJournal(roomID, access: access, peer: request.peer,
+                        lockedHint: "send Authorization: Bearer <its passcode or a member's resume token>",
+                        server: server, query: query) { result in
+                switch result {
+                case .success(let value): responder.respond(answer(value))
+                case .failure(let refusal): fail(refusal.code, refusal.message, field: refusal.field)
+                }
             }
         }
         func integer(_ name: String, default value: Int64, in range: ClosedRange<Int64>) -> Int64? {
@@ -267,13 +265,9 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             guard let days = integer("days", default: 14, in: range).map(Int.init) else {
                 return fail(.badRequest, "days must be \(range.lowerBound)–\(range.upperBound)", field: "days")
             }
-            let nowMs = now.wallMs
-            readJournal(roomID, access: access, server: server,
-                        query: Self.report(of: roomID, days: days, zone: zone, nowMs: nowMs)) { result in
-                finish(result) { report in
-                    HTTPResponse(status: 200, contentType: "application/json",
-                                 body: WireCodec.encodeStatsBody(StatsReportPayload(report)))
-                }
+            read(Self.report(of: roomID, days: days, zone: zone, nowMs: now.wallMs)) { report in
+                HTTPResponse(status: 200, contentType: "application/json",
+                             body: WireCodec.encodeStatsBody(StatsReportPayload(report)))
             }
             return
         }
@@ -293,22 +287,20 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             return fail(.badRequest, "format must be json or csv", field: "format")
         }
         // One more than asked says whether an older page exists.
-        readJournal(roomID, access: access, server: server, query: { (store: any RoomStore) throws(StoreError) in
+        read({ (store: any RoomStore) throws(StoreError) in
             try store.sessions(room: roomID, endedFrom: nil, before: before, limit: limit + 1)
-        }) { result in
-            finish(result) { found in
-                let page = Array(found.suffix(limit).reversed())
-                if format == "csv" {
-                    var response = HTTPResponse(status: 200, contentType: "text/csv; charset=utf-8",
-                                                body: Array(FocusReport.csv(page, timeZone: zone).utf8))
-                    response.headers.append((name: "Content-Disposition",
-                                             value: "attachment; filename=\"\(roomID)-history.csv\""))
-                    return response
-                }
-                let history = HistoryPayload(room: roomID.rawValue, sessions: page.map(FocusSessionPayload.init),
-                                             nextBefore: found.count > limit ? page.last?.endedAtMs : nil)
-                return HTTPResponse(status: 200, contentType: "application/json", body: WireCodec.encodeHistory(history))
+        }) { found in
+            let page = Array(found.suffix(limit).reversed())
+            if format == "csv" {
+                var response = HTTPResponse(status: 200, contentType: "text/csv; charset=utf-8",
+                                            body: Array(FocusReport.csv(page, timeZone: zone).utf8))
+                response.headers.append((name: "Content-Disposition",
+                                         value: "attachment; filename=\"\(roomID)-history.csv\""))
+                return response
             }
+            let history = HistoryPayload(room: roomID.rawValue, sessions: page.map(FocusSessionPayload.init),
+                                         nextBefore: found.count > limit ? page.last?.endedAtMs : nil)
+            return HTTPResponse(status: 200, contentType: "application/json", body: WireCodec.encodeHistory(history))
         }
     }
 
@@ -395,17 +387,46 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         case wrongPasscode
     }
 
-    /// Reads a room's journal off the service thread: checks a locked room's passcode there too (the room's
-    /// stored lock when it is not in memory), then runs `query`. `done` runs on the service thread.
-    private func readJournal<T: Sendable>(_ id: RoomID, access: JournalAccess, server: WebSocketServer,
+    /// Why a journal read was refused, as the WebSocket's `error` and the HTTP API's error body both say it.
+    struct JournalRefusal: Error {
+        let code: ErrorCode
+        let message: String
+        let field: String?
+    }
+
+    /// Reads a room's journal off the service thread for a reader at `peer`: wrong passcodes count against
+    /// the address's limit as for joins, a locked room's passcode is checked off the service thread too
+    /// (the room's stored lock when it is not in memory), then `query` runs. `done` runs on the service
+    /// thread; `lockedHint` says how this reader proves access to a locked room.
+    private func readJournal<T: Sendable>(_ id: RoomID, access: JournalAccess, peer: String, lockedHint: String,
+                                          server: WebSocketServer,
                                           query: @escaping @Sendable (any RoomStore) throws(StoreError) -> T,
-                                          done: @escaping (Result<JournalAnswer<T>, StoreError>) -> Void) {
+                                          done: @escaping (Result<T, JournalRefusal>) -> Void) {
+        if case .passcode(_, .some) = access, !passcodeAttemptAllowed(from: peer, at: clock.now()) {
+            return done(.failure(JournalRefusal(code: .rateLimited, message: "too many wrong passcodes; try again in a minute",
+                                                field: "passcode")))
+        }
+        let settle = { [self] (result: Result<JournalAnswer<T>, StoreError>) in
+            switch result {
+            case .success(.answer(let value)):
+                done(.success(value))
+            case .success(.locked):
+                done(.failure(JournalRefusal(code: .badPasscode, message: "this room is locked: \(lockedHint)",
+                                             field: "passcode")))
+            case .success(.wrongPasscode):
+                recordPasscodeFailure(from: peer, at: clock.now())
+                done(.failure(JournalRefusal(code: .badPasscode, message: "wrong passcode", field: "passcode")))
+            case .failure(let error):
+                logger.error("could not read the journal", metadata: ["room": "\(id)", "error": "\(error)"])
+                done(.failure(JournalRefusal(code: .unavailable, message: "the server could not read its journal just now; try again",
+                                             field: nil)))
+            }
+        }
         guard let store else {
-            done(.failure(StoreError("this server runs without a database and keeps no stats")))
-            return
+            return settle(.failure(StoreError("this server runs without a database and keeps no stats")))
         }
         let inMemory = rooms[id] != nil
-        let finish = UncheckedBox(done)
+        let finish = UncheckedBox(settle)
         store.read({ (store: any RoomStore) throws(StoreError) -> JournalAnswer<T> in
             if case .passcode(let known, let credential) = access {
                 let verifier = inMemory ? known : try store.loadRoom(id)?.passcode.flatMap(PasscodeVerifier.init(encoded:))
@@ -453,7 +474,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             return refuse(.badRequest, "name the room, or join it first", field: "room")
         }
         let roomID: RoomID
-        do { roomID = try RoomID(validating: name) } catch { return refuse(.badRequest, "room must be 1–64 characters of A–Z, a–z, 0–9, '_' or '-'", field: "room") }
+        do { roomID = try RoomID(validating: name) } catch { return self.refuse(error, ref: ref, to: connection, server: server) }
         let days = days ?? 14
         guard FocusReport.dayRange.contains(days) else {
             return refuse(.badRequest, "days must be \(FocusReport.dayRange.lowerBound)–\(FocusReport.dayRange.upperBound)", field: "days")
@@ -462,23 +483,11 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             return refuse(.badRequest, Self.badTimeZone, field: "tz")
         }
         let access = journalAccess(to: roomID, connection: connection, token: nil, credential: passcode)
-        if case .passcode = access, passcode != nil, !passcodeAttemptAllowed(from: session.peer, at: now) {
-            return refuse(.rateLimited, "too many wrong passcodes; try again in a minute", field: "passcode")
-        }
-        let nowMs = now.wallMs
-        readJournal(roomID, access: access, server: server,
-                    query: Self.report(of: roomID, days: days, zone: zone, nowMs: nowMs)) { [self] result in
+        readJournal(roomID, access: access, peer: session.peer, lockedHint: "ask with its passcode", server: server,
+                    query: Self.report(of: roomID, days: days, zone: zone, nowMs: now.wallMs)) { [self] result in
             switch result {
-            case .success(.answer(let report)):
-                reply(.stats(StatsReportPayload(report), ref: ref), to: connection, server: server)
-            case .success(.locked):
-                refuse(.badPasscode, "this room is locked: ask with its passcode", field: "passcode")
-            case .success(.wrongPasscode):
-                recordPasscodeFailure(from: session.peer, at: clock.now())
-                refuse(.badPasscode, "wrong passcode", field: "passcode")
-            case .failure(let error):
-                logger.error("could not read stats", metadata: ["room": "\(roomID)", "error": "\(error)"])
-                refuse(.unavailable, "the server could not read its stats just now; try again", field: nil)
+            case .success(let report): reply(.stats(StatsReportPayload(report), ref: ref), to: connection, server: server)
+            case .failure(let refusal): refuse(refusal.code, refusal.message, field: refusal.field)
             }
         }
     }
@@ -787,11 +796,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             if let state { broadcast(state, in: entry, server: server, except: skip) }
         }
         save(entry, server: server, at: now)
-        if entry.held != nil {
-            entry.held!.append(announce)
-        } else {
-            announce()
-        }
+        entry.announce(announce)
         if dropIfExpired(roomID, entry, at: now) { return }
         if let wakeup = entry.room.nextWakeup() {
             entry.timer.schedule(afterNanoseconds: (wakeup - now.monotonic).nanoseconds)
@@ -827,8 +832,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         catchUp(entry, server: server, at: now)
         guard entry.statePending else { return }   // the catch-up's own state stood for it
         let state = ServerMessage.state(stateSent(in: entry, at: now))
-        let announce = { [self] in broadcast(state, in: entry, server: server) }
-        if entry.held != nil { entry.held!.append(announce) } else { announce() }
+        entry.announce { [self] in broadcast(state, in: entry, server: server) }
     }
 
     /// Hands the room's changes to the store's writer and holds the room's broadcasts until they are
@@ -843,13 +847,15 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         if entry.held == nil { entry.held = [] }
         entry.uncommitted += 1
         let roomID = entry.room.id
+        let committing = ObjectIdentifier(entry)
         store.enqueue(changes) { [self] error in
             server.post { [self] in
                 if let error {
                     logger.error("could not commit a room's changes", metadata: ["room": "\(roomID)", "error": "\(error)"])
                 }
-                // The room may have been dropped meanwhile: then nobody is left to hear what it held.
-                guard let entry = rooms[roomID], entry.uncommitted > 0 else { return }
+                // The room may have been dropped meanwhile (and even made anew, with commits of its own):
+                // then nobody is left to hear what it held.
+                guard let entry = rooms[roomID], ObjectIdentifier(entry) == committing else { return }
                 entry.uncommitted -= 1
                 guard entry.uncommitted == 0 else { return }
                 let waiting = entry.held ?? []
