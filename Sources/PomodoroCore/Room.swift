@@ -656,20 +656,6 @@ extension Room {
         order.map { memberRecord(members[$0]!, wallOffsetNanoseconds: offset) }
     }
 
-    /// Every member's row, in join order, in the form rows had before members kept their own span: focus
-    /// time credited up to the room's moment (`RoomRecord.focusCreditedUntilMs`) and no `creditedSinceMs`.
-    /// Restoring takes such rows as earning from the room's moment on.
-    public func memberRecords() -> [MemberRecord] {
-        order.map {
-            var member = members[$0]!
-            if let until = focusCreditedUntil {
-                (member.stats, member.sessionFocusTime) = member.earned(at: until)
-            }
-            member.creditedSince = nil
-            return memberRecord(member, wallOffsetNanoseconds: 0)
-        }
-    }
-
     private func memberRecord(_ member: Member, wallOffsetNanoseconds offset: Int64) -> MemberRecord {
         MemberRecord(id: member.id, order: member.rank, name: member.name, token: member.token.rawValue,
                      task: member.task, away: member.away, connected: member.connected, stats: member.stats,
@@ -712,10 +698,8 @@ extension Room {
             if !row.connected { member.disconnectedAt = now }
             member.stats = row.stats
             member.sessionFocusTime = .milliseconds(row.sessionFocusMs)
-            if isFocusRunning && member.isPresent {
-                // A row from before members kept their own span was credited up to the room's moment.
-                member.creditedSince = (row.creditedSinceMs ?? record.focusCreditedUntilMs).map(instant)
-            }
+            // Rows written before members kept their own span got it from the store's migration v3.
+            if isFocusRunning && member.isPresent { member.creditedSince = row.creditedSinceMs.map(instant) }
             put(member)
             order.append(row.id)
         }

@@ -119,7 +119,7 @@ import PomodoroCore
     func restart(_ t: TestRoom, after downtime: Duration,
                  policy: RoomPolicy = .standard) -> (room: Room, outcome: Outcome, now: Instant, offset: Int64) {
         let record = t.room.record(wallOffsetNanoseconds: offset)
-        let members = t.room.memberRecords()
+        let members = t.room.memberRecords(wallOffsetNanoseconds: offset)
         // A new boot: a different monotonic origin, the same wall clock.
         let bootShift: Int64 = 7_000_000_000_000
         let now = Instant(nanoseconds: t.now.nanoseconds - bootShift) + downtime
