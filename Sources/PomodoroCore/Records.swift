@@ -152,8 +152,6 @@ public enum StoreChange: Equatable, Sendable {
     case saveRoom(RoomRecord, passcode: String?)
     case saveMember(RoomID, MemberRecord)
     case removeMember(RoomID, MemberID)
-    /// The room is gone (dropped when empty): its row and members go; its journal stays.
-    case removeRoom(RoomID)
     case focusCompleted(FocusSessionRecord)
     case interrupted(InterruptionRecord)
 }

@@ -38,9 +38,6 @@ extension SQLiteRoomStore {
         case let .removeMember(room, member):
             try db.execute(sql: "DELETE FROM member WHERE room_id = ? AND id = ?",
                            arguments: [room.rawValue, member.rawValue])
-        case let .removeRoom(room):
-            // The members go by ON DELETE CASCADE; the journal has no foreign key to the room and stays.
-            try db.execute(sql: "DELETE FROM room WHERE id = ?", arguments: [room.rawValue])
         case let .focusCompleted(session):
             try db.execute(
                 sql: """

@@ -3,8 +3,7 @@ import Testing
 import PomodoroCore
 @testable import PomodoroStore
 
-/// Every record kind written to a real SQLite file and read back; atomic batches; the journal outliving
-/// its room; the file's settings.
+/// Every record kind written to a real SQLite file and read back; atomic batches; the file's settings.
 @Suite struct SQLiteRoomStoreTests {
     @Test func roomsInEveryTimerStateRoundTrip() throws {
         try withStore { (store, _) throws in
@@ -132,25 +131,6 @@ import PomodoroCore
             #expect(try store.interruptions(room: Sample.room, from: nil, before: nil) == records)
             #expect(try store.interruptions(room: Sample.room, from: 2000, before: 3000) == Array(records[1...2]))
             #expect(try store.interruptions(room: Sample.room, from: 2001, before: nil) == [records[3]])
-        }
-    }
-
-    @Test func removeRoomRemovesItsMembersButKeepsTheJournal() throws {
-        try withStore { (store, _) throws in
-            let session = Sample.session(endedAtMs: 5000, participants: [Sample.participant("m1", "Ada")])
-            let interruption = InterruptionRecord(room: Sample.room, member: MemberID("m1"), name: "Ada", atMs: 4000)
-            try store.apply([.saveRoom(Sample.roomRecord(), passcode: "p"),
-                             .saveMember(Sample.room, Sample.member(1, name: "Ada")),
-                             .focusCompleted(session), .interrupted(interruption)])
-            try store.apply([.removeRoom(Sample.room)])
-            #expect(try store.loadRooms() == [])
-            #expect(try store.column(sql: "SELECT count(*) FROM member") == ["0"])
-            #expect(try store.sessions(room: Sample.room, endedFrom: nil, before: nil, limit: nil) == [session])
-            #expect(try store.interruptions(room: Sample.room, from: nil, before: nil) == [interruption])
-
-            // A new room under the same name starts without the old members.
-            try store.apply([.saveRoom(Sample.roomRecord(), passcode: nil)])
-            #expect(try store.loadRooms().first?.members == [])
         }
     }
 
