@@ -33,9 +33,12 @@ public struct ResumeToken: Sendable, CustomStringConvertible {
     public let rawValue: String
     public init(_ rawValue: String) { self.rawValue = rawValue }
 
-    /// Compares in time that depends only on the lengths, not on where the first difference is.
-    public func matches(_ other: ResumeToken) -> Bool {
-        let a = Array(rawValue.utf8), b = Array(other.rawValue.utf8)
+    /// What rooms and stores keep instead of the token: its SHA-256, as 64 lowercase hex digits.
+    public var hash: String { SHA256.hexDigest(rawValue) }
+
+    /// Compares two hashes in time that depends only on their lengths, not on where the first difference is.
+    public static func sameHash(_ a: String, _ b: String) -> Bool {
+        let a = Array(a.utf8), b = Array(b.utf8)
         guard a.count == b.count else { return false }
         var difference: UInt8 = 0
         for i in a.indices { difference |= a[i] ^ b[i] }
