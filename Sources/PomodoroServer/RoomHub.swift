@@ -75,8 +75,8 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         /// When the last `state` was broadcast, and whether one is waiting for `stateTimer`.
         var lastStateAt: Instant?
         var statePending = false
-        /// Set for a locked room.
-        let passcode: PasscodeVerifier?
+        /// Set for a locked room (replaced once by a hash with the current work factor; see `adopt`).
+        var passcode: PasscodeVerifier?
         /// While the room's changes are being committed, its broadcasts wait here, so members hear of
         /// nothing the store does not have yet, and hear everything in order.
         var held: [() -> Void]?
@@ -145,7 +145,8 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         var room = Room(restoring: stored.record, members: stored.members, policy: configuration.roomPolicy,
                         now: now.monotonic, wallOffsetNanoseconds: now.wallOffsetNanoseconds)
         let outcome = room.resumeAfterRestart(at: now.monotonic)
-        let entry = makeEntry(room, passcode: stored.passcode.flatMap(PasscodeVerifier.init(encoded:)), server: server)
+        let entry = makeEntry(room, passcode: PasscodeVerifier.lock(stored: stored.passcode, room: id, logger: logger),
+                              server: server)
         rooms[id] = entry
         publish(outcome, in: entry, server: server, at: now)
         return entry
@@ -382,7 +383,8 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
     }
 
     enum JournalAnswer<T: Sendable>: Sendable {
-        case answer(T)
+        /// The query's answer; `upgraded` when the room's passcode was checked and hashed anew (see `adopt`).
+        case answer(T, upgraded: (old: PasscodeVerifier, new: PasscodeVerifier)? = nil)
         case locked
         case wrongPasscode
     }
@@ -408,7 +410,8 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         }
         let settle = { [self] (result: Result<JournalAnswer<T>, StoreError>) in
             switch result {
-            case .success(.answer(let value)):
+            case .success(.answer(let value, let upgraded)):
+                if let upgraded { adopt(upgraded.new, replacing: upgraded.old, in: id) }
                 done(.success(value))
             case .success(.locked):
                 done(.failure(JournalRefusal(code: .badPasscode, message: "this room is locked: \(lockedHint)",
@@ -427,12 +430,15 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         }
         let inMemory = rooms[id] != nil
         let finish = UncheckedBox(settle)
+        let lockLogger = logger
         store.read({ (store: any RoomStore) throws(StoreError) -> JournalAnswer<T> in
             if case .passcode(let known, let credential) = access {
-                let verifier = inMemory ? known : try store.loadRoom(id)?.passcode.flatMap(PasscodeVerifier.init(encoded:))
+                let verifier = inMemory ? known
+                    : PasscodeVerifier.lock(stored: try store.loadRoom(id)?.passcode, room: id, logger: lockLogger)
                 if let verifier {
                     guard let credential else { return .locked }
-                    guard verifier.matches(credential) else { return .wrongPasscode }
+                    guard case .right(let upgraded) = verifier.check(credential) else { return .wrongPasscode }
+                    return .answer(try query(store), upgraded: upgraded.map { (verifier, $0) })
                 }
             }
             return .answer(try query(store))
@@ -589,12 +595,12 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             }
             sessions[connection]?.joining = true
             passcodeQueue.async { [self] in
-                let matches = verifier.matches(passcode)
+                let check = verifier.check(passcode)
                 server.post { [self] in
                     guard sessions[connection]?.joining == true else { return }
                     sessions[connection]?.joining = false
                     let now = clock.now()
-                    guard matches else {
+                    guard case .right(let upgraded) = check else {
                         recordPasscodeFailure(from: session.peer, at: now)
                         reply(.error(code: .badPasscode, message: "wrong passcode", field: "passcode",
                                      ref: request.ref), to: connection, server: server)
@@ -605,6 +611,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
                                      field: nil, ref: request.ref), to: connection, server: server)
                         return
                     }
+                    if let upgraded { adopt(upgraded, replacing: verifier, in: roomID) }
                     admit(request, to: entry, connection: connection, server: server, at: now)
                 }
             }
@@ -682,6 +689,14 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
 
     private func snapshot(of entry: RoomEntry, at now: ClockReading) -> SnapshotPayload {
         SnapshotPayload(entry.room.snapshot(at: now.monotonic), clock: now, locked: entry.passcode != nil)
+    }
+
+    /// Puts a passcode hashed anew with the current work factor in place of the one it was checked against,
+    /// unless the room has gone or changed lock meanwhile. The store gets it with the room's next saved row.
+    private func adopt(_ upgraded: PasscodeVerifier, replacing old: PasscodeVerifier, in id: RoomID) {
+        guard let entry = rooms[id], entry.passcode?.encoded == old.encoded else { return }
+        entry.passcode = upgraded
+        logger.info("room's passcode hash upgraded to the current work factor", metadata: ["room": "\(id)"])
     }
 
     private func passcodeAttemptAllowed(from peer: String, at now: ClockReading) -> Bool {
