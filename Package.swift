@@ -79,7 +79,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "PomodoroProtocolTests", dependencies: ["PomodoroProtocol"], swiftSettings: strict),
         .testTarget(name: "PomodoroServerTests",
-                    dependencies: ["PomodoroServer", "PomodoroNet", "PomodoroProtocol", "PomodoroStore"],
+                    dependencies: ["PomodoroServer", "PomodoroNet", "PomodoroProtocol", "PomodoroStore", "PomodoroCore"],
                     swiftSettings: strict),
         .testTarget(name: "PomodoroServerCLITests",
                     dependencies: ["PomodoroServerCLI", "PomodoroServer",
