@@ -5,8 +5,8 @@ import PomodoroCore
 /// A room's passcode as the server keeps it: a random salt and a slow salted hash (PBKDF2-HMAC-SHA256),
 /// never the passcode itself. This file is the only Swift code that touches OpenSSL's libcrypto.
 ///
-/// Making and checking one takes about half a second on purpose, so the hub does both off the service
-/// thread.
+/// Making and checking one takes a few tenths of a second of CPU on purpose, so the hub does both off the
+/// service thread.
 struct PasscodeVerifier: Sendable {
     /// What a stored verifier holds.
     enum Form: Sendable, Equatable {
