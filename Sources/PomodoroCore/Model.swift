@@ -46,7 +46,8 @@ public typealias RoomStats = FocusStats
 public struct Member: Sendable {
     public let id: MemberID
     public var name: String
-    let token: ResumeToken
+    /// The SHA-256 of the member's resume token (hex): the token itself is handed out once and kept nowhere.
+    let tokenHash: String
     /// Chosen by the member: stepped away from the desk.
     public var away = false
     /// Whether a connection currently speaks for this member.
@@ -175,6 +176,7 @@ public struct Outcome: Equatable, Sendable {
 /// What `join` tells the member who joined.
 public struct JoinResult: Sendable {
     public let memberID: MemberID
+    /// The new member's fresh token, or on a resume the token they came back with.
     public let token: ResumeToken
     /// The member got their earlier place back with their token.
     public let resumed: Bool

@@ -64,8 +64,9 @@ public struct MemberRecord: Equatable, Sendable {
     /// Place in the room's join order (lower joined earlier; gaps are allowed).
     public var order: Int
     public var name: String
-    /// The resume token, so the member gets their place back after a restart.
-    public var token: String
+    /// The SHA-256 of the member's resume token, as 64 lowercase hex digits (`ResumeToken.hash`), so the
+    /// member gets their place back after a restart while the store never holds a usable token.
+    public var tokenHash: String
     public var task: String
     public var away: Bool
     /// Whether a connection spoke for the member when this was written (restored members are disconnected,
@@ -79,12 +80,12 @@ public struct MemberRecord: Equatable, Sendable {
     /// right on its own, and one member's change rewrites no other member's row.
     public var creditedSinceMs: Int64?
 
-    public init(id: MemberID, order: Int, name: String, token: String, task: String, away: Bool,
+    public init(id: MemberID, order: Int, name: String, tokenHash: String, task: String, away: Bool,
                 connected: Bool, stats: FocusStats, sessionFocusMs: Int64, creditedSinceMs: Int64? = nil) {
         self.id = id
         self.order = order
         self.name = name
-        self.token = token
+        self.tokenHash = tokenHash
         self.task = task
         self.away = away
         self.connected = connected

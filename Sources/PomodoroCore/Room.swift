@@ -72,7 +72,8 @@ public struct Room: Sendable {
 
     /// Whether `token` would get a member's place back (so a locked room need not ask for its passcode).
     public func hasMember(withToken token: ResumeToken) -> Bool {
-        members.values.contains { $0.token.matches(token) }
+        let hash = token.hash
+        return members.values.contains { ResumeToken.sameHash($0.tokenHash, hash) }
     }
 
     public var status: TimerStatus {
@@ -142,7 +143,9 @@ public struct Room: Sendable {
         let name = try TextRules.clean(rawName, field: "name", allowEmpty: false, maxLength: policy.maxNameLength)
         var outcome = Outcome()
         advanceInternal(to: now, into: &outcome)
-        if let token, let id = order.first(where: { members[$0]!.token.matches(token) }) {
+        let presentedHash = token?.hash
+        if let token, let presentedHash,
+           let id = order.first(where: { ResumeToken.sameHash(members[$0]!.tokenHash, presentedHash) }) {
             creditFocus(until: now)
             var member = members[id]!
             let wasConnected = member.connected
@@ -156,12 +159,12 @@ public struct Room: Sendable {
             if !wasConnected { outcome.events.append(.memberReturned(id)) }
             roomBecameBusy()
             changed(&outcome)
-            return JoinResult(memberID: id, token: member.token, resumed: true, outcome: outcome)
+            return JoinResult(memberID: id, token: token, resumed: true, outcome: outcome)
         }
         guard members.count < policy.maxMembers else { throw .roomFull }
         creditFocus(until: now)
         let id = MemberID("m\(nextMemberNumber)")
-        var member = Member(id: id, name: name, token: freshToken)
+        var member = Member(id: id, name: name, tokenHash: freshToken.hash)
         member.rank = nextMemberNumber
         if isFocusRunning { member.creditedSince = now }
         nextMemberNumber += 1
@@ -665,7 +668,7 @@ extension Room {
     }
 
     private func memberRecord(_ member: Member, wallOffsetNanoseconds offset: Int64) -> MemberRecord {
-        MemberRecord(id: member.id, order: member.rank, name: member.name, token: member.token.rawValue,
+        MemberRecord(id: member.id, order: member.rank, name: member.name, tokenHash: member.tokenHash,
                      task: member.task, away: member.away, connected: member.connected, stats: member.stats,
                      sessionFocusMs: member.sessionFocusTime.milliseconds,
                      creditedSinceMs: member.creditedSince.map { Self.wallMs($0, offset) })
@@ -697,7 +700,7 @@ extension Room {
         focusStartedAt = record.focusStartedAtMs.map(instant)
         focusCreditedUntil = record.focusCreditedUntilMs.map(instant)
         for row in stored.sorted(by: { $0.order < $1.order }) {
-            var member = Member(id: row.id, name: row.name, token: ResumeToken(row.token))
+            var member = Member(id: row.id, name: row.name, tokenHash: row.tokenHash)
             member.rank = row.order
             member.task = row.task
             member.away = row.away

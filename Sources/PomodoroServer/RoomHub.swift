@@ -60,8 +60,8 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         /// When the last `state` was broadcast, and whether one is waiting for `stateTimer`.
         var lastStateAt: Instant?
         var statePending = false
-        /// Set for a locked room.
-        let passcode: PasscodeVerifier?
+        /// Set for a locked room (replaced once by a hash with the current work factor; see `adopt`).
+        var passcode: PasscodeVerifier?
         /// While the room's changes are being committed, its broadcasts wait here, so members hear of
         /// nothing the store does not have yet, and hear everything in order.
         var held: [() -> Void]?
@@ -156,7 +156,8 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         let id = stored.record.id
         var room = restored(stored, at: now)
         let outcome = room.resumeAfterRestart(at: now.monotonic)
-        let entry = makeEntry(room, passcode: stored.passcode.flatMap(PasscodeVerifier.init(encoded:)), server: server)
+        let entry = makeEntry(room, passcode: PasscodeVerifier.lock(stored: stored.passcode, room: id, logger: logger),
+                              server: server)
         rooms[id] = entry
         publish(outcome, in: entry, server: server, at: now)
         return entry
@@ -459,7 +460,8 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
     }
 
     enum JournalAnswer<T: Sendable>: Sendable {
-        case answer(T)
+        /// The query's answer; `upgraded` when the room's passcode was checked and hashed anew (see `adopt`).
+        case answer(T, upgraded: (old: PasscodeVerifier, new: PasscodeVerifier)? = nil)
         case locked
         case wrongPasscode
     }
@@ -486,7 +488,8 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
                 passcodeChecked(from: address, wrong: wrong)
             }
             switch result {
-            case .success(.answer(let value)):
+            case .success(.answer(let value, let upgraded)):
+                if let upgraded { adopt(upgraded.new, replacing: upgraded.old, in: id) }
                 done(.success(value))
             case .success(.locked):
                 done(.failure(JournalRefusal(code: .badPasscode, message: "this room is locked: \(lockedHint)",
@@ -507,12 +510,15 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         let finish = UncheckedBox(settle)
         let read = { [self] in
             let inMemory = rooms[id] != nil
+            let lockLogger = logger
             store.read({ (store: any RoomStore) throws(StoreError) -> JournalAnswer<T> in
                 if case .passcode(let known, let credential) = access {
-                    let verifier = inMemory ? known : try store.loadRoom(id)?.passcode.flatMap(PasscodeVerifier.init(encoded:))
+                    let verifier = inMemory ? known
+                        : PasscodeVerifier.lock(stored: try store.loadRoom(id)?.passcode, room: id, logger: lockLogger)
                     if let verifier {
                         guard let credential else { return .locked }
-                        guard verifier.matches(credential) else { return .wrongPasscode }
+                        guard case .right(let upgraded) = verifier.check(credential) else { return .wrongPasscode }
+                        return .answer(try query(store), upgraded: upgraded.map { (verifier, $0) })
                     }
                 }
                 return .answer(try query(store))
@@ -731,7 +737,8 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             admit(request, to: entry, connection: connection, server: server, at: now)
         }
         let resuming = request.token.map { restored(stored, at: now).hasMember(withToken: ResumeToken($0)) } ?? false
-        guard let verifier = stored.passcode.flatMap(PasscodeVerifier.init(encoded:)), !resuming else { return bringIn() }
+        guard let verifier = PasscodeVerifier.lock(stored: stored.passcode, room: stored.record.id, logger: logger),
+              !resuming else { return bringIn() }
         checkPasscode(of: request, against: verifier, connection: connection, server: server, then: bringIn)
     }
 
@@ -766,14 +773,15 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
                          field: "passcode", ref: request.ref), to: connection, server: server)
             return
         }
-        hash(for: connection, ref: request.ref, server: server, { verifier.matches(passcode) },
-             isWrong: { !$0 }) { [self] matched in
-            guard matched else {
+        hash(for: connection, ref: request.ref, server: server, { verifier.check(passcode) },
+             isWrong: { if case .wrong = $0 { true } else { false } }) { [self] check in
+            guard case .right(let upgraded) = check else {
                 reply(.error(code: .badPasscode, message: "wrong passcode", field: "passcode", ref: request.ref),
                       to: connection, server: server)
                 return
             }
             then()
+            if let upgraded, let id = try? RoomID(validating: request.room) { adopt(upgraded, replacing: verifier, in: id) }
         }
     }
 
@@ -856,6 +864,14 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
 
     private func snapshot(of entry: RoomEntry, at now: ClockReading) -> SnapshotPayload {
         SnapshotPayload(entry.room.snapshot(at: now.monotonic), clock: now, locked: entry.passcode != nil)
+    }
+
+    /// Puts a passcode hashed anew with the current work factor in place of the one it was checked against,
+    /// unless the room has gone or changed lock meanwhile. The store gets it with the room's next saved row.
+    private func adopt(_ upgraded: PasscodeVerifier, replacing old: PasscodeVerifier, in id: RoomID) {
+        guard let entry = rooms[id], entry.passcode?.encoded == old.encoded else { return }
+        entry.passcode = upgraded
+        logger.info("room's passcode hash upgraded to the current work factor", metadata: ["room": "\(id)"])
     }
 
     /// Whether this connection may create a room now; replies `room_limit` when not.

@@ -12,7 +12,7 @@ extension SQLiteRoomStore {
         "focus_started_at_ms", "focus_credited_until_ms", "seq", "passcode",
     ]
     private static let memberColumns = [
-        "room_id", "id", "ord", "name", "token", "task", "away", "connected",
+        "room_id", "id", "ord", "name", "token_sha256", "task", "away", "connected",
         "focus_completed", "focus_ns", "interruptions", "session_focus_ms", "credited_since_ms",
     ]
     private static let saveRoomSQL = upsert(into: "room", columns: roomColumns, key: ["id"])
@@ -137,7 +137,7 @@ extension SQLiteRoomStore {
 
     private static func values(of member: MemberRecord, in room: RoomID) -> [(any DatabaseValueConvertible)?] {
         [
-            room.rawValue, member.id.rawValue, member.order, member.name, member.token, member.task,
+            room.rawValue, member.id.rawValue, member.order, member.name, member.tokenHash, member.task,
             member.away, member.connected, member.stats.focusCompleted, member.stats.focusTime.storedNanoseconds,
             member.stats.interruptions, member.sessionFocusMs, member.creditedSinceMs,
         ]
@@ -146,7 +146,7 @@ extension SQLiteRoomStore {
     static func member(from row: Row) throws -> MemberRecord {
         MemberRecord(
             id: MemberID(try row.decode(String.self, forColumn: "id")), order: try row.decode(forColumn: "ord"),
-            name: try row.decode(forColumn: "name"), token: try row.decode(forColumn: "token"),
+            name: try row.decode(forColumn: "name"), tokenHash: try row.decode(forColumn: "token_sha256"),
             task: try row.decode(forColumn: "task"), away: try row.decode(forColumn: "away"),
             connected: try row.decode(forColumn: "connected"), stats: try stats(from: row),
             sessionFocusMs: try row.decode(forColumn: "session_focus_ms"),

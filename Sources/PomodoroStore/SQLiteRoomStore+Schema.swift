@@ -1,4 +1,5 @@
 import GRDB
+import PomodoroCore
 
 extension SQLiteRoomStore {
     /// The schema's history, oldest first. A migration that has shipped is never edited: a change is a new
@@ -107,6 +108,19 @@ extension SQLiteRoomStore {
                     WHERE room.id = member.room_id AND room.phase = 'focus' AND room.timer_kind = 'running')
                 WHERE connected = 1 AND away = 0;
                 """)
+        }
+
+        // A member row keeps the SHA-256 of the resume token, not the token: a copy of the database no
+        // longer lets anyone take a member's place. SQLite has no SHA-256 of its own, so the existing tokens
+        // are hashed here, row by row, in the migration's transaction.
+        migrator.registerMigration("v4") { db in
+            try db.execute(sql: "ALTER TABLE member RENAME COLUMN token TO token_sha256")
+            let rows = try Row.fetchAll(db, sql: "SELECT room_id, id, token_sha256 FROM member")
+            for row in rows {
+                let token: String = row["token_sha256"]
+                try db.execute(sql: "UPDATE member SET token_sha256 = ? WHERE room_id = ? AND id = ?",
+                               arguments: [ResumeToken(token).hash, row["room_id"] as String, row["id"] as String])
+            }
         }
 
         return migrator

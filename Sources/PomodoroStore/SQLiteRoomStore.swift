@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import GRDB
 import PomodoroCore
 
@@ -33,10 +34,7 @@ public final class SQLiteRoomStore: RoomStore {
 
     /// `open(path:)`, stopping at migration `version` (for tests that build an older database).
     static func open(path: String, migratedUpTo version: String?) throws(StoreError) -> SQLiteRoomStore {
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
-        try withStoreError("creating the folder \(folder.path)") {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        }
+        try createPrivately(path)
         var configuration = Configuration()
         configuration.label = "pomodoro.store"
         // Another process (a backup, the sqlite3 shell) may hold the lock for a moment: wait rather than
@@ -64,6 +62,30 @@ public final class SQLiteRoomStore: RoomStore {
             }
         }
         return SQLiteRoomStore(pool: pool, path: path)
+    }
+
+    /// Creates the database's folder (0700) and an empty database file (0600) when they do not exist yet,
+    /// whatever the process's umask: the file holds who was in which room and their tasks. SQLite gives the
+    /// `-wal` and `-shm` files the database file's mode. Existing folders and files keep theirs.
+    private static func createPrivately(_ path: String) throws(StoreError) {
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        if !FileManager.default.fileExists(atPath: folder) {
+            try withStoreError("creating the folder \(folder)") {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                guard chmod(folder, 0o700) == 0 else { throw StoreError("chmod: \(String(cString: strerror(errno)))") }
+            }
+        }
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd < 0 {
+            guard errno == EEXIST else {
+                throw StoreError("creating \(path): \(String(cString: strerror(errno)))")
+            }
+            return
+        }
+        defer { Glibc.close(fd) }
+        guard fchmod(fd, 0o600) == 0 else {
+            throw StoreError("setting the mode of \(path): \(String(cString: strerror(errno)))")
+        }
     }
 
     /// Closes the connections. Every later call fails. (Dropping the last reference closes them too.)

@@ -198,14 +198,41 @@ import PomodoroCore
         #expect(t.member(joined.memberID)?.connected == false)
     }
 
-    @Test func resumeTokensCompareExactlyAndNeverPrint() {
-        #expect(ResumeToken("abc").matches(ResumeToken("abc")))
-        #expect(!ResumeToken("abc").matches(ResumeToken("abd")))
-        #expect(!ResumeToken("abc").matches(ResumeToken("ab")))
-        #expect(!ResumeToken("ab").matches(ResumeToken("abc")))
-        #expect(!ResumeToken("abc").matches(ResumeToken("")))
-        #expect(!ResumeToken("xbc").matches(ResumeToken("abc")))
+    @Test func resumeTokenHashesCompareExactlyAndTokensNeverPrint() {
+        #expect(ResumeToken.sameHash(ResumeToken("abc").hash, ResumeToken("abc").hash))
+        #expect(!ResumeToken.sameHash(ResumeToken("abc").hash, ResumeToken("abd").hash))
+        #expect(!ResumeToken.sameHash("abc", "ab"))
+        #expect(!ResumeToken.sameHash("ab", "abc"))
+        #expect(!ResumeToken.sameHash("abc", ""))
+        #expect(!ResumeToken.sameHash("xbc", "abc"))
         #expect(!"\(ResumeToken("hunter2"))".contains("hunter2"))
+    }
+
+    /// Known answers (FIPS 180-4's examples, and lengths either side of the padding boundaries).
+    @Test(arguments: [
+        ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+        ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
+        (String(repeating: "a", count: 55), "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318"),
+        (String(repeating: "a", count: 56), "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a"),
+        (String(repeating: "a", count: 64), "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb"),
+        (String(repeating: "a", count: 1000), "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3"),
+    ])
+    func resumeTokenHashIsSHA256(text: String, digest: String) {
+        #expect(ResumeToken(text).hash == digest)
+    }
+
+    @Test func theRoomKeepsOnlyTheTokensHash() throws {
+        var t = TestRoom()
+        let joined = try t.join("Ada")
+        let records = t.room.memberRecords(wallOffsetNanoseconds: 0)
+        #expect(records.map(\.tokenHash) == [joined.token.hash])
+        #expect(!records[0].tokenHash.contains(joined.token.rawValue))
+        let back = try t.join("Ada", token: joined.token)
+        #expect(back.resumed)
+        #expect(back.token.rawValue == joined.token.rawValue, "the welcome hands the same token back")
+        #expect(!(try t.join("Eve", token: ResumeToken(joined.token.hash))).resumed, "the hash is no token")
     }
 
     // MARK: Leaving and limits

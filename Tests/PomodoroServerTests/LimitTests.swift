@@ -176,4 +176,21 @@ struct LimitTests {
         peers[2].send(.join(room: "small", name: "C", token: nil))
         #expect(try errorCode(peers[2]) == .roomFull)
     }
+
+    /// One character of 16 KB (a letter under 8,150 combining accents) fits in a message; twenty members with
+    /// such names made every `state` too big for a member's queue. Refused as a name and as a task.
+    @Test func aNameOfOneCharacterAndSixteenKilobytesIsRefused() throws {
+        let server = try LiveServer()
+        defer { finish(server) }
+        let heavy = "a" + String(repeating: "\u{301}", count: 8150)
+        #expect(heavy.count == 1 && heavy.utf8.count > 16_000)
+        let peer = try Peer(client, port: server.port)
+        peer.send(.join(room: "heavy", name: heavy, token: nil))
+        let refusal = try peer.expect("error") { if case let .error(code, _, field, _) = $0 { (code, field) } else { nil } }
+        #expect(refusal == (.badRequest, "name"))
+        _ = try peer.join("heavy", name: "Ada")
+        peer.send(.task(text: heavy))
+        let task = try peer.expect("error") { if case let .error(code, _, field, _) = $0 { (code, field) } else { nil } }
+        #expect(task == (.badRequest, "text"))
+    }
 }

@@ -16,21 +16,24 @@ import PomodoroCore
 
     @Test func anEmptyFileGetsEveryMigration() throws {
         try withStore { (store, _) throws in
-            #expect(SQLiteRoomStore.migrationIdentifiers == ["v1", "v2", "v3"])
+            #expect(SQLiteRoomStore.migrationIdentifiers == ["v1", "v2", "v3", "v4"])
             #expect(try store.appliedMigrations() == SQLiteRoomStore.migrationIdentifiers)
             #expect(try store.column(sql: Self.schemaSQL) == Self.schema)
         }
     }
 
-    /// Rows as the v1 schema took them, written in SQL rather than through today's code.
+    /// Rows as the v1 schema took them, written in SQL rather than through today's code (member columns
+    /// named, so the rows also go into a v3 table).
     static let v1Rows = """
         INSERT INTO room VALUES ('team-a', 1500, 300, 900, 4, 1, 3000, 600, 1200, 2, 0, 'focus', 'running',
             1795001234567, 1500000, 3, 12, 18000123456789, 4, 'host', 'm1', 5, 1795000000000, 1795000600000,
             -1, 'verifier');
         INSERT INTO room VALUES ('team-b', 1500, 300, 900, 4, 0, NULL, NULL, NULL, NULL, NULL, 'idle', 'idle',
             NULL, 0, 1, 0, 0, 0, 'anyone', NULL, 1, NULL, NULL, 0, NULL);
-        INSERT INTO member VALUES ('team-a', 'm2', 1, 'Bob', 'token-b', '', 1, 0, 1, 2000000000, 3, 0);
-        INSERT INTO member VALUES ('team-a', 'm1', 0, 'Ada', 'token-a', 'proofs', 0, 1, 2, 5000000001, 0, 600000);
+        INSERT INTO member (room_id, id, ord, name, token, task, away, connected, focus_completed, focus_ns, interruptions, session_focus_ms)
+            VALUES ('team-a', 'm2', 1, 'Bob', 'token-b', '', 1, 0, 1, 2000000000, 3, 0);
+        INSERT INTO member (room_id, id, ord, name, token, task, away, connected, focus_completed, focus_ns, interruptions, session_focus_ms)
+            VALUES ('team-a', 'm1', 0, 'Ada', 'token-a', 'proofs', 0, 1, 2, 5000000001, 0, 600000);
         INSERT INTO focus_session (room_id, started_at_ms, ended_at_ms, length_seconds)
             VALUES ('team-a', 1794998500000, 1795000000000, 1500);
         INSERT INTO session_member VALUES (last_insert_rowid(), 0, 'm1', 'Ada', 'proofs', 1500000);
@@ -66,8 +69,12 @@ import PomodoroCore
             #expect(a.passcode == "verifier")
             #expect(a.members.map(\.name) == ["Ada", "Bob"])
             #expect(a.members.last?.away == true)
-            // v3: Ada was present in a running focus, credited up to the room's moment; Bob was away.
-            #expect(a.members.map(\.creditedSinceMs) == [1_795_000_600_000, nil])
+            if version < "v3" {
+                // v3: Ada was present in a running focus, credited up to the room's moment; Bob was away.
+                #expect(a.members.map(\.creditedSinceMs) == [1_795_000_600_000, nil])
+            }
+            // v4: the tokens' hashes in place of the tokens.
+            #expect(a.members.map(\.tokenHash) == [ResumeToken("token-a").hash, ResumeToken("token-b").hash])
             #expect(rooms.last?.record.pendingSettings == nil)
             #expect(rooms.last?.record.host == nil)
 
@@ -101,6 +108,26 @@ import PomodoroCore
             #expect(a.members.map(\.creditedSinceMs) == [1_795_000_600_000, nil, nil], "Dee was disconnected")
             let c = try #require(rooms.first { $0.record.id.rawValue == "team-c" })
             #expect(c.members.map(\.creditedSinceMs) == [nil], "a paused focus credits nobody")
+        }
+    }
+
+    /// After v4 no row holds a token, and a member still gets their place back with theirs.
+    @Test func v4HashesTheTokensInPlaceAndMembersStillResume() throws {
+        try withTemporaryFolder { (folder) throws in
+            let path = folder.appendingPathComponent("pomodoro.sqlite").path
+            let old = try SQLiteRoomStore.open(path: path, migratedUpTo: "v3")
+            try old.execute(sql: Self.v1Rows)
+            try old.close()
+            let store = try SQLiteRoomStore.open(path: path)
+            #expect(try store.column(sql: "SELECT token_sha256 FROM member ORDER BY id")
+                    == [ResumeToken("token-a").hash, ResumeToken("token-b").hash])
+            #expect(try store.column(sql: "SELECT name FROM pragma_table_info('member') WHERE name LIKE 'token%'")
+                    == ["token_sha256"])
+            let a = try #require(try store.loadRoom(roomID("team-a")))
+            let room = Room(restoring: a.record, members: a.members, now: Instant(nanoseconds: 0),
+                            wallOffsetNanoseconds: 1_795_000_000_000 * 1_000_000)
+            #expect(room.hasMember(withToken: ResumeToken("token-a")))
+            #expect(!room.hasMember(withToken: ResumeToken(ResumeToken("token-a").hash)))
         }
     }
 

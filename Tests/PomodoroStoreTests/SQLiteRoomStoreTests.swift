@@ -153,6 +153,29 @@ import PomodoroCore
         }
     }
 
+    /// The database holds names, tasks and who was where: whatever the umask, a folder the store creates is
+    /// 0700 and the file with its `-wal` and `-shm` is 0600.
+    @Test func theStoreCreatesItsFolderAndFilesForTheOwnerAlone() throws {
+        try withTemporaryFolder { (folder) throws in
+            func mode(_ path: String) throws -> Int {
+                try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+            }
+            // What the process's umask gives a file or folder made without care: the store must do better.
+            let control = folder.appendingPathComponent("control").path
+            try FileManager.default.createDirectory(atPath: control, withIntermediateDirectories: false)
+            #expect(try mode(control) & 0o077 != 0, "the umask must leave group or other bits for this test to mean anything")
+
+            let path = folder.appendingPathComponent("data/pomodoro.sqlite").path
+            let store = try SQLiteRoomStore.open(path: path)
+            try store.apply([.saveRoom(Sample.roomRecord(), passcode: nil)])
+            #expect(try mode(folder.appendingPathComponent("data").path) == 0o700)
+            for file in [path, path + "-wal", path + "-shm"] {
+                #expect(try mode(file) == 0o600, "\(file)")
+            }
+            try store.close()
+        }
+    }
+
     @Test func reopeningAfterCloseKeepsEverything() throws {
         try withTemporaryFolder { (folder) throws in
             let path = folder.appendingPathComponent("pomodoro.sqlite").path

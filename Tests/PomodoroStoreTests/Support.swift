@@ -42,7 +42,7 @@ enum Sample {
     static func member(_ number: Int, name: String, order: Int? = nil, away: Bool = false,
                        connected: Bool = true) -> MemberRecord {
         MemberRecord(id: MemberID("m\(number)"), order: order ?? number, name: name,
-                     token: "0123456789abcdef0123456789abcd\(number)\(number)", task: "task of \(name)", away: away,
+                     tokenHash: ResumeToken("0123456789abcdef0123456789abcd\(number)\(number)").hash, task: "task of \(name)", away: away,
                      connected: connected,
                      stats: FocusStats(focusCompleted: number, focusTime: .nanoseconds(Int64(number) * 1_000_000_007),
                                        interruptions: number + 1),
