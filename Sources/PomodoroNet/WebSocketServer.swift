@@ -103,11 +103,13 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
     var nextHTTPExchange: UInt64 = 1
     /// Where each piece of a body is copied behind the library's headroom before it is written.
     var httpScratch = [UInt8]()
-    private var draining = false
+    private(set) var draining = false
     private var drainTimer: LoopTimer?
     private var retained = [UnsafeMutableRawPointer]()
     private var protocols: UnsafeMutablePointer<lws_protocols>?
     private var retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>?
+    private var tokenLimits: UnsafeMutablePointer<lws_token_limits>?
+    let headScreen = RequestHeadScreen()
 
     /// Creates the context and binds the port; `start()` begins serving.
     public init(options: WebSocketServerOptions) throws(NetError) {
@@ -127,6 +129,8 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         protocols[0].name = UnsafePointer(keep(strdup("pomodoro")))
         protocols[0].callback = serverCallback
         protocols[0].rx_buffer_size = 4096
+        // Room for what tells an unreadable request head from other closes (WebSocketServer+BadRequests.swift).
+        protocols[0].per_session_data_size = MemoryLayout<pomodoro_http_session_t>.size
         // The most one send() takes; a bigger lws_write is copied into the library's own buffer and trickled
         // out. HTTP bodies go in pieces of this size, one per writable callback.
         protocols[0].tx_packet_size = Self.httpPieceBytes
@@ -164,6 +168,9 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         info.protocols = UnsafePointer(protocols)
         info.mounts = UnsafePointer(mounts)
         info.retry_and_idle_policy = UnsafePointer(retry)
+        let limits = Self.makeTokenLimits()
+        tokenLimits = limits
+        info.token_limits = UnsafePointer(limits)
         info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) | UInt64(LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE)
         info.user = Unmanaged.passUnretained(self).toOpaque()
         // The handshake bound covers both the library's round-trip timeout and how long a connection may
@@ -192,6 +199,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
             port = Int(lws_get_vhost_listen_port(vhost))
         }
         if port <= 0 { port = options.port }
+        deferAccepting(port: port)
     }
 
     /// The first symbolic link under `root` that resolves outside it, if any. The library follows links
@@ -211,6 +219,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
     deinit {
         protocols?.deallocate()
         retryPolicy?.deallocate()
+        tokenLimits?.deallocate()
         for pointer in retained { free(pointer) }
     }
 
@@ -299,6 +308,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             // Only the WebSocket path upgrades: anything else, or anything while draining, gets a 403.
             guard let wsi else { return -1 }
+            headDispatched(session: user)
             if draining || header(wsi, WSI_TOKEN_GET_URI) != options.webSocketPath || !originAllowed(wsi) {
                 refusedConnections += 1
                 lws_return_http_status(wsi, UInt32(HTTP_STATUS_FORBIDDEN.rawValue), nil)
@@ -365,8 +375,22 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
             if connection.announced { delegate?.server(self, didClose: connection.id) }
             if draining && connections.isEmpty { finishDraining() }
 
+        case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+            if let wsi, connectionAccepted(wsi) != 0 { return 1 }
+
+        case LWS_CALLBACK_HTTP_BIND_PROTOCOL:
+            if let wsi { headExpected(on: wsi, session: user) }
+
+        case LWS_CALLBACK_FILTER_HTTP_CONNECTION:
+            guard let wsi else { return -1 }
+            if filterHead(wsi, session: user) != 0 { return 1 }
+
+        case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+            if let wsi { headDropped(wsi, session: user, reason: input) }
+
         case LWS_CALLBACK_HTTP:
             guard let wsi else { return -1 }
+            headDispatched(session: user)
             return beginExchange(wsi)
 
         case LWS_CALLBACK_HTTP_WRITEABLE:
