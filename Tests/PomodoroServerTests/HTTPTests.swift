@@ -520,6 +520,13 @@ final class RawHTTP {
         return RawHTTPReply(status: status, headers: headers, body: body)
     }
 
+    /// Everything the server sends until it closes the connection (or 5 seconds pass), after what was read so far.
+    func readToEnd() -> [UInt8] {
+        while fill() {}
+        defer { unread.removeAll() }
+        return unread
+    }
+
     /// True if nothing arrives for `milliseconds`.
     func staysQuiet(milliseconds: Int32) -> Bool {
         var pollfd = Glibc.pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
