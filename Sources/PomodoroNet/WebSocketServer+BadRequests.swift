@@ -10,8 +10,8 @@ import Glibc
 ///
 /// - Every piece of the target (the path, each query parameter) is capped at `maxTargetPieceBytes` through the
 ///   library's per-header limits: past that it cuts the piece short and skips the rest of the request line, the
-///   head still completes, and LWS_CALLBACK_FILTER_HTTP_CONNECTION answers 414. This holds for every request,
-///   over TLS and HTTP/2 too.
+///   head still completes, and LWS_CALLBACK_FILTER_HTTP_CONNECTION answers 414. This holds for every HTTP/1.1
+///   request, over TLS too.
 /// - A connection's first head, on plain TCP, is looked at before the library reads it: the listening socket
 ///   defers accepting until the client has sent something (TCP_DEFER_ACCEPT), and the accepted connection's
 ///   first bytes are peeked and judged by `RequestHeadScreen`, which answers 400, 414 or 431 and closes.
@@ -21,8 +21,8 @@ import Glibc
 ///   (a timeout closes after seconds of silence, and stays silent), the close follows a head the library could
 ///   not read: a 431 (at least a table's worth of bytes) or a 400 is written straight to the socket.
 ///
-/// Over TLS the first and later heads are the library's to answer: the connection may speak HTTP/2, and its
-/// bytes cannot be looked at from outside.
+/// Over TLS the rest is the library's to answer (or drop): the connection may speak HTTP/2, and its bytes cannot
+/// be looked at from outside.
 extension WebSocketServer {
     /// The most bytes one piece of a request target may hold once percent-decoded; longer ones are answered 414.
     public static let maxTargetPieceBytes = 2048
