@@ -37,6 +37,10 @@ public struct WebSocketServerOptions: Sendable {
     public var allowedOrigins: [String] = []
     /// WebSocket connections one address may hold at once; 0 for no limit.
     public var maxConnectionsPerAddress = 0
+    /// Reverse proxies whose X-Forwarded-For or Forwarded header names the client: the address the delegate
+    /// is given (`didOpen`'s peer, `HTTPRequest.peer`) and the per-address limit counts. None by default: the
+    /// socket's peer is the client.
+    public var trustedProxies = TrustedProxies.none
     /// Seconds a connection may take to complete its HTTP request or WebSocket handshake.
     public var handshakeTimeoutSeconds = 5
     /// PEM certificate (chain) and private key: when both are set the port speaks TLS (https and wss).
@@ -319,7 +323,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
             guard let wsi else { return -1 }
             let id = ConnectionID(rawValue: nextConnection)
             nextConnection += 1
-            let connection = Connection(id: id, wsi: wsi, peer: peerAddress(wsi), options: options)
+            let connection = Connection(id: id, wsi: wsi, peer: clientAddress(wsi), options: options)
             connections[id] = connection
             lws_set_opaque_user_data(wsi, UnsafeMutableRawPointer(bitPattern: UInt(id.rawValue)))
             let held = connectionsPerAddress[connection.peer, default: 0] + 1
@@ -435,6 +439,23 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         guard let host = header(wsi, WSI_TOKEN_HOST) else { return false }
         let originHost = origin.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first
         return originHost.map(String.init)?.lowercased() == host.lowercased()
+    }
+
+    /// The client's address: the socket's peer, or what a trusted proxy in front says it is.
+    func clientAddress(_ wsi: OpaquePointer) -> String {
+        let peer = peerAddress(wsi)
+        guard !options.trustedProxies.ranges.isEmpty else { return peer }
+        return options.trustedProxies.clientAddress(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR),
+                                                    forwarded: customHeader(wsi, "forwarded:"))
+    }
+
+    /// A header the library has no token for, by its lower-case name with the colon. Only its first line.
+    func customHeader(_ wsi: OpaquePointer, _ name: String) -> String? {
+        let length = Int(lws_hdr_custom_length(wsi, name, Int32(name.utf8.count)))
+        guard length > 0, length < 4096 else { return nil }
+        var buffer = [CChar](repeating: 0, count: length + 1)
+        guard lws_hdr_custom_copy(wsi, &buffer, Int32(buffer.count), name, Int32(name.utf8.count)) >= 0 else { return nil }
+        return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     func peerAddress(_ wsi: OpaquePointer) -> String {

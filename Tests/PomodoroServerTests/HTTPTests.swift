@@ -348,8 +348,10 @@ final class HTTPTestServer: Sendable {
     var port: Int { server.port }
 
     init(responseTimeoutSeconds: Int = 30, tls: (certificate: String, key: String)? = nil,
+         trustedProxies: TrustedProxies = .none,
          route: @escaping @Sendable (HTTPRequest) -> HTTPTestAction) throws {
         var options = WebSocketServerOptions(host: "127.0.0.1", port: 0)
+        options.trustedProxies = trustedProxies
         options.tlsCertificatePath = tls?.certificate
         options.tlsPrivateKeyPath = tls?.key
         options.dynamicPaths = ["/api", "/healthz"]
