@@ -91,8 +91,11 @@ public struct TrustedProxies: Hashable, Sendable {
     public func trusts(_ address: IPAddress) -> Bool { ranges.contains { $0.contains(address) } }
 
     /// The client's address for a connection from `peer` (as the socket names it) that carried these headers.
+    /// An untrusted peer's address is returned as given; any other in canonical form (`IPAddress.description`).
     public func clientAddress(peer: String, forwardedFor: String?, forwarded: String?) -> String {
         guard !ranges.isEmpty, let peerAddress = IPAddress(peer), trusts(peerAddress) else { return peer }
+        // The proxy's own address, in the same form as the addresses it forwards.
+        let peer = peerAddress.description
         let hops: [Substring]?
         if let forwardedFor {
             hops = forwardedFor.split(separator: ",", omittingEmptySubsequences: false)

@@ -102,5 +102,6 @@ import Testing
         #expect(TrustedProxies.none.clientAddress(peer: "127.0.0.1", forwardedFor: "203.0.113.9", forwarded: nil)
                 == "127.0.0.1")
         #expect(client("127.0.0.1") == "127.0.0.1", "a trusted peer without the headers is the client")
+        #expect(client("::ffff:127.0.0.1", xff: "unknown") == "127.0.0.1", "in the form forwarded addresses take")
     }
 }
