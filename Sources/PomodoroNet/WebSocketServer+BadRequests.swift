@@ -61,7 +61,8 @@ extension WebSocketServer {
             let named = withUnsafeMutablePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
             }
-            guard named == 0 else { continue }
+            let family = Int32(address.ss_family)
+            guard named == 0, family == AF_INET || family == AF_INET6 else { continue }
             let bound = withUnsafeBytes(of: &address) { raw -> Int in
                 // sin_port and sin6_port sit at the same offset, in network order.
                 Int(UInt16(raw[2]) << 8 | UInt16(raw[3]))
