@@ -11,6 +11,8 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         var v4 = in_addr()
         var v6 = in6_addr()
         let text = String(text)
+        // inet_pton would stop at a NUL and read what comes before it as the whole address.
+        guard text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return nil }
         if !text.contains(":"), inet_pton(AF_INET, text, &v4) == 1 {
             bytes = Array(repeating: 0, count: 10) + [0xFF, 0xFF] + withUnsafeBytes(of: v4) { Array($0) }
         } else if inet_pton(AF_INET6, text, &v6) == 1 {

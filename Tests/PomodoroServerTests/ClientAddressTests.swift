@@ -45,6 +45,7 @@ import Testing
         #expect(IPAddress("::ffff:127.0.0.1")?.description == "127.0.0.1")
         #expect(IPAddress("2001:0DB8:0000::0001")?.description == "2001:db8::1")
         #expect(IPAddress("010.1.2.3") == nil, "no octal guesses")
+        #expect(IPAddress("1.2.3.4\u{0}5") == nil && IPAddress("1.2.3.4 ") == nil && IPAddress("１.2.3.4") == nil)
     }
 }
 
