@@ -51,7 +51,7 @@ let package = Package(
         // The server's command line, environment and config file merged into one configuration; JSON logs;
         // the run loop. A library so that the tests reach it; the executable is a thin @main.
         .target(name: "PomodoroServerCLI",
-                dependencies: ["PomodoroServer", "PomodoroCore",
+                dependencies: ["PomodoroServer", "PomodoroCore", "PomodoroNet",
                                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                .product(name: "Logging", package: "swift-log")],
                 swiftSettings: strict),

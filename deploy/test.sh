@@ -3,8 +3,9 @@
 #   - the systemd unit: `systemd-analyze verify` and `security --offline`, and the hardening it must keep;
 #   - the example environment and config files: the server reads them without a complaint;
 #   - nginx: `nginx -t` on a config built from deploy/nginx.conf, then the server behind a real nginx with
-#     TLS (a self-signed certificate): /healthz, the page, HTTP to HTTPS, /metrics kept from the public, and
-#     WebSocket sessions through it;
+#     TLS (a self-signed certificate): /healthz, the page, HTTP to HTTPS, /metrics kept from the public,
+#     WebSocket sessions through it, clients counted by their forwarded address (and forged headers from
+#     an untrusted peer ignored);
 #   - Caddy (when Debian has it): `caddy validate` on deploy/Caddyfile, then WebSocket sessions and /metrics
 #     through it;
 #   - the Dockerfile, which cannot be built here (no Docker engine): its runtime packages against `ldd` of
@@ -149,8 +150,9 @@ env_file_reads_cleanly() {
     output=$(env -i POMODORO_HOST=127.0.0.1 POMODORO_WEB_ROOT=/usr/local/share/pomodoro/web \
              $(grep -v '^#' "$here/pomodoro.env" | xargs) "$server" --print-config) || { echo "$output"; return 1; }
     echo "$output" | grep -q '^# warning' && { echo "$output" | grep '^# warning'; return 1; }
-    echo "$output" | grep -qx 'max-connections-per-address = 0 *# from POMODORO_MAX_CONNECTIONS_PER_ADDRESS' \
+    echo "$output" | grep -qx 'trusted-proxy = 127.0.0.1/32, ::1/128 *# from POMODORO_TRUSTED_PROXY' \
         || { echo "$output"; return 1; }
+    echo "$output" | grep -qx 'max-connections-per-address = 64 *# default' || { echo "$output"; return 1; }
 }
 check "deploy/pomodoro.env: every variable is a setting, and --print-config shows it" env_file_reads_cleanly
 
@@ -164,10 +166,12 @@ check "deploy/pomodoro.conf reads without an error" config_file_reads_cleanly
 # --- the server, as the unit runs it, on loopback ---------------------------------------------------------
 read -r http_port tls_port caddy_port caddy_admin_port unused_port <<<"$(free_ports 5)"
 read_timeout=3  # the proxies' read timeout in this test: longer than --ping-after 1, shorter than the idle test
+per_address=2   # --max-connections-per-address here: small enough to reach; the other sessions come one at a time
 mkdir -p "$work/server"
 # The example environment file, as systemd passes it; options win over it (port 0 picks a free port).
 env $(grep -v '^#' "$here/pomodoro.env" | xargs) POMODORO_LOG_FORMAT=json \
     "$server" --port 0 --web-root "$repo/web" --db "$work/server/pomodoro.sqlite" --ping-after 1 --hang-up-after 4 \
+    --max-connections-per-address "$per_address" \
     >"$work/server/stdout" 2>"$work/server/stderr" &
 pids+=($!)
 server_port=""
@@ -343,6 +347,88 @@ check "a foreign Origin through nginx is refused with 403 (nginx passes Origin a
 check "an idle session outlives nginx's read timeout (${read_timeout} s) on the server's pings" \
     smoke "wss://$site/ws" --connect "127.0.0.1:$tls_port" --cafile "$work/tls/cert.pem" \
     --origin "https://$site" --idle $((read_timeout * 2))
+# sessions MODE PORT SOURCE:COUNT... [-- HEADER]: opens the sessions in order, from each SOURCE (a loopback
+# address of its own) COUNT of them, all held open at once, and prints one word for each: "admitted" (it
+# answers a ping) or "refused" (the server closed it with 1008). MODE tls goes through nginx, plain to the
+# server. A HEADER line is sent with every handshake.
+sessions() {
+    python3 - "$work/tls/cert.pem" "$site" "$@" <<'PY'
+import base64, json, os, socket, ssl, struct, sys
+cafile, site, mode, port = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+rest = sys.argv[5:]
+header = rest[rest.index("--") + 1] if "--" in rest else ""
+groups = [(g.split(":")[0], int(g.split(":")[1])) for g in (rest[:rest.index("--")] if "--" in rest else rest)]
+
+def frame(opcode, payload):
+    mask = os.urandom(4)
+    return bytes([0x80 | opcode, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+def read_exact(sock, n):
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise EOFError("the connection closed")
+        data += chunk
+    return data
+
+def open_session(source):
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0))
+    if mode == "tls":
+        sock = ssl.create_default_context(cafile=cafile).wrap_socket(sock, server_hostname=site.split(":")[0])
+    host = site if mode == "tls" else f"127.0.0.1:{port}"
+    request = ["GET /ws HTTP/1.1", f"Host: {host}", "Upgrade: websocket", "Connection: Upgrade",
+               f"Sec-WebSocket-Key: {base64.b64encode(os.urandom(16)).decode()}", "Sec-WebSocket-Version: 13"]
+    sock.sendall(("\r\n".join(request + ([header] if header else [])) + "\r\n\r\n").encode())
+    response = b""
+    while b"\r\n\r\n" not in response:
+        response += read_exact(sock, 1)
+    if not response.startswith(b"HTTP/1.1 101"):
+        raise SystemExit(f"the upgrade was refused: {response.splitlines()[0]!r}")
+    return sock
+
+def verdict(sock):
+    sock.sendall(frame(1, json.dumps({"type": "ping", "ref": "p"}).encode()))
+    try:
+        while True:
+            first, second = read_exact(sock, 2)
+            length = second & 0x7F
+            if length == 126:
+                length = struct.unpack("!H", read_exact(sock, 2))[0]
+            payload = read_exact(sock, length)
+            if first & 0x0F == 0x8:
+                return "refused" if payload[:2] == struct.pack("!H", 1008) else f"closed({payload[:2].hex()})"
+            if first & 0x0F == 0x1 and json.loads(payload).get("type") == "pong":
+                return "admitted"
+    except (EOFError, OSError) as error:
+        return f"ended({error})"
+
+held = [open_session(source) for source, count in groups for _ in range(count)]
+print(" ".join(verdict(sock) for sock in held))
+PY
+}
+admitted_then_refused() { printf 'admitted %.0s' $(seq "$per_address"); echo -n refused; }
+
+# Through nginx, which appends the address each client connected from to X-Forwarded-For: the server, which
+# trusts nginx's 127.0.0.1 only, counts 127.0.0.2 and 127.0.0.3 apart.
+clients_counted_apart() {
+    local output
+    output=$(sessions tls "$tls_port" "127.0.0.2:$((per_address + 1))" 127.0.0.3:1) || { echo "$output"; return 1; }
+    echo "127.0.0.2 x$((per_address + 1)), then 127.0.0.3: $output"
+    [ "$output" = "$(admitted_then_refused) admitted" ]
+}
+check "through nginx each client counts by its own address: one is refused past --max-connections-per-address $per_address, another still gets in" \
+    clients_counted_apart
+# Straight to the server from 127.0.0.4, which is no trusted proxy: a forged X-Forwarded-For is ignored.
+forged_header_changes_nothing() {
+    local output
+    output=$(sessions plain "$server_port" "127.0.0.4:$((per_address + 1))" -- "X-Forwarded-For: 198.51.100.7") \
+        || { echo "$output"; return 1; }
+    echo "127.0.0.4 x$((per_address + 1)) claiming 198.51.100.7: $output"
+    [ "$output" = "$(admitted_then_refused)" ]
+}
+check "an X-Forwarded-For sent straight to the server by a peer that is no trusted proxy changes nothing" \
+    forged_header_changes_nothing
 if [ -x "$bin_dir/pomo" ]; then note "pomo is built too ($bin_dir/pomo); the sessions above use deploy/smoke.py"; fi
 
 # --- Caddy in front -----------------------------------------------------------------------------------------

@@ -85,7 +85,7 @@ extension WebSocketServer {
         }
         let request = HTTPRequest(method: method, path: path, query: query,
                                   authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION),
-                                  accept: header(wsi, WSI_TOKEN_HTTP_ACCEPT), peer: peerAddress(wsi))
+                                  accept: header(wsi, WSI_TOKEN_HTTP_ACCEPT), peer: clientAddress(wsi))
         delegate.server(self, didReceiveHTTP: request, responder: HTTPResponder(server: self, exchange: id))
         return 0
     }

@@ -37,6 +37,10 @@ public struct WebSocketServerOptions: Sendable {
     public var allowedOrigins: [String] = []
     /// WebSocket connections one address may hold at once; 0 for no limit.
     public var maxConnectionsPerAddress = 0
+    /// Reverse proxies whose X-Forwarded-For or Forwarded header names the client: the address the delegate
+    /// is given (`didOpen`'s peer, `HTTPRequest.peer`) and the per-address limit counts. None by default: the
+    /// socket's peer is the client.
+    public var trustedProxies = TrustedProxies.none
     /// Seconds a connection may take to complete its HTTP request or WebSocket handshake.
     public var handshakeTimeoutSeconds = 5
     /// PEM certificate (chain) and private key: when both are set the port speaks TLS (https and wss).
@@ -103,11 +107,13 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
     var nextHTTPExchange: UInt64 = 1
     /// Where each piece of a body is copied behind the library's headroom before it is written.
     var httpScratch = [UInt8]()
-    private var draining = false
+    private(set) var draining = false
     private var drainTimer: LoopTimer?
     private var retained = [UnsafeMutableRawPointer]()
     private var protocols: UnsafeMutablePointer<lws_protocols>?
     private var retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>?
+    private var tokenLimits: UnsafeMutablePointer<lws_token_limits>?
+    let headScreen = RequestHeadScreen()
 
     /// Creates the context and binds the port; `start()` begins serving.
     public init(options: WebSocketServerOptions) throws(NetError) {
@@ -127,6 +133,8 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         protocols[0].name = UnsafePointer(keep(strdup("pomodoro")))
         protocols[0].callback = serverCallback
         protocols[0].rx_buffer_size = 4096
+        // Room for what tells an unreadable request head from other closes (WebSocketServer+BadRequests.swift).
+        protocols[0].per_session_data_size = MemoryLayout<pomodoro_http_session_t>.size
         // The most one send() takes; a bigger lws_write is copied into the library's own buffer and trickled
         // out. HTTP bodies go in pieces of this size, one per writable callback.
         protocols[0].tx_packet_size = Self.httpPieceBytes
@@ -164,6 +172,9 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         info.protocols = UnsafePointer(protocols)
         info.mounts = UnsafePointer(mounts)
         info.retry_and_idle_policy = UnsafePointer(retry)
+        let limits = Self.makeTokenLimits()
+        tokenLimits = limits
+        info.token_limits = UnsafePointer(limits)
         info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) | UInt64(LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE)
         info.user = Unmanaged.passUnretained(self).toOpaque()
         // The handshake bound covers both the library's round-trip timeout and how long a connection may
@@ -192,6 +203,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
             port = Int(lws_get_vhost_listen_port(vhost))
         }
         if port <= 0 { port = options.port }
+        deferAccepting(port: port)
     }
 
     /// The first symbolic link under `root` that resolves outside it, if any. The library follows links
@@ -211,6 +223,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
     deinit {
         protocols?.deallocate()
         retryPolicy?.deallocate()
+        tokenLimits?.deallocate()
         for pointer in retained { free(pointer) }
     }
 
@@ -299,6 +312,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             // Only the WebSocket path upgrades: anything else, or anything while draining, gets a 403.
             guard let wsi else { return -1 }
+            headDispatched(session: user)
             if draining || header(wsi, WSI_TOKEN_GET_URI) != options.webSocketPath || !originAllowed(wsi) {
                 refusedConnections += 1
                 lws_return_http_status(wsi, UInt32(HTTP_STATUS_FORBIDDEN.rawValue), nil)
@@ -309,7 +323,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
             guard let wsi else { return -1 }
             let id = ConnectionID(rawValue: nextConnection)
             nextConnection += 1
-            let connection = Connection(id: id, wsi: wsi, peer: peerAddress(wsi), options: options)
+            let connection = Connection(id: id, wsi: wsi, peer: clientAddress(wsi), options: options)
             connections[id] = connection
             lws_set_opaque_user_data(wsi, UnsafeMutableRawPointer(bitPattern: UInt(id.rawValue)))
             let key = AddressKey.of(connection.peer)
@@ -367,8 +381,22 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
             if connection.announced { delegate?.server(self, didClose: connection.id) }
             if draining && connections.isEmpty { finishDraining() }
 
+        case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+            if let wsi, connectionAccepted(wsi) != 0 { return 1 }
+
+        case LWS_CALLBACK_HTTP_BIND_PROTOCOL:
+            if let wsi { headExpected(on: wsi, session: user) }
+
+        case LWS_CALLBACK_FILTER_HTTP_CONNECTION:
+            guard let wsi else { return -1 }
+            if filterHead(wsi, session: user) != 0 { return 1 }
+
+        case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+            if let wsi { headDropped(wsi, session: user, reason: input) }
+
         case LWS_CALLBACK_HTTP:
             guard let wsi else { return -1 }
+            headDispatched(session: user)
             return beginExchange(wsi)
 
         case LWS_CALLBACK_HTTP_WRITEABLE:
@@ -413,6 +441,23 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         guard let host = header(wsi, WSI_TOKEN_HOST) else { return false }
         let originHost = origin.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first
         return originHost.map(String.init)?.lowercased() == host.lowercased()
+    }
+
+    /// The client's address: the socket's peer, or what a trusted proxy in front says it is.
+    func clientAddress(_ wsi: OpaquePointer) -> String {
+        let peer = peerAddress(wsi)
+        guard !options.trustedProxies.ranges.isEmpty else { return peer }
+        return options.trustedProxies.clientAddress(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR),
+                                                    forwarded: customHeader(wsi, "forwarded:"))
+    }
+
+    /// A header the library has no token for, by its lower-case name with the colon. Only its first line.
+    func customHeader(_ wsi: OpaquePointer, _ name: String) -> String? {
+        let length = Int(lws_hdr_custom_length(wsi, name, Int32(name.utf8.count)))
+        guard length > 0, length < 4096 else { return nil }
+        var buffer = [CChar](repeating: 0, count: length + 1)
+        guard lws_hdr_custom_copy(wsi, &buffer, Int32(buffer.count), name, Int32(name.utf8.count)) >= 0 else { return nil }
+        return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     func peerAddress(_ wsi: OpaquePointer) -> String {

@@ -1,4 +1,5 @@
 import PomodoroCore
+import PomodoroNet
 
 /// Bounds that keep one client from hurting the others. Each has a documented default and a server option.
 public struct ServerLimits: Sendable, Equatable {
@@ -61,12 +62,15 @@ public struct ServerConfiguration: Sendable {
     public var databasePath: String?
     /// Whether `GET /metrics` answers, in the Prometheus text format. Off, it is a 404 like any unknown path.
     public var metricsEnabled: Bool
+    /// Reverse proxies whose forwarded-address headers are believed: the client address of their connections
+    /// (for the per-address limits and the logs) is the one they forward.
+    public var trustedProxies: TrustedProxies
 
     public init(host: String? = nil, port: Int = 8080, webRoot: String? = "web",
                 defaultSettings: RoomSettings = .standard, roomPolicy: RoomPolicy = .standard,
                 limits: ServerLimits = .standard, allowedOrigins: [String] = [],
                 tlsCertificatePath: String? = nil, tlsPrivateKeyPath: String? = nil,
-                databasePath: String? = nil, metricsEnabled: Bool = true) {
+                databasePath: String? = nil, metricsEnabled: Bool = true, trustedProxies: TrustedProxies = .none) {
         self.host = host
         self.port = port
         self.webRoot = webRoot
@@ -78,5 +82,6 @@ public struct ServerConfiguration: Sendable {
         self.tlsPrivateKeyPath = tlsPrivateKeyPath
         self.databasePath = databasePath
         self.metricsEnabled = metricsEnabled
+        self.trustedProxies = trustedProxies
     }
 }

@@ -27,6 +27,7 @@ public final class PomodoroServer: Sendable {
         options.handshakeTimeoutSeconds = limits.handshakeTimeoutSeconds
         options.maxConnectionsPerAddress = limits.maxConnectionsPerAddress
         options.allowedOrigins = configuration.allowedOrigins
+        options.trustedProxies = configuration.trustedProxies
         options.tlsCertificatePath = configuration.tlsCertificatePath
         options.tlsPrivateKeyPath = configuration.tlsPrivateKeyPath
         options.verboseLibraryLogs = logger.logLevel <= .debug

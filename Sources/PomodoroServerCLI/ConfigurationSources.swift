@@ -28,7 +28,8 @@ typealias Layer = [String: [(value: String, source: SettingSource)]]
 
 /// The config file: `name = value` lines, where `name` is a long option without its dashes. Blank lines and
 /// lines starting with `#` are skipped, and ` #` starts a comment after a value. A value may be put in double
-/// quotes (to keep a ` #` or outer spaces). Only `allowed-origin` may appear more than once; its lines add up.
+/// quotes (to keep a ` #` or outer spaces). Only the repeatable settings (`allowed-origin`, `trusted-proxy`) may appear more than once;
+/// their lines add up.
 enum ConfigFile {
     static func parse(_ text: String, path: String) throws(ConfigurationError) -> Layer {
         var layer = Layer()

@@ -29,6 +29,7 @@ public struct ServerOptions: ParsableArguments {
             ("web-root", server.webRoot.map { [$0] } ?? []),
             ("db", server.db.map { [$0] } ?? []),
             ("allowed-origin", server.allowedOrigins),
+            ("trusted-proxy", server.trustedProxies),
             ("metrics", server.metrics.map { [$0] } ?? []),
             ("tls-cert", tls.tlsCert.map { [$0] } ?? []),
             ("tls-key", tls.tlsKey.map { [$0] } ?? []),
@@ -74,6 +75,7 @@ struct ServerGroup: ParsableArguments {
     @Option(name: .customLong("web-root"), help: help("web-root")) var webRoot: String?
     @Option(name: .customLong("db"), help: help("db")) var db: String?
     @Option(name: .customLong("allowed-origin"), help: help("allowed-origin")) var allowedOrigins: [String] = []
+    @Option(name: .customLong("trusted-proxy"), help: help("trusted-proxy")) var trustedProxies: [String] = []
     @Option(name: .customLong("metrics"), help: help("metrics")) var metrics: String?
 }
 

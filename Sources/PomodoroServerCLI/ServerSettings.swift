@@ -1,5 +1,6 @@
 import Logging
 import PomodoroCore
+import PomodoroNet
 import PomodoroServer
 
 /// How log lines are written: for a person at a terminal, or one JSON object per line for a log shipper.
@@ -16,6 +17,7 @@ public struct ServerSettings: Sendable, Equatable {
     public var webRoot = "web"
     public var databasePath = "./data/pomodoro.sqlite"
     public var allowedOrigins: [String] = []
+    public var trustedProxies: [AddressRange] = []
     public var metricsEnabled = true
     public var tlsCertificatePath: String?
     public var tlsPrivateKeyPath: String?
@@ -42,7 +44,7 @@ public struct ServerSettings: Sendable, Equatable {
                                    allowedOrigins: allowedOrigins, tlsCertificatePath: tlsCertificatePath,
                                    tlsPrivateKeyPath: tlsPrivateKeyPath,
                                    databasePath: databasePath == "none" ? nil : databasePath,
-                                   metricsEnabled: metricsEnabled)
+                                   metricsEnabled: metricsEnabled, trustedProxies: TrustedProxies(trustedProxies))
     }
 
     /// The web root used when none is configured: `web` in the working directory (a checkout), else the web

@@ -1,4 +1,5 @@
 import PomodoroCore
+import PomodoroNet
 import Logging
 
 /// One setting an admin can make, under one name in three places: the long option (`--max-rooms`), the
@@ -67,6 +68,8 @@ extension Setting {
               \.databasePath),
         .origins("allowed-origin", group: .server,
                  summary: "An origin (e.g. https://focus.example.com) whose pages may connect, besides the server's own. Repeatable; commas separate several in one value."),
+        .addressRanges("trusted-proxy", group: .server,
+                       summary: "A reverse proxy's address or block (e.g. 127.0.0.1/32, ::1, 10.0.0.0/8): connections from it are counted and logged under the client address its X-Forwarded-For (or Forwarded) header names. Repeatable; commas separate several in one value."),
         .choice("metrics", group: .server, ["on", "off"],
                 summary: "Serve GET /metrics (Prometheus text format); off answers 404. Keep it off the public internet.",
                 get: { $0.metricsEnabled ? "on" : "off" }, set: { $0.metricsEnabled = $1 == "on" }),
@@ -196,6 +199,23 @@ extension Setting {
                     settings.allowedOrigins = origins
                 },
                 render: { $0.allowedOrigins.isEmpty ? nil : $0.allowedOrigins.joined(separator: ", ") })
+    }
+
+    /// Addresses or CIDR blocks, IPv4 or IPv6; shown in their canonical form.
+    static func addressRanges(_ name: String, group: Group, summary: String) -> Setting {
+        Setting(name: name, group: group, valueName: "cidr", summary: summary, repeatable: true,
+                whenUnset: "forwarded-address headers are ignored",
+                apply: { values, settings in
+                    let texts = values.flatMap { $0.split(separator: ",").map { $0.trimmingWhitespace() } }
+                        .filter { !$0.isEmpty }
+                    settings.trustedProxies = try texts.map { text in
+                        guard let range = AddressRange(text) else {
+                            throw ValueProblem(reason: "'\(text)' is not an address or CIDR block such as 127.0.0.1/32 or ::1/128")
+                        }
+                        return range
+                    }
+                },
+                render: { $0.trustedProxies.isEmpty ? nil : $0.trustedProxies.map(\.description).joined(separator: ", ") })
     }
 
     static func describe(_ range: ClosedRange<Int>) -> String {

@@ -1,3 +1,4 @@
+import PomodoroNet
 import PomodoroServerCLI
 import Testing
 
@@ -74,7 +75,8 @@ struct PrecedenceTests {
     /// Pinned, not derived: a rename here breaks every admin's environment file.
     @Test func environmentVariableNames() {
         #expect(Setting.all.map(\.environmentVariable) == [
-            "POMODORO_HOST", "POMODORO_PORT", "POMODORO_WEB_ROOT", "POMODORO_DB", "POMODORO_ALLOWED_ORIGIN", "POMODORO_METRICS",
+            "POMODORO_HOST", "POMODORO_PORT", "POMODORO_WEB_ROOT", "POMODORO_DB", "POMODORO_ALLOWED_ORIGIN",
+            "POMODORO_TRUSTED_PROXY", "POMODORO_METRICS",
             "POMODORO_TLS_CERT", "POMODORO_TLS_KEY", "POMODORO_LOG_LEVEL", "POMODORO_LOG_FORMAT",
             "POMODORO_RECONNECT_GRACE", "POMODORO_EMPTY_ROOM_LIFETIME", "POMODORO_MAX_MEMBERS_PER_ROOM",
             "POMODORO_MAX_NAME_LENGTH", "POMODORO_MAX_TASK_LENGTH", "POMODORO_MAX_MESSAGE_BYTES",
@@ -117,6 +119,23 @@ struct PrecedenceTests {
         let fromOptions = try resolve(["--allowed-origin", "https://f.example", "--allowed-origin", "http://g.example:8080"],
                                       environment: ["POMODORO_ALLOWED_ORIGIN": "https://d.example"])
         #expect(fromOptions.settings.allowedOrigins == ["https://f.example", "http://g.example:8080"])
+    }
+
+    @Test func trustedProxiesComeFromOneSourceInTheirCanonicalForm() throws {
+        let file = "trusted-proxy = 127.0.0.1\ntrusted-proxy = 10.0.0.0/8, ::1\n"
+        let fromFile = try resolve(["--config", "c"], files: ["c": file])
+        #expect(fromFile.settings.trustedProxies.map(\.description) == ["127.0.0.1/32", "10.0.0.0/8", "::1/128"])
+        let fromEnvironment = try resolve(["--config", "c"],
+                                          environment: ["POMODORO_TRUSTED_PROXY": "172.16.0.0/12,fd00::/8"],
+                                          files: ["c": file])
+        #expect(fromEnvironment.settings.trustedProxies.map(\.description) == ["172.16.0.0/12", "fd00::/8"])
+        let fromOptions = try resolve(["--trusted-proxy", "192.168.1.10", "--trusted-proxy", "0:0::1/128"],
+                                      environment: ["POMODORO_TRUSTED_PROXY": "172.16.0.0/12"])
+        #expect(fromOptions.settings.trustedProxies.map(\.description) == ["192.168.1.10/32", "::1/128"])
+        #expect(Setting.named("trusted-proxy")?.value(in: fromOptions.settings) == "192.168.1.10/32, ::1/128")
+        let trusted = fromOptions.settings.serverConfiguration.trustedProxies
+        #expect(trusted.trusts(IPAddress("192.168.1.10")!) && !trusted.trusts(IPAddress("192.168.1.11")!))
+        #expect(try resolve().settings.serverConfiguration.trustedProxies == .none, "no proxy is trusted by default")
     }
 
     @Test func unknownPomodoroVariablesAreWarnedAboutNotFatal() throws {

@@ -348,8 +348,10 @@ final class HTTPTestServer: Sendable {
     var port: Int { server.port }
 
     init(responseTimeoutSeconds: Int = 30, tls: (certificate: String, key: String)? = nil,
+         trustedProxies: TrustedProxies = .none,
          route: @escaping @Sendable (HTTPRequest) -> HTTPTestAction) throws {
         var options = WebSocketServerOptions(host: "127.0.0.1", port: 0)
+        options.trustedProxies = trustedProxies
         options.tlsCertificatePath = tls?.certificate
         options.tlsPrivateKeyPath = tls?.key
         options.dynamicPaths = ["/api", "/healthz"]
@@ -518,6 +520,13 @@ final class RawHTTP {
         let body = Array(unread.prefix(length))
         unread.removeFirst(length)
         return RawHTTPReply(status: status, headers: headers, body: body)
+    }
+
+    /// Everything the server sends until it closes the connection (or 5 seconds pass), after what was read so far.
+    func readToEnd() -> [UInt8] {
+        while fill() {}
+        defer { unread.removeAll() }
+        return unread
     }
 
     /// True if nothing arrives for `milliseconds`.

@@ -8,8 +8,8 @@ final class RawWebSocket {
     /// Set when a read found the connection closed by the server (not merely timed out).
     private(set) var closedByPeer = false
 
-    /// Connects and completes the opening handshake on `path`.
-    init(port: Int, path: String = "/ws", receiveBuffer: Int32? = nil) throws {
+    /// Connects and completes the opening handshake on `path`, sending `headers` (lines ending in CR LF) too.
+    init(port: Int, path: String = "/ws", receiveBuffer: Int32? = nil, headers: String = "") throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw LiveTestFailure(description: "socket failed") }
         if var size = receiveBuffer {
@@ -32,7 +32,7 @@ final class RawWebSocket {
             Connection: Upgrade\r
             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r
             Sec-WebSocket-Version: 13\r
-            \r\n
+            \(headers)\r\n
             """.utf8))
         var response = [UInt8]()
         while !response.ends(with: Array("\r\n\r\n".utf8)) {

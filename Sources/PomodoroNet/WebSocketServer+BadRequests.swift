@@ -1,0 +1,166 @@
+import CLibWebSockets
+import Foundation
+import Glibc
+
+/// Request heads the library cannot take still get an HTTP status, never a bare close.
+///
+/// The library keeps a request's head in one table of `headTableBytes`. A head that does not fit, or that its
+/// URI sanitiser rejects (a `%00` in the path, say), makes it close the connection without a word: curl reports
+/// status 000. No callback comes between the bytes' arrival and that close, so three measures answer instead:
+///
+/// - Every piece of the target (the path, each query parameter) is capped at `maxTargetPieceBytes` through the
+///   library's per-header limits: past that it cuts the piece short and skips the rest of the request line, the
+///   head still completes, and LWS_CALLBACK_FILTER_HTTP_CONNECTION answers 414. This holds for every HTTP/1.1
+///   request, over TLS too.
+/// - A connection's first head, on plain TCP, is looked at before the library reads it: the listening socket
+///   defers accepting until the client has sent something (TCP_DEFER_ACCEPT), and the accepted connection's
+///   first bytes are peeked and judged by `RequestHeadScreen`, which answers 400, 414 or 431 and closes.
+/// - A later head on a kept-alive connection: the protocol is unbound while the socket is still open. If the
+///   peer sent bytes since the connection last became ready for a head, no head got through, nothing was
+///   written since (the library answers some refusals itself, with a 403), and the last bytes arrived just now
+///   (a timeout closes after seconds of silence, and stays silent), the close follows a head the library could
+///   not read: a 431 (at least a table's worth of bytes) or a 400 is written straight to the socket.
+///
+/// Over TLS the rest is the library's to answer (or drop): the connection may speak HTTP/2, and its bytes cannot
+/// be looked at from outside.
+extension WebSocketServer {
+    /// The most bytes one piece of a request target may hold once percent-decoded; longer ones are answered 414.
+    public static let maxTargetPieceBytes = 2048
+    /// The library's table for one request head (its `max_http_header_data` default): a head larger than this
+    /// is answered 431.
+    public static let headTableBytes = 4096
+
+    /// Per-header limits for the library: the request targets get `maxTargetPieceBytes`, the rest the whole table.
+    static func makeTokenLimits() -> UnsafeMutablePointer<lws_token_limits> {
+        let limits = UnsafeMutablePointer<lws_token_limits>.allocate(capacity: 1)
+        limits.initialize(to: lws_token_limits())
+        let targets = [WSI_TOKEN_GET_URI, WSI_TOKEN_POST_URI, WSI_TOKEN_OPTIONS_URI, WSI_TOKEN_PUT_URI,
+                       WSI_TOKEN_PATCH_URI, WSI_TOKEN_DELETE_URI, WSI_TOKEN_CONNECT, WSI_TOKEN_HEAD_URI]
+            .map { Int($0.rawValue) }
+        withUnsafeMutableBytes(of: &limits.pointee.token_limit) { raw in
+            let slots = raw.bindMemory(to: UInt16.self)
+            for index in slots.indices {
+                slots[index] = UInt16(targets.contains(index) ? maxTargetPieceBytes : headTableBytes)
+            }
+        }
+        return limits
+    }
+
+    /// Makes the listening sockets on `port` accept a connection only once it has sent something, so that its
+    /// first head can be looked at when it is accepted. The library has no hook for its listening socket (it is
+    /// built without external polling): it is found among the process's descriptors, by its port.
+    func deferAccepting(port: Int) {
+        guard options.tlsCertificatePath == nil,
+              let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return }
+        for fd in names.compactMap(Int32.init) {
+            var listening: Int32 = 0
+            var size = socklen_t(MemoryLayout<Int32>.size)
+            guard getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) == 0, listening != 0 else { continue }
+            var address = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let named = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+            let family = Int32(address.ss_family)
+            guard named == 0, family == AF_INET || family == AF_INET6 else { continue }
+            let bound = withUnsafeBytes(of: &address) { raw -> Int in
+                // sin_port and sin6_port sit at the same offset, in network order.
+                Int(UInt16(raw[2]) << 8 | UInt16(raw[3]))
+            }
+            guard bound == port else { continue }
+            // Seconds a silent connection waits to be accepted anyway; it then has the handshake timeout to speak.
+            var seconds: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_DEFER_ACCEPT, &seconds, socklen_t(MemoryLayout<Int32>.size))
+        }
+    }
+
+    /// LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED: judges the bytes already there. Returns what the callback
+    /// returns: nonzero closes the connection, after the answer.
+    func connectionAccepted(_ wsi: OpaquePointer) -> Int32 {
+        guard options.tlsCertificatePath == nil else { return 0 }
+        let fd = lws_get_socket_fd(wsi)
+        guard fd >= 0 else { return 0 }
+        var bytes = [UInt8](repeating: 0, count: 2 * Self.headTableBytes)
+        let count = recv(fd, &bytes, bytes.count, Int32(MSG_PEEK | MSG_DONTWAIT))
+        guard count > 0 else { return 0 }
+        guard case .refuse(let status, let reason) = headScreen.verdict(Array(bytes.prefix(count))) else { return 0 }
+        // Taken off the socket first: closing with unread bytes would reset the connection, answer and all.
+        _ = recv(fd, &bytes, count, Int32(MSG_DONTWAIT))
+        let answer = Self.cannedAnswer(status: status, body: reason + "\n")
+        _ = answer.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        return 1
+    }
+
+    /// LWS_CALLBACK_HTTP_BIND_PROTOCOL: the connection is ready for a request head; note what its socket has
+    /// seen so far.
+    func headExpected(on wsi: OpaquePointer, session: UnsafeMutableRawPointer?) {
+        guard let session = session?.assumingMemoryBound(to: pomodoro_http_session_t.self),
+              let counters = tcpCounters(wsi) else { return }
+        session.pointee.received_at_bind = counters.received
+        session.pointee.written_at_bind = counters.written
+        session.pointee.dispatched = 0
+    }
+
+    /// A head got through to a callback: whatever closes the connection from here, it is not an unread head.
+    func headDispatched(session: UnsafeMutableRawPointer?) {
+        session?.assumingMemoryBound(to: pomodoro_http_session_t.self).pointee.dispatched = 1
+    }
+
+    /// LWS_CALLBACK_FILTER_HTTP_CONNECTION: a target piece the library cut short is answered 414 and the
+    /// connection closed. Returns what the callback returns.
+    func filterHead(_ wsi: OpaquePointer, session: UnsafeMutableRawPointer?) -> Int32 {
+        headDispatched(session: session)
+        guard targetCutShort(wsi) else { return 0 }
+        lws_return_http_status(wsi, UInt32(HTTP_STATUS_REQ_URI_TOO_LONG.rawValue), nil)
+        return 1
+    }
+
+    /// LWS_CALLBACK_HTTP_DROP_PROTOCOL: when the connection is closing over a head the library could not read,
+    /// answers it. `reason` is what the library says unbinds the protocol.
+    func headDropped(_ wsi: OpaquePointer, session: UnsafeMutableRawPointer?, reason: UnsafeMutableRawPointer?) {
+        guard !draining, let session = session?.assumingMemoryBound(to: pomodoro_http_session_t.self),
+              session.pointee.dispatched == 0, lws_is_ssl(wsi) == 0 else { return }
+        // Rebinding for the next transaction passes its own reason; only a close counts.
+        if let reason, String(cString: reason.assumingMemoryBound(to: CChar.self)) != "__lws_close_free_wsi" {
+            return
+        }
+        guard let now = tcpCounters(wsi), now.received > session.pointee.received_at_bind,
+              now.written == session.pointee.written_at_bind, now.ms_since_receive < 1000 else { return }
+        let tooLarge = now.received - session.pointee.received_at_bind >= UInt64(Self.headTableBytes)
+        let answer = tooLarge
+            ? Self.cannedAnswer(status: 431, body: "request head too large\n")
+            : Self.cannedAnswer(status: 400, body: "bad request\n")
+        _ = answer.withUnsafeBytes {
+            Glibc.send(lws_get_socket_fd(wsi), $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+        }
+    }
+
+    /// A whole answer, written in one go where the library's own writing is not at hand.
+    static func cannedAnswer(status: Int, body: String) -> [UInt8] {
+        let phrase = [400: "Bad Request", 414: "URI Too Long", 431: "Request Header Fields Too Large"][status] ?? "Error"
+        return Array(("HTTP/1.1 \(status) \(phrase)\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: \(body.utf8.count)"
+            + "\r\ncache-control: no-store\r\nconnection: close\r\n\r\n\(body)").utf8)
+    }
+
+    /// Whether the path or a query parameter reached `maxTargetPieceBytes`, where the library cuts it off.
+    private func targetCutShort(_ wsi: OpaquePointer) -> Bool {
+        let targets = [WSI_TOKEN_GET_URI, WSI_TOKEN_HEAD_URI, WSI_TOKEN_POST_URI, WSI_TOKEN_PUT_URI,
+                       WSI_TOKEN_PATCH_URI, WSI_TOKEN_DELETE_URI, WSI_TOKEN_OPTIONS_URI]
+        if targets.contains(where: { lws_hdr_total_length(wsi, $0) >= Int32(Self.maxTargetPieceBytes) }) {
+            return true
+        }
+        // The library's header table holds fewer fragments than this; the bound only keeps the loop finite.
+        for index in 0..<256 {
+            let length = lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, Int32(index))
+            if length >= Int32(Self.maxTargetPieceBytes) { return true }
+        }
+        return false
+    }
+
+    private func tcpCounters(_ wsi: OpaquePointer) -> pomodoro_tcp_counters_t? {
+        let fd = lws_get_socket_fd(wsi)
+        var counters = pomodoro_tcp_counters_t()
+        guard fd >= 0, pomodoro_tcp_counters(fd, &counters) == 0 else { return nil }
+        return counters
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import PomodoroNet
+import Testing
+
+/// Request heads the library cannot take: each gets a status line, never a bare close, and the server goes on
+/// serving.
+@Suite(.timeLimit(.minutes(1)))
+struct BadRequestTests {
+    @Test func aRequestLineTooLongIsAnswered414() throws {
+        let server = try HTTPTestServer { _ in .answer(HTTPResponse(status: 200, text: "ok")) }
+        defer { server.stop() }
+        let long = String(repeating: "a", count: 5000)
+        for target in ["/api/rooms/\(long)/stats", "/api/rooms/x/stats?days=\(long)"] {
+            let reply = try RawHTTP.closing("GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n", port: server.port)
+            #expect(reply.statusLine == "HTTP/1.1 414 URI Too Long", "\(target.prefix(20))…")
+            #expect(reply.body == "request line too long\n")
+        }
+        #expect(server.delegate.next(timeout: 0.2) == nil, "refused heads never reach the delegate")
+        #expect(try RawHTTP.get("/api/x", port: server.port).text == "ok")
+    }
+
+    @Test func aNULInTheTargetIsAnswered400() throws {
+        let server = try HTTPTestServer { _ in .answer(HTTPResponse(status: 200, text: "ok")) }
+        defer { server.stop() }
+        for target in ["/api/rooms/secret%00/stats", "/api/rooms/x/stats?name=a%00b"] {
+            let reply = try RawHTTP.closing("GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n", port: server.port)
+            #expect(reply.statusLine == "HTTP/1.1 400 Bad Request", "\(target)")
+        }
+        #expect(server.delegate.next(timeout: 0.2) == nil)
+        #expect(try RawHTTP.get("/api/x", port: server.port).text == "ok")
+    }
+
+    @Test func aHeadTooLargeIsAnswered431() throws {
+        let server = try HTTPTestServer { _ in .answer(HTTPResponse(status: 200, text: "ok")) }
+        defer { server.stop() }
+        let big = "X-Big: " + String(repeating: "b", count: 5000) + "\r\n"
+        let many = (1...60).map { "X-H\($0): v\r\n" }.joined()
+        for headers in [big, many] {
+            let reply = try RawHTTP.closing("GET /api/x HTTP/1.1\r\nHost: x\r\n\(headers)\r\n", port: server.port)
+            #expect(reply.statusLine == "HTTP/1.1 431 Request Header Fields Too Large")
+        }
+        let query = (0...HTTPRequest.maxQueryParameters * 4).map { "k\($0)" }.joined(separator: "&")
+        let pieces = try RawHTTP.closing("GET /api/x?\(query) HTTP/1.1\r\nHost: x\r\n\r\n", port: server.port)
+        #expect(pieces.statusLine == "HTTP/1.1 400 Bad Request")
+        #expect(server.delegate.next(timeout: 0.2) == nil)
+        #expect(try RawHTTP.get("/api/x", port: server.port).text == "ok")
+    }
+
+    /// A later request on a kept-alive connection is read by the library straight away: the same heads get the
+    /// same answers (the long target's from the library's own writer, which speaks HTTP/1.0 once it skipped the
+    /// version).
+    @Test func laterRequestsOnAKeptAliveConnectionToo() throws {
+        let server = try HTTPTestServer { _ in .answer(HTTPResponse(status: 200, text: "ok")) }
+        defer { server.stop() }
+        let long = String(repeating: "a", count: 5000)
+        let cases = [
+            ("GET /api/rooms/secret%00/stats HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 400 Bad Request"),
+            ("GET /api/x HTTP/1.1\r\nHost: x\r\nX-Big: \(long)\r\n\r\n", "HTTP/1.1 431 Request Header Fields Too Large"),
+            ("GET /api/\(long) HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.0 414 Request URI too Long"),
+        ]
+        for (request, statusLine) in cases {
+            let connection = try RawHTTP(port: server.port)
+            #expect(try connection.exchange("GET /api/first HTTP/1.1\r\nHost: x\r\n\r\n").text == "ok")
+            connection.send(request)
+            let reply = RawHTTP.Closing(connection.readToEnd())
+            #expect(reply.statusLine == statusLine)
+        }
+        #expect(try RawHTTP.get("/api/x", port: server.port).text == "ok")
+    }
+
+    @Test func aGoodHeadOnAKeptAliveConnectionIsNotAnsweredTwice() throws {
+        let server = try HTTPTestServer { _ in .answer(HTTPResponse(status: 200, text: "ok")) }
+        defer { server.stop() }
+        let connection = try RawHTTP(port: server.port)
+        #expect(try connection.exchange("GET /api/a HTTP/1.1\r\nHost: x\r\n\r\n").text == "ok")
+        connection.send("GET /api/b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let rest = RawHTTP.Closing(connection.readToEnd())
+        #expect(rest.statusLine == "HTTP/1.1 200 OK")
+        #expect(rest.body == "ok", "nothing follows the answer")
+    }
+}
+
+@Suite struct RequestHeadScreenTests {
+    let screen = RequestHeadScreen()
+
+    private func verdict(_ head: String) -> RequestHeadScreen.Verdict { screen.verdict(Array(head.utf8)) }
+
+    @Test func passesOrdinaryHeads() {
+        let browser = "GET /api/rooms/team%20a/stats?days=14&tz=Europe%2FBerlin HTTP/1.1\r\nHost: focus.example.com\r\n"
+            + "User-Agent: Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/120.0\r\nAccept: */*\r\n"
+            + "Accept-Language: en-US,en;q=0.5\r\nAccept-Encoding: gzip, deflate, br\r\nConnection: keep-alive\r\n\r\n"
+        #expect(verdict(browser) == .pass)
+        #expect(verdict("GET /a%2500b HTTP/1.1\r\n\r\n") == .pass, "an encoded % followed by 00 is no NUL")
+        #expect(verdict("") == .pass)
+        #expect(verdict("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\n") == .pass, "a head still arriving")
+        // What follows the blank line is a body or the next request, not this head.
+        #expect(verdict("GET / HTTP/1.1\r\n\r\n" + String(repeating: "x: y\r\n", count: 1000)) == .pass)
+    }
+
+    @Test func refusesALongRequestLine() {
+        let prefix = "GET /", suffix = " HTTP/1.1"
+        let fits = prefix + String(repeating: "a", count: screen.maxRequestLineBytes - prefix.count - suffix.count) + suffix
+        #expect(verdict(fits + "\r\n\r\n") == .pass)
+        #expect(verdict("GET /a" + fits.dropFirst(5) + "\r\n\r\n") == .refuse(status: 414, reason: "request line too long"))
+        #expect(verdict("GET /" + String(repeating: "a", count: 3000)) == .refuse(status: 414, reason: "request line too long"),
+                "judged on its part while it arrives")
+    }
+
+    @Test func refusesANULInTheTarget() {
+        let refused = RequestHeadScreen.Verdict.refuse(status: 400, reason: "NUL in the request target")
+        #expect(verdict("GET /api/rooms/secret%00/stats HTTP/1.1\r\n\r\n") == refused)
+        #expect(verdict("GET /x?a=%00 HTTP/1.1\r\n\r\n") == refused)
+        #expect(verdict("GET /x\u{0}y HTTP/1.1\r\n\r\n") == refused)
+    }
+
+    @Test func refusesTooManyQueryPieces() {
+        let most = (1...screen.maxQueryPieces).map { "k\($0)=v" }.joined(separator: "&")
+        #expect(verdict("GET /x?\(most) HTTP/1.1\r\n\r\n") == .pass)
+        #expect(verdict("GET /x?\(most);k=v HTTP/1.1\r\n\r\n") == .refuse(status: 400, reason: "query too large"))
+    }
+
+    @Test func refusesAHeadTooLarge() {
+        let refused = RequestHeadScreen.Verdict.refuse(status: 431, reason: "request head too large")
+        let lines = (1...screen.maxHeaderLines).map { "h\($0): v\r\n" }.joined()
+        #expect(verdict("GET / HTTP/1.1\r\n\(lines)\r\n") == .pass)
+        #expect(verdict("GET / HTTP/1.1\r\n\(lines)h: v\r\n\r\n") == refused)
+        #expect(verdict("GET / HTTP/1.1\r\nX-Big: \(String(repeating: "b", count: 4096))\r\n\r\n") == refused)
+        #expect(verdict("GET / HTTP/1.1\r\nX-Big: \(String(repeating: "b", count: 5000))") == refused, "unfinished")
+    }
+}
+
+extension RawHTTP {
+    /// What came back before the server closed the connection: its status line and body.
+    struct Closing {
+        var statusLine: String
+        var body: String
+
+        init(_ bytes: [UInt8]) {
+            let text = String(decoding: bytes, as: UTF8.self)
+            let parts = text.components(separatedBy: "\r\n\r\n")
+            statusLine = text.components(separatedBy: "\r\n").first ?? ""
+            body = parts.dropFirst().joined(separator: "\r\n\r\n")
+        }
+    }
+
+    /// Sends `request` on a connection of its own and reads until the server closes it.
+    static func closing(_ request: String, port: Int) throws -> Closing {
+        let connection = try RawHTTP(port: port)
+        connection.send(request)
+        return Closing(connection.readToEnd())
+    }
+}
