@@ -1,5 +1,3 @@
-import Glibc
-
 /// The key a per-address limit counts a client under.
 ///
 /// An IPv4 address counts alone. An IPv6 address counts by its /64 network: one subscriber is usually
@@ -9,18 +7,17 @@ import Glibc
 public enum AddressKey {
     /// The key of `address` (`"192.0.2.7"`, `"2001:db8:1:2::/64"`).
     public static func of(_ address: String) -> String {
-        guard address.contains(":") else { return address }
-        var bytes = in6_addr()
-        let text = address.hasPrefix("[") && address.hasSuffix("]") ? String(address.dropFirst().dropLast()) : address
+        var text = Substring(address)
+        if text.hasPrefix("[") && text.hasSuffix("]") { text = text.dropFirst().dropLast() }
         // A zone (fe80::1%eth0) names the link, not the host: the address before it is what counts.
-        let bare = text.split(separator: "%", maxSplits: 1).first.map(String.init) ?? text
-        guard inet_pton(AF_INET6, bare, &bytes) == 1 else { return address }
-        var octets = withUnsafeBytes(of: bytes) { Array($0) }
-        if octets[0..<10].allSatisfy({ $0 == 0 }) && octets[10] == 0xff && octets[11] == 0xff {
-            return octets[12...].map(String.init).joined(separator: ".")
-        }
-        for index in 8..<16 { octets[index] = 0 }
-        let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(octets[$0]) << 8 | UInt16(octets[$0 + 1]), radix: 16) }
-        return groups.joined(separator: ":") + "::/64"
+        if let percent = text.firstIndex(of: "%") { text = text[..<percent] }
+        guard let parsed = IPAddress(text) else { return address }
+        if parsed.isIPv4 { return parsed.description }
+        return IPAddress(bytes: Array(parsed.bytes.prefix(8)) + Array(repeating: 0, count: 8)).description + "/64"
     }
+}
+
+extension IPAddress {
+    /// The address of these 16 bytes.
+    fileprivate init(bytes: [UInt8]) { self.bytes = bytes }
 }
