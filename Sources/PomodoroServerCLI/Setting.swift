@@ -66,7 +66,7 @@ extension Setting {
               summary: "SQLite database file that rooms, members, stats and the focus journal are kept in (its folder is created); none keeps them in memory only, lost at exit.",
               \.databasePath),
         .origins("allowed-origin", group: .server,
-                 summary: "An origin (e.g. https://focus.example.com) whose pages may connect, besides the server's own. Repeatable; commas separate several in one value."),
+                 summary: "An origin (e.g. https://focus.example.com) whose pages may connect. Once any is given, only the listed ones may (list the server's own public origin too), which also keeps out DNS rebinding. Repeatable; commas separate several in one value."),
         .choice("metrics", group: .server, ["on", "off"],
                 summary: "Serve GET /metrics (Prometheus text format); off answers 404. Keep it off the public internet.",
                 get: { $0.metricsEnabled ? "on" : "off" }, set: { $0.metricsEnabled = $1 == "on" }),
