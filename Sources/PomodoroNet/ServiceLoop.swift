@@ -28,6 +28,12 @@ public class ServiceLoop: @unchecked Sendable {
 
     init() {}
 
+    /// A service thread nobody waited for is detached, so its stack is given back. Runs only once the thread's
+    /// body, which holds the loop, has returned.
+    deinit {
+        if let thread, !joined { pthread_detach(thread) }
+    }
+
     /// Runs `work` on the service thread soon. Safe from any thread, also once the loop has ended (the work
     /// then never runs).
     public func post(_ work: @escaping @Sendable () -> Void) {
@@ -69,9 +75,10 @@ public class ServiceLoop: @unchecked Sendable {
         pthread_attr_setstacksize(&attributes, 1 << 20)
         var thread = pthread_t()
         let argument = Unmanaged.passRetained(body).toOpaque()
-        guard pthread_create(&thread, &attributes, runThreadBody, argument) == 0 else {
+        let created = pthread_create(&thread, &attributes, runThreadBody, argument)
+        guard created == 0 else {
             Unmanaged<ThreadBody>.fromOpaque(argument).release()
-            fatalError("cannot start the \(name) thread: \(String(cString: strerror(errno)))")
+            fatalError("cannot start the \(name) thread: \(String(cString: strerror(created)))")
         }
         joinLock.withLock { self.thread = thread }
     }
