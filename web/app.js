@@ -4,6 +4,7 @@ import { t, setLanguage, initialLanguage, language, hasKey } from './i18n.js';
 import { load, save, tokenKey } from './storage.js';
 import { ServerClock, parseDuration } from './clock.js';
 import { RoomConnection } from './connection.js';
+import { randomRoomName } from './roomname.js';
 import {
   buildRingTicks, renderClock, renderDialStatus, renderPhase, renderControls, renderExtendLabels, renderMembers,
   renderSettings, renderRoomStats, titleFor, iconStep, progressIcon, phaseName, setText, mayControl,
@@ -121,15 +122,6 @@ function roomFromLocation() {
   let name = '';
   try { name = decodeURIComponent(raw); } catch { name = raw; }
   return ROOM_PATTERN.test(name) ? name : '';
-}
-
-function randomRoomName() {
-  const words = ['tomato', 'focus', 'deep', 'calm', 'sprint', 'quiet', 'steady', 'bright'];
-  const bytes = new Uint8Array(3);
-  crypto.getRandomValues(bytes);
-  const word = words[bytes[0] % words.length];
-  const suffix = ((bytes[1] << 8) | bytes[2]).toString(36).padStart(3, '0');
-  return `${word}-${suffix}`;
 }
 
 function inviteURL() {

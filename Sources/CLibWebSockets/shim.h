@@ -5,6 +5,7 @@
 #include <netinet/tcp.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 
 /* LWS_PRE is a function-like macro Swift cannot see: the headroom every lws_write buffer needs. */
 static inline size_t pomodoro_lws_pre(void) { return LWS_PRE; }
@@ -60,6 +61,12 @@ static inline int pomodoro_tcp_counters(int fd, pomodoro_tcp_counters_t *out) {
     out->written = info.bytes_acked + (uint64_t)queued;
     out->ms_since_receive = info.base.tcpi_last_data_recv;
     return 0;
+}
+
+/* Names the calling thread (at most 15 bytes show) for ps, top and debuggers; prctl is variadic, so
+   Swift cannot call it. */
+static inline void pomodoro_name_this_thread(const char *name) {
+    prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
 }
 
 #endif

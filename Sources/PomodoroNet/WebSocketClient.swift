@@ -98,6 +98,7 @@ public final class WebSocketClient: ServiceLoop, @unchecked Sendable {
     }
 
     /// Opens a connection to `ws://host:port/path` (or wss://). Events go to `handler` on the service thread.
+    /// `origin` (`http://…` only) sends an Origin header as a browser would; by default none is sent.
     @discardableResult
     public func connect(host: String, port: Int, path: String = "/ws", origin: String? = nil,
                         security: Security = .none,
@@ -134,10 +135,11 @@ public final class WebSocketClient: ServiceLoop, @unchecked Sendable {
                       security: Security, handler: @escaping @Sendable (ClientEvent) -> Void) {
         let hostC = strdup(host)!, pathC = strdup(path)!
         let hostHeader = strdup("\(host):\(port)")!
-        // libwebsockets puts "http://" in front of the origin itself.
-        let originC = strdup(origin.map { $0.hasPrefix("http://") ? String($0.dropFirst(7)) : $0 } ?? "\(host):\(port)")!
+        // No Origin unless asked for: this is not a browser, and a server that lists its origins would refuse
+        // one made up here. libwebsockets puts "http://" in front of the origin itself.
+        let originC = origin.map { strdup($0.hasPrefix("http://") ? String($0.dropFirst(7)) : $0)! }
         let connection = Connection(id: id, maxMessageBytes: maxMessageBytes,
-                                    strings: [hostC, pathC, hostHeader, originC], handler: handler)
+                                    strings: [hostC, pathC, hostHeader] + (originC.map { [$0] } ?? []), handler: handler)
         connections[id] = connection
         var info = lws_client_connect_info()
         info.context = context
@@ -145,7 +147,7 @@ public final class WebSocketClient: ServiceLoop, @unchecked Sendable {
         info.port = Int32(port)
         info.path = UnsafePointer(pathC)
         info.host = UnsafePointer(hostHeader)
-        info.origin = UnsafePointer(originC)
+        info.origin = originC.map { UnsafePointer($0) }
         info.local_protocol_name = UnsafePointer(protocolName)
         info.ietf_version_or_minus_one = -1
         switch security {

@@ -32,8 +32,9 @@ public struct WebSocketServerOptions: Sendable {
     /// Seconds without traffic before a ping, and before a silent peer is hung up on.
     public var pingAfterSeconds: UInt16 = 30
     public var hangUpAfterSeconds: UInt16 = 75
-    /// Origins (scheme://host[:port]) whose pages may open WebSockets besides the server's own origin.
-    /// Requests without an Origin header (non-browser clients) are not affected.
+    /// Origins (scheme://host[:port]) whose pages may open WebSockets. Empty: only the server's own, taken
+    /// from each request's `Host`; else exactly these (list the server's own public origin too). Requests
+    /// without an Origin header (non-browser clients) are not affected.
     public var allowedOrigins: [String] = []
     /// WebSocket connections one address may hold at once; 0 for no limit.
     public var maxConnectionsPerAddress = 0
@@ -175,7 +176,21 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         let limits = Self.makeTokenLimits()
         tokenLimits = limits
         info.token_limits = UnsafePointer(limits)
-        info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) | UInt64(LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE)
+        info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
+        // The library's own set of security headers (LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_
+        // ENFORCE) lets the page connect to any host (`connect-src 'self' ws: wss:`); ours lets it reach its
+        // own origin only. Added to every HTTP response, files and API alike.
+        var headers: UnsafeMutablePointer<lws_protocol_vhost_options>?
+        for (name, value) in Self.securityHeaders.reversed() {
+            let raw = calloc(1, MemoryLayout<lws_protocol_vhost_options>.size)!
+            retained.append(raw)
+            let header = raw.bindMemory(to: lws_protocol_vhost_options.self, capacity: 1)
+            header.pointee.next = UnsafePointer(headers)
+            header.pointee.name = UnsafePointer(keep(strdup(name)))
+            header.pointee.value = UnsafePointer(keep(strdup(value)))
+            headers = header
+        }
+        info.headers = UnsafePointer(headers)
         info.user = Unmanaged.passUnretained(self).toOpaque()
         // The handshake bound covers both the library's round-trip timeout and how long a connection may
         // hold a header table without finishing its request (10 s by default: the slow-loris window).
@@ -205,6 +220,16 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         if port <= 0 { port = options.port }
         deferAccepting(port: port)
     }
+
+    /// Sent with every HTTP response. `connect-src 'self'` covers the page's own ws:// and wss:// origin
+    /// (CSP level 3, as browsers implement it), and nothing else.
+    static let securityHeaders: [(name: String, value: String)] = [
+        ("content-security-policy:", "default-src 'none'; img-src 'self' data:; script-src 'self'; font-src 'self'; "
+            + "style-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"),
+        ("x-content-type-options:", "nosniff"),
+        ("x-frame-options:", "deny"),
+        ("referrer-policy:", "no-referrer"),
+    ]
 
     /// The first symbolic link under `root` that resolves outside it, if any. The library follows links
     /// when it serves files, so such a link would publish whatever it points at.
@@ -433,11 +458,16 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Browsers name the page's origin on every WebSocket upgrade: it must be the server's own (the Host the
-    /// request was sent to) or one the admin allowed. Clients that send no Origin are not browsers.
+    /// Browsers name the page's origin on every WebSocket upgrade. Clients that send no Origin are not
+    /// browsers. With origins configured, the Origin must be one of them (scheme, host and port), and
+    /// nothing else: a page on a name that resolves to this server (DNS rebinding) sends a `Host` that
+    /// matches its own Origin, so `Host` proves nothing. Without, the Origin's host and port must be the
+    /// `Host` the request was sent to: that keeps out pages of other sites, not a rebound name.
     private func originAllowed(_ wsi: OpaquePointer) -> Bool {
         guard let origin = header(wsi, WSI_TOKEN_ORIGIN) else { return true }
-        if options.allowedOrigins.contains(origin) { return true }
+        if !options.allowedOrigins.isEmpty {
+            return options.allowedOrigins.contains { $0.lowercased() == origin.lowercased() }
+        }
         guard let host = header(wsi, WSI_TOKEN_HOST) else { return false }
         let originHost = origin.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first
         return originHost.map(String.init)?.lowercased() == host.lowercased()

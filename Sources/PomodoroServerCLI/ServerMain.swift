@@ -27,6 +27,13 @@ public enum ServerMain {
             FileHandle.standardOutput.write(Data(resolved.printed.utf8))
             return
         }
+        // A web root the admin named must be there; the default may be missing (then only the page is).
+        if let source = resolved.sources["web-root"], source != .defaultValue, !isDirectory(resolved.settings.webRoot) {
+            FileHandle.standardError.write(Data(("pomodoro-server: configuration error: the web root "
+                + "\(resolved.settings.webRoot) (from \(source)) is not a folder; set --web-root to the folder of "
+                + "the page's files\n").utf8))
+            throw ExitCode(configurationErrorStatus)
+        }
         try serve(resolved)
     }
 
@@ -51,15 +58,20 @@ public enum ServerMain {
         }
         let logger = Logger(label: "pomodoro")
         for warning in resolved.warnings { logger.warning("\(warning)") }
+        var configuration = settings.serverConfiguration
         if !isDirectory(settings.webRoot) {
-            logger.warning("the web root is not a folder: / will answer 404 (set --web-root)",
+            logger.warning("""
+                no web page here: neither ./web nor the installed share/pomodoro/web is a folder; the API and \
+                WebSocket are served, / answers 404 (set --web-root)
+                """,
                            metadata: ["webRoot": "\(settings.webRoot)"])
+            configuration.webRoot = nil
         }
         if let file = resolved.configFile { logger.debug("read the config file", metadata: ["path": "\(file)"]) }
 
         let server: PomodoroServer
         do {
-            server = try PomodoroServer(configuration: settings.serverConfiguration, logger: logger)
+            server = try PomodoroServer(configuration: configuration, logger: logger)
         } catch {
             logger.critical("cannot start: \(error)")
             throw ExitCode(1)
@@ -78,7 +90,7 @@ public enum ServerMain {
         server.start()
         let scheme = settings.tlsCertificatePath == nil ? "http" : "https"
         logger.info("listening", metadata: ["port": "\(server.port)", "host": "\(settings.host ?? "*")",
-                                            "webRoot": "\(settings.webRoot)", "scheme": "\(scheme)"])
+                                            "webRoot": "\(configuration.webRoot ?? "none")", "scheme": "\(scheme)"])
         let shown = settings.host.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "localhost"
         FileHandle.standardOutput.write(Data("pomodoro-server listening on \(scheme)://\(shown):\(server.port)/\n".utf8))
         server.waitUntilFinished()

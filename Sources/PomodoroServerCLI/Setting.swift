@@ -67,7 +67,7 @@ extension Setting {
               summary: "SQLite database file that rooms, members, stats and the focus journal are kept in (its folder is created); none keeps them in memory only, lost at exit.",
               \.databasePath),
         .origins("allowed-origin", group: .server,
-                 summary: "An origin (e.g. https://focus.example.com) whose pages may connect, besides the server's own. Repeatable; commas separate several in one value."),
+                 summary: "An origin (e.g. https://focus.example.com) whose pages may connect. Once any is given, only the listed ones may (list the server's own public origin too), which also keeps out DNS rebinding. Repeatable; commas separate several in one value."),
         .addressRanges("trusted-proxy", group: .server,
                        summary: "A reverse proxy's address or block (e.g. 127.0.0.1/32, ::1, 10.0.0.0/8): connections from it are counted and logged under the client address its X-Forwarded-For (or Forwarded) header names. Repeatable; commas separate several in one value."),
         .choice("metrics", group: .server, ["on", "off"],

@@ -96,4 +96,85 @@ struct ExecutableTests {
         #expect(!lines.isEmpty && objects.count == lines.count, "non-JSON lines: \(lines)")
         #expect(objects.contains { $0["source"] as? String == "libwebsockets" && $0["level"] as? String == "error" })
     }
+
+    /// A fresh empty folder, removed by the caller.
+    static func temporaryFolder() throws -> URL {
+        let url = URL(fileURLWithPath: NSTemporaryDirectory())
+            .appendingPathComponent("pomodoro-exe-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// Starts `executable` in `directory` on a free loopback port, without --web-root; returns it and its port.
+    static func startWithoutWebRoot(_ executable: URL, in directory: URL) throws -> (Process, Int) {
+        let process = Process()
+        process.executableURL = executable
+        process.currentDirectoryURL = directory
+        process.arguments = ["--port", "0", "--host", "127.0.0.1", "--db", "none", "--log-level", "warning"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line = [UInt8]()
+        while let byte = try output.fileHandleForReading.read(upToCount: 1)?.first, byte != UInt8(ascii: "\n") {
+            line.append(byte)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard let port = Int(text.split(separator: ":").last?.trimmingCharacters(in: .init(charactersIn: "/")) ?? "") else {
+            if process.isRunning { process.terminate() }
+            throw LiveTestFailure(description: "no port in the first line: \(text)")
+        }
+        return (process, port)
+    }
+
+    /// Started where there is no ./web and nothing installed beside it: the API and WebSocket work, the page 404s.
+    @Test func outsideTheCheckoutTheAPIIsServedAndThePageAnswers404() throws {
+        let elsewhere = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: elsewhere) }
+        let (process, port) = try Self.startWithoutWebRoot(Self.executable, in: elsewhere)
+        defer { process.terminate(); process.waitUntilExit() }
+
+        #expect(try httpGet(port: port, path: "/healthz").status == 200)
+        #expect(try httpGet(port: port, path: "/").status == 404)
+        #expect(try httpGet(port: port, path: "/metrics").status == 200)
+        let client = try WebSocketClient()
+        client.start()
+        defer { client.stop(); client.waitUntilFinished() }
+        _ = try Peer(client, port: port).join("elsewhere", name: "Ana")
+    }
+
+    /// `make install`'s layout: PREFIX/bin/pomodoro-server finds PREFIX/share/pomodoro/web by itself.
+    @Test func anInstalledServerFindsItsInstalledPage() throws {
+        let prefix = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: prefix) }
+        let bin = prefix.appendingPathComponent("bin"), web = prefix.appendingPathComponent("share/pomodoro/web")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: web, withIntermediateDirectories: true)
+        let installed = bin.appendingPathComponent("pomodoro-server")
+        try FileManager.default.copyItem(at: Self.executable, to: installed)
+        try Data("<!doctype html><title>the installed page</title>\n".utf8).write(to: web.appendingPathComponent("index.html"))
+        let elsewhere = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: elsewhere) }
+
+        let (process, port) = try Self.startWithoutWebRoot(installed, in: elsewhere)
+        defer { process.terminate(); process.waitUntilExit() }
+        let page = try httpGet(port: port, path: "/")
+        #expect(page.status == 200 && page.body.contains("the installed page"), "\(page)")
+    }
+
+    /// A web root the admin named but that is not there: one line that says so and names --web-root.
+    @Test func aNamedWebRootThatIsMissingIsAOneLineConfigurationError() throws {
+        let process = Process()
+        process.executableURL = Self.executable
+        process.arguments = ["--port", "0", "--host", "127.0.0.1", "--db", "none", "--web-root", "/nonexistent/web"]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = Pipe()
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 78)
+        let lines = text.split(separator: "\n")
+        #expect(lines.count == 1 && text.contains("--web-root") && text.contains("/nonexistent/web"), "\(text)")
+    }
 }

@@ -123,6 +123,25 @@ struct HTTPTests {
         #expect(connection.closesUnanswered(within: 5), "nothing follows the headers")
     }
 
+    /// Files, dynamic paths and errors alike carry the security headers; the page may open WebSockets to its
+    /// own origin only, not to any host.
+    @Test func everyResponseCarriesTheSecurityHeaders() throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        for path in ["/", "/app.js", "/healthz", "/r/team-alpha", "/no-such-file"] {
+            let connection = try RawHTTP(port: server.port)
+            connection.send("GET \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let reply = try connection.response()
+            let policy = reply.headers["content-security-policy"] ?? ""
+            #expect(policy.contains("connect-src 'self';") && policy.contains("script-src 'self';"), "\(path): \(policy)")
+            #expect(!policy.contains("ws:") && !policy.contains("wss:"), "\(path): \(policy)")
+            #expect(policy.contains("default-src 'none'") && policy.contains("frame-ancestors 'none'"), "\(path): \(policy)")
+            #expect(reply.headers["x-content-type-options"] == "nosniff", "\(path)")
+            #expect(reply.headers["x-frame-options"] == "deny", "\(path)")
+            #expect(reply.headers["referrer-policy"] == "no-referrer", "\(path)")
+        }
+    }
+
     @Test func sendsExtraHeaders() throws {
         let server = try HTTPTestServer { request in
             switch request.path {

@@ -35,11 +35,37 @@ struct LimitTests {
             Issue.record("a page from another origin was let in")
             return
         }
-        // The allowed origin, and the server's own, get in.
+        // The allowed origin gets in, and so does a client that sends no Origin (not a browser).
         let allowed = Inbox()
         client.connect(host: "127.0.0.1", port: server.port, origin: "http://focus.example.com") { allowed.add($0) }
         #expect(allowed.next(timeout: 5) == .opened)
         _ = try Peer(client, port: server.port)
+    }
+
+    @Test func withoutConfiguredOriginsThePageMustComeFromTheHostItTalksTo() throws {
+        let server = try LiveServer()
+        defer { finish(server) }
+        let port = server.port
+        #expect(try RawWebSocket.handshakeStatus(port: port, host: "127.0.0.1:\(port)", origin: "http://127.0.0.1:\(port)") == 101)
+        #expect(try RawWebSocket.handshakeStatus(port: port, host: "127.0.0.1:\(port)", origin: "http://evil.example") == 403)
+        #expect(try RawWebSocket.handshakeStatus(port: port, host: "127.0.0.1:\(port)", origin: "null") == 403)
+        #expect(try RawWebSocket.handshakeStatus(port: port, host: "127.0.0.1:\(port)", origin: nil) == 101)
+        // What the default cannot tell apart (docs/SECURITY.md): a page on a name rebound to this server.
+        #expect(try RawWebSocket.handshakeStatus(port: port, host: "evil.example:\(port)", origin: "http://evil.example:\(port)") == 101)
+    }
+
+    @Test func configuredOriginsAreTheOnlyOnesAndRebindingGetsNoFurther() throws {
+        let server = try LiveServer { $0.allowedOrigins = ["https://focus.example.com"] }
+        defer { finish(server) }
+        let port = server.port
+        // DNS rebinding: evil.example now resolves to this server; Host and Origin agree, and both are foreign.
+        #expect(try RawWebSocket.handshakeStatus(port: port, host: "evil.example:\(port)", origin: "http://evil.example:\(port)") == 403)
+        #expect(try RawWebSocket.handshakeStatus(port: port, host: "127.0.0.1:\(port)", origin: "http://127.0.0.1:\(port)") == 403)
+        // The scheme counts: the page is served over https, an http page of the same name is another origin.
+        #expect(try RawWebSocket.handshakeStatus(port: port, host: "focus.example.com", origin: "http://focus.example.com") == 403)
+        #expect(try RawWebSocket.handshakeStatus(port: port, host: "focus.example.com", origin: "https://focus.example.com") == 101)
+        #expect(try RawWebSocket.handshakeStatus(port: port, host: "127.0.0.1:\(port)", origin: "https://focus.example.com") == 101)
+        #expect(try RawWebSocket.handshakeStatus(port: port, host: "127.0.0.1:\(port)", origin: nil) == 101)
     }
 
     @Test func oneAddressHoldsAtMostItsConnections() throws {

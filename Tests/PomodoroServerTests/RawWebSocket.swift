@@ -10,7 +10,25 @@ final class RawWebSocket {
 
     /// Connects and completes the opening handshake on `path`, sending `headers` (lines ending in CR LF) too.
     init(port: Int, path: String = "/ws", receiveBuffer: Int32? = nil, headers: String = "") throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        fd = try Self.connectedSocket(port: port, receiveBuffer: receiveBuffer)
+        guard try Self.handshake(on: fd, port: port, path: path, headers: headers).hasPrefix("HTTP/1.1 101") else {
+            throw LiveTestFailure(description: "handshake refused")
+        }
+    }
+
+    /// The status code a WebSocket upgrade gets with these `Host` and `Origin` headers (nil: none sent).
+    static func handshakeStatus(port: Int, host: String, origin: String?) throws -> Int {
+        let fd = try connectedSocket(port: port, receiveBuffer: nil)
+        defer { close(fd) }
+        let response = try handshake(on: fd, port: port, path: "/ws", host: host, origin: origin)
+        guard let code = response.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else {
+            throw LiveTestFailure(description: "no status in \(response)")
+        }
+        return code
+    }
+
+    private static func connectedSocket(port: Int, receiveBuffer: Int32?) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw LiveTestFailure(description: "socket failed") }
         if var size = receiveBuffer {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
@@ -24,25 +42,39 @@ final class RawWebSocket {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { throw LiveTestFailure(description: "connect failed") }
-        try write(Array("""
+        guard connected == 0 else {
+            close(fd)
+            throw LiveTestFailure(description: "connect failed")
+        }
+        return fd
+    }
+
+    /// Sends the opening handshake and reads the response's head.
+    private static func handshake(on fd: Int32, port: Int, path: String, host: String? = nil,
+                                  origin: String? = nil, headers: String = "") throws -> String {
+        let request = """
             GET \(path) HTTP/1.1\r
-            Host: 127.0.0.1:\(port)\r
-            Upgrade: websocket\r
+            Host: \(host ?? "127.0.0.1:\(port)")\r
+            \(origin.map { "Origin: \($0)\r\n" } ?? "")Upgrade: websocket\r
             Connection: Upgrade\r
             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r
             Sec-WebSocket-Version: 13\r
             \(headers)\r\n
-            """.utf8))
+            """
+        let bytes = Array(request.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { throw LiveTestFailure(description: "send failed") }
+            sent += n
+        }
         var response = [UInt8]()
         while !response.ends(with: Array("\r\n\r\n".utf8)) {
             var byte: UInt8 = 0
             guard read(fd, &byte, 1) == 1 else { throw LiveTestFailure(description: "no handshake response") }
             response.append(byte)
         }
-        guard String(decoding: response, as: UTF8.self).hasPrefix("HTTP/1.1 101") else {
-            throw LiveTestFailure(description: "handshake refused")
-        }
+        return String(decoding: response, as: UTF8.self)
     }
 
     deinit { close(fd) }

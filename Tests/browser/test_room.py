@@ -1084,9 +1084,10 @@ class Run:
         wait(self.a, lambda d: by_id(d, "room-input").get_attribute("value") == self.room, "the landing, prefilled")
         assert by_id(self.a, "landing").is_displayed() and body_data(self.a, "view") == "landing"
 
-    def stats_model_under_node(self):
-        """web/stats.js's pure functions, without a browser (only where node is installed)."""
-        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stats_model.mjs")
+    def under_node(self, name):
+        """One of the scripts beside this file that test the page's pure functions without a browser (only
+        where node is installed)."""
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
         result = subprocess.run([shutil.which("node"), script], capture_output=True, text=True, timeout=60)
         for line in result.stdout.splitlines():
             print(f"  node: {line}")
@@ -1095,9 +1096,10 @@ class Run:
     def main(self):
         os.makedirs(self.out, exist_ok=True)
         if shutil.which("node"):
-            self.check("stats model: the pure functions under node", self.stats_model_under_node)
+            self.check("stats model: the pure functions under node", lambda: self.under_node("stats_model.mjs"))
+            self.check("room names: 64 random bits and more, under node", lambda: self.under_node("room_name.mjs"))
         else:
-            print("SKIP stats model: the pure functions under node (no node here)")
+            print("SKIP stats model and room names: the pure functions under node (no node here)")
         try:
             self.a = make_driver()
             self.b = make_driver()

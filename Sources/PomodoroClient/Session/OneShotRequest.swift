@@ -135,7 +135,15 @@ public enum OneShotRequest {
             return .unreachable("cannot start the WebSocket client: \(error)")
         }
         client.start()
-        defer { client.stop() }
+        let outcome = await exchange(frame, on: client, to: address, timeoutMs: timeoutMs, clock: clock)
+        // Only once the service thread has ended: the caller may exit as soon as this returns.
+        client.stop()
+        await client.finished()
+        return outcome
+    }
+
+    private static func exchange(_ frame: ClientFrame, on client: WebSocketClient, to address: ServerAddress,
+                                 timeoutMs: Int64, clock: @escaping @Sendable () -> LocalInstant) async -> RequestOutcome {
         let (inputs, sink) = AsyncStream.makeStream(of: Input.self)
         var machine = RequestMachine(frame: frame, timeoutMs: timeoutMs)
         var connection: ClientConnectionID?

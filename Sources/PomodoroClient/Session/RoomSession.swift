@@ -122,6 +122,9 @@ public final class RoomSession: Sendable {
         timer?.cancel()
         if let current { client.close(current) }
         client.stop()
+        // The service thread ends before the session does, so a program that exits once its session has
+        // ended never exits while libwebsockets is still destroying its context.
+        await client.finished()
         inputs.finish()
         eventSink.finish()
     }

@@ -1,0 +1,70 @@
+import Foundation
+import Glibc
+import Testing
+
+/// Many short-lived `pomo status` processes at once: each must end with its documented exit status, never
+/// by a signal. `pomo` exits as soon as its command is done, so a service thread still tearing down the
+/// libwebsockets context at that moment would race the process's own exit (atexit handlers, OpenSSL's
+/// cleanup); parallel runs on a loaded machine are where that shows.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct ExitStressTests {
+    static let runsPerCase = 300
+    static let batch = 16
+
+    /// The exit status of each of `count` runs of `pomo` with `arguments`, `batch` at a time.
+    static func statuses(_ arguments: [String], count: Int) throws -> [Int32: Int] {
+        var tally: [Int32: Int] = [:]
+        var started = 0
+        while started < count {
+            let size = min(batch, count - started)
+            let lock = NSLock()
+            nonisolated(unsafe) var results: [Int32] = []
+            DispatchQueue.concurrentPerform(iterations: size) { _ in
+                let status = (try? spawnAndWait(Built.pomo, arguments)) ?? -1
+                lock.withLock { results.append(status) }
+            }
+            for status in results { tally[status, default: 0] += 1 }
+            started += size
+        }
+        return tally
+    }
+
+    /// A loopback port that refuses connections: bound, so nothing else takes it meanwhile, but not listening.
+    final class ClosedPort {
+        let fd: Int32
+        let port: Int
+
+        init() throws {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            self.fd = fd
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                    bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+                }
+            }
+            guard fd >= 0, bound else { throw LiveFailure(description: "cannot reserve a loopback port") }
+            port = Int(UInt16(bigEndian: address.sin_port))
+        }
+
+        deinit { close(fd) }
+    }
+
+    @Test func againstAClosedPortEveryRunExitsWith69() throws {
+        let closed = try ClosedPort()
+        let tally = try Self.statuses(["status", "stress", "--server", "ws://127.0.0.1:\(closed.port)", "--timeout", "20"],
+                                      count: Self.runsPerCase)
+        #expect(tally == [69: Self.runsPerCase], "exit statuses (128+N: killed by signal N): \(tally)")
+    }
+
+    @Test func againstALiveServerEveryRunExitsWith0() throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let tally = try Self.statuses(["status", "stress", "--server", server.url, "--timeout", "20"],
+                                      count: Self.runsPerCase)
+        #expect(tally == [0: Self.runsPerCase], "exit statuses (128+N: killed by signal N): \(tally)")
+    }
+}
