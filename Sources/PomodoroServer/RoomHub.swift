@@ -441,13 +441,14 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         }
     }
 
-    /// The stats report of a room, read from the whole journal: streaks reach back to its first day.
+    /// The stats report of a room, from the store's running totals: one row per UTC day for the totals and
+    /// streaks (which reach back to the first day), and the window's quarters for its days.
     private static func report(of room: RoomID, days: Int, zone: TimeZone,
                                nowMs: Int64) -> @Sendable (any RoomStore) throws(StoreError) -> FocusReport {
         { (store: any RoomStore) throws(StoreError) in
-            FocusReport.make(room: room, sessions: try store.sessions(room: room, endedFrom: nil, before: nil, limit: nil),
-                             interruptions: try store.interruptions(room: room, from: nil, before: nil),
-                             days: days, timeZone: zone, nowMs: nowMs)
+            let quarters = FocusReport.quarterRange(days: days, timeZone: zone, nowMs: nowMs)
+            return FocusReport.make(room: room, totals: try store.journalTotals(room: room, quarters: quarters),
+                                    days: days, timeZone: zone, nowMs: nowMs)
         }
     }
 

@@ -20,6 +20,9 @@ public protocol RoomStore: Sendable {
         -> [FocusSessionRecord]
     /// The room's interruptions in `[from, before)`, oldest first.
     func interruptions(room: RoomID, from: Int64?, before: Int64?) throws(StoreError) -> [InterruptionRecord]
+    /// The room's running totals (see `JournalTotals`): every UTC day, and the quarters in `quarters`.
+    /// They keep the numbers of journal rows that retention has deleted.
+    func journalTotals(room: RoomID, quarters: Range<Int64>) throws(StoreError) -> JournalTotals
 }
 
 /// A store failed; `message` says what and where, for the log.

@@ -19,20 +19,25 @@ public final class SQLiteRoomStore: RoomStore {
     private let pool: DatabasePool
     /// The database file.
     public let path: String
+    /// What the writer deletes from the journal as it writes.
+    public let retention: JournalRetention
 
-    private init(pool: DatabasePool, path: String) {
+    private init(pool: DatabasePool, path: String, retention: JournalRetention) {
         self.pool = pool
         self.path = path
+        self.retention = retention
     }
 
     /// Opens the database at `path`, creating the file and its folder if need be, and brings its schema
     /// up to date. Refuses a database that a newer version of the server has migrated further.
-    public static func open(path: String) throws(StoreError) -> SQLiteRoomStore {
-        try open(path: path, migratedUpTo: nil)
+    public static func open(path: String, retention: JournalRetention = .standard) throws(StoreError)
+        -> SQLiteRoomStore {
+        try open(path: path, migratedUpTo: nil, retention: retention)
     }
 
     /// `open(path:)`, stopping at migration `version` (for tests that build an older database).
-    static func open(path: String, migratedUpTo version: String?) throws(StoreError) -> SQLiteRoomStore {
+    static func open(path: String, migratedUpTo version: String?,
+                     retention: JournalRetention = .standard) throws(StoreError) -> SQLiteRoomStore {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
         try withStoreError("creating the folder \(folder.path)") {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -63,7 +68,7 @@ public final class SQLiteRoomStore: RoomStore {
                 try migrator.migrate(pool)
             }
         }
-        return SQLiteRoomStore(pool: pool, path: path)
+        return SQLiteRoomStore(pool: pool, path: path, retention: retention)
     }
 
     /// Closes the connections. Every later call fails. (Dropping the last reference closes them too.)
@@ -106,7 +111,19 @@ public final class SQLiteRoomStore: RoomStore {
         guard !changes.isEmpty else { return }
         try withStoreError("applying \(changes.count) changes to \(path)") {
             try pool.write { db in
-                for change in changes { try Self.apply(change, in: db) }
+                // The latest moment each room's journal was written at: retention counts from there.
+                var written: [RoomID: Int64] = [:]
+                for change in changes {
+                    try Self.apply(change, in: db)
+                    switch change {
+                    case .focusCompleted(let session): written[session.room] = max(written[session.room] ?? .min, session.endedAtMs)
+                    case .interrupted(let interruption): written[interruption.room] = max(written[interruption.room] ?? .min, interruption.atMs)
+                    default: break
+                    }
+                }
+                if retention != .keepEverything {
+                    for (room, nowMs) in written { try Self.prune(room: room, nowMs: nowMs, retention: retention, in: db) }
+                }
             }
         }
     }
@@ -170,6 +187,49 @@ public final class SQLiteRoomStore: RoomStore {
                                               atMs: try row.decode(forColumn: "at_ms"))
                 }
             }
+        }
+    }
+
+    public func journalTotals(room: RoomID, quarters: Range<Int64>) throws(StoreError) -> JournalTotals {
+        try withStoreError("reading the running totals of room \(room) from \(path)") {
+            try pool.read { db in
+                let days = try Row.fetchAll(db, sql: """
+                    SELECT scope, name, day AS bucket, sessions, focus_ms, interruptions, first_end_ms, last_end_ms
+                    FROM journal_day WHERE room_id = ? ORDER BY day
+                    """, arguments: [room.rawValue]).map(Self.bucket(from:))
+                let window = try Row.fetchAll(db, sql: """
+                    SELECT scope, name, quarter AS bucket, sessions, focus_ms, interruptions,
+                           NULL AS first_end_ms, NULL AS last_end_ms
+                    FROM journal_quarter WHERE room_id = ? AND quarter >= ? AND quarter < ? ORDER BY quarter
+                    """, arguments: [room.rawValue, quarters.lowerBound, quarters.upperBound]).map(Self.bucket(from:))
+                return JournalTotals(days: days, quarters: window, quarterRange: quarters)
+            }
+        }
+    }
+
+    /// Applies the retention to every room's journal at `nowMs` (the writer only prunes rooms as they
+    /// write), one transaction per batch, until nothing is left to delete. Returns the rows deleted.
+    /// Runs on the caller's thread and takes the writer connection between batches: call it off the
+    /// service thread.
+    @discardableResult
+    public func pruneJournal(nowMs: Int64) throws(StoreError) -> Int {
+        guard retention != .keepEverything else { return 0 }
+        return try withStoreError("deleting old journal rows from \(path)") {
+            let rooms = try pool.read { db in
+                try String.fetchAll(db, sql: "SELECT room_id FROM journal_size ORDER BY room_id")
+            }
+            var total = 0
+            for raw in rooms {
+                guard let room = try? RoomID(validating: raw) else { continue }
+                while true {
+                    let deleted = try pool.write { db in
+                        try Self.prune(room: room, nowMs: nowMs, retention: retention, in: db)
+                    }
+                    total += deleted
+                    if deleted == 0 { break }
+                }
+            }
+            return total
         }
     }
 
