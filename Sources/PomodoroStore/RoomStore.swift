@@ -23,6 +23,9 @@ public protocol RoomStore: Sendable {
     /// The room's running totals (see `JournalTotals`): every UTC day, and the quarters in `quarters`.
     /// They keep the numbers of journal rows that retention has deleted.
     func journalTotals(room: RoomID, quarters: Range<Int64>) throws(StoreError) -> JournalTotals
+    /// The room's sessions that ended before `before` (or all), newest first: at most `limit`, and ending
+    /// once they reach about `maxBytes` (see `HistoryPage`).
+    func historyPage(room: RoomID, before: Int64?, limit: Int, maxBytes: Int) throws(StoreError) -> HistoryPage
 }
 
 /// A store failed; `message` says what and where, for the log.

@@ -168,6 +168,49 @@ public final class SQLiteRoomStore: RoomStore {
         }
     }
 
+    /// Reads the rows one at a time through a cursor and stops at the page's end, so a page of large
+    /// sessions never holds more than the page.
+    public func historyPage(room: RoomID, before: Int64?, limit: Int, maxBytes: Int) throws(StoreError) -> HistoryPage {
+        var arguments: [(any DatabaseValueConvertible)?] = [room.rawValue]
+        if let before { arguments.append(before) }
+        arguments.append(max(limit, 0) + 1)
+        let sql = """
+            SELECT s.id, s.started_at_ms, s.ended_at_ms, s.length_seconds,
+                   p.member_id, p.name, p.task, p.focus_ms
+            FROM (SELECT * FROM focus_session WHERE room_id = ?\(before == nil ? "" : " AND ended_at_ms < ?")
+                  ORDER BY ended_at_ms DESC, id DESC LIMIT ?) AS s
+            LEFT JOIN session_member AS p ON p.session_id = s.id
+            ORDER BY s.ended_at_ms DESC, s.id DESC, p.ord
+            """
+        return try withStoreError("reading the history of room \(room) from \(path)") {
+            try pool.read { db in
+                let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
+                var page: [FocusSessionRecord] = []
+                var bytes = 0
+                var lastID: Int64?
+                while let row = try rows.next() {
+                    let id: Int64 = try row.decode(forColumn: "id")
+                    if id != lastID {
+                        // A new session: the one before it is complete and counted.
+                        if let previous = page.last { bytes += HistoryPage.estimatedBytes(of: previous) }
+                        if page.count == limit || bytes >= maxBytes { return HistoryPage(sessions: page, more: true) }
+                        lastID = id
+                        page.append(FocusSessionRecord(
+                            room: room, startedAtMs: try row.decode(forColumn: "started_at_ms"),
+                            endedAtMs: try row.decode(forColumn: "ended_at_ms"),
+                            lengthSeconds: try row.decode(forColumn: "length_seconds"), participants: []))
+                    }
+                    if let member: String = try row.decode(forColumn: "member_id") {
+                        page[page.count - 1].participants.append(.init(
+                            member: MemberID(member), name: try row.decode(forColumn: "name"),
+                            task: try row.decode(forColumn: "task"), focusMs: try row.decode(forColumn: "focus_ms")))
+                    }
+                }
+                return HistoryPage(sessions: page, more: false)
+            }
+        }
+    }
+
     public func interruptions(room: RoomID, from: Int64?, before: Int64?) throws(StoreError)
         -> [InterruptionRecord] {
         var conditions = ["room_id = ?"]
