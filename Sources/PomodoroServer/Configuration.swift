@@ -1,4 +1,5 @@
 import PomodoroCore
+import PomodoroStore
 
 /// Bounds that keep one client from hurting the others. Each has a documented default and a server option.
 public struct ServerLimits: Sendable, Equatable {
@@ -51,6 +52,8 @@ public struct ServerConfiguration: Sendable {
     public var databasePath: String?
     /// Whether `GET /metrics` answers, in the Prometheus text format. Off, it is a 404 like any unknown path.
     public var metricsEnabled: Bool
+    /// What the store deletes from the focus journal (stats keep counting what it deletes).
+    public var journalRetention = JournalRetention.standard
 
     public init(host: String? = nil, port: Int = 8080, webRoot: String? = "web",
                 defaultSettings: RoomSettings = .standard, roomPolicy: RoomPolicy = .standard,

@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import PomodoroCore
 import PomodoroNet
@@ -41,8 +42,19 @@ public final class PomodoroServer: Sendable {
         var writer: StoreWriter?
         var stored: [StoredRoom] = []
         if let path = configuration.databasePath {
-            let store = try SQLiteRoomStore.open(path: path)
+            let store = try SQLiteRoomStore.open(path: path, retention: configuration.journalRetention)
             stored = try store.loadRooms()
+            // The writer prunes each room's journal as it writes to it; rooms that no longer write are pruned
+            // here, once, off the service thread.
+            let nowMs = clock.now().wallMs
+            DispatchQueue.global(qos: .utility).async {
+                do {
+                    let deleted = try store.pruneJournal(nowMs: nowMs)
+                    if deleted > 0 { logger.info("deleted old journal rows", metadata: ["rows": "\(deleted)"]) }
+                } catch {
+                    logger.error("could not delete old journal rows", metadata: ["error": "\(error)"])
+                }
+            }
             writer = StoreWriter(store: store, onError: { error in
                 logger.error("could not write to the store", metadata: ["error": "\(error)"])
             })

@@ -16,6 +16,8 @@ final class LiveServer: Sendable {
 
     init(_ configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
         var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, webRoot: LiveServer.webRoot)
+        // Live tests run focus phases of a few seconds.
+        configuration.roomPolicy.minFocusSeconds = 1
         configure(&configuration)
         server = try PomodoroServer(configuration: configuration)
         server.start()
