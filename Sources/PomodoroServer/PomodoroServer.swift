@@ -24,6 +24,9 @@ public final class PomodoroServer: Sendable {
         options.hangUpAfterSeconds = UInt16(clamping: limits.hangUpAfterSeconds)
         options.handshakeTimeoutSeconds = limits.handshakeTimeoutSeconds
         options.maxConnectionsPerAddress = limits.maxConnectionsPerAddress
+        // Behind a proxy every client has the proxy's address, and the admin turns per-address limits off
+        // with the connection limit: this one follows it.
+        if limits.maxConnectionsPerAddress == 0 { options.maxHTTPRequestsPerAddress = 0 }
         options.allowedOrigins = configuration.allowedOrigins
         options.tlsCertificatePath = configuration.tlsCertificatePath
         options.tlsPrivateKeyPath = configuration.tlsPrivateKeyPath
