@@ -1,9 +1,9 @@
 import Foundation
 import PomodoroCore
 
-/// A room's focus statistics, with each member's, computed from its journal: totals over every record,
-/// and per-day numbers for a window of days ending today. Days are calendar days in a time zone the
-/// client names.
+/// A room's focus statistics, with each member's: totals over every record, and per-day numbers for a
+/// window of days ending today. Days are calendar days in a time zone the client names. The server makes
+/// it from the store's running totals (`JournalTotals`); made from the journal's records it is the same.
 ///
 /// Pure: the records and the time come in as arguments.
 public struct FocusReport: Equatable, Sendable {
