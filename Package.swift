@@ -27,6 +27,8 @@ let package = Package(
                        providers: [.apt(["libjson-c-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq",
+                       providers: [.apt(["libpq-dev"])]),
 
         // The pure domain: rooms, phases, deadlines, members, stats. No I/O, no clock reads.
         .target(name: "PomodoroCore", swiftSettings: strict),
@@ -38,6 +40,8 @@ let package = Package(
         .target(name: "PomodoroStore",
                 dependencies: ["PomodoroCore", .product(name: "GRDB", package: "GRDB.swift")],
                 swiftSettings: strict),
+        // PostgreSQL through libpq: one connection type, the only code that touches libpq.
+        .target(name: "PomodoroPostgres", dependencies: ["CPostgres"], swiftSettings: strict),
         // The application: room registry, connections, broadcasts; the composition root.
         .target(name: "PomodoroServer",
                 dependencies: ["PomodoroCore", "PomodoroProtocol", "PomodoroNet", "PomodoroStore", "CCrypto",
@@ -77,9 +81,10 @@ let package = Package(
         .testTarget(name: "PomodoroCoreTests", dependencies: ["PomodoroCore"], swiftSettings: strict),
         .testTarget(name: "PomodoroStoreTests", dependencies: ["PomodoroStore", "PomodoroCore"],
                     swiftSettings: strict),
+        .testTarget(name: "PomodoroPostgresTests", dependencies: ["PomodoroPostgres"], swiftSettings: strict),
         .testTarget(name: "PomodoroProtocolTests", dependencies: ["PomodoroProtocol"], swiftSettings: strict),
         .testTarget(name: "PomodoroServerTests",
-                    dependencies: ["PomodoroServer", "PomodoroNet", "PomodoroProtocol"],
+                    dependencies: ["PomodoroServer", "PomodoroNet", "PomodoroProtocol", "PomodoroStore", "PomodoroCore"],
                     swiftSettings: strict),
         .testTarget(name: "PomodoroServerCLITests",
                     dependencies: ["PomodoroServerCLI", "PomodoroServer", "PomodoroStore",

@@ -60,6 +60,10 @@ public struct Member: Sendable {
     public var sessionFocusTime: Duration = .zero
     /// When the connection was lost; the member is dropped at this instant plus the grace period.
     var disconnectedAt: Instant?
+    /// Set when the member's connection dropped without it having said anything since it joined: such a
+    /// member gets `RoomPolicy.silentGrace`, so a flood of join-and-drop connections does not hold a room's
+    /// places for the whole reconnection grace.
+    var silentlyLost = false
     /// Since when the member has been earning focus time not yet added to `stats.focusTime` and
     /// `sessionFocusTime`: set exactly while a focus runs and the member is present. Crediting is lazy so
     /// that a change to one member costs nothing for the others.

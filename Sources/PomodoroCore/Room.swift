@@ -121,7 +121,7 @@ public struct Room: Sendable {
             consider(deadline - .seconds(max(0, shownSeconds - 1)))
         }
         for id in disconnected {
-            if let lost = members[id]?.disconnectedAt { consider(lost + policy.reconnectGrace) }
+            if let member = members[id], let lost = member.disconnectedAt { consider(lost + grace(of: member)) }
         }
         if let quiet = quietSince { consider(quiet + policy.emptyRoomLifetime) }
         return next
@@ -148,6 +148,7 @@ public struct Room: Sendable {
             let wasConnected = member.connected
             member.connected = true
             member.disconnectedAt = nil
+            member.silentlyLost = false
             member.name = name
             put(member)
             recredit(id, at: now)
@@ -178,8 +179,9 @@ public struct Room: Sendable {
         return JoinResult(memberID: id, token: freshToken, resumed: false, outcome: outcome)
     }
 
-    /// The member's connection dropped: they show as away and keep their place for the grace period.
-    public mutating func disconnect(_ id: MemberID, now: Instant) -> Outcome {
+    /// The member's connection dropped: they show as away and keep their place for the grace period, or for
+    /// the short `silentGrace` when `silent` (the connection said nothing after joining as a new member).
+    public mutating func disconnect(_ id: MemberID, now: Instant, silent: Bool = false) -> Outcome {
         var outcome = Outcome()
         advanceInternal(to: now, into: &outcome)
         guard var member = members[id], member.connected else { return outcome }
@@ -189,6 +191,7 @@ public struct Room: Sendable {
             member.stats.interruptions += 1
             journal.append(.interrupted(id, name: member.name, at: now))
         }
+        member.silentlyLost = silent
         put(member)
         markDisconnected(id, at: now, into: &outcome)
         roomMayBeQuiet(now)
@@ -378,7 +381,7 @@ public struct Room: Sendable {
         }
         // Only the disconnected can expire; they go in join order.
         let expired = disconnected.filter { id in
-            members[id].flatMap(\.disconnectedAt).map { now >= $0 + policy.reconnectGrace } ?? false
+            members[id].map { member in member.disconnectedAt.map { now >= $0 + grace(of: member) } ?? false } ?? false
         }
         for id in expired.sorted(by: { members[$0]!.rank < members[$1]!.rank }) {
             remove(id, reason: .expired, into: &outcome)
@@ -387,6 +390,11 @@ public struct Room: Sendable {
     }
 
     // MARK: Transitions
+
+    /// How long a disconnected member keeps their place.
+    private func grace(of member: Member) -> Duration {
+        member.silentlyLost ? min(policy.silentGrace, policy.reconnectGrace) : policy.reconnectGrace
+    }
 
     private var isFocusRunning: Bool {
         if phase == .focus, case .running = timer { return true }

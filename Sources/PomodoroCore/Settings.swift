@@ -51,6 +51,9 @@ public struct RoomSettings: Equatable, Hashable, Sendable {
 public struct RoomPolicy: Equatable, Sendable {
     /// How long a disconnected member keeps their place (and may come back with their resume token).
     public var reconnectGrace: Duration
+    /// The grace of a new member whose connection dropped without having sent anything after joining
+    /// (a join-and-drop flood), when shorter than `reconnectGrace`.
+    public var silentGrace: Duration
     /// How long a room with nobody connected and nothing running lives on before it is dropped.
     public var emptyRoomLifetime: Duration
     /// Members a room holds at most (connected or within their grace period).
@@ -75,8 +78,10 @@ public struct RoomPolicy: Equatable, Sendable {
     public init(reconnectGrace: Duration = .seconds(120), emptyRoomLifetime: Duration = .seconds(600),
                 maxMembers: Int = 10_000, maxTaskLength: Int = 200, maxNameLength: Int = 40,
                 maxExtendSeconds: Int = 3600, maxPhaseLength: Duration = .seconds(8 * 3600),
-                memberListLimit: Int = 100, minFocusSeconds: Int = RoomPolicy.defaultMinFocusSeconds) {
+                memberListLimit: Int = 100, silentGrace: Duration = .seconds(10),
+                minFocusSeconds: Int = RoomPolicy.defaultMinFocusSeconds) {
         self.reconnectGrace = reconnectGrace
+        self.silentGrace = silentGrace
         self.emptyRoomLifetime = emptyRoomLifetime
         self.maxMembers = maxMembers
         self.maxTaskLength = maxTaskLength

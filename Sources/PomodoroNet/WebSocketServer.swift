@@ -320,8 +320,9 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
             let connection = Connection(id: id, wsi: wsi, peer: peerAddress(wsi), options: options)
             connections[id] = connection
             lws_set_opaque_user_data(wsi, UnsafeMutableRawPointer(bitPattern: UInt(id.rawValue)))
-            let held = connectionsPerAddress[connection.peer, default: 0] + 1
-            connectionsPerAddress[connection.peer] = held
+            let key = AddressKey.of(connection.peer)
+            let held = connectionsPerAddress[key, default: 0] + 1
+            connectionsPerAddress[key] = held
             if options.maxConnectionsPerAddress > 0 && held > options.maxConnectionsPerAddress {
                 refusedConnections += 1
                 beginClose(connection, code: 1008, reason: "too many connections from one address")
@@ -368,8 +369,9 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         case LWS_CALLBACK_CLOSED:
             guard let connection = connection(of: wsi) else { break }
             connections[connection.id] = nil
-            let held = connectionsPerAddress[connection.peer, default: 1] - 1
-            connectionsPerAddress[connection.peer] = held > 0 ? held : nil
+            let key = AddressKey.of(connection.peer)
+            let held = connectionsPerAddress[key, default: 1] - 1
+            connectionsPerAddress[key] = held > 0 ? held : nil
             if connection.announced { delegate?.server(self, didClose: connection.id) }
             if draining && connections.isEmpty { finishDraining() }
 

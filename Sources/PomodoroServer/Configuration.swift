@@ -17,6 +17,12 @@ public struct ServerLimits: Sendable, Equatable {
     public var roomsCreatedPerAddressPerMinute = 30
     /// Rooms the server holds at most (`room_limit` beyond).
     public var maxRooms = 10_000
+    /// Members of one room that one address may hold, connected or within their grace (`room_full` beyond;
+    /// 0: no limit). The same as the connections an address may hold, so join-and-drop cannot fill a room.
+    public var membersPerAddressPerRoom = 64
+    /// `/api` requests one address may make per second, sustained, and at once (429 beyond; 0: no limit).
+    public var apiRequestsPerSecond = 10
+    public var apiBurst = 30
     /// Frames queued for one slow reader at most, and their bytes: past either it is dropped (1008).
     public var maxQueuedFrames = 256
     public var maxQueuedBytes = 1 << 20
@@ -28,6 +34,10 @@ public struct ServerLimits: Sendable, Equatable {
 
     public init() {}
     public static let standard = ServerLimits()
+
+    /// Frames one connection may have waiting behind a request still at work (a `join` looking its room up
+    /// or checking its passcode, a `stats` read); beyond, each further frame gets `rate_limited`.
+    public static let framesWaitingBehindARequest = 16
 }
 
 /// Everything the server needs to start, with defaults that need nothing else.

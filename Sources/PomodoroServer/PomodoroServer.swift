@@ -11,8 +11,11 @@ public final class PomodoroServer: Sendable {
     private let hub: RoomHub
 
     /// Binds the port and prepares the rooms; call `start()` to serve.
+    ///
+    /// - Parameter store: where rooms and the journal are kept; nil opens `configuration.databasePath` (or
+    ///   keeps nothing when that is nil too). Tests hand in a store of their own here.
     public init(configuration: ServerConfiguration, clock: ServerClock = SystemClock(),
-                logger: Logger = Logger(label: "pomodoro")) throws {
+                logger: Logger = Logger(label: "pomodoro"), store given: (any RoomStore)? = nil) throws {
         var options = WebSocketServerOptions(host: configuration.host, port: configuration.port,
                                              webRoot: configuration.webRoot)
         let limits = configuration.limits
@@ -44,8 +47,11 @@ public final class PomodoroServer: Sendable {
         transport = try WebSocketServer(options: options)
         var writer: StoreWriter?
         var stored: [StoredRoom] = []
-        if let path = configuration.databasePath {
-            let store = try SQLiteRoomStore.open(path: path, retention: configuration.journalRetention)
+        var store = given
+        if store == nil, let path = configuration.databasePath {
+            store = try SQLiteRoomStore.open(path: path, retention: configuration.journalRetention)
+        }
+        if let store {
             stored = try store.loadRooms()
             // The writer prunes each room's journal as it writes to it; rooms that no longer write are pruned
             // here, once, off the service thread.

@@ -22,6 +22,8 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
     /// A connection and, once it has joined, where it sits.
     private struct Session {
         let peer: String
+        /// What its per-address limits count it under (`AddressKey`).
+        let address: String
         var room: RoomID?
         var member: MemberID?
         var bucket: TokenBucket
@@ -29,8 +31,13 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         var timeZone: String?
         /// Messages refused in a row for going too fast.
         var strikes = 0
-        /// A join waits for its passcode to be hashed or checked off the service thread.
-        var joining = false
+        /// Requests of this connection still at work off the service thread (a join's store look-up or
+        /// passcode check, a `stats` read). While any is, its later frames wait in `pending`: frames of one
+        /// connection take effect in the order they were sent.
+        var suspended = 0
+        var pending: [[UInt8]] = []
+        /// A new member who has sent nothing since joining: lost, they get the room's short grace.
+        var silentNewMember = false
     }
 
     /// A `join` as the client sent it.
@@ -41,28 +48,6 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         var passcode: String?
         var control: ControlMode?
         var ref: Ref?
-    }
-
-    /// Counts what each address did in its current one-minute window (rooms created, wrong passcodes).
-    private struct PerMinuteCounter {
-        private var windows: [String: (start: Instant, count: Int)] = [:]
-
-        /// What `address` did in the minute that is still running at `now`.
-        func count(for address: String, at now: Instant) -> Int {
-            guard let window = windows[address], now - window.start < .seconds(60) else { return 0 }
-            return window.count
-        }
-
-        /// Counts one more for `address`, starting a new window when the last one is over; forgets finished
-        /// windows once many addresses are held.
-        mutating func record(_ address: String, at now: Instant) {
-            if let window = windows[address], now - window.start < .seconds(60) {
-                windows[address] = (window.start, window.count + 1)
-            } else {
-                windows[address] = (now, 1)
-            }
-            if windows.count > 10_000 { windows = windows.filter { now - $0.value.start < .seconds(60) } }
-        }
     }
 
     /// A live room and the connection that speaks for each of its connected members.
@@ -82,6 +67,10 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         var held: [() -> Void]?
         /// Batches of changes handed to the store and not yet committed.
         var uncommitted = 0
+        /// Where each member who joined over this server's life came from, and how many members of the
+        /// room each address holds (connected or within their grace), for `membersPerAddressPerRoom`.
+        var addressOf: [MemberID: String] = [:]
+        var membersFrom: [String: Int] = [:]
         init(room: Room, timer: LoopTimer, stateTimer: LoopTimer, passcode: PasscodeVerifier?) {
             self.room = room
             self.timer = timer
@@ -92,6 +81,18 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         func cancelTimers() {
             timer.cancel()
             stateTimer.cancel()
+        }
+
+        func counted(_ member: MemberID, from address: String) {
+            guard addressOf[member] == nil else { return }
+            addressOf[member] = address
+            membersFrom[address, default: 0] += 1
+        }
+
+        func forget(_ member: MemberID) {
+            guard let address = addressOf.removeValue(forKey: member) else { return }
+            let held = membersFrom[address, default: 1] - 1
+            membersFrom[address] = held > 0 ? held : nil
         }
 
         /// Sends at once, or after the commit in flight when there is one.
@@ -108,15 +109,20 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
     private var sessions: [ConnectionID: Session] = [:]
     private var rooms: [RoomID: RoomEntry] = [:]
     private var roomsCreatedBy = PerMinuteCounter()
-    private var passcodeFailures = PerMinuteCounter()
+    /// When each address may have a passcode checked (wrong ones per minute, checks at once).
+    private var passcodeGate = PasscodeGate(wrongPerMinute: RoomHub.passcodeFailuresPerMinute)
+    /// Checks the gate holds back, with what to do when each starts or is refused.
+    private var passcodeWaiters: [PasscodeGate.Ticket: (start: () -> Void, refuse: () -> Void)] = [:]
     /// Passcodes are hashed and checked here, never on the service thread.
-    private let passcodeQueue = DispatchQueue(label: "pomodoro.passcodes")
-    private static let passcodeFailuresPerMinute = 5
+    private let passcodeQueue = DispatchQueue(label: "pomodoro.passcodes", attributes: .concurrent)
+    static let passcodeFailuresPerMinute = 5
+    /// `/api` requests per address: a bucket of `apiBurst`, refilled at `apiRequestsPerSecond`.
+    private var apiBuckets: [String: (bucket: TokenBucket, used: Instant)] = [:]
     private(set) var framesSent = 0
     private let metrics = ServerMetrics()
 
     /// Rooms being looked up in the store for a join, with the joins waiting for the answer.
-    private var lookups: [RoomID: [() -> Void]] = [:]
+    private var lookups: [RoomID: [(Result<StoredRoom?, StoreError>) -> Void]] = [:]
 
     init(configuration: ServerConfiguration, clock: ServerClock, logger: Logger, store: StoreWriter?) {
         self.configuration = configuration
@@ -129,9 +135,15 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
 
     /// Brings back the rooms a store kept (on the service thread, before anyone connects): their timers go
     /// on from their stored end times, and a phase that ended meanwhile completes now and is journaled.
+    /// At most `--max-rooms` come back: the rest stay stored and return when someone joins them.
     func restore(_ stored: [StoredRoom], server: WebSocketServer) {
         let now = clock.now()
-        for room in stored where !room.members.isEmpty {
+        let occupied = stored.filter { !$0.members.isEmpty }
+        if occupied.count > configuration.limits.maxRooms {
+            logger.warning("more stored rooms have members than the server may hold; the rest come back when joined",
+                           metadata: ["stored": "\(occupied.count)", "maxRooms": "\(configuration.limits.maxRooms)"])
+        }
+        for room in occupied.prefix(configuration.limits.maxRooms) {
             let entry = bringBack(room, server: server, at: now)
             logger.info("room restored", metadata: ["room": "\(entry.room.id)", "members": "\(entry.room.memberCount)",
                                                     "status": "\(entry.room.status.rawValue)"])
@@ -142,13 +154,18 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
     @discardableResult
     private func bringBack(_ stored: StoredRoom, server: WebSocketServer, at now: ClockReading) -> RoomEntry {
         let id = stored.record.id
-        var room = Room(restoring: stored.record, members: stored.members, policy: configuration.roomPolicy,
-                        now: now.monotonic, wallOffsetNanoseconds: now.wallOffsetNanoseconds)
+        var room = restored(stored, at: now)
         let outcome = room.resumeAfterRestart(at: now.monotonic)
         let entry = makeEntry(room, passcode: stored.passcode.flatMap(PasscodeVerifier.init(encoded:)), server: server)
         rooms[id] = entry
         publish(outcome, in: entry, server: server, at: now)
         return entry
+    }
+
+    /// A stored room as a `Room` on this boot's clock: nothing is registered, written or sent.
+    private func restored(_ stored: StoredRoom, at now: ClockReading) -> Room {
+        Room(restoring: stored.record, members: stored.members, policy: configuration.roomPolicy,
+             now: now.monotonic, wallOffsetNanoseconds: now.wallOffsetNanoseconds)
     }
 
     /// Writes everything still queued for the store and waits until it is durable (at shutdown).
@@ -160,8 +177,9 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
 
     func server(_ server: WebSocketServer, didOpen connection: ConnectionID, peer: String) {
         let limits = configuration.limits
-        sessions[connection] = Session(peer: peer, bucket: TokenBucket(ratePerSecond: limits.messagesPerSecond,
-                                                                       burst: limits.messageBurst))
+        sessions[connection] = Session(peer: peer, address: AddressKey.of(peer),
+                                       bucket: TokenBucket(ratePerSecond: limits.messagesPerSecond,
+                                                           burst: limits.messageBurst))
         logger.trace("connection opened", metadata: ["connection": "\(connection)", "peer": "\(peer)"])
     }
 
@@ -177,7 +195,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
               entry.connections[member] == connection else { return }
         entry.connections[member] = nil
         let now = clock.now()
-        let outcome = entry.room.disconnect(member, now: now.monotonic)
+        let outcome = entry.room.disconnect(member, now: now.monotonic, silent: session.silentNewMember)
         logger.debug("member disconnected", metadata: ["room": "\(roomID)", "member": "\(member)"])
         publish(outcome, in: entry, server: server, at: now)
     }
@@ -223,7 +241,12 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             var response = HTTPResponse(status: code.httpStatus, contentType: "application/json",
                                         body: WireCodec.encodeHTTPError(code: code, message: message, field: field))
             if code == .badPasscode { response.headers.append((name: "WWW-Authenticate", value: "Bearer realm=\"pomodoro\"")) }
+            if code == .rateLimited { response.headers.append((name: "Retry-After", value: field == "passcode" ? "60" : "1")) }
             responder.respond(response)
+        }
+        let address = AddressKey.of(request.peer)
+        guard apiRequestAllowed(from: address, at: clock.now()) else {
+            return fail(.rateLimited, "too many requests from this address; at most \(configuration.limits.apiRequestsPerSecond) a second")
         }
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 5, parts[1] == "api", parts[2] == "rooms", parts[4] == "stats" || parts[4] == "history" else {
@@ -245,7 +268,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         let access = journalAccess(to: roomID, connection: nil, token: bearer, credential: bearer)
         func read<T: Sendable>(_ query: @escaping @Sendable (any RoomStore) throws(StoreError) -> T,
                                answer: @escaping (T) -> HTTPResponse) {
-            readJournal(roomID, access: access, peer: request.peer,
+            readJournal(roomID, access: access, address: address,
                         lockedHint: "send Authorization: Bearer <its passcode or a member's resume token>",
                         server: server, query: query) { result in
                 switch result {
@@ -305,25 +328,78 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         }
     }
 
+    /// Takes one of `address`'s `/api` tokens if it has one. Buckets unused for a minute are full again and
+    /// are forgotten once many addresses are held.
+    private func apiRequestAllowed(from address: String, at now: ClockReading) -> Bool {
+        let limits = configuration.limits
+        guard limits.apiRequestsPerSecond > 0 else { return true }
+        var held = apiBuckets[address]
+            ?? (TokenBucket(ratePerSecond: limits.apiRequestsPerSecond, burst: limits.apiBurst), now.monotonic)
+        let allowed = held.bucket.take(at: now.monotonic)
+        held.used = now.monotonic
+        apiBuckets[address] = held
+        if apiBuckets.count > 10_000 { apiBuckets = apiBuckets.filter { now.monotonic - $0.value.used < .seconds(60) } }
+        return allowed
+    }
+
     // MARK: Messages
 
     func server(_ server: WebSocketServer, didReceive text: [UInt8], from connection: ConnectionID) {
         guard var session = sessions[connection] else { return }
         let now = clock.now()
         guard session.bucket.take(at: now.monotonic) else {
-            session.strikes += 1
             sessions[connection] = session
-            if session.strikes >= configuration.limits.rateLimitStrikes {
-                logger.notice("closing a flooding connection", metadata: ["peer": "\(session.peer)"])
-                server.close(connection, code: 1008, reason: "rate limit")
-            } else {
-                reply(.error(code: .rateLimited, message: "too many messages; at most \(configuration.limits.messagesPerSecond) a second",
-                             field: nil, ref: nil), to: connection, server: server)
+            return strike(connection, server: server,
+                          "too many messages; at most \(configuration.limits.messagesPerSecond) a second")
+        }
+        if session.suspended > 0 {
+            // An earlier request is still at work: this frame takes effect after it, in order.
+            guard session.pending.count < ServerLimits.framesWaitingBehindARequest else {
+                sessions[connection] = session
+                return strike(connection, server: server,
+                              "too many messages waiting for an earlier request; wait for its answer")
             }
+            session.strikes = 0
+            session.pending.append(text)
+            sessions[connection] = session
             return
         }
         session.strikes = 0
         sessions[connection] = session
+        handle(text, from: connection, server: server, at: now)
+    }
+
+    /// Refuses a frame with `rate_limited`, or closes the connection (1008) once it has gone on too long.
+    private func strike(_ connection: ConnectionID, server: WebSocketServer, _ message: String) {
+        guard let session = sessions[connection] else { return }
+        sessions[connection]?.strikes += 1
+        if session.strikes + 1 >= configuration.limits.rateLimitStrikes {
+            logger.notice("closing a flooding connection", metadata: ["peer": "\(session.peer)"])
+            server.close(connection, code: 1008, reason: "rate limit")
+        } else {
+            reply(.error(code: .rateLimited, message: message, field: nil, ref: nil), to: connection, server: server)
+        }
+    }
+
+    /// Holds the connection's later frames until a matching `resume`: for a request that goes off the
+    /// service thread and answers later.
+    private func suspend(_ connection: ConnectionID) {
+        sessions[connection]?.suspended += 1
+    }
+
+    /// A request at work is over: once none is, the frames that waited behind it are handled, in order, until
+    /// one of them suspends the connection again.
+    private func resume(_ connection: ConnectionID, server: WebSocketServer) {
+        guard sessions[connection] != nil else { return }
+        sessions[connection]!.suspended -= 1
+        while let session = sessions[connection], session.suspended == 0, !session.pending.isEmpty {
+            let text = sessions[connection]!.pending.removeFirst()
+            handle(text, from: connection, server: server, at: clock.now())
+        }
+    }
+
+    /// One frame, in its turn.
+    private func handle(_ text: [UInt8], from connection: ConnectionID, server: WebSocketServer, at now: ClockReading) {
         let frame: ClientFrame
         do {
             frame = try WireCodec.decodeClientFrame(text)
@@ -332,6 +408,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
                   to: connection, server: server)
             return
         }
+        if case .join = frame.message {} else { sessions[connection]?.silentNewMember = false }
         switch frame.message {
         case .ping:
             reply(.pong(serverTime: now.wallMs, ref: frame.ref), to: connection, server: server)
@@ -395,19 +472,20 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         let field: String?
     }
 
-    /// Reads a room's journal off the service thread for a reader at `peer`: wrong passcodes count against
-    /// the address's limit as for joins, a locked room's passcode is checked off the service thread too
-    /// (the room's stored lock when it is not in memory), then `query` runs. `done` runs on the service
-    /// thread; `lockedHint` says how this reader proves access to a locked room.
-    private func readJournal<T: Sendable>(_ id: RoomID, access: JournalAccess, peer: String, lockedHint: String,
+    /// Reads a room's journal off the service thread for a reader at `address`: a locked room's passcode is
+    /// checked there too (the room's stored lock when it is not in memory), once the address's passcode gate
+    /// lets it, and a wrong one counts against the address as for joins; then `query` runs. `done` runs on
+    /// the service thread; `lockedHint` says how this reader proves access to a locked room.
+    private func readJournal<T: Sendable>(_ id: RoomID, access: JournalAccess, address: String, lockedHint: String,
                                           server: WebSocketServer,
                                           query: @escaping @Sendable (any RoomStore) throws(StoreError) -> T,
                                           done: @escaping (Result<T, JournalRefusal>) -> Void) {
-        if case .passcode(_, .some) = access, !passcodeAttemptAllowed(from: peer, at: clock.now()) {
-            return done(.failure(JournalRefusal(code: .rateLimited, message: "too many wrong passcodes; try again in a minute",
-                                                field: "passcode")))
-        }
+        let checksPasscode = if case .passcode(_, .some) = access { true } else { false }
         let settle = { [self] (result: Result<JournalAnswer<T>, StoreError>) in
+            if checksPasscode {
+                let wrong = if case .success(.wrongPasscode) = result { true } else { false }
+                passcodeChecked(from: address, wrong: wrong)
+            }
             switch result {
             case .success(.answer(let value)):
                 done(.success(value))
@@ -415,7 +493,6 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
                 done(.failure(JournalRefusal(code: .badPasscode, message: "this room is locked: \(lockedHint)",
                                              field: "passcode")))
             case .success(.wrongPasscode):
-                recordPasscodeFailure(from: peer, at: clock.now())
                 done(.failure(JournalRefusal(code: .badPasscode, message: "wrong passcode", field: "passcode")))
             case .failure(let error):
                 logger.error("could not read the journal", metadata: ["room": "\(id)", "error": "\(error)"])
@@ -424,22 +501,51 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             }
         }
         guard let store else {
-            return settle(.failure(StoreError("this server runs without a database and keeps no stats")))
+            return done(.failure(JournalRefusal(code: .unavailable,
+                                                message: "this server runs without a database and keeps no stats",
+                                                field: nil)))
         }
-        let inMemory = rooms[id] != nil
         let finish = UncheckedBox(settle)
-        store.read({ (store: any RoomStore) throws(StoreError) -> JournalAnswer<T> in
-            if case .passcode(let known, let credential) = access {
-                let verifier = inMemory ? known : try store.loadRoom(id)?.passcode.flatMap(PasscodeVerifier.init(encoded:))
-                if let verifier {
-                    guard let credential else { return .locked }
-                    guard verifier.matches(credential) else { return .wrongPasscode }
+        let read = { [self] in
+            let inMemory = rooms[id] != nil
+            store.read({ (store: any RoomStore) throws(StoreError) -> JournalAnswer<T> in
+                if case .passcode(let known, let credential) = access {
+                    let verifier = inMemory ? known : try store.loadRoom(id)?.passcode.flatMap(PasscodeVerifier.init(encoded:))
+                    if let verifier {
+                        guard let credential else { return .locked }
+                        guard verifier.matches(credential) else { return .wrongPasscode }
+                    }
                 }
+                return .answer(try query(store))
+            }) { result in
+                server.post { finish.value(result) }
             }
-            return .answer(try query(store))
-        }) { result in
-            server.post { finish.value(result) }
         }
+        guard checksPasscode else { return read() }
+        whenPasscodeMayBeChecked(from: address, start: read) {
+            done(.failure(JournalRefusal(code: .rateLimited, message: "too many wrong passcodes; try again in a minute",
+                                         field: "passcode")))
+        }
+    }
+
+    /// Runs `start` (a passcode check) once `address`'s gate lets it, or `refuse` if it will not; either may
+    /// run now or later, on the service thread. A started check must end with `passcodeChecked`.
+    private func whenPasscodeMayBeChecked(from address: String, start: @escaping () -> Void,
+                                          refuse: @escaping () -> Void) {
+        switch passcodeGate.request(from: address, at: clock.now().monotonic) {
+        case .start: start()
+        case .wait(let ticket): passcodeWaiters[ticket] = (start, refuse)
+        case .refuse: refuse()
+        }
+    }
+
+    /// A passcode check of `address` is over: it counts if it was wrong, and the checks waiting behind it
+    /// start or are refused.
+    private func passcodeChecked(from address: String, wrong: Bool) {
+        if wrong { logger.notice("wrong passcode", metadata: ["peer": "\(address)"]) }
+        let next = passcodeGate.finish(from: address, wrong: wrong, at: clock.now().monotonic)
+        for ticket in next.refuse { passcodeWaiters.removeValue(forKey: ticket)?.refuse() }
+        for ticket in next.start { passcodeWaiters.removeValue(forKey: ticket)?.start() }
     }
 
     /// The stats report of a room, from the store's running totals: one row per UTC day for the totals and
@@ -485,8 +591,12 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             return refuse(.badRequest, Self.badTimeZone, field: "tz")
         }
         let access = journalAccess(to: roomID, connection: connection, token: nil, credential: passcode)
-        readJournal(roomID, access: access, peer: session.peer, lockedHint: "ask with its passcode", server: server,
+        // The connection's later frames wait for this answer, so replies keep the order of requests.
+        suspend(connection)
+        readJournal(roomID, access: access, address: session.address, lockedHint: "ask with its passcode", server: server,
                     query: Self.report(of: roomID, days: days, zone: zone, nowMs: now.wallMs)) { [self] result in
+            defer { resume(connection, server: server) }
+            guard sessions[connection] != nil else { return }
             switch result {
             case .success(let report): reply(.stats(StatsReportPayload(report), ref: ref), to: connection, server: server)
             case .failure(let refusal): refuse(refusal.code, refusal.message, field: refusal.field)
@@ -522,9 +632,14 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         return (entry, member)
     }
 
-    private func join(_ request: JoinRequest, connection: ConnectionID, server: WebSocketServer,
-                      at now: ClockReading, lookedUp: Bool = false) {
-        guard let session = sessions[connection], session.room == nil, !session.joining else {
+    // MARK: Joining
+
+    /// A `join`, in its connection's turn. A room in memory is joined at once (a locked one once the passcode
+    /// is checked); a room that is not is looked up in the store first, and brought back into memory only
+    /// once the joiner has passed its lock. Whatever goes off the service thread holds the connection's later
+    /// frames until the join is answered.
+    private func join(_ request: JoinRequest, connection: ConnectionID, server: WebSocketServer, at now: ClockReading) {
+        guard let session = sessions[connection], session.room == nil else {
             reply(.error(code: .alreadyJoined, message: "already in a room; send leave first", field: nil,
                          ref: request.ref), to: connection, server: server)
             return
@@ -538,121 +653,182 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         }
         // Catching up may also find the room expired and drop it: then the join creates it anew.
         if let existing = rooms[roomID] { catchUp(existing, server: server, at: now) }
-
-        // A room not in memory may be stored (its members all gone for a while): it comes back first, with
-        // its settings, stats and lock. The store is read off the service thread; the join waits.
-        if rooms[roomID] == nil, let store {
-            sessions[connection]?.joining = true
-            let resume = { [self] in
-                guard sessions[connection]?.joining == true else { return }
-                sessions[connection]?.joining = false
-                join(request, connection: connection, server: server, at: clock.now(), lookedUp: true)
-            }
-            if lookups[roomID] != nil, !lookedUp {
-                lookups[roomID]!.append(resume)
-                return
-            }
-            if !lookedUp {
-                lookups[roomID] = [resume]
-                store.read({ (store: RoomStore) throws(StoreError) in try store.loadRoom(roomID) }) { [self] result in
-                    server.post { [self] in
-                        let waiting = lookups.removeValue(forKey: roomID) ?? []
-                        switch result {
-                        case .success(let stored?) where rooms[roomID] == nil:
-                            bringBack(stored, server: server, at: clock.now())
-                        case .success:
-                            break
-                        case .failure(let error):
-                            logger.error("could not read a room from the store",
-                                         metadata: ["room": "\(roomID)", "error": "\(error)"])
-                        }
-                        for resume in waiting { resume() }
-                    }
-                }
-                return
-            }
-        }
-
-        if let entry = rooms[roomID] {
-            let resuming = request.token.map { entry.room.hasMember(withToken: ResumeToken($0)) } ?? false
-            guard let verifier = entry.passcode, !resuming else {
-                admit(request, to: entry, connection: connection, server: server, at: now)
-                return
-            }
-            guard let passcode = request.passcode else {
-                reply(.error(code: .badPasscode, message: "this room is locked: join with its passcode",
-                             field: "passcode", ref: request.ref), to: connection, server: server)
-                return
-            }
-            guard passcodeAttemptAllowed(from: session.peer, at: now) else {
-                reply(.error(code: .rateLimited, message: "too many wrong passcodes; try again in a minute",
-                             field: "passcode", ref: request.ref), to: connection, server: server)
-                return
-            }
-            sessions[connection]?.joining = true
-            passcodeQueue.async { [self] in
-                let matches = verifier.matches(passcode)
-                server.post { [self] in
-                    guard sessions[connection]?.joining == true else { return }
-                    sessions[connection]?.joining = false
-                    let now = clock.now()
-                    guard matches else {
-                        recordPasscodeFailure(from: session.peer, at: now)
-                        reply(.error(code: .badPasscode, message: "wrong passcode", field: "passcode",
-                                     ref: request.ref), to: connection, server: server)
-                        return
-                    }
-                    guard let entry = rooms[roomID] else {
-                        reply(.error(code: .invalidState, message: "the room closed meanwhile; join again",
-                                     field: nil, ref: request.ref), to: connection, server: server)
-                        return
-                    }
-                    admit(request, to: entry, connection: connection, server: server, at: now)
-                }
-            }
-            return
-        }
-
-        // A new room: checked for its limits first, and a passcode, if any, hashed off the service thread.
+        if let entry = rooms[roomID] { return join(request, live: entry, connection: connection, server: server, at: now) }
+        // Bringing a stored room back costs what creating one does: both limits hold before anything is read.
         guard mayCreateRoom(for: connection, ref: request.ref, server: server, at: now) else { return }
-        guard let passcode = request.passcode else {
-            let entry = makeRoom(roomID, request: request, passcode: nil, connection: connection, server: server, at: now)
-            admit(request, to: entry, connection: connection, server: server, at: now)
+        guard store != nil else { return create(roomID, request, connection: connection, server: server, at: now) }
+        suspend(connection)
+        lookUp(roomID, server: server) { [self] result in
+            defer { resume(connection, server: server) }
+            guard sessions[connection] != nil else { return }
+            let now = clock.now()
+            // Brought back or created by another join meanwhile.
+            if let entry = rooms[roomID] { return join(request, live: entry, connection: connection, server: server, at: now) }
+            switch result {
+            case .success(let stored?):
+                join(request, stored: stored, connection: connection, server: server, at: now)
+            case .success(nil):
+                guard mayCreateRoom(for: connection, ref: request.ref, server: server, at: now) else { return }
+                create(roomID, request, connection: connection, server: server, at: now)
+            case .failure:
+                reply(.error(code: .unavailable, message: "the server could not read its store just now; try again",
+                             field: nil, ref: request.ref), to: connection, server: server)
+            }
+        }
+    }
+
+    /// Reads a room from the store off the service thread; joins of one room share one read. `done` runs on
+    /// the service thread.
+    private func lookUp(_ id: RoomID, server: WebSocketServer,
+                        done: @escaping (Result<StoredRoom?, StoreError>) -> Void) {
+        guard let store else { return done(.success(nil)) }
+        if lookups[id] != nil {
+            lookups[id]!.append(done)
             return
+        }
+        lookups[id] = [done]
+        store.read({ (store: RoomStore) throws(StoreError) in try store.loadRoom(id) }) { [self] result in
+            server.post { [self] in
+                if case .failure(let error) = result {
+                    logger.error("could not read a room from the store", metadata: ["room": "\(id)", "error": "\(error)"])
+                }
+                for waiting in lookups.removeValue(forKey: id) ?? [] { waiting(result) }
+            }
+        }
+    }
+
+    /// Joins a room in memory: a member coming back with their token, or anyone to an open room, at once;
+    /// anyone else to a locked room once its passcode has been checked.
+    private func join(_ request: JoinRequest, live entry: RoomEntry, connection: ConnectionID,
+                      server: WebSocketServer, at now: ClockReading) {
+        let resuming = request.token.map { entry.room.hasMember(withToken: ResumeToken($0)) } ?? false
+        guard let verifier = entry.passcode, !resuming else {
+            return admit(request, to: entry, connection: connection, server: server, at: now)
+        }
+        checkPasscode(of: request, against: verifier, connection: connection, server: server) { [self] in
+            // The room may have been dropped while the passcode was checked (and even made anew).
+            guard rooms[entry.room.id] === entry else {
+                reply(.error(code: .invalidState, message: "the room closed meanwhile; join again",
+                             field: nil, ref: request.ref), to: connection, server: server)
+                return
+            }
+            admit(request, to: entry, connection: connection, server: server, at: clock.now())
+        }
+    }
+
+    /// Joins a room only the store has. It comes back into memory (and is written) only once the joiner has
+    /// shown one of its members' tokens or its passcode: a wrong guess loads nothing.
+    private func join(_ request: JoinRequest, stored: StoredRoom, connection: ConnectionID,
+                      server: WebSocketServer, at now: ClockReading) {
+        let bringIn = { [self] in
+            let now = clock.now()
+            // Another join brought it back meanwhile: this joiner has passed the same lock.
+            if let entry = rooms[stored.record.id] {
+                return admit(request, to: entry, connection: connection, server: server, at: now)
+            }
+            guard mayCreateRoom(for: connection, ref: request.ref, server: server, at: now) else { return }
+            countRoomCreated(by: connection, at: now)
+            let entry = bringBack(stored, server: server, at: now)
+            logger.debug("room brought back", metadata: ["room": "\(entry.room.id)"])
+            admit(request, to: entry, connection: connection, server: server, at: now)
+        }
+        let resuming = request.token.map { restored(stored, at: now).hasMember(withToken: ResumeToken($0)) } ?? false
+        guard let verifier = stored.passcode.flatMap(PasscodeVerifier.init(encoded:)), !resuming else { return bringIn() }
+        checkPasscode(of: request, against: verifier, connection: connection, server: server, then: bringIn)
+    }
+
+    /// Creates a room for its first `join`; a passcode, if any, is hashed off the service thread first.
+    private func create(_ id: RoomID, _ request: JoinRequest, connection: ConnectionID, server: WebSocketServer,
+                        at now: ClockReading) {
+        guard let passcode = request.passcode else {
+            let entry = makeRoom(id, request: request, passcode: nil, connection: connection, server: server, at: now)
+            return admit(request, to: entry, connection: connection, server: server, at: now)
         }
         guard PasscodeVerifier.allowedLength.contains(passcode.count) else {
             reply(.error(code: .badRequest, message: "passcode must be 4–64 characters", field: "passcode",
                          ref: request.ref), to: connection, server: server)
             return
         }
-        sessions[connection]?.joining = true
-        passcodeQueue.async { [self] in
-            let verifier = PasscodeVerifier(passcode: passcode)
-            server.post { [self] in
-                guard sessions[connection]?.joining == true else { return }
-                sessions[connection]?.joining = false
-                let now = clock.now()
-                if rooms[roomID] != nil {
-                    // Someone created it meanwhile: this is now a join to their room.
-                    join(request, connection: connection, server: server, at: now)
-                    return
-                }
-                guard mayCreateRoom(for: connection, ref: request.ref, server: server, at: now) else { return }
-                let entry = makeRoom(roomID, request: request, passcode: verifier, connection: connection,
-                                     server: server, at: now)
-                admit(request, to: entry, connection: connection, server: server, at: now)
-            }
+        hash(for: connection, ref: request.ref, server: server, { PasscodeVerifier(passcode: passcode) },
+             isWrong: { _ in false }) { [self] verifier in
+            let now = clock.now()
+            // Someone created it meanwhile: this is now a join to their room, behind their lock.
+            if let entry = rooms[id] { return join(request, live: entry, connection: connection, server: server, at: now) }
+            guard mayCreateRoom(for: connection, ref: request.ref, server: server, at: now) else { return }
+            let entry = makeRoom(id, request: request, passcode: verifier, connection: connection, server: server, at: now)
+            admit(request, to: entry, connection: connection, server: server, at: now)
         }
+    }
+
+    /// Checks a `join`'s passcode against a room's lock; `then` runs (on the service thread) if it matched.
+    private func checkPasscode(of request: JoinRequest, against verifier: PasscodeVerifier, connection: ConnectionID,
+                               server: WebSocketServer, then: @escaping () -> Void) {
+        guard let passcode = request.passcode else {
+            reply(.error(code: .badPasscode, message: "this room is locked: join with its passcode",
+                         field: "passcode", ref: request.ref), to: connection, server: server)
+            return
+        }
+        hash(for: connection, ref: request.ref, server: server, { verifier.matches(passcode) },
+             isWrong: { !$0 }) { [self] matched in
+            guard matched else {
+                reply(.error(code: .badPasscode, message: "wrong passcode", field: "passcode", ref: request.ref),
+                      to: connection, server: server)
+                return
+            }
+            then()
+        }
+    }
+
+    /// Runs a passcode hash off the service thread in the turn the connection's address gets at the passcode
+    /// gate, holding the connection's later frames until `done` has had the result on the service thread.
+    /// Refused by the gate, the request gets `rate_limited` (field `passcode`) and `done` never runs.
+    private func hash<T: Sendable>(for connection: ConnectionID, ref: Ref?, server: WebSocketServer,
+                                   _ work: @escaping @Sendable () -> T, isWrong: @escaping (T) -> Bool,
+                                   done: @escaping (T) -> Void) {
+        guard let address = sessions[connection]?.address else { return }
+        suspend(connection)
+        let finish = UncheckedBox({ [self] (result: T) in
+            passcodeChecked(from: address, wrong: isWrong(result))
+            defer { resume(connection, server: server) }
+            guard sessions[connection] != nil else { return }
+            done(result)
+        })
+        whenPasscodeMayBeChecked(from: address, start: { [self] in
+            passcodeQueue.async {
+                let result = work()
+                server.post { finish.value(result) }
+            }
+        }, refuse: { [self] in
+            reply(.error(code: .rateLimited, message: "too many wrong passcodes; try again in a minute",
+                         field: "passcode", ref: ref), to: connection, server: server)
+            resume(connection, server: server)
+        })
     }
 
     /// Adds the member to the room (or gives them their place back) and welcomes them.
     private func admit(_ request: JoinRequest, to entry: RoomEntry, connection: ConnectionID,
                        server: WebSocketServer, at now: ClockReading) {
         let roomID = entry.room.id
+        let address = sessions[connection]?.address ?? "?"
+        // A refused first join leaves no empty room behind.
+        func turnAway() {
+            if entry.room.memberCount == 0 {
+                entry.cancelTimers()
+                rooms[roomID] = nil
+            }
+        }
+        catchUp(entry, server: server, at: now)
+        let token = request.token.map(ResumeToken.init)
+        let perAddress = configuration.limits.membersPerAddressPerRoom
+        if perAddress > 0, entry.membersFrom[address, default: 0] >= perAddress,
+           !(token.map(entry.room.hasMember(withToken:)) ?? false) {
+            reply(.error(code: .roomFull, message: "this address holds as many members of this room as it may",
+                         field: nil, ref: request.ref), to: connection, server: server)
+            return turnAway()
+        }
         do {
-            catchUp(entry, server: server, at: now)
-            let result = try entry.room.join(name: request.name, token: request.token.map(ResumeToken.init),
-                                             freshToken: tokens.make(), now: now.monotonic)
+            let result = try entry.room.join(name: request.name, token: token, freshToken: tokens.make(),
+                                             now: now.monotonic)
             if let previous = entry.connections[result.memberID], previous != connection {
                 // The same member joined again (a second tab, or a reconnection before the old socket died):
                 // the newer connection wins, so the member is never shown twice.
@@ -665,6 +841,8 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             entry.connections[result.memberID] = connection
             sessions[connection]?.room = roomID
             sessions[connection]?.member = result.memberID
+            sessions[connection]?.silentNewMember = !result.resumed
+            if !result.resumed { entry.counted(result.memberID, from: address) }
             logger.debug("member joined", metadata: ["room": "\(roomID)", "member": "\(result.memberID)",
                                                      "resumed": "\(result.resumed)"])
             reply(.welcome(you: YouPayload(id: result.memberID.rawValue, token: result.token.rawValue,
@@ -674,25 +852,12 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             publish(result.outcome, in: entry, server: server, at: now, stateAlreadySentTo: connection)
         } catch {
             refuse(error, ref: request.ref, to: connection, server: server)
-            // A refused first join leaves no empty room behind.
-            if entry.room.memberCount == 0 {
-                entry.cancelTimers()
-                rooms[roomID] = nil
-            }
+            turnAway()
         }
     }
 
     private func snapshot(of entry: RoomEntry, at now: ClockReading) -> SnapshotPayload {
         SnapshotPayload(entry.room.snapshot(at: now.monotonic), clock: now, locked: entry.passcode != nil)
-    }
-
-    private func passcodeAttemptAllowed(from peer: String, at now: ClockReading) -> Bool {
-        passcodeFailures.count(for: peer, at: now.monotonic) < Self.passcodeFailuresPerMinute
-    }
-
-    private func recordPasscodeFailure(from peer: String, at now: ClockReading) {
-        passcodeFailures.record(peer, at: now.monotonic)
-        logger.notice("wrong passcode", metadata: ["peer": "\(peer)"])
     }
 
     /// Whether this connection may create a room now; replies `room_limit` when not.
@@ -704,8 +869,8 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
                          ref: ref), to: connection, server: server)
             return false
         }
-        if limits.roomsCreatedPerAddressPerMinute > 0, let peer = sessions[connection]?.peer,
-           roomsCreatedBy.count(for: peer, at: now.monotonic) >= limits.roomsCreatedPerAddressPerMinute {
+        if limits.roomsCreatedPerAddressPerMinute > 0, let address = sessions[connection]?.address,
+           roomsCreatedBy.count(for: address, at: now.monotonic) >= limits.roomsCreatedPerAddressPerMinute {
             reply(.error(code: .roomLimit, message: "too many new rooms from this address; try again in a minute",
                          field: "room", ref: ref), to: connection, server: server)
             return false
@@ -716,15 +881,20 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
     /// Creates a room (after `mayCreateRoom`), counting it against the creator's address.
     private func makeRoom(_ id: RoomID, request: JoinRequest, passcode: PasscodeVerifier?, connection: ConnectionID,
                           server: WebSocketServer, at now: ClockReading) -> RoomEntry {
-        if configuration.limits.roomsCreatedPerAddressPerMinute > 0, let peer = sessions[connection]?.peer {
-            roomsCreatedBy.record(peer, at: now.monotonic)
-        }
+        countRoomCreated(by: connection, at: now)
         let room = Room(id: id, settings: configuration.defaultSettings, policy: configuration.roomPolicy,
                         controlMode: request.control ?? .anyone, now: now.monotonic)
         let entry = makeEntry(room, passcode: passcode, server: server)
         rooms[id] = entry
         logger.debug("room created", metadata: ["room": "\(id)", "locked": "\(passcode != nil)"])
         return entry
+    }
+
+    /// Counts a room made or brought back against the joiner's address.
+    private func countRoomCreated(by connection: ConnectionID, at now: ClockReading) {
+        if configuration.limits.roomsCreatedPerAddressPerMinute > 0, let address = sessions[connection]?.address {
+            roomsCreatedBy.record(address, at: now.monotonic)
+        }
     }
 
     /// Brings a room up to `now` and broadcasts what that produced (a phase that ended a moment before its
@@ -781,6 +951,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
     private func publish(_ outcome: Outcome, in entry: RoomEntry, server: WebSocketServer, at now: ClockReading,
                          stateAlreadySentTo skip: ConnectionID? = nil) {
         let roomID = entry.room.id
+        for case .memberLeft(let member, _) in outcome.events { entry.forget(member) }
         let crowd = entry.room.policy.isCrowd(memberCount: entry.room.memberCount)
         var messages: [ServerMessage] = outcome.events.filter { !(crowd && $0.isAboutOneMember) }.map {
             .event(room: roomID.rawValue, EventPayload($0), serverTime: now.wallMs)

@@ -48,6 +48,9 @@ public struct ServerOptions: ParsableArguments {
             ("max-connections-per-address", limits.maxConnectionsPerAddress.map { [$0] } ?? []),
             ("rooms-per-address-per-minute", limits.roomsPerAddressPerMinute.map { [$0] } ?? []),
             ("max-rooms", limits.maxRooms.map { [$0] } ?? []),
+            ("members-per-address-per-room", limits.membersPerAddressPerRoom.map { [$0] } ?? []),
+            ("api-requests-per-second", limits.apiRequestsPerSecond.map { [$0] } ?? []),
+            ("api-burst", limits.apiBurst.map { [$0] } ?? []),
             ("max-queued-frames", limits.maxQueuedFrames.map { [$0] } ?? []),
             ("max-queued-bytes", limits.maxQueuedBytes.map { [$0] } ?? []),
             ("handshake-timeout", limits.handshakeTimeout.map { [$0] } ?? []),
@@ -109,6 +112,11 @@ struct LimitGroup: ParsableArguments {
     @Option(name: .customLong("rooms-per-address-per-minute"), help: help("rooms-per-address-per-minute"))
     var roomsPerAddressPerMinute: String?
     @Option(name: .customLong("max-rooms"), help: help("max-rooms")) var maxRooms: String?
+    @Option(name: .customLong("members-per-address-per-room"), help: help("members-per-address-per-room"))
+    var membersPerAddressPerRoom: String?
+    @Option(name: .customLong("api-requests-per-second"), help: help("api-requests-per-second"))
+    var apiRequestsPerSecond: String?
+    @Option(name: .customLong("api-burst"), help: help("api-burst")) var apiBurst: String?
     @Option(name: .customLong("max-queued-frames"), help: help("max-queued-frames")) var maxQueuedFrames: String?
     @Option(name: .customLong("max-queued-bytes"), help: help("max-queued-bytes")) var maxQueuedBytes: String?
     @Option(name: .customLong("handshake-timeout"), help: help("handshake-timeout")) var handshakeTimeout: String?

@@ -26,6 +26,15 @@ public protocol RoomStore: Sendable {
     /// The room's sessions that ended before `before` (or all), newest first: at most `limit`, and ending
     /// once they reach about `maxBytes` (see `HistoryPage`).
     func historyPage(room: RoomID, before: Int64?, limit: Int, maxBytes: Int) throws(StoreError) -> HistoryPage
+    /// Applies the store's journal retention to every room at `nowMs`; returns the rows deleted. A store
+    /// without retention deletes nothing.
+    @discardableResult
+    func pruneJournal(nowMs: Int64) throws(StoreError) -> Int
+}
+
+extension RoomStore {
+    @discardableResult
+    public func pruneJournal(nowMs: Int64) throws(StoreError) -> Int { 0 }
 }
 
 /// A store failed; `message` says what and where, for the log.

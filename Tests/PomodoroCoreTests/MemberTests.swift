@@ -79,6 +79,27 @@ import PomodoroCore
         #expect(t.room.nextWakeup() == t.now + .seconds(120), "the end of the grace period")
     }
 
+    /// A new member whose connection said nothing before it dropped (join-and-drop) keeps their place only
+    /// for the short silent grace; one who returns in time is back for good, with the full grace next time.
+    @Test func aSilentlyLostMemberHasTheShortGrace() throws {
+        var t = TestRoom(policy: RoomPolicy(reconnectGrace: .seconds(120), silentGrace: .seconds(10)))
+        let host = try t.add("Host")
+        let drop = try t.join("Drop")
+        let back = try t.join("Back")
+        t.room.disconnect(drop.memberID, now: t.now, silent: true)
+        t.room.disconnect(back.memberID, now: t.now, silent: true)
+        #expect(t.room.nextWakeup() == t.now + .seconds(10))
+        t.advance(by: .seconds(9))
+        _ = try t.join("Back", token: back.token)
+        let outcome = t.advance(by: .seconds(1))
+        #expect(outcome.events == [.memberLeft(drop.memberID, reason: .expired)])
+        #expect(t.room.memberCount == 2)
+        // Back in time, the returning member is an ordinary one again: the full grace.
+        t.disconnect(back.memberID)
+        #expect(t.room.nextWakeup() == t.now + .seconds(120))
+        #expect(t.member(host) != nil)
+    }
+
     @Test func disconnectingTwiceOrAnUnknownMemberDoesNothing() throws {
         var t = TestRoom()
         let ada = try t.add("Ada")

@@ -33,7 +33,8 @@ let samples: [String: String] = [
     "max-members-per-room": "12", "max-name-length": "20", "max-task-length": "100", "min-focus": "300",
     "max-message-bytes": "4096",
     "messages-per-second": "5", "message-burst": "10", "max-connections-per-address": "8",
-    "rooms-per-address-per-minute": "3", "max-rooms": "50", "max-queued-frames": "32", "max-queued-bytes": "65536",
+    "rooms-per-address-per-minute": "3", "max-rooms": "50", "members-per-address-per-room": "4",
+    "api-requests-per-second": "2", "api-burst": "5", "max-queued-frames": "32", "max-queued-bytes": "65536",
     "handshake-timeout": "10", "ping-after": "20", "hang-up-after": "50",
 ]
 

@@ -29,7 +29,7 @@ trap cleanup EXIT INT TERM
 # their defaults: a member the server drops as too slow is an error the report must show. Scenarios run
 # focus phases of a few seconds, below the server's default floor.
 "$bin/pomodoro-server" --host 127.0.0.1 --port 0 --web-root "$work" --log-level warning \
-  --db "$work/pomodoro.sqlite" --max-connections-per-address 0 --rooms-per-address-per-minute 0 --max-rooms 100000 \
+  --db "$work/pomodoro.sqlite" --max-connections-per-address 0 --members-per-address-per-room 0 --rooms-per-address-per-minute 0 --max-rooms 100000 \
   --handshake-timeout 30 --min-focus 1 >"$work/server.out" 2>"$work/server.err" &
 server_pid=$!
 

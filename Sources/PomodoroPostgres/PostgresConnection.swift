@@ -1,0 +1,112 @@
+import CPostgres
+import Glibc
+
+/// A PostgreSQL error: the SQLSTATE when the server sent one (`23505` a unique violation, `40001` a
+/// serialization failure), and the server's or libpq's message.
+public struct PostgresError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Five characters from the server; nil when the connection itself failed.
+    public var code: String?
+    public var message: String
+
+    public init(code: String?, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { code.map { "\(message) (SQLSTATE \($0))" } ?? message }
+}
+
+/// The rows of a result, as PostgreSQL's text format: nil is SQL NULL.
+public struct PostgresRows: Sendable {
+    public let columns: [String]
+    public let values: [[String?]]
+    /// Rows an INSERT, UPDATE or DELETE touched (0 for other statements).
+    public let affected: Int
+
+    public var count: Int { values.count }
+
+    /// The value of `column` in row `row`; nil for NULL or an unknown column.
+    public subscript(row: Int, column: String) -> String? {
+        guard let index = columns.firstIndex(of: column) else { return nil }
+        return values[row][index]
+    }
+}
+
+/// One connection to PostgreSQL through libpq. This file is the only Swift code that touches libpq, and
+/// `check` the one place its results become Swift errors.
+///
+/// Not for sharing between threads: one owner at a time (a store's writer queue, one reader).
+public final class PostgresConnection {
+    private let connection: OpaquePointer
+
+    /// Connects with a libpq URL (`postgres://USER[:PASSWORD]@HOST[:PORT]/DBNAME?sslmode=...`, a Unix-socket
+    /// folder as `host=` in the query) or a `key=value` connection string.
+    public init(_ url: String) throws(PostgresError) {
+        guard let pointer = PQconnectdb(url) else { throw PostgresError(code: nil, message: "libpq is out of memory") }
+        guard PQstatus(pointer) == CONNECTION_OK else {
+            let message = Self.trimmed(PQerrorMessage(pointer))
+            PQfinish(pointer)
+            throw PostgresError(code: nil, message: "could not connect to PostgreSQL: \(message)")
+        }
+        connection = pointer
+    }
+
+    deinit { PQfinish(connection) }
+
+    /// Whether a server accepts connections at `url` now (without logging in): for waiting until one runs.
+    public static func isAccepting(_ url: String) -> Bool { PQping(url) == PQPING_OK }
+
+    /// The server's version as a number (150018 for 15.18).
+    public var serverVersion: Int { Int(PQserverVersion(connection)) }
+
+    /// Runs statements without parameters; several may be separated by `;` (schema changes, BEGIN, COMMIT).
+    public func execute(_ sql: String) throws(PostgresError) {
+        let result = PQexec(connection, sql)
+        defer { PQclear(result) }
+        _ = try check(result)
+    }
+
+    /// Runs one statement with parameters `$1`, `$2`, … given in text form (nil is NULL), and returns its rows.
+    @discardableResult
+    public func query(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> PostgresRows {
+        let copies = parameters.map { $0.flatMap { strdup($0) } }
+        defer { copies.forEach { free($0) } }
+        let values = copies.map { UnsafePointer<CChar>($0) }
+        let result = values.withUnsafeBufferPointer { buffer in
+            PQexecParams(connection, sql, Int32(parameters.count), nil, buffer.baseAddress, nil, nil, 0)
+        }
+        defer { PQclear(result) }
+        return try check(result)
+    }
+
+    /// The rows of `result`, or its error as a `PostgresError`.
+    private func check(_ result: OpaquePointer?) throws(PostgresError) -> PostgresRows {
+        guard let result else {
+            throw PostgresError(code: nil, message: Self.trimmed(PQerrorMessage(connection)))
+        }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            break
+        default:
+            let code = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            throw PostgresError(code: code, message: Self.trimmed(PQresultErrorMessage(result)))
+        }
+        let columnCount = PQnfields(result)
+        let rowCount = PQntuples(result)
+        let columns = (0..<columnCount).map { String(cString: PQfname(result, $0)) }
+        let values = (0..<rowCount).map { row in
+            (0..<columnCount).map { column -> String? in
+                PQgetisnull(result, row, column) != 0 ? nil : String(cString: PQgetvalue(result, row, column))
+            }
+        }
+        let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
+        return PostgresRows(columns: columns, values: values, affected: affected)
+    }
+
+    private static func trimmed(_ message: UnsafePointer<CChar>?) -> String {
+        guard let message else { return "unknown error" }
+        var text = String(cString: message)
+        while text.last == "\n" || text.last == " " { text.removeLast() }
+        return text.isEmpty ? "unknown error" : text
+    }
+}

@@ -1,0 +1,52 @@
+import PomodoroPostgres
+import Testing
+
+/// The libpq layer against a real PostgreSQL: parameters, NULLs, rows, and errors with their SQLSTATE.
+@Suite(.timeLimit(.minutes(2)))
+struct PostgresConnectionTests {
+    let connection: PostgresConnection
+
+    init() throws {
+        connection = try PostgresConnection(try PostgresTestServer.shared.get().makeDatabase())
+    }
+
+    @Test func parametersAndNullsRoundTrip() throws {
+        try connection.execute("CREATE TABLE t (id bigint PRIMARY KEY, name text, note text)")
+        let inserted = try connection.query("INSERT INTO t VALUES ($1, $2, $3), ($4, $5, $6)",
+                                            ["1", "Ada", nil, "2", "Lin; DROP TABLE t; --", "ünïcødé ✓"])
+        #expect(inserted.affected == 2)
+        let rows = try connection.query("SELECT id, name, note FROM t ORDER BY id")
+        #expect(rows.columns == ["id", "name", "note"])
+        #expect(rows.values == [["1", "Ada", nil], ["2", "Lin; DROP TABLE t; --", "ünïcødé ✓"]])
+        #expect(rows[1, "note"] == "ünïcødé ✓")
+    }
+
+    @Test func errorsCarryTheirSQLState() throws {
+        try connection.execute("CREATE TABLE u (id bigint PRIMARY KEY)")
+        try connection.query("INSERT INTO u VALUES ($1)", ["7"])
+        #expect(throws: PostgresError.self) { try connection.query("INSERT INTO u VALUES ($1)", ["7"]) }
+        do {
+            try connection.query("INSERT INTO u VALUES ($1)", ["7"])
+        } catch {
+            #expect(error.code == "23505")
+        }
+        do {
+            try connection.query("SELEKT 1")
+        } catch {
+            #expect(error.code == "42601")
+        }
+        // The connection is still usable after an error.
+        #expect(try connection.query("SELECT count(*) AS n FROM u")[0, "n"] == "1")
+    }
+
+    @Test func aServerThatIsNotThereIsAClearError() throws {
+        do {
+            _ = try PostgresConnection("postgres://nobody@127.0.0.1:1/none?connect_timeout=2")
+            Issue.record("connected to nothing")
+        } catch {
+            #expect(error.code == nil)
+            #expect(error.message.hasPrefix("could not connect to PostgreSQL"))
+        }
+        #expect(!PostgresConnection.isAccepting("postgres://nobody@127.0.0.1:1/none?connect_timeout=2"))
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import Glibc
+import PomodoroPostgres
+
+/// A real PostgreSQL server for the tests: Debian's `postgres`, in a temporary folder, on a free loopback
+/// port, run as the unprivileged `postgres` user when the tests run as root (PostgreSQL refuses root).
+///
+/// One server serves the whole test process (each test takes a database of its own with `makeDatabase`);
+/// it is stopped when the process exits, and `timeout` ends it after 20 minutes whatever happens, so a
+/// test process that dies leaves nothing running for long.
+final class PostgresTestServer: @unchecked Sendable {
+    let folder: String
+    let port: Int
+    private let process = Process()
+    private let binaries: String
+    private let lock = NSLock()
+    private var databases = 0
+
+    /// The server every test shares, started on first use.
+    static let shared = Result { try PostgresTestServer() }
+
+    /// A URL for database `name` as the tests' superuser.
+    func url(database name: String) -> String { "postgres://pomodoro@127.0.0.1:\(port)/\(name)" }
+
+    /// A new, empty database and its URL.
+    func makeDatabase() throws -> String {
+        let name = lock.withLock { () -> String in
+            databases += 1
+            return "test_\(getpid())_\(databases)"
+        }
+        try PostgresConnection(url(database: "postgres")).execute("CREATE DATABASE \(name)")
+        return url(database: name)
+    }
+
+    private init() throws {
+        binaries = try Self.findBinaries()
+        var template = Array((NSTemporaryDirectory() + "pomodoro-pg-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw Failure("mkdtemp failed") }
+        folder = String(cString: made)
+        port = try Self.freePort()
+        if getuid() == 0 {
+            guard let user = getpwnam("postgres") else { throw Failure("no postgres user: install Debian's postgresql") }
+            chown(folder, user.pointee.pw_uid, user.pointee.pw_gid)
+        }
+        try run(["\(binaries)/initdb", "-D", "\(folder)/data", "-U", "pomodoro", "-A", "trust", "-E", "UTF8",
+                 "--no-sync", "--no-instructions"])
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = asServerUser(["timeout", "-s", "INT", "1200", "\(binaries)/postgres", "-D", "\(folder)/data",
+                                          "-p", "\(port)", "-k", folder, "-c", "listen_addresses=127.0.0.1",
+                                          "-c", "fsync=off", "-c", "max_connections=200"])
+        let log = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        while !PostgresConnection.isAccepting(url(database: "postgres")) {
+            guard process.isRunning, Date() < deadline else {
+                stop()
+                throw Failure("PostgreSQL did not start on port \(port) within 30 s")
+            }
+            usleep(50_000)
+        }
+        atexit { if case .success(let server) = PostgresTestServer.shared { server.stop() } }
+    }
+
+    /// Stops the server (fast shutdown: open connections are ended) and removes its folder.
+    func stop() {
+        if process.isRunning {
+            // pg_ctl signals the postmaster itself: runuser does not pass a signal on to it.
+            try? run(["\(binaries)/pg_ctl", "-D", "\(folder)/data", "stop", "-m", "fast", "-w", "-t", "20"])
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// `arguments` as the unprivileged user when we are root.
+    private func asServerUser(_ arguments: [String]) -> [String] {
+        getuid() == 0 ? ["runuser", "-u", "postgres", "--"] + arguments : arguments
+    }
+
+    private func run(_ arguments: [String]) throws {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        child.arguments = asServerUser(arguments)
+        let output = Pipe()
+        child.standardOutput = output
+        child.standardError = output
+        try child.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        child.waitUntilExit()
+        guard child.terminationStatus == 0 else { throw Failure("\(arguments[0]) failed: \(text)") }
+    }
+
+    /// The newest installed PostgreSQL's bin folder.
+    private static func findBinaries() throws -> String {
+        let root = "/usr/lib/postgresql"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        guard let newest = versions.compactMap(Int.init).max(),
+              FileManager.default.isExecutableFile(atPath: "\(root)/\(newest)/bin/postgres") else {
+            throw Failure("PostgreSQL is not installed (make test installs Debian's postgresql)")
+        }
+        return "\(root)/\(newest)/bin"
+    }
+
+    /// A loopback port nobody listens on now.
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound else { throw Failure("no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+}
