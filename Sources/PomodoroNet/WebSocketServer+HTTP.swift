@@ -5,8 +5,8 @@ final class HTTPExchange {
     let id: UInt64
     let wsi: OpaquePointer
     let headersOnly: Bool
-    /// The client's address, counted in `httpExchangesPerAddress`.
-    let peer: String
+    /// The client's address key (`AddressKey`), counted in `httpExchangesPerAddress`.
+    let addressKey: String
     /// Set once the application has answered.
     var response: HTTPResponse?
     var headersWritten = false
@@ -14,11 +14,11 @@ final class HTTPExchange {
     /// When the answer must be written by: set as its first byte goes out.
     var deadline: ContinuousClock.Instant?
 
-    init(id: UInt64, wsi: OpaquePointer, headersOnly: Bool, peer: String) {
+    init(id: UInt64, wsi: OpaquePointer, headersOnly: Bool, addressKey: String) {
         self.id = id
         self.wsi = wsi
         self.headersOnly = headersOnly
-        self.peer = peer
+        self.addressKey = addressKey
     }
 }
 
@@ -83,10 +83,11 @@ extension WebSocketServer {
         let id = nextHTTPExchange
         nextHTTPExchange += 1
         let peer = peerAddress(wsi)
-        httpExchanges[id] = HTTPExchange(id: id, wsi: wsi, headersOnly: method == .head, peer: peer)
+        let key = AddressKey.of(peer)
+        httpExchanges[id] = HTTPExchange(id: id, wsi: wsi, headersOnly: method == .head, addressKey: key)
         httpExchangeOn[wsi] = id
-        let inProgress = httpExchangesPerAddress[peer, default: 0] + 1
-        httpExchangesPerAddress[peer] = inProgress
+        let inProgress = httpExchangesPerAddress[key, default: 0] + 1
+        httpExchangesPerAddress[key] = inProgress
         lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, httpTimeout)
         // While a request waits, the library reads nothing more from its connection, yet a readable socket (the
         // client hung up, or sent its next request early) would wake the loop again and again: stop polling
@@ -167,9 +168,9 @@ extension WebSocketServer {
     /// Forgets the exchange a connection carries (LWS_CALLBACK_CLOSED_HTTP, or a new request on it).
     func endExchange(on wsi: OpaquePointer) {
         guard let id = httpExchangeOn.removeValue(forKey: wsi) else { return }
-        if let peer = httpExchanges.removeValue(forKey: id)?.peer {
-            let left = httpExchangesPerAddress[peer, default: 1] - 1
-            httpExchangesPerAddress[peer] = left > 0 ? left : nil
+        if let key = httpExchanges.removeValue(forKey: id)?.addressKey {
+            let left = httpExchangesPerAddress[key, default: 1] - 1
+            httpExchangesPerAddress[key] = left > 0 ? left : nil
         }
     }
 

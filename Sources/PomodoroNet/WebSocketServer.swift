@@ -105,7 +105,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
     /// Dynamic HTTP requests from arrival until their answer is written, by id; the id of the one a
     /// connection carries. Both are cleared in LWS_CALLBACK_CLOSED_HTTP, so no pointer outlives its connection.
     var httpExchanges: [UInt64: HTTPExchange] = [:]
-    /// How many of `httpExchanges` each address has.
+    /// How many of `httpExchanges` each address has, by `AddressKey`.
     var httpExchangesPerAddress: [String: Int] = [:]
     var httpExchangeOn: [OpaquePointer: UInt64] = [:]
     var nextHTTPExchange: UInt64 = 1
