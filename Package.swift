@@ -51,7 +51,7 @@ let package = Package(
         // The server's command line, environment and config file merged into one configuration; JSON logs;
         // the run loop. A library so that the tests reach it; the executable is a thin @main.
         .target(name: "PomodoroServerCLI",
-                dependencies: ["PomodoroServer", "PomodoroCore", "PomodoroNet",
+                dependencies: ["PomodoroServer", "PomodoroCore", "PomodoroNet", "PomodoroStore",
                                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                .product(name: "Logging", package: "swift-log")],
                 swiftSettings: strict),
@@ -87,7 +87,7 @@ let package = Package(
                     dependencies: ["PomodoroServer", "PomodoroNet", "PomodoroProtocol", "PomodoroStore", "PomodoroCore"],
                     swiftSettings: strict),
         .testTarget(name: "PomodoroServerCLITests",
-                    dependencies: ["PomodoroServerCLI", "PomodoroServer",
+                    dependencies: ["PomodoroServerCLI", "PomodoroServer", "PomodoroStore",
                                    .product(name: "Logging", package: "swift-log")],
                     swiftSettings: strict),
         .testTarget(name: "PomodoroBenchTests", dependencies: ["PomodoroBench", "PomodoroProtocol"],

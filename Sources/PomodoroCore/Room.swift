@@ -308,6 +308,9 @@ public struct Room: Sendable {
             }
         case .configure(let newSettings):
             try newSettings.validate()
+            if newSettings.focus < policy.minFocusSeconds {
+                throw .invalidArgument(field: "focus", reason: "must be at least \(policy.minFocusSeconds) seconds on this server")
+            }
             switch timer {
             case .running, .paused:
                 pendingSettings = newSettings == settings ? nil : newSettings

@@ -70,11 +70,16 @@ public struct RoomPolicy: Equatable, Sendable {
     /// the transport stops announcing single members' comings and goings and sends their state changes at
     /// a bounded rate, so one join no longer costs every member a full member list.
     public var memberListLimit: Int
+    /// The shortest focus `configure` accepts, in seconds: each completed focus writes a journal row, so
+    /// this bounds how fast a room (with auto-start) can write them. Tests that run phases of a second or
+    /// two lower it; a room's settings from before are not touched.
+    public var minFocusSeconds: Int
 
     public init(reconnectGrace: Duration = .seconds(120), emptyRoomLifetime: Duration = .seconds(600),
                 maxMembers: Int = 10_000, maxTaskLength: Int = 200, maxNameLength: Int = 40,
                 maxExtendSeconds: Int = 3600, maxPhaseLength: Duration = .seconds(8 * 3600),
-                memberListLimit: Int = 100, silentGrace: Duration = .seconds(10)) {
+                memberListLimit: Int = 100, silentGrace: Duration = .seconds(10),
+                minFocusSeconds: Int = RoomPolicy.defaultMinFocusSeconds) {
         self.reconnectGrace = reconnectGrace
         self.silentGrace = silentGrace
         self.emptyRoomLifetime = emptyRoomLifetime
@@ -84,7 +89,11 @@ public struct RoomPolicy: Equatable, Sendable {
         self.maxExtendSeconds = maxExtendSeconds
         self.maxPhaseLength = maxPhaseLength
         self.memberListLimit = memberListLimit
+        self.minFocusSeconds = minFocusSeconds
     }
+
+    /// A minute: at most one journal row a minute per room, 1,440 a day.
+    public static let defaultMinFocusSeconds = 60
 
     /// Whether a room of `memberCount` members lists only some of them.
     public func isCrowd(memberCount: Int) -> Bool { memberCount > memberListLimit }

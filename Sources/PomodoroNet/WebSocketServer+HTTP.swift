@@ -5,15 +5,20 @@ final class HTTPExchange {
     let id: UInt64
     let wsi: OpaquePointer
     let headersOnly: Bool
+    /// The client's address key (`AddressKey`), counted in `httpExchangesPerAddress`.
+    let addressKey: String
     /// Set once the application has answered.
     var response: HTTPResponse?
     var headersWritten = false
     var bodyWritten = 0
+    /// When the answer must be written by: set as its first byte goes out.
+    var deadline: ContinuousClock.Instant?
 
-    init(id: UInt64, wsi: OpaquePointer, headersOnly: Bool) {
+    init(id: UInt64, wsi: OpaquePointer, headersOnly: Bool, addressKey: String) {
         self.id = id
         self.wsi = wsi
         self.headersOnly = headersOnly
+        self.addressKey = addressKey
     }
 }
 
@@ -26,6 +31,11 @@ final class HTTPExchange {
 /// connection for its next request. Until the answer comes the connection's input is paused (rx flow control);
 /// a PENDING_TIMEOUT_HTTP_CONTENT bounds the wait for the answer and then each piece's progress, closing the
 /// connection when it runs out.
+///
+/// What one client can hold: the whole answer is bounded by `httpResponseDeadlineSeconds` from its first
+/// byte (a reader that takes a few bytes at a time no longer keeps a large body alive by taking them), and
+/// one address has at most `maxHTTPRequestsPerAddress` requests in progress; the application bounds each
+/// body's size.
 extension WebSocketServer {
     /// One piece of a body per writable callback: what one send() takes (the protocol's tx_packet_size), so the
     /// library never has to copy the rest of a large body into its own buffer.
@@ -33,6 +43,16 @@ extension WebSocketServer {
 
     /// The response timeout for the library: at least a second (0 would mean none, -1 "close now").
     private var httpTimeout: Int32 { Int32(clamping: max(1, options.httpResponseTimeoutSeconds)) }
+
+    /// The library's timeout for the next wait of `exchange`: the response timeout, cut to what is left
+    /// before its deadline (rounded up to whole seconds, the library's unit); nil once the deadline is past.
+    private func timeout(for exchange: HTTPExchange) -> Int32? {
+        guard let deadline = exchange.deadline else { return httpTimeout }
+        let left = deadline - .now
+        guard left > .zero else { return nil }
+        let seconds = left.components.seconds + (left.components.attoseconds > 0 ? 1 : 0)
+        return min(httpTimeout, Int32(clamping: seconds))
+    }
 
     /// Dynamic requests not yet fully answered. Service thread only.
     public var pendingHTTPCount: Int { httpExchanges.count }
@@ -62,8 +82,12 @@ extension WebSocketServer {
         let (method, path) = requestLine(wsi)
         let id = nextHTTPExchange
         nextHTTPExchange += 1
-        httpExchanges[id] = HTTPExchange(id: id, wsi: wsi, headersOnly: method == .head)
+        let peer = clientAddress(wsi)
+        let key = AddressKey.of(peer)
+        httpExchanges[id] = HTTPExchange(id: id, wsi: wsi, headersOnly: method == .head, addressKey: key)
         httpExchangeOn[wsi] = id
+        let inProgress = httpExchangesPerAddress[key, default: 0] + 1
+        httpExchangesPerAddress[key] = inProgress
         lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, httpTimeout)
         // While a request waits, the library reads nothing more from its connection, yet a readable socket (the
         // client hung up, or sent its next request early) would wake the loop again and again: stop polling
@@ -71,6 +95,11 @@ extension WebSocketServer {
         // timeout.
         lws_rx_flow_control(wsi, 0)
 
+        if options.maxHTTPRequestsPerAddress > 0 && inProgress > options.maxHTTPRequestsPerAddress {
+            answer(id, with: HTTPResponse(status: 429, headers: [(name: "Retry-After", value: "1")],
+                                          text: "too many requests in progress from this address\n"))
+            return 0
+        }
         guard let method else {
             answer(id, with: HTTPResponse(status: 405, text: "method not allowed\n"))
             return 0
@@ -85,7 +114,7 @@ extension WebSocketServer {
         }
         let request = HTTPRequest(method: method, path: path, query: query,
                                   authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION),
-                                  accept: header(wsi, WSI_TOKEN_HTTP_ACCEPT), peer: clientAddress(wsi))
+                                  accept: header(wsi, WSI_TOKEN_HTTP_ACCEPT), peer: peer)
         delegate.server(self, didReceiveHTTP: request, responder: HTTPResponder(server: self, exchange: id))
         return 0
     }
@@ -96,8 +125,12 @@ extension WebSocketServer {
         guard let id = httpExchangeOn[wsi], let exchange = httpExchanges[id], let response = exchange.response else {
             return 0
         }
-        // Progress, not the whole answer, is bounded: a large body to a slow reader may take a while.
-        lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, httpTimeout)
+        // Each piece's progress is bounded by the response timeout, the whole answer by its deadline.
+        if exchange.deadline == nil {
+            exchange.deadline = .now + .seconds(max(1, options.httpResponseDeadlineSeconds))
+        }
+        guard let timeout = timeout(for: exchange) else { return -1 }
+        lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, timeout)
         if !exchange.headersWritten {
             let headersOnly = exchange.headersOnly || response.body.isEmpty
             guard writeHeaders(wsi, response, endingTheStream: headersOnly) else { return -1 }
@@ -135,7 +168,10 @@ extension WebSocketServer {
     /// Forgets the exchange a connection carries (LWS_CALLBACK_CLOSED_HTTP, or a new request on it).
     func endExchange(on wsi: OpaquePointer) {
         guard let id = httpExchangeOn.removeValue(forKey: wsi) else { return }
-        httpExchanges[id] = nil
+        if let key = httpExchanges.removeValue(forKey: id)?.addressKey {
+            let left = httpExchangesPerAddress[key, default: 1] - 1
+            httpExchangesPerAddress[key] = left > 0 ? left : nil
+        }
     }
 
     private func finishExchange(_ exchange: HTTPExchange) -> Int32 {

@@ -24,6 +24,12 @@ public struct WebSocketServerOptions: Sendable {
     /// Seconds a dynamic request may wait for its answer, and then for each piece of it to be taken by the
     /// client, before the library closes the connection (at least 1).
     public var httpResponseTimeoutSeconds = 30
+    /// Seconds a dynamic answer may take to be written, from its first byte to its last, however steadily
+    /// the client reads; then the connection is closed (at least 1).
+    public var httpResponseDeadlineSeconds = 30
+    /// Dynamic requests one address may have in progress at once (waiting for or being sent their answer);
+    /// more are answered 429 at once. 0 for no limit.
+    public var maxHTTPRequestsPerAddress = 8
     /// The largest message accepted; larger ones are discarded and reported.
     public var maxMessageBytes = 16 * 1024
     /// Frames waiting for a slow reader at most, and their bytes: past either the connection is dropped.
@@ -104,6 +110,8 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
     /// Dynamic HTTP requests from arrival until their answer is written, by id; the id of the one a
     /// connection carries. Both are cleared in LWS_CALLBACK_CLOSED_HTTP, so no pointer outlives its connection.
     var httpExchanges: [UInt64: HTTPExchange] = [:]
+    /// How many of `httpExchanges` each address has, by `AddressKey`.
+    var httpExchangesPerAddress: [String: Int] = [:]
     var httpExchangeOn: [OpaquePointer: UInt64] = [:]
     var nextHTTPExchange: UInt64 = 1
     /// Where each piece of a body is copied behind the library's headroom before it is written.

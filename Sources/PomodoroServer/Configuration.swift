@@ -1,5 +1,6 @@
 import PomodoroCore
 import PomodoroNet
+import PomodoroStore
 
 /// Bounds that keep one client from hurting the others. Each has a documented default and a server option.
 public struct ServerLimits: Sendable, Equatable {
@@ -65,6 +66,8 @@ public struct ServerConfiguration: Sendable {
     /// Reverse proxies whose forwarded-address headers are believed: the client address of their connections
     /// (for the per-address limits and the logs) is the one they forward.
     public var trustedProxies: TrustedProxies
+    /// What the store deletes from the focus journal (stats keep counting what it deletes).
+    public var journalRetention = JournalRetention.standard
 
     public init(host: String? = nil, port: Int = 8080, webRoot: String? = "web",
                 defaultSettings: RoomSettings = .standard, roomPolicy: RoomPolicy = .standard,

@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import PomodoroCore
 import PomodoroNet
@@ -26,6 +27,9 @@ public final class PomodoroServer: Sendable {
         options.hangUpAfterSeconds = UInt16(clamping: limits.hangUpAfterSeconds)
         options.handshakeTimeoutSeconds = limits.handshakeTimeoutSeconds
         options.maxConnectionsPerAddress = limits.maxConnectionsPerAddress
+        // Behind a proxy every client has the proxy's address, and the admin turns per-address limits off
+        // with the connection limit: this one follows it.
+        if limits.maxConnectionsPerAddress == 0 { options.maxHTTPRequestsPerAddress = 0 }
         options.allowedOrigins = configuration.allowedOrigins
         options.trustedProxies = configuration.trustedProxies
         options.tlsCertificatePath = configuration.tlsCertificatePath
@@ -45,9 +49,22 @@ public final class PomodoroServer: Sendable {
         var writer: StoreWriter?
         var stored: [StoredRoom] = []
         var store = given
-        if store == nil, let path = configuration.databasePath { store = try SQLiteRoomStore.open(path: path) }
+        if store == nil, let path = configuration.databasePath {
+            store = try SQLiteRoomStore.open(path: path, retention: configuration.journalRetention)
+        }
         if let store {
             stored = try store.loadRooms()
+            // The writer prunes each room's journal as it writes to it; rooms that no longer write are pruned
+            // here, once, off the service thread.
+            let nowMs = clock.now().wallMs
+            DispatchQueue.global(qos: .utility).async {
+                do {
+                    let deleted = try store.pruneJournal(nowMs: nowMs)
+                    if deleted > 0 { logger.info("deleted old journal rows", metadata: ["rows": "\(deleted)"]) }
+                } catch {
+                    logger.error("could not delete old journal rows", metadata: ["error": "\(error)"])
+                }
+            }
             writer = StoreWriter(store: store, onError: { error in
                 logger.error("could not write to the store", metadata: ["error": "\(error)"])
             })

@@ -310,20 +310,21 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         guard format == "json" || format == "csv" else {
             return fail(.badRequest, "format must be json or csv", field: "format")
         }
-        // One more than asked says whether an older page exists.
+        // A page ends at `limit` sessions or at about HistoryPage.maxBytes, whichever comes first; the store
+        // reads no further, so neither a large `limit` nor large sessions make a large answer.
         read({ (store: any RoomStore) throws(StoreError) in
-            try store.sessions(room: roomID, endedFrom: nil, before: before, limit: limit + 1)
-        }) { found in
-            let page = Array(found.suffix(limit).reversed())
+            try store.historyPage(room: roomID, before: before, limit: limit, maxBytes: HistoryPage.maxBytes)
+        }) { page in
             if format == "csv" {
                 var response = HTTPResponse(status: 200, contentType: "text/csv; charset=utf-8",
-                                            body: Array(FocusReport.csv(page, timeZone: zone).utf8))
+                                            body: Array(FocusReport.csv(page.sessions, timeZone: zone).utf8))
                 response.headers.append((name: "Content-Disposition",
                                          value: "attachment; filename=\"\(roomID)-history.csv\""))
+                if let next = page.nextBefore { response.headers.append((name: "Next-Before", value: String(next))) }
                 return response
             }
-            let history = HistoryPayload(room: roomID.rawValue, sessions: page.map(FocusSessionPayload.init),
-                                         nextBefore: found.count > limit ? page.last?.endedAtMs : nil)
+            let history = HistoryPayload(room: roomID.rawValue, sessions: page.sessions.map(FocusSessionPayload.init),
+                                         nextBefore: page.nextBefore)
             return HTTPResponse(status: 200, contentType: "application/json", body: WireCodec.encodeHistory(history))
         }
     }
@@ -553,13 +554,14 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         for ticket in next.start { passcodeWaiters.removeValue(forKey: ticket)?.start() }
     }
 
-    /// The stats report of a room, read from the whole journal: streaks reach back to its first day.
+    /// The stats report of a room, from the store's running totals: one row per UTC day for the totals and
+    /// streaks (which reach back to the first day), and the window's quarters for its days.
     private static func report(of room: RoomID, days: Int, zone: TimeZone,
                                nowMs: Int64) -> @Sendable (any RoomStore) throws(StoreError) -> FocusReport {
         { (store: any RoomStore) throws(StoreError) in
-            FocusReport.make(room: room, sessions: try store.sessions(room: room, endedFrom: nil, before: nil, limit: nil),
-                             interruptions: try store.interruptions(room: room, from: nil, before: nil),
-                             days: days, timeZone: zone, nowMs: nowMs)
+            let quarters = FocusReport.quarterRange(days: days, timeZone: zone, nowMs: nowMs)
+            return FocusReport.make(room: room, totals: try store.journalTotals(room: room, quarters: quarters),
+                                    days: days, timeZone: zone, nowMs: nowMs)
         }
     }
 

@@ -28,6 +28,8 @@ public struct ServerOptions: ParsableArguments {
             ("port", server.port.map { [$0] } ?? []),
             ("web-root", server.webRoot.map { [$0] } ?? []),
             ("db", server.db.map { [$0] } ?? []),
+            ("journal-retention-days", server.journalRetentionDays.map { [$0] } ?? []),
+            ("journal-max-sessions-per-room", server.journalMaxSessionsPerRoom.map { [$0] } ?? []),
             ("allowed-origin", server.allowedOrigins),
             ("trusted-proxy", server.trustedProxies),
             ("metrics", server.metrics.map { [$0] } ?? []),
@@ -40,6 +42,7 @@ public struct ServerOptions: ParsableArguments {
             ("max-members-per-room", rooms.maxMembersPerRoom.map { [$0] } ?? []),
             ("max-name-length", rooms.maxNameLength.map { [$0] } ?? []),
             ("max-task-length", rooms.maxTaskLength.map { [$0] } ?? []),
+            ("min-focus", rooms.minFocus.map { [$0] } ?? []),
             ("max-message-bytes", limits.maxMessageBytes.map { [$0] } ?? []),
             ("messages-per-second", limits.messagesPerSecond.map { [$0] } ?? []),
             ("message-burst", limits.messageBurst.map { [$0] } ?? []),
@@ -74,6 +77,10 @@ struct ServerGroup: ParsableArguments {
     @Option(name: .customLong("port"), help: help("port")) var port: String?
     @Option(name: .customLong("web-root"), help: help("web-root")) var webRoot: String?
     @Option(name: .customLong("db"), help: help("db")) var db: String?
+    @Option(name: .customLong("journal-retention-days"), help: help("journal-retention-days"))
+    var journalRetentionDays: String?
+    @Option(name: .customLong("journal-max-sessions-per-room"), help: help("journal-max-sessions-per-room"))
+    var journalMaxSessionsPerRoom: String?
     @Option(name: .customLong("allowed-origin"), help: help("allowed-origin")) var allowedOrigins: [String] = []
     @Option(name: .customLong("trusted-proxy"), help: help("trusted-proxy")) var trustedProxies: [String] = []
     @Option(name: .customLong("metrics"), help: help("metrics")) var metrics: String?
@@ -95,6 +102,7 @@ struct RoomGroup: ParsableArguments {
     @Option(name: .customLong("max-members-per-room"), help: help("max-members-per-room")) var maxMembersPerRoom: String?
     @Option(name: .customLong("max-name-length"), help: help("max-name-length")) var maxNameLength: String?
     @Option(name: .customLong("max-task-length"), help: help("max-task-length")) var maxTaskLength: String?
+    @Option(name: .customLong("min-focus"), help: help("min-focus")) var minFocus: String?
 }
 
 struct LimitGroup: ParsableArguments {

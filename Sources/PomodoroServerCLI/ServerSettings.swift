@@ -2,6 +2,7 @@ import Logging
 import PomodoroCore
 import PomodoroNet
 import PomodoroServer
+import PomodoroStore
 
 /// How log lines are written: for a person at a terminal, or one JSON object per line for a log shipper.
 public enum LogFormat: String, Sendable, CaseIterable {
@@ -16,6 +17,10 @@ public struct ServerSettings: Sendable, Equatable {
     public var port = 8080
     public var webRoot = "web"
     public var databasePath = "./data/pomodoro.sqlite"
+    /// 0 keeps journal rows for ever.
+    public var journalRetentionDays = 0
+    /// 0: no cap.
+    public var journalMaxSessionsPerRoom = JournalRetention.defaultMaxRowsPerRoom
     public var allowedOrigins: [String] = []
     public var trustedProxies: [AddressRange] = []
     public var metricsEnabled = true
@@ -28,6 +33,7 @@ public struct ServerSettings: Sendable, Equatable {
     public var maxMembersPerRoom = RoomPolicy.standard.maxMembers
     public var maxNameLength = RoomPolicy.standard.maxNameLength
     public var maxTaskLength = RoomPolicy.standard.maxTaskLength
+    public var minFocus = RoomPolicy.standard.minFocusSeconds
     public var limits = ServerLimits.standard
 
     public init() {}
@@ -40,11 +46,16 @@ public struct ServerSettings: Sendable, Equatable {
         policy.maxMembers = maxMembersPerRoom
         policy.maxNameLength = maxNameLength
         policy.maxTaskLength = maxTaskLength
-        return ServerConfiguration(host: host, port: port, webRoot: webRoot, roomPolicy: policy, limits: limits,
+        policy.minFocusSeconds = minFocus
+        var configuration = ServerConfiguration(host: host, port: port, webRoot: webRoot, roomPolicy: policy, limits: limits,
                                    allowedOrigins: allowedOrigins, tlsCertificatePath: tlsCertificatePath,
                                    tlsPrivateKeyPath: tlsPrivateKeyPath,
                                    databasePath: databasePath == "none" ? nil : databasePath,
                                    metricsEnabled: metricsEnabled, trustedProxies: TrustedProxies(trustedProxies))
+        configuration.journalRetention = JournalRetention(
+            maxAgeDays: journalRetentionDays > 0 ? journalRetentionDays : nil,
+            maxRowsPerRoom: journalMaxSessionsPerRoom > 0 ? journalMaxSessionsPerRoom : nil)
+        return configuration
     }
 
     /// The web root used when none is configured: `web` in the working directory (a checkout), else the web

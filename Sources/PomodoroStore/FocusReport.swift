@@ -1,9 +1,9 @@
 import Foundation
 import PomodoroCore
 
-/// A room's focus statistics, with each member's, computed from its journal: totals over every record,
-/// and per-day numbers for a window of days ending today. Days are calendar days in a time zone the
-/// client names.
+/// A room's focus statistics, with each member's: totals over every record, and per-day numbers for a
+/// window of days ending today. Days are calendar days in a time zone the client names. The server makes
+/// it from the store's running totals (`JournalTotals`); made from the journal's records it is the same.
 ///
 /// Pure: the records and the time come in as arguments.
 public struct FocusReport: Equatable, Sendable {
@@ -111,6 +111,60 @@ public struct FocusReport: Equatable, Sendable {
             }
         }
 
+        return assemble(room: room, timeZone: timeZone, zone: zone, today: today, window: window,
+                        roomTally: roomTally, memberTallies: memberTallies)
+    }
+
+    /// The quarters (`JournalTotals`) a report of `days` days at `nowMs` needs: its window's local days,
+    /// with a day to spare on each side for the zone's offset.
+    public static func quarterRange(days: Int, timeZone: TimeZone, nowMs: Int64) -> Range<Int64> {
+        let today = LocalDays(timeZone).day(atMs: nowMs)
+        let first = today - (min(max(days, dayRange.lowerBound), dayRange.upperBound) - 1)
+        let perDay = JournalTotals.dayMs / JournalTotals.quarterMs
+        return Int64(first - 1) * perDay..<Int64(today + 2) * perDay
+    }
+
+    /// The report of `room` from its running totals: the same numbers as from its records (see
+    /// `JournalTotals` for why they are exact), at a cost that grows with the days, not the sessions.
+    /// `totals.quarterRange` must cover `quarterRange(days:timeZone:nowMs:)`.
+    public static func make(room: RoomID, totals: JournalTotals, days: Int, timeZone: TimeZone,
+                            nowMs: Int64) -> FocusReport {
+        let zone = LocalDays(timeZone)
+        let today = zone.day(atMs: nowMs)
+        let window = (today - (min(max(days, dayRange.lowerBound), dayRange.upperBound) - 1))...today
+
+        var roomTally = Tally()
+        var memberTallies: [String: Tally] = [:]
+        func update(_ name: String?, _ change: (inout Tally) -> Void) {
+            if let name { change(&memberTallies[name, default: Tally()]) } else { change(&roomTally) }
+        }
+        for bucket in totals.days {
+            update(bucket.name) { tally in
+                tally.allTime.sessions += bucket.sessions
+                tally.allTime.focusMs += bucket.focusMs
+                tally.allTime.interruptions += bucket.interruptions
+                if bucket.sessions > 0, let first = bucket.firstEndMs, let last = bucket.lastEndMs {
+                    tally.active.insert(zone.day(atMs: first))
+                    tally.active.insert(zone.day(atMs: last))
+                }
+            }
+        }
+        for bucket in totals.quarters {
+            let day = zone.day(atMs: bucket.index * JournalTotals.quarterMs)
+            guard window.contains(day) else { continue }
+            update(bucket.name) { tally in
+                tally.byDay[day, default: Tally.Counts()].sessions += bucket.sessions
+                tally.byDay[day, default: Tally.Counts()].focusMs += bucket.focusMs
+                tally.byDay[day, default: Tally.Counts()].interruptions += bucket.interruptions
+            }
+        }
+        return assemble(room: room, timeZone: timeZone, zone: zone, today: today, window: window,
+                        roomTally: roomTally, memberTallies: memberTallies)
+    }
+
+    private static func assemble(room: RoomID, timeZone: TimeZone, zone: LocalDays, today: Int,
+                                 window: ClosedRange<Int>, roomTally: Tally,
+                                 memberTallies: [String: Tally]) -> FocusReport {
         let members = memberTallies
             .map { name, tally in
                 (windowMs: tally.focusMs(in: window),
@@ -133,12 +187,20 @@ private struct Tally {
         var interruptions = 0
     }
 
+    /// Per local day: every day when made from records, the window's days when made from totals.
     var byDay: [Int: Counts] = [:]
+    var allTime = Counts()
+    /// The days with at least one completed session.
+    var active = Set<Int>()
 
     mutating func add(_ day: Int, sessions: Int = 0, focusMs: Int64 = 0, interruptions: Int = 0) {
         byDay[day, default: Counts()].sessions += sessions
         byDay[day, default: Counts()].focusMs += focusMs
         byDay[day, default: Counts()].interruptions += interruptions
+        allTime.sessions += sessions
+        allTime.focusMs += focusMs
+        allTime.interruptions += interruptions
+        if sessions > 0 { active.insert(day) }
     }
 
     func focusMs(in window: ClosedRange<Int>) -> Int64 {
@@ -154,13 +216,10 @@ private struct Tally {
     }
 
     func totals(today: Int) -> FocusReport.Totals {
-        let all = byDay.values
-        let active = Set(byDay.filter { $0.value.sessions > 0 }.keys)
         let (current, longest) = Self.streaks(active, today: today)
-        return FocusReport.Totals(focusSessions: all.reduce(0) { $0 + $1.sessions },
-                                  focusSeconds: Int(all.reduce(0) { $0 + $1.focusMs } / 1000),
-                                  interruptions: all.reduce(0) { $0 + $1.interruptions },
-                                  currentStreak: current, longestStreak: longest)
+        return FocusReport.Totals(focusSessions: allTime.sessions, focusSeconds: Int(allTime.focusMs / 1000),
+                                  interruptions: allTime.interruptions, currentStreak: current,
+                                  longestStreak: longest)
     }
 
     /// Runs of consecutive day numbers. Today has not ended, so a run that reached yesterday is still

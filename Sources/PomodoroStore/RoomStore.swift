@@ -20,6 +20,21 @@ public protocol RoomStore: Sendable {
         -> [FocusSessionRecord]
     /// The room's interruptions in `[from, before)`, oldest first.
     func interruptions(room: RoomID, from: Int64?, before: Int64?) throws(StoreError) -> [InterruptionRecord]
+    /// The room's running totals (see `JournalTotals`): every UTC day, and the quarters in `quarters`.
+    /// They keep the numbers of journal rows that retention has deleted.
+    func journalTotals(room: RoomID, quarters: Range<Int64>) throws(StoreError) -> JournalTotals
+    /// The room's sessions that ended before `before` (or all), newest first: at most `limit`, and ending
+    /// once they reach about `maxBytes` (see `HistoryPage`).
+    func historyPage(room: RoomID, before: Int64?, limit: Int, maxBytes: Int) throws(StoreError) -> HistoryPage
+    /// Applies the store's journal retention to every room at `nowMs`; returns the rows deleted. A store
+    /// without retention deletes nothing.
+    @discardableResult
+    func pruneJournal(nowMs: Int64) throws(StoreError) -> Int
+}
+
+extension RoomStore {
+    @discardableResult
+    public func pruneJournal(nowMs: Int64) throws(StoreError) -> Int { 0 }
 }
 
 /// A store failed; `message` says what and where, for the log.

@@ -55,11 +55,104 @@ extension SQLiteRoomStore {
                     arguments: [id, ord, participant.member.rawValue, participant.name, participant.task,
                                 participant.focusMs])
             }
+            for delta in JournalTotals.deltas(of: session) { try addTotals(delta, room: session.room, in: db) }
+            try countJournalRows(room: session.room, sessions: 1, interruptions: 0, in: db)
         case let .interrupted(interruption):
             try db.execute(sql: "INSERT INTO interruption (room_id, member_id, name, at_ms) VALUES (?, ?, ?, ?)",
                            arguments: [interruption.room.rawValue, interruption.member?.rawValue,
                                        interruption.name, interruption.atMs])
+            if let delta = JournalTotals.delta(of: interruption) { try addTotals(delta, room: interruption.room, in: db) }
+            try countJournalRows(room: interruption.room, sessions: 0, interruptions: 1, in: db)
         }
+    }
+
+    // MARK: Running totals
+
+    private static let addDaySQL = """
+        INSERT INTO journal_day (room_id, scope, name, day, sessions, focus_ms, interruptions, first_end_ms,
+                                 last_end_ms)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (room_id, day, scope, name) DO UPDATE SET
+            sessions = sessions + excluded.sessions, focus_ms = focus_ms + excluded.focus_ms,
+            interruptions = interruptions + excluded.interruptions,
+            first_end_ms = min(coalesce(first_end_ms, excluded.first_end_ms), coalesce(excluded.first_end_ms, first_end_ms)),
+            last_end_ms = max(coalesce(last_end_ms, excluded.last_end_ms), coalesce(excluded.last_end_ms, last_end_ms))
+        """
+    private static let addQuarterSQL = """
+        INSERT INTO journal_quarter (room_id, scope, name, quarter, sessions, focus_ms, interruptions)
+        VALUES (?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (room_id, quarter, scope, name) DO UPDATE SET
+            sessions = sessions + excluded.sessions, focus_ms = focus_ms + excluded.focus_ms,
+            interruptions = interruptions + excluded.interruptions
+        """
+
+    /// Adds one record's share to the day and quarter it falls in, in the transaction that writes it.
+    private static func addTotals(_ delta: JournalTotals.Delta, room: RoomID, in db: Database) throws {
+        let scope = delta.name == nil ? 0 : 1
+        let day = delta.bucket(of: JournalTotals.dayMs)
+        try db.execute(sql: addDaySQL, arguments: [room.rawValue, scope, delta.name ?? "", day.index, day.sessions,
+                                                   day.focusMs, day.interruptions, day.firstEndMs, day.lastEndMs])
+        let quarter = delta.bucket(of: JournalTotals.quarterMs)
+        try db.execute(sql: addQuarterSQL, arguments: [room.rawValue, scope, delta.name ?? "", quarter.index,
+                                                       quarter.sessions, quarter.focusMs, quarter.interruptions])
+    }
+
+    private static func countJournalRows(room: RoomID, sessions: Int, interruptions: Int, in db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO journal_size (room_id, sessions, interruptions) VALUES (?, ?, ?)
+            ON CONFLICT (room_id) DO UPDATE SET sessions = sessions + excluded.sessions,
+                interruptions = interruptions + excluded.interruptions
+            """, arguments: [room.rawValue, sessions, interruptions])
+    }
+
+    static func bucket(from row: Row) throws -> JournalTotals.Bucket {
+        let scope: Int = try row.decode(forColumn: "scope")
+        return JournalTotals.Bucket(
+            name: scope == 0 ? nil : try row.decode(String.self, forColumn: "name"),
+            index: try row.decode(forColumn: "bucket"), sessions: try row.decode(forColumn: "sessions"),
+            focusMs: try row.decode(forColumn: "focus_ms"), interruptions: try row.decode(forColumn: "interruptions"),
+            firstEndMs: try row.decode(forColumn: "first_end_ms"), lastEndMs: try row.decode(forColumn: "last_end_ms"))
+    }
+
+    // MARK: Retention
+
+    /// Deletes, oldest first and at most `JournalRetention.batch` of each kind, the room's journal rows
+    /// that are older than the retention's age at `nowMs` or past its per-room cap. Running totals stay.
+    /// Returns how many rows it deleted.
+    @discardableResult
+    static func prune(room: RoomID, nowMs: Int64, retention: JournalRetention, in db: Database) throws -> Int {
+        var total = 0
+        let tables = [(table: "focus_session", time: "ended_at_ms", count: "sessions"),
+                      (table: "interruption", time: "at_ms", count: "interruptions")]
+        for (table, time, count) in tables {
+            var excess = 0
+            if let cap = retention.maxRowsPerRoom {
+                let rows = try Int.fetchOne(db, sql: "SELECT \(count) FROM journal_size WHERE room_id = ?",
+                                            arguments: [room.rawValue]) ?? 0
+                excess = max(0, rows - cap)
+            }
+            var deleted = 0
+            if excess > 0 {
+                try db.execute(sql: """
+                    DELETE FROM \(table) WHERE id IN (SELECT id FROM \(table) WHERE room_id = ?
+                                                     ORDER BY \(time), id LIMIT ?)
+                    """, arguments: [room.rawValue, min(excess, JournalRetention.batch)])
+                deleted += db.changesCount
+            }
+            if let days = retention.maxAgeDays {
+                try db.execute(sql: """
+                    DELETE FROM \(table) WHERE id IN (SELECT id FROM \(table) WHERE room_id = ? AND \(time) < ?
+                                                     ORDER BY \(time), id LIMIT ?)
+                    """, arguments: [room.rawValue, nowMs - Int64(days) * JournalTotals.dayMs, JournalRetention.batch])
+                deleted += db.changesCount
+            }
+            if deleted > 0 {
+                try db.execute(sql: "UPDATE journal_size SET \(count) = \(count) - ? WHERE room_id = ?",
+                               arguments: [deleted, room.rawValue])
+            }
+            total += deleted
+        }
+        return total
     }
 
     // MARK: Rooms

@@ -20,20 +20,25 @@ public final class SQLiteRoomStore: RoomStore {
     private let pool: DatabasePool
     /// The database file.
     public let path: String
+    /// What the writer deletes from the journal as it writes.
+    public let retention: JournalRetention
 
-    private init(pool: DatabasePool, path: String) {
+    private init(pool: DatabasePool, path: String, retention: JournalRetention) {
         self.pool = pool
         self.path = path
+        self.retention = retention
     }
 
     /// Opens the database at `path`, creating the file and its folder if need be, and brings its schema
     /// up to date. Refuses a database that a newer version of the server has migrated further.
-    public static func open(path: String) throws(StoreError) -> SQLiteRoomStore {
-        try open(path: path, migratedUpTo: nil)
+    public static func open(path: String, retention: JournalRetention = .standard) throws(StoreError)
+        -> SQLiteRoomStore {
+        try open(path: path, migratedUpTo: nil, retention: retention)
     }
 
     /// `open(path:)`, stopping at migration `version` (for tests that build an older database).
-    static func open(path: String, migratedUpTo version: String?) throws(StoreError) -> SQLiteRoomStore {
+    static func open(path: String, migratedUpTo version: String?,
+                     retention: JournalRetention = .standard) throws(StoreError) -> SQLiteRoomStore {
         try createPrivately(path)
         var configuration = Configuration()
         configuration.label = "pomodoro.store"
@@ -61,7 +66,7 @@ public final class SQLiteRoomStore: RoomStore {
                 try migrator.migrate(pool)
             }
         }
-        return SQLiteRoomStore(pool: pool, path: path)
+        return SQLiteRoomStore(pool: pool, path: path, retention: retention)
     }
 
     /// Creates the database's folder (0700) and an empty database file (0600) when they do not exist yet,
@@ -128,7 +133,19 @@ public final class SQLiteRoomStore: RoomStore {
         guard !changes.isEmpty else { return }
         try withStoreError("applying \(changes.count) changes to \(path)") {
             try pool.write { db in
-                for change in changes { try Self.apply(change, in: db) }
+                // The latest moment each room's journal was written at: retention counts from there.
+                var written: [RoomID: Int64] = [:]
+                for change in changes {
+                    try Self.apply(change, in: db)
+                    switch change {
+                    case .focusCompleted(let session): written[session.room] = max(written[session.room] ?? .min, session.endedAtMs)
+                    case .interrupted(let interruption): written[interruption.room] = max(written[interruption.room] ?? .min, interruption.atMs)
+                    default: break
+                    }
+                }
+                if retention != .keepEverything {
+                    for (room, nowMs) in written { try Self.prune(room: room, nowMs: nowMs, retention: retention, in: db) }
+                }
             }
         }
     }
@@ -173,6 +190,49 @@ public final class SQLiteRoomStore: RoomStore {
         }
     }
 
+    /// Reads the rows one at a time through a cursor and stops at the page's end, so a page of large
+    /// sessions never holds more than the page.
+    public func historyPage(room: RoomID, before: Int64?, limit: Int, maxBytes: Int) throws(StoreError) -> HistoryPage {
+        var arguments: [(any DatabaseValueConvertible)?] = [room.rawValue]
+        if let before { arguments.append(before) }
+        arguments.append(max(limit, 0) + 1)
+        let sql = """
+            SELECT s.id, s.started_at_ms, s.ended_at_ms, s.length_seconds,
+                   p.member_id, p.name, p.task, p.focus_ms
+            FROM (SELECT * FROM focus_session WHERE room_id = ?\(before == nil ? "" : " AND ended_at_ms < ?")
+                  ORDER BY ended_at_ms DESC, id DESC LIMIT ?) AS s
+            LEFT JOIN session_member AS p ON p.session_id = s.id
+            ORDER BY s.ended_at_ms DESC, s.id DESC, p.ord
+            """
+        return try withStoreError("reading the history of room \(room) from \(path)") {
+            try pool.read { db in
+                let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
+                var page: [FocusSessionRecord] = []
+                var bytes = 0
+                var lastID: Int64?
+                while let row = try rows.next() {
+                    let id: Int64 = try row.decode(forColumn: "id")
+                    if id != lastID {
+                        // A new session: the one before it is complete and counted.
+                        if let previous = page.last { bytes += HistoryPage.estimatedBytes(of: previous) }
+                        if page.count == limit || bytes >= maxBytes { return HistoryPage(sessions: page, more: true) }
+                        lastID = id
+                        page.append(FocusSessionRecord(
+                            room: room, startedAtMs: try row.decode(forColumn: "started_at_ms"),
+                            endedAtMs: try row.decode(forColumn: "ended_at_ms"),
+                            lengthSeconds: try row.decode(forColumn: "length_seconds"), participants: []))
+                    }
+                    if let member: String = try row.decode(forColumn: "member_id") {
+                        page[page.count - 1].participants.append(.init(
+                            member: MemberID(member), name: try row.decode(forColumn: "name"),
+                            task: try row.decode(forColumn: "task"), focusMs: try row.decode(forColumn: "focus_ms")))
+                    }
+                }
+                return HistoryPage(sessions: page, more: false)
+            }
+        }
+    }
+
     public func interruptions(room: RoomID, from: Int64?, before: Int64?) throws(StoreError)
         -> [InterruptionRecord] {
         var conditions = ["room_id = ?"]
@@ -192,6 +252,49 @@ public final class SQLiteRoomStore: RoomStore {
                                               atMs: try row.decode(forColumn: "at_ms"))
                 }
             }
+        }
+    }
+
+    public func journalTotals(room: RoomID, quarters: Range<Int64>) throws(StoreError) -> JournalTotals {
+        try withStoreError("reading the running totals of room \(room) from \(path)") {
+            try pool.read { db in
+                let days = try Row.fetchAll(db, sql: """
+                    SELECT scope, name, day AS bucket, sessions, focus_ms, interruptions, first_end_ms, last_end_ms
+                    FROM journal_day WHERE room_id = ? ORDER BY day
+                    """, arguments: [room.rawValue]).map(Self.bucket(from:))
+                let window = try Row.fetchAll(db, sql: """
+                    SELECT scope, name, quarter AS bucket, sessions, focus_ms, interruptions,
+                           NULL AS first_end_ms, NULL AS last_end_ms
+                    FROM journal_quarter WHERE room_id = ? AND quarter >= ? AND quarter < ? ORDER BY quarter
+                    """, arguments: [room.rawValue, quarters.lowerBound, quarters.upperBound]).map(Self.bucket(from:))
+                return JournalTotals(days: days, quarters: window, quarterRange: quarters)
+            }
+        }
+    }
+
+    /// Applies the retention to every room's journal at `nowMs` (the writer only prunes rooms as they
+    /// write), one transaction per batch, until nothing is left to delete. Returns the rows deleted.
+    /// Runs on the caller's thread and takes the writer connection between batches: call it off the
+    /// service thread.
+    @discardableResult
+    public func pruneJournal(nowMs: Int64) throws(StoreError) -> Int {
+        guard retention != .keepEverything else { return 0 }
+        return try withStoreError("deleting old journal rows from \(path)") {
+            let rooms = try pool.read { db in
+                try String.fetchAll(db, sql: "SELECT room_id FROM journal_size ORDER BY room_id")
+            }
+            var total = 0
+            for raw in rooms {
+                guard let room = try? RoomID(validating: raw) else { continue }
+                while true {
+                    let deleted = try pool.write { db in
+                        try Self.prune(room: room, nowMs: nowMs, retention: retention, in: db)
+                    }
+                    total += deleted
+                    if deleted == 0 { break }
+                }
+            }
+            return total
         }
     }
 

@@ -86,7 +86,7 @@ final class ServerProcess: Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Built.server)
         process.arguments = ["--port", "0", "--host", "127.0.0.1", "--web-root", webRoot, "--log-level", "warning",
-                             "--db", webRoot + "/pomodoro.sqlite"]
+                             "--db", webRoot + "/pomodoro.sqlite", "--min-focus", "1"]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

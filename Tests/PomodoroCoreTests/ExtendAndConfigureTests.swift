@@ -167,11 +167,31 @@ import PomodoroCore
         RoomSettings(focus: 14_400, shortBreak: 14_400, longBreak: 14_400, longBreakEvery: 12, autoStart: true),
     ])
     func boundarySettingsAreAccepted(settings: RoomSettings) throws {
-        var t = TestRoom()
+        var t = TestRoom(policy: RoomPolicy(minFocusSeconds: 1))
         let ada = try t.add("Ada")
         let outcome = try t.send(.configure(settings), by: ada)
         #expect(outcome.appliesFrom == .now)
         #expect(t.room.settings == settings)
+    }
+
+    /// Each completed focus writes a journal row: the policy's floor (a minute unless the server lowers it)
+    /// bounds how fast a room writes them. Breaks are not journalled and keep the settings' own range.
+    @Test func aFocusShorterThanThePolicysFloorIsRefused() throws {
+        var t = TestRoom()
+        let ada = try t.add("Ada")
+        #expect(RoomPolicy.standard.minFocusSeconds == 60)
+        let before = t.snapshot
+        let error = caught { try t.send(.configure(RoomSettings(focus: 59, shortBreak: 1, autoStart: true)), by: ada) }
+        #expect(error?.invalidField == "focus")
+        #expect(t.snapshot == before)
+        let floor = RoomSettings(focus: 60, shortBreak: 1, longBreak: 1, autoStart: true)
+        _ = try t.send(.configure(floor), by: ada)
+        #expect(t.room.settings == floor)
+
+        var lowered = TestRoom(policy: RoomPolicy(minFocusSeconds: 1))
+        let lin = try lowered.add("Lin")
+        _ = try lowered.send(.configure(RoomSettings(focus: 1)), by: lin)
+        #expect(lowered.room.settings.focus == 1)
     }
 
     @Test func configureWhenIdleAppliesNow() throws {

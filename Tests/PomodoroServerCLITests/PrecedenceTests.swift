@@ -1,5 +1,6 @@
 import PomodoroNet
 import PomodoroServerCLI
+import PomodoroStore
 import Testing
 
 /// Option > environment > config file > default, for every setting.
@@ -75,11 +76,12 @@ struct PrecedenceTests {
     /// Pinned, not derived: a rename here breaks every admin's environment file.
     @Test func environmentVariableNames() {
         #expect(Setting.all.map(\.environmentVariable) == [
-            "POMODORO_HOST", "POMODORO_PORT", "POMODORO_WEB_ROOT", "POMODORO_DB", "POMODORO_ALLOWED_ORIGIN",
-            "POMODORO_TRUSTED_PROXY", "POMODORO_METRICS",
+            "POMODORO_HOST", "POMODORO_PORT", "POMODORO_WEB_ROOT", "POMODORO_DB", "POMODORO_JOURNAL_RETENTION_DAYS",
+            "POMODORO_JOURNAL_MAX_SESSIONS_PER_ROOM", "POMODORO_ALLOWED_ORIGIN", "POMODORO_TRUSTED_PROXY",
+            "POMODORO_METRICS",
             "POMODORO_TLS_CERT", "POMODORO_TLS_KEY", "POMODORO_LOG_LEVEL", "POMODORO_LOG_FORMAT",
             "POMODORO_RECONNECT_GRACE", "POMODORO_EMPTY_ROOM_LIFETIME", "POMODORO_MAX_MEMBERS_PER_ROOM",
-            "POMODORO_MAX_NAME_LENGTH", "POMODORO_MAX_TASK_LENGTH", "POMODORO_MAX_MESSAGE_BYTES",
+            "POMODORO_MAX_NAME_LENGTH", "POMODORO_MAX_TASK_LENGTH", "POMODORO_MIN_FOCUS", "POMODORO_MAX_MESSAGE_BYTES",
             "POMODORO_MESSAGES_PER_SECOND", "POMODORO_MESSAGE_BURST", "POMODORO_MAX_CONNECTIONS_PER_ADDRESS",
             "POMODORO_ROOMS_PER_ADDRESS_PER_MINUTE", "POMODORO_MAX_ROOMS",
             "POMODORO_MEMBERS_PER_ADDRESS_PER_ROOM", "POMODORO_API_REQUESTS_PER_SECOND", "POMODORO_API_BURST",
@@ -150,7 +152,8 @@ struct PrecedenceTests {
                                     "--empty-room-lifetime", "6", "--max-members-per-room", "7", "--max-name-length", "8",
                                     "--max-task-length", "9", "--max-rooms", "10", "--ping-after", "11",
                                     "--hang-up-after", "12", "--tls-cert", "c.pem", "--tls-key", "k.pem",
-                                    "--allowed-origin", "https://x.example", "--metrics", "off"])
+                                    "--allowed-origin", "https://x.example", "--metrics", "off", "--min-focus", "13",
+                                    "--journal-retention-days", "14", "--journal-max-sessions-per-room", "15"])
         let configuration = resolved.settings.serverConfiguration
         #expect(configuration.host == "127.0.0.1")
         #expect(configuration.port == 0)
@@ -167,7 +170,14 @@ struct PrecedenceTests {
         #expect(configuration.tlsPrivateKeyPath == "k.pem")
         #expect(configuration.allowedOrigins == ["https://x.example"])
         #expect(!configuration.metricsEnabled)
-        #expect(try resolve().settings.serverConfiguration.metricsEnabled, "on by default")
+        #expect(configuration.roomPolicy.minFocusSeconds == 13)
+        #expect(configuration.journalRetention == JournalRetention(maxAgeDays: 14, maxRowsPerRoom: 15))
+        let defaults = try resolve().settings.serverConfiguration
+        #expect(defaults.metricsEnabled, "on by default")
+        #expect(defaults.roomPolicy.minFocusSeconds == 60)
+        #expect(defaults.journalRetention == JournalRetention(maxAgeDays: nil, maxRowsPerRoom: 100_000), "kept for ever, capped")
+        let unbounded = try resolve(["--journal-retention-days", "0", "--journal-max-sessions-per-room", "0"])
+        #expect(unbounded.settings.serverConfiguration.journalRetention == .keepEverything)
     }
 
     @Test func theDefaultWebRootIsTheCheckoutsElseTheInstalledOne() {

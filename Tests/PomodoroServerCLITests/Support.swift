@@ -27,9 +27,11 @@ func configurationError(_ arguments: [String] = [], environment: [String: String
 /// A valid value for each setting that is not its default.
 let samples: [String: String] = [
     "host": "127.0.0.1", "port": "9123", "web-root": "/srv/pomodoro/web", "db": "/srv/pomodoro/rooms.sqlite",
+    "journal-retention-days": "365", "journal-max-sessions-per-room": "5000",
     "allowed-origin": "https://focus.example.com", "trusted-proxy": "10.0.0.0/8", "metrics": "off", "tls-cert": "/etc/ssl/focus.pem", "tls-key": "/etc/ssl/focus.key",
     "log-level": "debug", "log-format": "json", "reconnect-grace": "30", "empty-room-lifetime": "60",
-    "max-members-per-room": "12", "max-name-length": "20", "max-task-length": "100", "max-message-bytes": "4096",
+    "max-members-per-room": "12", "max-name-length": "20", "max-task-length": "100", "min-focus": "300",
+    "max-message-bytes": "4096",
     "messages-per-second": "5", "message-burst": "10", "max-connections-per-address": "8",
     "rooms-per-address-per-minute": "3", "max-rooms": "50", "members-per-address-per-room": "4",
     "api-requests-per-second": "2", "api-burst": "5", "max-queued-frames": "32", "max-queued-bytes": "65536",

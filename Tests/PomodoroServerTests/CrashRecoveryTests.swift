@@ -16,7 +16,7 @@ import Testing
         init(database: String) throws {
             process.executableURL = ExecutableTests.executable
             process.arguments = ["--port", "0", "--host", "127.0.0.1", "--web-root", LiveServer.webRoot,
-                                 "--db", database, "--log-level", "warning"]
+                                 "--db", database, "--log-level", "warning", "--min-focus", "1"]
             let output = Pipe()
             process.standardOutput = output
             try process.run()

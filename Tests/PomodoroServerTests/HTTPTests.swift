@@ -193,6 +193,49 @@ struct HTTPTests {
         #expect(try connection.response().text == "next")
     }
 
+    /// A reader that takes a few bytes every 100 ms restarts the response timeout with every piece it
+    /// takes; the deadline from the answer's first byte closes it all the same.
+    @Test func aSlowReaderIsClosedAtTheResponsesDeadline() throws {
+        // More than the loopback socket buffers on both sides hold, so the server cannot hand it all off.
+        let body = [UInt8](repeating: UInt8(ascii: "x"), count: 16 * 1024 * 1024)
+        let server = try HTTPTestServer(responseTimeoutSeconds: 30, responseDeadlineSeconds: 2) { _ in
+            .answer(HTTPResponse(status: 200, contentType: "text/csv", body: body))
+        }
+        defer { server.stop() }
+        let connection = try RawHTTP(port: server.port, receiveBuffer: 4096)
+        connection.send("GET /api/rooms/a/history?format=csv HTTP/1.1\r\nHost: x\r\n\r\n")
+        // The server closes its end, and drops the answer, at the deadline; what the kernel already holds
+        // still trickles out to the client after that, so the server's side is what is checked.
+        let (received, firstByte, closed) = connection.trickle(bytes: 64, everyMilliseconds: 100, forAtMost: 10) {
+            server.pendingCount() == 0
+        }
+        let open = try #require(closed).timeIntervalSince(try #require(firstByte))
+        #expect(received > 0 && received < body.count)
+        #expect(open > 1.5 && open < 4, "closed \(open) s after the first byte")
+    }
+
+    /// Requests in progress from one address are bounded; the next one is refused at once, and the address
+    /// may ask again once one has been answered.
+    @Test func oneAddressHasABoundedNumberOfRequestsInProgress() throws {
+        let server = try HTTPTestServer(maxRequestsPerAddress: 2) { request in
+            request.path == "/api/quick" ? .answer(HTTPResponse(status: 200, text: "quick")) : .park
+        }
+        defer { server.stop() }
+        let first = try RawHTTP(port: server.port)
+        let second = try RawHTTP(port: server.port)
+        first.send("GET /api/wait HTTP/1.1\r\nHost: x\r\n\r\n")
+        second.send("GET /api/wait HTTP/1.1\r\nHost: x\r\n\r\n")
+        let (_, responder) = try #require(server.delegate.next())
+        let (_, other) = try #require(server.delegate.next())
+        let refused = try RawHTTP.get("/api/quick", port: server.port)
+        #expect(refused.status == 429 && refused.headers["retry-after"] == "1")
+        responder.respond(HTTPResponse(status: 200, text: "done"))
+        #expect(try first.response().text == "done")
+        #expect(server.eventually { $0.pendingCount() == 1 })
+        #expect(try RawHTTP.get("/api/quick", port: server.port).text == "quick")
+        withExtendedLifetime(other) {}
+    }
+
     @Test func anAnswerAfterTheClientLeftIsHarmless() throws {
         let server = try HTTPTestServer { request in
             request.path == "/api/quick" ? .answer(HTTPResponse(status: 200, text: "quick")) : .park
@@ -366,8 +409,8 @@ final class HTTPTestServer: Sendable {
     let delegate: HTTPTestDelegate
     var port: Int { server.port }
 
-    init(responseTimeoutSeconds: Int = 30, tls: (certificate: String, key: String)? = nil,
-         trustedProxies: TrustedProxies = .none,
+    init(responseTimeoutSeconds: Int = 30, responseDeadlineSeconds: Int = 30, maxRequestsPerAddress: Int = 8,
+         tls: (certificate: String, key: String)? = nil, trustedProxies: TrustedProxies = .none,
          route: @escaping @Sendable (HTTPRequest) -> HTTPTestAction) throws {
         var options = WebSocketServerOptions(host: "127.0.0.1", port: 0)
         options.trustedProxies = trustedProxies
@@ -375,6 +418,8 @@ final class HTTPTestServer: Sendable {
         options.tlsPrivateKeyPath = tls?.key
         options.dynamicPaths = ["/api", "/healthz"]
         options.httpResponseTimeoutSeconds = responseTimeoutSeconds
+        options.httpResponseDeadlineSeconds = responseDeadlineSeconds
+        options.maxHTTPRequestsPerAddress = maxRequestsPerAddress
         // Far from the response timeout, so that a test sees which of the two closed a connection.
         options.handshakeTimeoutSeconds = 10
         server = try WebSocketServer(options: options)
@@ -467,11 +512,15 @@ final class RawHTTP {
     private let fd: Int32
     private var unread = [UInt8]()
 
-    init(port: Int) throws {
+    /// - Parameter receiveBuffer: a small socket receive buffer (bytes, set before connecting) for a slow reader.
+    init(port: Int, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw LiveTestFailure(description: "socket failed") }
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -546,6 +595,26 @@ final class RawHTTP {
         while fill() {}
         defer { unread.removeAll() }
         return unread
+    }
+
+    /// Reads at most `bytes` every `everyMilliseconds` (waiting with poll, not sleeping) until `done`
+    /// holds, the server closes the connection, or `forAtMost` seconds pass: how much arrived, when the
+    /// first byte did, and when it ended (nil if it did not).
+    func trickle(bytes: Int, everyMilliseconds: Int32, forAtMost seconds: Double, until done: () -> Bool)
+        -> (received: Int, firstByte: Date?, ended: Date?) {
+        let end = Date().addingTimeInterval(seconds)
+        var received = 0
+        var firstByte: Date?
+        var buffer = [UInt8](repeating: 0, count: bytes)
+        var idle = Glibc.pollfd(fd: -1, events: 0, revents: 0)
+        while Date() < end {
+            let count = read(fd, &buffer, bytes)
+            if count <= 0 || done() { return (received, firstByte, Date()) }
+            if firstByte == nil { firstByte = Date() }
+            received += count
+            _ = poll(&idle, 1, everyMilliseconds)    // a wait on nothing: the reader's pace, not a sync
+        }
+        return (received, firstByte, nil)
     }
 
     /// True if nothing arrives for `milliseconds`.

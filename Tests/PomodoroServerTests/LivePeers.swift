@@ -18,6 +18,8 @@ final class LiveServer: Sendable {
     /// - Parameter store: a store of the test's own, instead of the configuration's database.
     init(store: (any RoomStore)? = nil, _ configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
         var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, webRoot: LiveServer.webRoot)
+        // Live tests run focus phases of a few seconds.
+        configuration.roomPolicy.minFocusSeconds = 1
         configure(&configuration)
         server = try PomodoroServer(configuration: configuration, store: store)
         server.start()

@@ -26,10 +26,11 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 # Rooms hold up to 10,000 members by default, enough for every scenario. The queue bounds stay at
-# their defaults: a member the server drops as too slow is an error the report must show.
+# their defaults: a member the server drops as too slow is an error the report must show. Scenarios run
+# focus phases of a few seconds, below the server's default floor.
 "$bin/pomodoro-server" --host 127.0.0.1 --port 0 --web-root "$work" --log-level warning \
   --db "$work/pomodoro.sqlite" --max-connections-per-address 0 --members-per-address-per-room 0 --rooms-per-address-per-minute 0 --max-rooms 100000 \
-  --handshake-timeout 30 >"$work/server.out" 2>"$work/server.err" &
+  --handshake-timeout 30 --min-focus 1 >"$work/server.out" 2>"$work/server.err" &
 server_pid=$!
 
 port=""

@@ -49,6 +49,8 @@ log="$out/server.log"
 : > "$log"
 # Every server this run starts keeps its rooms in a database of its own, not the checkout's ./data.
 export POMODORO_DB="$(mktemp -d)/pomodoro.sqlite"
+# ... and lets rooms run focus phases of a few seconds.
+export POMODORO_MIN_FOCUS=1
 "$server" --port 0 --host 127.0.0.1 --web-root web > "$log" 2>&1 &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null || true' EXIT
