@@ -174,20 +174,29 @@ public final class SQLiteRoomStore: RoomStore {
                     let id: Int64 = try row.decode(forColumn: "id")
                     if id != lastID {
                         lastID = id
-                        result.append(FocusSessionRecord(
-                            room: room, startedAtMs: try row.decode(forColumn: "started_at_ms"),
-                            endedAtMs: try row.decode(forColumn: "ended_at_ms"),
-                            lengthSeconds: try row.decode(forColumn: "length_seconds"), participants: []))
+                        result.append(try Self.session(from: row, room: room))
                     }
-                    if let member: String = try row.decode(forColumn: "member_id") {
-                        result[result.count - 1].participants.append(.init(
-                            member: MemberID(member), name: try row.decode(forColumn: "name"),
-                            task: try row.decode(forColumn: "task"), focusMs: try row.decode(forColumn: "focus_ms")))
+                    if let participant = try Self.participant(from: row) {
+                        result[result.count - 1].participants.append(participant)
                     }
                 }
                 return result
             }
         }
+    }
+
+    /// A session of a row of `focus_session` joined with `session_member`, without its participants.
+    private static func session(from row: Row, room: RoomID) throws -> FocusSessionRecord {
+        FocusSessionRecord(room: room, startedAtMs: try row.decode(forColumn: "started_at_ms"),
+                           endedAtMs: try row.decode(forColumn: "ended_at_ms"),
+                           lengthSeconds: try row.decode(forColumn: "length_seconds"), participants: [])
+    }
+
+    /// The participant of such a row; nil for a session nobody was present for.
+    private static func participant(from row: Row) throws -> FocusSessionRecord.Participant? {
+        guard let member: String = try row.decode(forColumn: "member_id") else { return nil }
+        return .init(member: MemberID(member), name: try row.decode(forColumn: "name"),
+                     task: try row.decode(forColumn: "task"), focusMs: try row.decode(forColumn: "focus_ms"))
     }
 
     /// Reads the rows one at a time through a cursor and stops at the page's end, so a page of large
@@ -217,15 +226,10 @@ public final class SQLiteRoomStore: RoomStore {
                         if let previous = page.last { bytes += HistoryPage.estimatedBytes(of: previous) }
                         if page.count == limit || bytes >= maxBytes { return HistoryPage(sessions: page, more: true) }
                         lastID = id
-                        page.append(FocusSessionRecord(
-                            room: room, startedAtMs: try row.decode(forColumn: "started_at_ms"),
-                            endedAtMs: try row.decode(forColumn: "ended_at_ms"),
-                            lengthSeconds: try row.decode(forColumn: "length_seconds"), participants: []))
+                        page.append(try Self.session(from: row, room: room))
                     }
-                    if let member: String = try row.decode(forColumn: "member_id") {
-                        page[page.count - 1].participants.append(.init(
-                            member: MemberID(member), name: try row.decode(forColumn: "name"),
-                            task: try row.decode(forColumn: "task"), focusMs: try row.decode(forColumn: "focus_ms")))
+                    if let participant = try Self.participant(from: row) {
+                        page[page.count - 1].participants.append(participant)
                     }
                 }
                 return HistoryPage(sessions: page, more: false)
