@@ -58,9 +58,14 @@ public struct ServerConfiguration: Sendable {
     /// PEM certificate and key: with both set the server speaks TLS itself (https, wss).
     public var tlsCertificatePath: String?
     public var tlsPrivateKeyPath: String?
-    /// The database file that rooms, members and the focus journal are kept in (its folder is created);
-    /// nil keeps everything in memory only, as tests that need no restart do.
-    public var databasePath: String?
+    /// Where rooms, members and the focus journal are kept; `.memory` keeps nothing, as tests that need no
+    /// restart do.
+    public var database: DatabaseLocation
+    /// The SQLite file of `database`, if it is one; setting it picks that file (nil: memory).
+    public var databasePath: String? {
+        get { if case .sqlite(let path) = database { path } else { nil } }
+        set { database = newValue.map { .sqlite(path: $0) } ?? .memory }
+    }
     /// Whether `GET /metrics` answers, in the Prometheus text format. Off, it is a 404 like any unknown path.
     public var metricsEnabled: Bool
     /// Reverse proxies whose forwarded-address headers are believed: the client address of their connections
@@ -83,7 +88,7 @@ public struct ServerConfiguration: Sendable {
         self.allowedOrigins = allowedOrigins
         self.tlsCertificatePath = tlsCertificatePath
         self.tlsPrivateKeyPath = tlsPrivateKeyPath
-        self.databasePath = databasePath
+        self.database = databasePath.map { .sqlite(path: $0) } ?? .memory
         self.metricsEnabled = metricsEnabled
         self.trustedProxies = trustedProxies
     }

@@ -12,8 +12,8 @@ public final class PomodoroServer: Sendable {
 
     /// Binds the port and prepares the rooms; call `start()` to serve.
     ///
-    /// - Parameter store: where rooms and the journal are kept; nil opens `configuration.databasePath` (or
-    ///   keeps nothing when that is nil too). Tests hand in a store of their own here.
+    /// - Parameter store: where rooms and the journal are kept; nil opens `configuration.database`. Tests hand
+    ///   in a store of their own here.
     public init(configuration: ServerConfiguration, clock: ServerClock = SystemClock(),
                 logger: Logger = Logger(label: "pomodoro"), store given: (any RoomStore)? = nil) throws {
         var options = WebSocketServerOptions(host: configuration.host, port: configuration.port,
@@ -49,8 +49,15 @@ public final class PomodoroServer: Sendable {
         var writer: StoreWriter?
         var stored: [StoredRoom] = []
         var store = given
-        if store == nil, let path = configuration.databasePath {
-            store = try SQLiteRoomStore.open(path: path, retention: configuration.journalRetention)
+        if store == nil {
+            switch configuration.database {
+            case .memory:
+                break
+            case .sqlite(let path):
+                store = try SQLiteRoomStore.open(path: path, retention: configuration.journalRetention)
+            case .postgres:
+                throw StoreError("this build of pomodoro-server cannot use PostgreSQL yet: use an SQLite file or none")
+            }
         }
         if let store {
             stored = try store.loadRooms()

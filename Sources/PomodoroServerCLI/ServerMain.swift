@@ -90,7 +90,8 @@ public enum ServerMain {
         server.start()
         let scheme = settings.tlsCertificatePath == nil ? "http" : "https"
         logger.info("listening", metadata: ["port": "\(server.port)", "host": "\(settings.host ?? "*")",
-                                            "webRoot": "\(configuration.webRoot ?? "none")", "scheme": "\(scheme)"])
+                                            "webRoot": "\(configuration.webRoot ?? "none")", "scheme": "\(scheme)",
+                                            "database": "\(configuration.database)"])
         let shown = settings.host.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "localhost"
         FileHandle.standardOutput.write(Data("pomodoro-server listening on \(scheme)://\(shown):\(server.port)/\n".utf8))
         server.waitUntilFinished()

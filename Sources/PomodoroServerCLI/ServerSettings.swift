@@ -16,7 +16,7 @@ public struct ServerSettings: Sendable, Equatable {
     public var host: String?
     public var port = 8080
     public var webRoot = "web"
-    public var databasePath = "./data/pomodoro.sqlite"
+    public var database = DatabaseLocation.sqlite(path: "./data/pomodoro.sqlite")
     /// 0 keeps journal rows for ever.
     public var journalRetentionDays = 0
     /// 0: no cap.
@@ -50,8 +50,8 @@ public struct ServerSettings: Sendable, Equatable {
         var configuration = ServerConfiguration(host: host, port: port, webRoot: webRoot, roomPolicy: policy, limits: limits,
                                    allowedOrigins: allowedOrigins, tlsCertificatePath: tlsCertificatePath,
                                    tlsPrivateKeyPath: tlsPrivateKeyPath,
-                                   databasePath: databasePath == "none" ? nil : databasePath,
                                    metricsEnabled: metricsEnabled, trustedProxies: TrustedProxies(trustedProxies))
+        configuration.database = database
         configuration.journalRetention = JournalRetention(
             maxAgeDays: journalRetentionDays > 0 ? journalRetentionDays : nil,
             maxRowsPerRoom: journalMaxSessionsPerRoom > 0 ? journalMaxSessionsPerRoom : nil)

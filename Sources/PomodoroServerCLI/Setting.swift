@@ -1,5 +1,6 @@
 import PomodoroCore
 import PomodoroNet
+import PomodoroServer
 import Logging
 
 /// One setting an admin can make, under one name in three places: the long option (`--max-rooms`), the
@@ -63,9 +64,8 @@ extension Setting {
         .text("web-root", group: .server, valueName: "path",
               summary: "Folder of the web page's static files, served at /.",
               \.webRoot),
-        .text("db", group: .server, valueName: "path",
-              summary: "SQLite database file that rooms, members, stats and the focus journal are kept in (its folder is created); none keeps them in memory only, lost at exit.",
-              \.databasePath),
+        .database("db", group: .server,
+                  summary: "Where rooms, members, stats and the focus journal are kept: an SQLite file (a path or sqlite:PATH; its folder is created), PostgreSQL (postgres://USER[:PASSWORD]@HOST[:PORT]/DBNAME, ?sslmode= and ?host=SOCKET-FOLDER passed to libpq; the password is never shown), or none (memory only, lost at exit)."),
         .integer("journal-retention-days", group: .server, valueName: "days", in: 0...Int(Int32.max),
                  summary: "Days the focus journal keeps each session and interruption for history and CSV (0: for ever); stats keep counting what is deleted.",
                  \.journalRetentionDays),
@@ -187,6 +187,19 @@ extension Setting {
                     set(&settings, text)
                 },
                 render: get)
+    }
+
+    /// A database location; shown with any password masked.
+    static func database(_ name: String, group: Group, summary: String) -> Setting {
+        Setting(name: name, group: group, valueName: "path|url", summary: summary, repeatable: false, whenUnset: nil,
+                apply: { values, settings in
+                    do {
+                        settings.database = try DatabaseLocation(parsing: values.last ?? "")
+                    } catch let problem as DatabaseLocation.Problem {
+                        throw ValueProblem(reason: problem.reason)
+                    }
+                },
+                render: { $0.database.description })
     }
 
     /// Origins are compared with the browser's Origin header exactly: scheme, host and port, no path.
