@@ -1,3 +1,5 @@
+import PomodoroStore
+
 /// Where the server keeps rooms, members and the focus journal, as `--db` (or `POMODORO_DB`, or `db` in the
 /// config file) names it.
 public enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
@@ -68,5 +70,19 @@ public enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
             tail = String(tail[...query]) + parameters.joined(separator: "&")
         }
         return result + tail
+    }
+}
+
+extension DatabaseLocation {
+    /// Opens the store this names (nil for `.memory`), migrated to the current schema.
+    public func open(retention: JournalRetention = .standard) throws(StoreError) -> (any RoomStore)? {
+        switch self {
+        case .memory:
+            return nil
+        case .sqlite(let path):
+            return try SQLiteRoomStore.open(path: path, retention: retention)
+        case .postgres:
+            throw StoreError("this build of pomodoro-server cannot use PostgreSQL yet: use an SQLite file or none")
+        }
     }
 }

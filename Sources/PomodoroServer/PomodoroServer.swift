@@ -48,17 +48,7 @@ public final class PomodoroServer: Sendable {
         transport = try WebSocketServer(options: options)
         var writer: StoreWriter?
         var stored: [StoredRoom] = []
-        var store = given
-        if store == nil {
-            switch configuration.database {
-            case .memory:
-                break
-            case .sqlite(let path):
-                store = try SQLiteRoomStore.open(path: path, retention: configuration.journalRetention)
-            case .postgres:
-                throw StoreError("this build of pomodoro-server cannot use PostgreSQL yet: use an SQLite file or none")
-            }
-        }
+        let store = try given ?? configuration.database.open(retention: configuration.journalRetention)
         if let store {
             stored = try store.loadRooms()
             // The writer prunes each room's journal as it writes to it; rooms that no longer write are pruned

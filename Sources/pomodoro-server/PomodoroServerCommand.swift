@@ -16,11 +16,43 @@ struct PomodoroServerCommand: ParsableCommand {
             capitals with _ for - (POMODORO_PORT, POMODORO_MAX_ROOMS), or as a `name = value` line in the \
             --config file. An option beats the environment, which beats the file, which beats the default; \
             --print-config shows the result. A configuration error exits with status 78.
+
+            `pomodoro-server migrate --from SOURCE --to TARGET` copies a deployment from one database into \
+            another (see `pomodoro-server migrate --help`).
             """)
 
     @OptionGroup var options: ServerOptions
 
+    /// `pomodoro-server migrate …` is a command of its own; everything else runs the server.
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "migrate" {
+            MigrateCommand.main(Array(arguments.dropFirst()))
+        } else {
+            main(arguments)
+        }
+    }
+
     func run() throws {
         try ServerMain.run(options)
+    }
+}
+
+/// `pomodoro-server migrate --from SOURCE --to TARGET`.
+struct MigrateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pomodoro-server migrate",
+        abstract: MigrateMain.abstract,
+        discussion: """
+            Copies every room, its members (their resume-token hashes and the room's lock) and its focus \
+            journal, then counts both sides and exits 0 only if the target holds everything the source does. \
+            Stop the server first. Running it again copies only what is missing. Databases are named as for \
+            --db: a path, sqlite:PATH, or postgres://USER[:PASSWORD]@HOST[:PORT]/DBNAME.
+            """)
+
+    @OptionGroup var options: MigrateOptions
+
+    func run() throws {
+        try MigrateMain.run(options)
     }
 }
