@@ -56,6 +56,10 @@ public final class PostgresConnection {
     /// Whether a server accepts connections at `url` now (without logging in): for waiting until one runs.
     public static func isAccepting(_ url: String) -> Bool { PQping(url) == PQPING_OK }
 
+    /// Whether the connection is still good: false once libpq has seen it break (the server restarted, the
+    /// network went away). A broken connection stays broken; make a new one.
+    public var isConnected: Bool { PQstatus(connection) == CONNECTION_OK }
+
     /// The server's version as a number (150018 for 15.18).
     public var serverVersion: Int { Int(PQserverVersion(connection)) }
 
