@@ -99,7 +99,35 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
         }
     }
 
-    /// Runs `body` on a reader connection from the pool, waiting while all `maxReaders` are in use.
+    /// Runs `body` in one transaction on the writer connection: committed if it returns, rolled back if it
+    /// throws. A connection found broken at `BEGIN` (the database restarted since the last batch) is
+    /// replaced and the batch begun again: nothing of it had reached the server. A connection lost later
+    /// fails the batch, since a lost `COMMIT` may or may not have been applied.
+    private func inWriteTransaction<T>(_ what: @autoclosure () -> String,
+                                       _ body: (PostgresConnection) throws(PostgresError) -> T) throws(StoreError) -> T {
+        try withWriter(what()) { connection throws(PostgresError) -> T in
+            var connection = connection
+            do throws(PostgresError) {
+                try connection.execute("BEGIN")
+            } catch where !connection.isConnected {
+                writer = nil
+                connection = try Self.connect(url)
+                writer = connection
+                try connection.execute("BEGIN")
+            }
+            do throws(PostgresError) {
+                let result = try body(connection)
+                try connection.execute("COMMIT")
+                return result
+            } catch {
+                if connection.isConnected { try? connection.execute("ROLLBACK") }
+                throw error
+            }
+        }
+    }
+
+    /// Runs `body` on a reader connection from the pool, waiting while all `maxReaders` are in use. Reads
+    /// change nothing, so a read that fails because its connection broke is run once more on a new one.
     private func withReader<T>(_ what: @autoclosure () -> String,
                                _ body: (PostgresConnection) throws(PostgresError) -> T) throws(StoreError) -> T {
         readerCondition.lock()
@@ -120,15 +148,21 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
         }
         return try withStoreError("\(what()) (\(location))", hiding: password) { () throws(PostgresError) -> T in
             if connection?.isConnected == false { connection = nil }
+            let reused = connection != nil
             if connection == nil { connection = try Self.connect(url) }
-            return try body(connection!)
+            do throws(PostgresError) {
+                return try body(connection!)
+            } catch where reused && !connection!.isConnected {
+                connection = try Self.connect(url)
+                return try body(connection!)
+            }
         }
     }
 
-    /// Runs `body` in a transaction on `connection`: committed if it returns, rolled back if it throws.
-    private static func transaction<T>(_ connection: PostgresConnection, readOnly: Bool = false,
-                                       _ body: () throws(PostgresError) -> T) throws(PostgresError) -> T {
-        try connection.execute(readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN")
+    /// Runs `body` in a read-only transaction on `connection`, so that its queries see one snapshot.
+    private static func snapshot<T>(_ connection: PostgresConnection,
+                                    _ body: () throws(PostgresError) -> T) throws(PostgresError) -> T {
+        try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         do {
             let result = try body()
             try connection.execute("COMMIT")
@@ -143,7 +177,7 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
 
     public func loadRooms() throws(StoreError) -> [StoredRoom] {
         let (rooms, members) = try withReader("loading rooms") { connection throws(PostgresError) in
-            try Self.transaction(connection, readOnly: true) { () throws(PostgresError) in
+            try Self.snapshot(connection) { () throws(PostgresError) in
                 (try connection.query("SELECT * FROM room ORDER BY id"),
                  try connection.query("SELECT * FROM member ORDER BY room_id, ord, id"))
             }
@@ -161,7 +195,7 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
 
     public func loadRoom(_ id: RoomID) throws(StoreError) -> StoredRoom? {
         let (rooms, members) = try withReader("loading room \(id)") { connection throws(PostgresError) in
-            try Self.transaction(connection, readOnly: true) { () throws(PostgresError) in
+            try Self.snapshot(connection) { () throws(PostgresError) in
                 (try connection.query("SELECT * FROM room WHERE id = $1", [id.rawValue]),
                  try connection.query("SELECT * FROM member WHERE room_id = $1 ORDER BY ord, id", [id.rawValue]))
             }
@@ -175,24 +209,22 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
     public func apply(_ changes: [StoreChange]) throws(StoreError) {
         guard !changes.isEmpty else { return }
         let retention = retention
-        try withWriter("applying \(changes.count) changes") { connection throws(PostgresError) in
-            try Self.transaction(connection) { () throws(PostgresError) in
-                // The latest moment each room's journal was written at: retention counts from there.
-                var written: [RoomID: Int64] = [:]
-                for change in changes {
-                    try Self.apply(change, on: connection)
-                    switch change {
-                    case .focusCompleted(let session):
-                        written[session.room] = max(written[session.room] ?? .min, session.endedAtMs)
-                    case .interrupted(let interruption):
-                        written[interruption.room] = max(written[interruption.room] ?? .min, interruption.atMs)
-                    default: break
-                    }
+        try inWriteTransaction("applying \(changes.count) changes") { connection throws(PostgresError) in
+            // The latest moment each room's journal was written at: retention counts from there.
+            var written: [RoomID: Int64] = [:]
+            for change in changes {
+                try Self.apply(change, on: connection)
+                switch change {
+                case .focusCompleted(let session):
+                    written[session.room] = max(written[session.room] ?? .min, session.endedAtMs)
+                case .interrupted(let interruption):
+                    written[interruption.room] = max(written[interruption.room] ?? .min, interruption.atMs)
+                default: break
                 }
-                if retention != .keepEverything {
-                    for (room, nowMs) in written {
-                        try Self.prune(room: room, nowMs: nowMs, retention: retention, on: connection)
-                    }
+            }
+            if retention != .keepEverything {
+                for (room, nowMs) in written {
+                    try Self.prune(room: room, nowMs: nowMs, retention: retention, on: connection)
                 }
             }
         }
@@ -264,7 +296,7 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
     public func journalTotals(room: RoomID, quarters: Range<Int64>) throws(StoreError) -> JournalTotals {
         let (days, window) = try withReader("reading the running totals of room \(room)") {
             connection throws(PostgresError) in
-            try Self.transaction(connection, readOnly: true) { () throws(PostgresError) in
+            try Self.snapshot(connection) { () throws(PostgresError) in
                 (try connection.query("""
                     SELECT scope, name, day AS bucket, sessions, focus_ms, interruptions, first_end_ms, last_end_ms
                     FROM journal_day WHERE room_id = $1 ORDER BY day, scope, name
@@ -298,10 +330,8 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
         for raw in rooms {
             guard let room = try? RoomID(validating: raw) else { continue }
             while true {
-                let deleted = try withWriter("deleting old journal rows") { connection throws(PostgresError) in
-                    try Self.transaction(connection) { () throws(PostgresError) in
-                        try Self.prune(room: room, nowMs: nowMs, retention: retention, on: connection)
-                    }
+                let deleted = try inWriteTransaction("deleting old journal rows") { connection throws(PostgresError) in
+                    try Self.prune(room: room, nowMs: nowMs, retention: retention, on: connection)
                 }
                 total += deleted
                 if deleted == 0 { break }
