@@ -253,12 +253,14 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
         return try Self.sessions(from: rows, room: room)
     }
 
-    /// The newest `limit + 1` sessions at most, cut where `HistoryPage.cut` cuts them.
+    /// Reads the rows through a cursor, a chunk at a time, and stops at the page's end, so a page of large
+    /// sessions never holds more than the page and a chunk.
     public func historyPage(room: RoomID, before: Int64?, limit: Int, maxBytes: Int) throws(StoreError) -> HistoryPage {
         var parameters: [String?] = [room.rawValue]
         if let before { parameters.append(String(before)) }
         parameters.append(String(max(limit, 0) + 1))
         let sql = """
+            DECLARE history NO SCROLL CURSOR FOR
             SELECT s.id, s.started_at_ms, s.ended_at_ms, s.length_seconds,
                    p.member_id, p.name, p.task, p.focus_ms
             FROM (SELECT * FROM focus_session WHERE room_id = $1\(before == nil ? "" : " AND ended_at_ms < $2")
@@ -266,10 +268,49 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
             LEFT JOIN session_member AS p ON p.session_id = s.id
             ORDER BY s.ended_at_ms DESC, s.id DESC, p.ord
             """
-        let rows = try withReader("reading the history of room \(room)") { connection throws(PostgresError) in
-            try connection.query(sql, parameters)
+        let chunk = 256
+        return try withReader("reading the history of room \(room)") {
+            connection throws(PostgresError) -> Result<HistoryPage, StoreError> in
+            try Self.snapshot(connection) { () throws(PostgresError) -> Result<HistoryPage, StoreError> in
+                try connection.query(sql, parameters)
+                var page = PageAssembler(room: room, limit: limit, maxBytes: maxBytes)
+                while true {
+                    let rows = try connection.query("FETCH \(chunk) FROM history")
+                    do throws(StoreError) {
+                        for row in rows.rows { if let done = try page.add(row) { return .success(done) } }
+                    } catch {
+                        return .failure(error)
+                    }
+                    if rows.count < chunk { return .success(HistoryPage(sessions: page.sessions, more: false)) }
+                }
+            }
+        }.get()
+    }
+
+    /// A history page as its rows come, newest first: the same cut as `HistoryPage.cut`.
+    private struct PageAssembler {
+        let room: RoomID
+        let limit: Int
+        let maxBytes: Int
+        var sessions: [FocusSessionRecord] = []
+        var bytes = 0
+        var lastID: Int64?
+
+        /// Takes one row; returns the page once a row shows it is complete.
+        mutating func add(_ row: Row) throws(StoreError) -> HistoryPage? {
+            let id: Int64 = try row.int64("id")
+            if id != lastID {
+                // A new session: the one before it is complete and counted.
+                if let previous = sessions.last { bytes += HistoryPage.estimatedBytes(of: previous) }
+                if sessions.count == limit || bytes >= maxBytes { return HistoryPage(sessions: sessions, more: true) }
+                lastID = id
+                sessions.append(try PostgresRoomStore.session(from: row, room: room))
+            }
+            if let participant = try PostgresRoomStore.participant(from: row) {
+                sessions[sessions.count - 1].participants.append(participant)
+            }
+            return nil
         }
-        return HistoryPage.cut(try Self.sessions(from: rows, room: room), limit: limit, maxBytes: maxBytes)
     }
 
     public func interruptions(room: RoomID, from: Int64?, before: Int64?) throws(StoreError)

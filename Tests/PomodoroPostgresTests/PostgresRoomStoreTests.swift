@@ -186,6 +186,21 @@ struct PostgresRoomStoreTests {
         #expect(try store.store.loadRoom(Sample.room)?.record.seq == 20, "the last save wins")
     }
 
+    @Test func aRowThatDoesNotDecodeIsAStoreErrorNotACrash() throws {
+        let store = try PostgresRoomStore.open(url: try server.makeDatabase())
+        try store.apply([.saveRoom(Sample.roomRecord(), passcode: nil)])
+        try store.execute(sql: "UPDATE room SET phase = 'nap'")
+        let error = #expect(throws: StoreError.self) { try store.loadRooms() }
+        #expect(error?.message.contains("nap") == true)
+        #expect(throws: StoreError.self) { try store.loadRoom(Sample.room) }
+
+        try store.execute(sql: "UPDATE room SET phase = 'focus', timer_kind = 'running', timer_ms = NULL")
+        #expect(throws: StoreError.self) { try store.loadRooms() }
+
+        try store.execute(sql: "UPDATE room SET timer_kind = 'idle', timer_ms = NULL, host = NULL, id = 'not a room id'")
+        #expect(throws: StoreError.self) { try store.loadRooms() }
+    }
+
     @Test func aServerThatIsNotThereIsAClearErrorWithoutThePassword() throws {
         let url = "postgres://pomodoro:s3cret-pw%21@127.0.0.1:1/none?connect_timeout=2"
         let error = #expect(throws: StoreError.self) { try PostgresRoomStore.open(url: url) }
