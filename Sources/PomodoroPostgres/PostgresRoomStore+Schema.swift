@@ -187,8 +187,8 @@ extension PostgresRoomStore {
             """
     }
 
-    /// The versions, oldest first.
-    static var migrationVersions: [String] { migrations.map(\.version) }
+    /// The schema versions this server knows, oldest first.
+    public static var migrationVersions: [String] { migrations.map(\.version) }
 
     /// Key of the advisory lock that the migrations run under: two servers opening one database at once
     /// take turns, and the second finds the work done. (Any fixed number; this one spells "pomodoro".)

@@ -37,6 +37,8 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
     private var idleReaders: [PostgresConnection] = []
     /// Reader connections in existence (idle or checked out, or being made).
     private var readers = 0
+    /// Reads waiting for a connection (for tests).
+    private var waitingForReader = 0
 
     private init(url: String, retention: JournalRetention, writer: PostgresConnection) {
         self.url = url
@@ -62,6 +64,11 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
         let connection = try withStoreError("connecting to \(location)", hiding: secret) { () throws(PostgresError) in
             try connect(url)
         }
+        // Identity columns (10) and sha256() in the v4 migration (11).
+        guard connection.serverVersion >= minimumServerVersion else {
+            throw StoreError("\(location): PostgreSQL 11 or newer is needed (the server is version "
+                             + "\(connection.serverVersion / 10_000))")
+        }
         let outcome = try withStoreError("migrating \(location)", hiding: secret) { () throws(PostgresError) in
             try migrate(connection, upTo: version)
         }
@@ -71,6 +78,18 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
                 + "\(migrationVersions.joined(separator: ", ")))")
         }
         return PostgresRoomStore(url: url, retention: retention, writer: connection)
+    }
+
+    /// PostgreSQL 11, as `PQserverVersion` gives it.
+    static let minimumServerVersion = 110_000
+
+    /// Closes the connections; a later call makes new ones. (Dropping the last reference closes them too.)
+    public func close() {
+        writeLock.withLock { writer = nil }
+        readerCondition.withLock {
+            readers -= idleReaders.count
+            idleReaders.removeAll()
+        }
     }
 
     /// A new connection with the session settings the store relies on.
@@ -131,7 +150,11 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
     private func withReader<T>(_ what: @autoclosure () -> String,
                                _ body: (PostgresConnection) throws(PostgresError) -> T) throws(StoreError) -> T {
         readerCondition.lock()
-        while idleReaders.isEmpty && readers >= Self.maxReaders { readerCondition.wait() }
+        while idleReaders.isEmpty && readers >= Self.maxReaders {
+            waitingForReader += 1
+            readerCondition.wait()
+            waitingForReader -= 1
+        }
         var connection = idleReaders.popLast()
         if connection == nil { readers += 1 }
         readerCondition.unlock()
@@ -395,8 +418,11 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
         }
     }
 
-    /// The migrations applied to the database, oldest first.
-    func appliedMigrations() throws(StoreError) -> [String] {
+    /// Reader connections in existence, and reads waiting for one.
+    var readerPool: (readers: Int, waiting: Int) { readerCondition.withLock { (readers, waitingForReader) } }
+
+    /// The migrations applied to the database, oldest first (`migrationVersions` once `open` has run).
+    public func appliedMigrations() throws(StoreError) -> [String] {
         try column(sql: "SELECT version FROM schema_migrations ORDER BY version")
     }
 

@@ -159,6 +159,47 @@ struct PostgresRoomStoreTests {
         #expect(try store.loadRoom(Sample.room)?.record.seq == 2)
     }
 
+    /// Reads at once share at most `maxReaders` connections: with the room table locked elsewhere, four
+    /// reads wait in the database and the others wait for a connection; once the lock goes, all answer.
+    @Test func readsAtOnceShareABoundedPool() throws {
+        let url = try server.makeDatabase()
+        let name = String(url.split(separator: "/").last!)
+        let store = try PostgresRoomStore.open(url: url)
+        try store.apply([.saveRoom(Sample.roomRecord(), passcode: nil)])
+        let blocker = try PostgresConnection(url)
+        try blocker.execute("BEGIN; LOCK TABLE room IN ACCESS EXCLUSIVE MODE")
+        let reads = 8
+        let answers = Locked<Int>(0)
+        let done = DispatchGroup()
+        for _ in 0..<reads {
+            done.enter()
+            Thread.detachNewThread {
+                if (try? store.loadRooms().count) == 1 { answers.update { $0 += 1 } }
+                done.leave()
+            }
+        }
+        let observer = try PostgresConnection(server.url(database: "postgres"))
+        func lockWaiters() throws -> Int {
+            Int(try observer.query("""
+                SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'
+                """, [name]).values[0][0] ?? "") ?? -1
+        }
+        let max = PostgresRoomStore.maxReaders
+        let deadline = Date().addingTimeInterval(20)
+        while (try lockWaiters() != max || store.readerPool.waiting != reads - max) && Date() < deadline {
+            usleep(10_000)
+        }
+        #expect(try lockWaiters() == max)
+        #expect(store.readerPool.readers == max && store.readerPool.waiting == reads - max)
+        try blocker.execute("COMMIT")
+        #expect(done.wait(timeout: .now() + 20) == .success)
+        #expect(answers.current == reads)
+        #expect(store.readerPool.readers == max)
+        store.close()
+        #expect(store.readerPool.readers == 0)
+        #expect(try store.loadRooms().count == 1, "a closed store connects again")
+    }
+
     /// The writer's group commit over PostgreSQL: batches that queue up behind a running one go in together,
     /// and everything lands in the order it was enqueued.
     @Test func theStoreWriterGroupsWaitingBatchesAndKeepsTheirOrder() throws {
