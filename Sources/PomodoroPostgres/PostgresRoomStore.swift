@@ -125,14 +125,17 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
     private func inWriteTransaction<T>(_ what: @autoclosure () -> String,
                                        _ body: (PostgresConnection) throws(PostgresError) -> T) throws(StoreError) -> T {
         try withWriter(what()) { connection throws(PostgresError) -> T in
+            // SET LOCAL as well as the session's setting: behind a pooler that hands each transaction to
+            // any server connection, only what the transaction sets itself holds. One round trip.
+            let begin = "BEGIN; SET LOCAL synchronous_commit = on"
             var connection = connection
             do throws(PostgresError) {
-                try connection.execute("BEGIN")
+                try connection.execute(begin)
             } catch where !connection.isConnected {
                 writer = nil
                 connection = try Self.connect(url)
                 writer = connection
-                try connection.execute("BEGIN")
+                try connection.execute(begin)
             }
             do throws(PostgresError) {
                 let result = try body(connection)
