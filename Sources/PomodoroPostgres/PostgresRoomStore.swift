@@ -201,11 +201,13 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
 
     // MARK: RoomStore
 
+    // Text is ordered `COLLATE "C"`: byte order, as SQLite's, whatever collation the database was made with.
+
     public func loadRooms() throws(StoreError) -> [StoredRoom] {
         let (rooms, members) = try withReader("loading rooms") { connection throws(PostgresError) in
             try Self.snapshot(connection) { () throws(PostgresError) in
-                (try connection.query("SELECT * FROM room ORDER BY id"),
-                 try connection.query("SELECT * FROM member ORDER BY room_id, ord, id"))
+                (try connection.query("SELECT * FROM room ORDER BY id COLLATE \"C\""),
+                 try connection.query("SELECT * FROM member ORDER BY room_id COLLATE \"C\", ord, id COLLATE \"C\""))
             }
         }
         var byRoom: [String: [MemberRecord]] = [:]
@@ -223,7 +225,8 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
         let (rooms, members) = try withReader("loading room \(id)") { connection throws(PostgresError) in
             try Self.snapshot(connection) { () throws(PostgresError) in
                 (try connection.query("SELECT * FROM room WHERE id = $1", [id.rawValue]),
-                 try connection.query("SELECT * FROM member WHERE room_id = $1 ORDER BY ord, id", [id.rawValue]))
+                 try connection.query("SELECT * FROM member WHERE room_id = $1 ORDER BY ord, id COLLATE \"C\"",
+                                      [id.rawValue]))
             }
         }
         guard let row = rooms.rows.first else { return nil }
@@ -366,13 +369,13 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
             try Self.snapshot(connection) { () throws(PostgresError) in
                 (try connection.query("""
                     SELECT scope, name, day AS bucket, sessions, focus_ms, interruptions, first_end_ms, last_end_ms
-                    FROM journal_day WHERE room_id = $1 ORDER BY day, scope, name
+                    FROM journal_day WHERE room_id = $1 ORDER BY day, scope, name COLLATE "C"
                     """, [room.rawValue]),
                  try connection.query("""
                     SELECT scope, name, quarter AS bucket, sessions, focus_ms, interruptions,
                            NULL AS first_end_ms, NULL AS last_end_ms
                     FROM journal_quarter WHERE room_id = $1 AND quarter >= $2 AND quarter < $3
-                    ORDER BY quarter, scope, name
+                    ORDER BY quarter, scope, name COLLATE "C"
                     """, [room.rawValue, String(quarters.lowerBound), String(quarters.upperBound)]))
             }
         }
@@ -390,7 +393,8 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
     public func pruneJournal(nowMs: Int64) throws(StoreError) -> Int {
         guard retention != .keepEverything else { return 0 }
         let rooms = try withReader("listing the rooms with a journal") { connection throws(PostgresError) in
-            try connection.query("SELECT room_id FROM journal_size ORDER BY room_id").values.compactMap { $0[0] }
+            try connection.query("SELECT room_id FROM journal_size ORDER BY room_id COLLATE \"C\"")
+                .values.compactMap { $0[0] }
         }
         let retention = retention
         var total = 0
