@@ -93,7 +93,10 @@ public final class PostgresConnection {
             break
         default:
             let code = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
-            throw PostgresError(code: code, message: Self.trimmed(PQresultErrorMessage(result)))
+            // The primary message alone: the DETAIL of some errors quotes the values of a row ("Failing row
+            // contains (…)"), and those may be a token's hash or a passcode's verifier, not for a log.
+            let primary = PQresultErrorField(result, Int32(UInt8(ascii: "M")))
+            throw PostgresError(code: code, message: Self.trimmed(primary ?? PQresultErrorMessage(result)))
         }
         let columnCount = PQnfields(result)
         let rowCount = PQntuples(result)
