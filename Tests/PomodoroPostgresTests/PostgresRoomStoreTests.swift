@@ -131,6 +131,31 @@ struct PostgresRoomStoreTests {
                 == (try written.journalTotals(room: Sample.room, quarters: range)))
     }
 
+    /// v3 gives the room's credited moment to the members present in a running focus, and to nobody else.
+    @Test func v3GivesTheRoomsMomentOnlyToMembersEarningInARunningFocus() throws {
+        let url = try server.makeDatabase()
+        let old = try PostgresRoomStore.open(url: url, migratedUpTo: "v2")
+        let running = roomID("team-a")
+        let paused = roomID("team-c")
+        try old.apply([
+            .saveRoom(Sample.roomRecord(running, timer: .running(endsAtMs: 1_795_001_500_000), phase: .focus), passcode: nil),
+            .saveRoom(Sample.roomRecord(paused, timer: .paused(remainingMs: 600_000), phase: .focus), passcode: nil),
+        ])
+        let connection = try PostgresConnection(url)
+        for (room, id, away, connected) in [(running, "m1", false, true), (running, "m2", true, true),
+                                            (running, "m3", false, false), (paused, "m1", false, true)] {
+            try connection.query("""
+                INSERT INTO member (room_id, id, ord, name, token, task, away, connected, focus_completed, focus_ns,
+                                    interruptions, session_focus_ms)
+                VALUES ($1, $2, 0, $2, 'token', '', $3, $4, 0, 0, 0, 0)
+                """, [room.rawValue, id, String(away), String(connected)])
+        }
+        let store = try PostgresRoomStore.open(url: url)
+        #expect(try store.loadRoom(running)?.members.map(\.creditedSinceMs) == [1_795_000_600_000, nil, nil],
+                "m2 was away, m3 disconnected")
+        #expect(try store.loadRoom(paused)?.members.map(\.creditedSinceMs) == [nil], "a paused focus credits nobody")
+    }
+
     /// Every batch is durable when `apply` returns, whatever the database's default says.
     @Test func commitsAreSynchronousEvenWhereTheDatabaseSaysOtherwise() throws {
         let url = try server.makeDatabase()
