@@ -40,8 +40,10 @@ let package = Package(
         .target(name: "PomodoroStore",
                 dependencies: ["PomodoroCore", .product(name: "GRDB", package: "GRDB.swift")],
                 swiftSettings: strict),
-        // PostgreSQL through libpq: one connection type, the only code that touches libpq.
-        .target(name: "PomodoroPostgres", dependencies: ["CPostgres"], swiftSettings: strict),
+        // PostgreSQL through libpq: one connection type, the only code that touches libpq, and the
+        // PostgreSQL RoomStore built on it.
+        .target(name: "PomodoroPostgres", dependencies: ["CPostgres", "PomodoroStore", "PomodoroCore"],
+                swiftSettings: strict),
         // The application: room registry, connections, broadcasts; the composition root.
         .target(name: "PomodoroServer",
                 dependencies: ["PomodoroCore", "PomodoroProtocol", "PomodoroNet", "PomodoroStore", "CCrypto",
@@ -81,7 +83,8 @@ let package = Package(
         .testTarget(name: "PomodoroCoreTests", dependencies: ["PomodoroCore"], swiftSettings: strict),
         .testTarget(name: "PomodoroStoreTests", dependencies: ["PomodoroStore", "PomodoroCore"],
                     swiftSettings: strict),
-        .testTarget(name: "PomodoroPostgresTests", dependencies: ["PomodoroPostgres"], swiftSettings: strict),
+        .testTarget(name: "PomodoroPostgresTests", dependencies: ["PomodoroPostgres", "PomodoroStore", "PomodoroCore"],
+                    swiftSettings: strict),
         .testTarget(name: "PomodoroProtocolTests", dependencies: ["PomodoroProtocol"], swiftSettings: strict),
         .testTarget(name: "PomodoroServerTests",
                     dependencies: ["PomodoroServer", "PomodoroNet", "PomodoroProtocol", "PomodoroStore", "PomodoroCore"],

@@ -56,6 +56,10 @@ public final class PostgresConnection {
     /// Whether a server accepts connections at `url` now (without logging in): for waiting until one runs.
     public static func isAccepting(_ url: String) -> Bool { PQping(url) == PQPING_OK }
 
+    /// Whether the connection is still good: false once libpq has seen it break (the server restarted, the
+    /// network went away). A broken connection stays broken; make a new one.
+    public var isConnected: Bool { PQstatus(connection) == CONNECTION_OK }
+
     /// The server's version as a number (150018 for 15.18).
     public var serverVersion: Int { Int(PQserverVersion(connection)) }
 
@@ -89,7 +93,10 @@ public final class PostgresConnection {
             break
         default:
             let code = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
-            throw PostgresError(code: code, message: Self.trimmed(PQresultErrorMessage(result)))
+            // The primary message alone: the DETAIL of some errors quotes the values of a row ("Failing row
+            // contains (…)"), and those may be a token's hash or a passcode's verifier, not for a log.
+            let primary = PQresultErrorField(result, Int32(UInt8(ascii: "M")))
+            throw PostgresError(code: code, message: Self.trimmed(primary ?? PQresultErrorMessage(result)))
         }
         let columnCount = PQnfields(result)
         let rowCount = PQntuples(result)

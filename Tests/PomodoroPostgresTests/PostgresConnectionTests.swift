@@ -39,6 +39,19 @@ struct PostgresConnectionTests {
         #expect(try connection.query("SELECT count(*) AS n FROM u")[0, "n"] == "1")
     }
 
+    /// Some errors' DETAIL quotes the row's values: the message keeps the primary text alone.
+    @Test func errorsDoNotQuoteTheRowsValues() throws {
+        try connection.execute("CREATE TABLE v (id bigint NOT NULL, secret text)")
+        do {
+            try connection.query("INSERT INTO v VALUES ($1, $2)", [nil, "hunter2-verifier"])
+            Issue.record("a NULL went in")
+        } catch {
+            #expect(error.code == "23502")
+            #expect(error.message.contains("null value in column \"id\""), "\(error.message)")
+            #expect(!error.message.contains("hunter2"), "\(error.message)")
+        }
+    }
+
     @Test func aServerThatIsNotThereIsAClearError() throws {
         do {
             _ = try PostgresConnection("postgres://nobody@127.0.0.1:1/none?connect_timeout=2")

@@ -22,13 +22,15 @@ final class PostgresTestServer: @unchecked Sendable {
     /// A URL for database `name` as the tests' superuser.
     func url(database name: String) -> String { "postgres://pomodoro@127.0.0.1:\(port)/\(name)" }
 
-    /// A new, empty database and its URL.
-    func makeDatabase() throws -> String {
+    /// A new, empty database and its URL; with `icuLocale`, one that sorts text by that ICU locale's rules
+    /// (as a production database created with a language's locale does) rather than byte by byte.
+    func makeDatabase(icuLocale: String? = nil) throws -> String {
         let name = lock.withLock { () -> String in
             databases += 1
             return "test_\(getpid())_\(databases)"
         }
-        try PostgresConnection(url(database: "postgres")).execute("CREATE DATABASE \(name)")
+        let collation = icuLocale.map { " TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE '\($0)' LOCALE 'C.UTF-8'" } ?? ""
+        try PostgresConnection(url(database: "postgres")).execute("CREATE DATABASE \(name)\(collation)")
         return url(database: name)
     }
 

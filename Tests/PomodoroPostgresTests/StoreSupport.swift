@@ -1,0 +1,1 @@
+../PomodoroStoreTests/Support.swift
