@@ -1,3 +1,4 @@
+import PomodoroPostgres
 import PomodoroStore
 
 /// Where the server keeps rooms, members and the focus journal, as `--db` (or `POMODORO_DB`, or `db` in the
@@ -24,7 +25,7 @@ public enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
         } else if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") {
             guard let rest = text.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false).last,
                   !rest.isEmpty else {
-                throw Problem(reason: "'\(Self.masked(text))' names no host: use postgres://USER[:PASSWORD]@HOST[:PORT]/DBNAME")
+                throw Problem(reason: "'\(PostgresRoomStore.redacted(text))' names no host: use postgres://USER[:PASSWORD]@HOST[:PORT]/DBNAME")
             }
             self = .postgres(url: text)
         } else if text.hasPrefix("sqlite:") {
@@ -41,35 +42,13 @@ public enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// As logs and `--print-config` show it: a PostgreSQL password replaced by `****`.
+    /// As logs and `--print-config` show it: a PostgreSQL password replaced by `***`.
     public var description: String {
         switch self {
         case .memory: "none"
         case .sqlite(let path): path
-        case .postgres(let url): Self.masked(url)
+        case .postgres(let url): PostgresRoomStore.redacted(url)
         }
-    }
-
-    /// `url` with the password of its user part and any `password=` query parameter replaced by `****`.
-    static func masked(_ url: String) -> String {
-        guard let schemeEnd = url.range(of: "://") else { return url }
-        var result = String(url[..<schemeEnd.upperBound])
-        let rest = url[schemeEnd.upperBound...]
-        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
-        let authority = rest[..<authorityEnd]
-        if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
-            result += authority[...colon] + "****" + authority[at...]
-        } else {
-            result += authority
-        }
-        var tail = String(rest[authorityEnd...])
-        if let query = tail.firstIndex(of: "?") {
-            let parameters = tail[tail.index(after: query)...].split(separator: "&", omittingEmptySubsequences: false).map {
-                $0.lowercased().hasPrefix("password=") ? "password=****" : String($0)
-            }
-            tail = String(tail[...query]) + parameters.joined(separator: "&")
-        }
-        return result + tail
     }
 }
 
@@ -81,8 +60,8 @@ extension DatabaseLocation {
             return nil
         case .sqlite(let path):
             return try SQLiteRoomStore.open(path: path, retention: retention)
-        case .postgres:
-            throw StoreError("this build of pomodoro-server cannot use PostgreSQL yet: use an SQLite file or none")
+        case .postgres(let url):
+            return try PostgresRoomStore.open(url: url, retention: retention)
         }
     }
 }

@@ -47,11 +47,14 @@ public enum MigrateMain {
                 output("  \(room): \(counts.members) members, \(counts.sessions) focus sessions, \(counts.interruptions) interruptions")
             }
             output("copied \(report.sessionsCopied) focus sessions and \(report.interruptionsCopied) interruptions")
-            output("             rooms  members  sessions  interruptions")
+            let widths = [8, 9, 10, 15]
+            func row(_ label: String, _ cells: [String]) -> String {
+                label.padding(toLength: 8, withPad: " ", startingAt: 0)
+                    + zip(cells, widths).map { $0.leftPadded(to: $1) }.joined()
+            }
+            output(row("", ["rooms", "members", "sessions", "interruptions"]))
             for (label, counts) in [("source", report.source), ("target", report.target)] {
-                output(label.padding(toLength: 10, withPad: " ", startingAt: 0)
-                       + [counts.rooms, counts.members, counts.sessions, counts.interruptions]
-                       .map { String($0).leftPadded(to: [8, 9, 10, 15][0]) }.joined())
+                output(row(label, [counts.rooms, counts.members, counts.sessions, counts.interruptions].map(String.init)))
             }
             guard report.verified else {
                 FileHandle.standardError.write(Data("pomodoro-server migrate: the target does not hold everything the source does\n".utf8))

@@ -34,9 +34,9 @@ struct DatabaseTests {
     }
 
     @Test(arguments: [
-        ("postgres://focus:s3cr%40t@db:5432/p", "postgres://focus:****@db:5432/p"),
-        ("postgresql://focus@db/p?password=hunter2&sslmode=verify-full", "postgresql://focus@db/p?password=****&sslmode=verify-full"),
-        ("postgres://:only-a-password@db/p", "postgres://:****@db/p"),
+        ("postgres://focus:s3cr%40t@db:5432/p", "postgres://focus:***@db:5432/p"),
+        ("postgresql://focus@db/p?password=hunter2&sslmode=verify-full", "postgresql://focus@db/p?password=***&sslmode=verify-full"),
+        ("postgres://:only-a-password@db/p", "postgres://:***@db/p"),
         ("postgres://db/p", "postgres://db/p"),
     ])
     func passwordsAreMasked(url: String, shown: String) throws {
