@@ -23,7 +23,7 @@ const OPEN_DEADLINE_MS = 10000;
 const BACKOFF_MIN_MS = 500;
 const BACKOFF_MAX_MS = 15000;
 const SLEEP_GAP_MS = 15000;
-const TRANSIENT_JOIN_ERRORS = new Set(['rate_limited', 'internal', 'shutting_down']);
+const TRANSIENT_JOIN_ERRORS = new Set(['rate_limited', 'internal', 'shutting_down', 'store_unavailable']);
 
 export function socketURL(loc = window.location) {
   return `${loc.protocol === 'https:' ? 'wss' : 'ws'}://${loc.host}/ws`;

@@ -205,6 +205,7 @@ const en = {
   err_forbidden: 'Only the host can do that in this room.',
   err_bad_passcode: 'Wrong passcode.',
   err_unavailable: 'The server could not read its records. Try again in a moment.',
+  err_store_unavailable: 'The server cannot save changes just now. Try again in a moment.',
   err_internal: 'Something went wrong on the server.',
 };
 
@@ -404,6 +405,7 @@ const zhHant = {
   err_forbidden: '在這個房間只有主持人能這樣做。',
   err_bad_passcode: '密碼錯誤。',
   err_unavailable: '伺服器暫時無法讀取紀錄，請稍後再試。',
+  err_store_unavailable: '伺服器暫時無法儲存變更，請稍後再試。',
   err_internal: '伺服器發生錯誤。',
 };
 
@@ -603,6 +605,7 @@ const ko = {
   err_forbidden: '이 방에서는 호스트만 할 수 있어요.',
   err_bad_passcode: '암호가 틀렸어요.',
   err_unavailable: '서버가 기록을 읽지 못했어요. 잠시 후 다시 시도하세요.',
+  err_store_unavailable: '서버가 지금은 변경 사항을 저장하지 못해요. 잠시 후 다시 시도하세요.',
   err_internal: '서버에 문제가 생겼어요.',
 };
 

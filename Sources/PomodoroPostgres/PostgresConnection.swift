@@ -14,6 +14,15 @@ public struct PostgresError: Error, Equatable, Sendable, CustomStringConvertible
     }
 
     public var description: String { code.map { "\(message) (SQLSTATE \($0))" } ?? message }
+
+    /// The server could not be reached or would not take a connection now (it is starting, stopping, or
+    /// full): nothing was done, and the same request may succeed later.
+    public var isUnreachable: Bool {
+        guard let code else { return message.hasPrefix(Self.connectFailure) }
+        return ["57P03", "53300", "08001", "08006"].contains(code)
+    }
+
+    static let connectFailure = "could not connect to PostgreSQL"
 }
 
 /// The rows of a result, as PostgreSQL's text format: nil is SQL NULL.
@@ -46,7 +55,7 @@ public final class PostgresConnection {
         guard PQstatus(pointer) == CONNECTION_OK else {
             let message = Self.trimmed(PQerrorMessage(pointer))
             PQfinish(pointer)
-            throw PostgresError(code: nil, message: "could not connect to PostgreSQL: \(message)")
+            throw PostgresError(code: nil, message: "\(PostgresError.connectFailure): \(message)")
         }
         connection = pointer
     }

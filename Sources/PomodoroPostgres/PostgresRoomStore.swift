@@ -482,6 +482,6 @@ func withStoreError<T>(_ what: @autoclosure () -> String, hiding password: Strin
         for secret in [password, password?.removingPercentEncoding].compactMap({ $0 }) where !secret.isEmpty {
             message = message.replacingOccurrences(of: secret, with: "***")
         }
-        throw StoreError(message)
+        throw StoreError(message, isTransient: error.isUnreachable)
     }
 }

@@ -105,6 +105,8 @@ public enum ErrorCode: String, Sendable, Equatable, CaseIterable {
     case badPasscode = "bad_passcode"
     /// The server could not read its store just now; try again later.
     case unavailable = "unavailable"
+    /// The server cannot save changes just now (its database is unreachable); nothing changed.
+    case storeUnavailable = "store_unavailable"
     /// HTTP only: no such path, or a room name that cannot be one.
     case notFound = "not_found"
     /// Something went wrong on the server; the request was not carried out.

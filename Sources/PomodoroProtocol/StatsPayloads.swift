@@ -153,7 +153,7 @@ extension ErrorCode {
         case .tooLarge: 413
         case .rateLimited: 429
         case .internalError: 500
-        case .unavailable, .shuttingDown: 503
+        case .unavailable, .storeUnavailable, .shuttingDown: 503
         default: 400
         }
     }

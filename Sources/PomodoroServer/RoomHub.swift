@@ -121,6 +121,9 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
     private(set) var framesSent = 0
     private let metrics = ServerMetrics()
 
+    /// When a refused change last asked the database whether it is back.
+    private var lastProbe: Instant?
+
     /// Rooms being looked up in the store for a join, with the joins waiting for the answer.
     private var lookups: [RoomID: [(Result<StoredRoom?, StoreError>) -> Void]] = [:]
 
@@ -214,6 +217,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
 
     func server(_ server: WebSocketServer, didReceiveHTTP request: HTTPRequest, responder: HTTPResponder) {
         if request.path.hasPrefix("/api/") { return api(request, responder: responder, server: server) }
+        if request.path == "/healthz", let store { return health(of: store, responder: responder) }
         responder.respond(httpResponse(for: request.path, server: server))
     }
 
@@ -230,6 +234,19 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(page))
         }
         return HTTPResponse(status: 404, text: "not found\n")
+    }
+
+    /// `/healthz` with a database: asks it (a read that finds nothing) and answers 503 with the reason while it
+    /// cannot be reached; rooms go on meanwhile.
+    private func health(of store: StoreWriter, responder: HTTPResponder) {
+        store.probe { outage in
+            guard let outage else {
+                responder.respond(HTTPResponse(status: 200, text: "ok\n"))
+                return
+            }
+            let seconds = Int(Date().timeIntervalSince(outage.since).rounded())
+            responder.respond(HTTPResponse(status: 503, text: "database unavailable for \(seconds) s: \(outage.reason)\n"))
+        }
     }
 
     // MARK: HTTP API
@@ -410,6 +427,23 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
             return
         }
         if case .join = frame.message {} else { sessions[connection]?.silentNewMember = false }
+        // While the database cannot be reached nothing that must be saved is taken on, so nobody is told of a
+        // change that could not be kept. Leaving is let through: its save waits for the database.
+        switch frame.message {
+        case .ping, .stats, .leave: break
+        default:
+            if let store, store.outage != nil {
+                // Nothing is written while changes are refused: ask the database again, at most once a
+                // second, so the refusals end as soon as it is back.
+                if lastProbe.map({ now.monotonic - $0 >= .seconds(1) }) ?? true {
+                    lastProbe = now.monotonic
+                    store.probe { _ in }
+                }
+                reply(.error(code: .storeUnavailable, message: "the server cannot save changes just now; try again in a moment",
+                             field: nil, ref: frame.ref), to: connection, server: server)
+                return
+            }
+        }
         switch frame.message {
         case .ping:
             reply(.pong(serverTime: now.wallMs, ref: frame.ref), to: connection, server: server)

@@ -40,6 +40,12 @@ extension RoomStore {
 /// A store failed; `message` says what and where, for the log.
 public struct StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     public var message: String
-    public init(_ message: String) { self.message = message }
+    /// The database could not be reached, and nothing of the request reached it: the same request may
+    /// succeed once it is back (`StoreWriter` retries such batches).
+    public var isTransient: Bool
+    public init(_ message: String, isTransient: Bool = false) {
+        self.message = message
+        self.isTransient = isTransient
+    }
     public var description: String { message }
 }

@@ -10,7 +10,16 @@ import PomodoroCore
 ///
 /// Queries run on a separate concurrent queue: they read a committed snapshot, never hold up the writer,
 /// and never block their caller.
+///
+/// A database that cannot be reached (a transient `StoreError`: nothing of the batch reached it) is an
+/// outage, not a failed batch: the batch is tried again with a growing pause (0.1 s up to 5 s), the ones
+/// behind it wait in order, and `outage` says since when, until a batch lands.
 public final class StoreWriter: @unchecked Sendable {
+    /// The database has not been reachable since `since`; `reason` is the last error.
+    public struct Outage: Equatable, Sendable {
+        public let since: Date
+        public let reason: String
+    }
     /// Called once a batch is durable (nil) or has failed (its whole batch is undone).
     public typealias Completion = @Sendable (StoreError?) -> Void
 
@@ -28,6 +37,14 @@ public final class StoreWriter: @unchecked Sendable {
     private let lock = NSLock()
     /// Batches handed in and not yet taken by the writer, oldest first.
     private var waiting: [Batch] = []
+    /// Set while the database cannot be reached (guarded by `lock`).
+    private var currentOutage: Outage?
+    /// While a `flush` waits, a batch the database cannot take fails instead of waiting for it.
+    private var flushing = 0
+    /// Cuts a retry's pause short (for `flush`).
+    private let retryWake = DispatchSemaphore(value: 0)
+    static let firstRetryPause = 0.1
+    static let longestRetryPause = 5.0
 
     /// - Parameter onError: told of every failed batch (for the log), besides the batch's completion.
     ///   Called on the writer queue.
@@ -51,7 +68,66 @@ public final class StoreWriter: @unchecked Sendable {
     /// For shutdown and tests; never from the service thread's hot path, nor from a completion.
     public func flush() {
         dispatchPrecondition(condition: .notOnQueue(writeQueue))
+        lock.withLock { flushing += 1 }
+        retryWake.signal()
         writeQueue.sync {}
+        lock.withLock { flushing -= 1 }
+    }
+
+    /// Since when the database has been unreachable, or nil while it answers.
+    public var outage: Outage? { lock.withLock { currentOutage } }
+
+    /// Asks the database whether it answers (a read that finds nothing), and calls `completion` on the
+    /// reader queue with the outage there is after it: a read that cannot reach the database starts one,
+    /// and one that does ends it unless batches still wait to be retried.
+    public func probe(completion: @escaping @Sendable (Outage?) -> Void) {
+        readQueue.async { [self] in
+            do throws(StoreError) {
+                _ = try store.loadRoom(Self.probeRoom)
+                completion(lock.withLock { () -> Outage? in
+                    if currentOutage != nil && !retrying { currentOutage = nil }
+                    return currentOutage
+                })
+            } catch where error.isTransient {
+                completion(lock.withLock { () -> Outage? in
+                    if currentOutage == nil { currentOutage = Outage(since: Date(), reason: error.message) }
+                    return currentOutage
+                })
+            } catch {
+                completion(lock.withLock { currentOutage })
+            }
+        }
+    }
+
+    /// A room name no room has: reading it costs the database next to nothing.
+    private static let probeRoom = try! RoomID(validating: "healthz-probe")
+
+    /// Whether a batch is being tried again (guarded by `lock`).
+    private var retrying = false
+
+    /// Applies `changes`, waiting out an outage: a transient error is tried again with a growing pause
+    /// until it lands, or until a `flush` is waiting.
+    private func applyWaitingOutOutages(_ changes: [StoreChange]) throws(StoreError) {
+        var pause = Self.firstRetryPause
+        defer { lock.withLock { retrying = false } }
+        while true {
+            do {
+                try store.apply(changes)
+                lock.withLock { currentOutage = nil }
+                return
+            } catch where error.isTransient {
+                let (giveUp, first) = lock.withLock { () -> (Bool, Bool) in
+                    let first = currentOutage == nil
+                    currentOutage = Outage(since: currentOutage?.since ?? Date(), reason: error.message)
+                    retrying = flushing == 0
+                    return (flushing > 0, first)
+                }
+                if first && !giveUp { onError?(error) }
+                if giveUp { throw error }
+                _ = retryWake.wait(timeout: .now() + pause)
+                pause = min(pause * 2, Self.longestRetryPause)
+            }
+        }
     }
 
     /// Runs `body` against the store on the reader queue, then `completion` there with its result.
@@ -72,7 +148,7 @@ public final class StoreWriter: @unchecked Sendable {
         guard !batches.isEmpty else { return }
         if batches.count > 1 {
             do {
-                try store.apply(batches.flatMap(\.changes))
+                try applyWaitingOutOutages(batches.flatMap(\.changes))
                 for batch in batches { batch.completion?(nil) }
                 return
             } catch {
@@ -81,7 +157,7 @@ public final class StoreWriter: @unchecked Sendable {
         }
         for batch in batches {
             do {
-                try store.apply(batch.changes)
+                try applyWaitingOutOutages(batch.changes)
                 batch.completion?(nil)
             } catch {
                 onError?(error)

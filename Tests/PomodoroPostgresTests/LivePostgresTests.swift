@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import PomodoroCore
 import PomodoroNet
 import PomodoroPostgres
@@ -110,5 +111,73 @@ struct LivePostgresTests {
         }
         #expect(back.resumed && back.id == you.id)
         #expect(room.status == .running)
+    }
+}
+
+extension LivePostgresTests {
+    /// A GET on a connection of its own: the status and the body.
+    static func get(_ path: String, port: Int) throws -> (status: Int, body: String) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw Failure("connect failed") }
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var response = [UInt8](), buffer = [UInt8](repeating: 0, count: 4096)
+        while case let count = read(fd, &buffer, buffer.count), count > 0 { response += buffer[0..<count] }
+        let text = String(decoding: response, as: UTF8.self)
+        guard let status = Int(text.split(separator: " ").dropFirst().first ?? ""),
+              let end = text.range(of: "\r\n\r\n") else { throw Failure("no HTTP answer") }
+        return (status, String(text[end.upperBound...]))
+    }
+
+    /// PostgreSQL stops under a running room: the room goes on ticking, `/healthz` says why, a change is
+    /// refused with `store_unavailable`; when it is back the server recovers by itself, and what members were
+    /// told is in the database.
+    @Test func aDatabaseOutageIsWaitedOut() throws {
+        let database = try PostgresTestServer.own()
+        defer { database.stop() }
+        let url = try database.makeDatabase()
+        let server = try Self.server(url)
+        let ada = try Connection(port: server.port)
+        defer { ada.stop() }
+        ada.send([.join(room: "outage", name: "Ada", token: nil), .task(text: "before"), .start])
+        _ = try ada.expect("a running state") { if case .state(let room) = $0, room.status == .running { true } else { nil } }
+
+        try database.pause()
+        let health = try Self.get("/healthz", port: server.port)
+        #expect(health.status == 503)
+        #expect(health.body.hasPrefix("database unavailable"))
+        for _ in 0..<2 { _ = try ada.expect("a tick during the outage") { if case .tick = $0 { true } else { nil } } }
+        ada.send([.task(text: "during")])
+        let refused = try ada.expect("an error") { if case .error(let code, _, _, _) = $0 { code } else { nil } }
+        #expect(refused == .storeUnavailable)
+
+        try database.resume()
+        let deadline = Date().addingTimeInterval(15)
+        while try Self.get("/healthz", port: server.port).status != 200 {
+            guard Date() < deadline else { throw Failure("/healthz did not recover within 15 s") }
+            usleep(100_000)   // polling an outside engine's recovery, not ordering the test's own steps
+        }
+        ada.send([.task(text: "after")])
+        _ = try ada.expect("ok task") { if case .ok("task", _, _) = $0 { true } else { nil } }
+        _ = try ada.expect("the state with the new task") {
+            if case .state(let room) = $0, room.members.first?.task == "after" { true } else { nil }
+        }
+        server.shutdown()
+        server.waitUntilFinished()
+
+        let store = try PostgresRoomStore.open(url: url)
+        defer { store.close() }
+        let stored = try #require(try store.loadRoom(try RoomID(validating: "outage")))
+        #expect(stored.members.map(\.task) == ["after"])
     }
 }

@@ -11,13 +11,17 @@ import PomodoroPostgres
 final class PostgresTestServer: @unchecked Sendable {
     let folder: String
     let port: Int
-    private let process = Process()
+    private var process = Process()
     private let binaries: String
     private let lock = NSLock()
     private var databases = 0
 
     /// The server every test shares, started on first use.
     static let shared = Result { try PostgresTestServer() }
+
+    /// A server of the caller's own, for a test that stops and starts it (`pause`, `resume`); the caller
+    /// stops it for good with `stop()`.
+    static func own() throws -> PostgresTestServer { try PostgresTestServer() }
 
     /// A URL for database `name` as the tests' superuser.
     func url(database name: String) -> String { "postgres://pomodoro@127.0.0.1:\(port)/\(name)" }
@@ -46,6 +50,13 @@ final class PostgresTestServer: @unchecked Sendable {
         }
         try run(["\(binaries)/initdb", "-D", "\(folder)/data", "-U", "pomodoro", "-A", "trust", "-E", "UTF8",
                  "--no-sync", "--no-instructions"])
+        try launch()
+        atexit { if case .success(let server) = PostgresTestServer.shared { server.stop() } }
+    }
+
+    /// Starts `postgres` on the folder and port, and waits (30 s at most) until it accepts connections.
+    private func launch() throws {
+        process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = asServerUser(["timeout", "-s", "INT", "1200", "\(binaries)/postgres", "-D", "\(folder)/data",
                                           "-p", "\(port)", "-k", folder, "-c", "listen_addresses=127.0.0.1",
@@ -62,8 +73,16 @@ final class PostgresTestServer: @unchecked Sendable {
             }
             usleep(50_000)
         }
-        atexit { if case .success(let server) = PostgresTestServer.shared { server.stop() } }
     }
+
+    /// Stops the server as an outage would (open connections are ended), keeping its data for `resume`.
+    func pause() throws {
+        try run(["\(binaries)/pg_ctl", "-D", "\(folder)/data", "stop", "-m", "fast", "-w", "-t", "20"])
+        process.waitUntilExit()
+    }
+
+    /// Starts a paused server again, on the same port with the same data.
+    func resume() throws { try launch() }
 
     /// Stops the server (fast shutdown: open connections are ended) and removes its folder.
     func stop() {

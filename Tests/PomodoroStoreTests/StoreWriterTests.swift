@@ -25,6 +25,10 @@ final class RecordingStore: RoomStore, @unchecked Sendable {
     /// The next `apply` waits, once started, until `release` is signalled.
     func holdNextApply() { lock.withLock { holdNext = true } }
 
+    /// The next `count` calls fail as if the database could not be reached.
+    func beUnreachable(for count: Int) { lock.withLock { unreachableCalls = count } }
+    private var unreachableCalls = 0
+
     func apply(_ changes: [StoreChange]) throws(StoreError) {
         let hold = lock.withLock { () -> Bool in
             attemptsSoFar.append(changes)
@@ -36,6 +40,11 @@ final class RecordingStore: RoomStore, @unchecked Sendable {
             _ = waitFor(release)
         }
         if changes.contains(Self.failing) { throw StoreError("marked to fail") }
+        let unreachable = lock.withLock { () -> Bool in
+            defer { unreachableCalls = max(0, unreachableCalls - 1) }
+            return unreachableCalls > 0
+        }
+        if unreachable { throw StoreError("could not connect", isTransient: true) }
         lock.withLock { committedSoFar += changes }
     }
 
@@ -52,6 +61,33 @@ func change(_ n: Int) -> StoreChange {
 }
 
 @Suite struct StoreWriterTests {
+    /// A database that cannot be reached is waited out: the batch is tried again until it lands, the ones
+    /// behind it keep their order, and the outage shows until then.
+    @Test func anUnreachableDatabaseIsWaitedOutInOrder() throws {
+        let store = RecordingStore()
+        let writer = StoreWriter(store: store)
+        store.beUnreachable(for: 3)
+        let done = DispatchSemaphore(value: 0)
+        let order = Locked<[Int]>([])
+        let first = StoreChange.removeMember(Sample.room, MemberID("m1"))
+        let second = StoreChange.removeMember(Sample.room, MemberID("m2"))
+        writer.enqueue([first]) { error in
+            #expect(error == nil)
+            order.update { $0.append(1) }
+            done.signal()
+        }
+        writer.enqueue([second]) { error in
+            #expect(error == nil)
+            order.update { $0.append(2) }
+            done.signal()
+        }
+        #expect(waitFor(done) && waitFor(done))
+        #expect(order.current == [1, 2])
+        #expect(store.committed == [first, second])
+        #expect(store.attempts.count >= 4, "three unreachable tries, then the commit")
+        #expect(writer.outage == nil, "a batch landed: the outage is over")
+    }
+
     @Test func batchesWaitingTogetherGoInOneTransactionAndCompleteInOrder() throws {
         let store = RecordingStore()
         let writer = StoreWriter(store: store)
