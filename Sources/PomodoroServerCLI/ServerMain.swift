@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Logging
 import PomodoroServer
+import PomodoroStore
 
 /// What `pomodoro-server` does once its command line is parsed: resolve the configuration, set up logging,
 /// serve until SIGINT or SIGTERM.
@@ -10,6 +11,11 @@ public enum ServerMain {
     /// EX_CONFIG (sysexits.h): the configuration is wrong, and restarting will not help. The systemd unit
     /// lists it in RestartPreventExitStatus=.
     public static let configurationErrorStatus: Int32 = 78
+
+    /// EX_UNAVAILABLE (sysexits.h): the database cannot be opened (PostgreSQL down or unreachable, an SQLite
+    /// file that cannot be opened). Not in the unit's RestartPreventExitStatus=: systemd tries again, and a
+    /// database that comes back brings the server up.
+    public static let databaseUnavailableStatus: Int32 = 69
 
     public static func run(_ options: ServerOptions) throws {
         var defaults = ServerSettings()
@@ -69,9 +75,18 @@ public enum ServerMain {
         }
         if let file = resolved.configFile { logger.debug("read the config file", metadata: ["path": "\(file)"]) }
 
+        // The database is opened here, not by PomodoroServer, so that a database out of reach is told apart
+        // from the server's other start failures.
+        let store: (any RoomStore)?
+        do {
+            store = try configuration.database.open(retention: configuration.journalRetention)
+        } catch {
+            FileHandle.standardError.write(Data(databaseUnavailableLine(configuration.database, error).utf8))
+            throw ExitCode(databaseUnavailableStatus)
+        }
         let server: PomodoroServer
         do {
-            server = try PomodoroServer(configuration: configuration, logger: logger)
+            server = try PomodoroServer(configuration: configuration, logger: logger, store: store)
         } catch {
             logger.critical("cannot start: \(error)")
             throw ExitCode(1)
@@ -97,6 +112,17 @@ public enum ServerMain {
         server.waitUntilFinished()
         withExtendedLifetime(signals) {}
         logger.info("stopped")
+    }
+
+    /// The one line that says the database cannot be opened: the database as `--print-config` shows it (no
+    /// password) and the store's reason, its line breaks (libpq's hints) folded into one line and without a
+    /// second mention of the database.
+    public static func databaseUnavailableLine(_ database: DatabaseLocation, _ error: StoreError) -> String {
+        var reason = error.message.split(whereSeparator: \.isNewline)
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: " ")
+        let named = "connecting to \(database): "
+        if reason.hasPrefix(named) { reason.removeFirst(named.count) }
+        return "pomodoro-server: cannot open the database \(database): \(reason)\n"
     }
 
     /// Reads a config file as UTF-8, with the system's reason when it cannot.

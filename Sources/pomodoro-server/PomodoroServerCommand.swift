@@ -15,7 +15,8 @@ struct PomodoroServerCommand: ParsableCommand {
             Every option can also be given as an environment variable, POMODORO_ and the option's name in \
             capitals with _ for - (POMODORO_PORT, POMODORO_MAX_ROOMS), or as a `name = value` line in the \
             --config file. An option beats the environment, which beats the file, which beats the default; \
-            --print-config shows the result. A configuration error exits with status 78.
+            --print-config shows the result. A configuration error exits with status 78; a database that cannot \
+            be opened (PostgreSQL down or out of reach) exits with status 69, after one line naming it.
 
             `pomodoro-server migrate --from SOURCE --to TARGET` copies a deployment from one database into \
             another (see `pomodoro-server migrate --help`).

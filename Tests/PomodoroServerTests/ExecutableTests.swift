@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import PomodoroNet
 import PomodoroProtocol
 import Testing
@@ -59,6 +60,7 @@ struct ExecutableTests {
                        "--max-message-bytes", "--metrics"] {
             #expect(help.contains(option), "help mentions \(option)")
         }
+        #expect(help.contains("status 78") && help.contains("status 69"), "help explains the exit statuses")
     }
 
     @Test func aTakenPortIsAClearErrorNotACrash() throws {
@@ -176,5 +178,39 @@ struct ExecutableTests {
         #expect(process.terminationStatus == 78)
         let lines = text.split(separator: "\n")
         #expect(lines.count == 1 && text.contains("--web-root") && text.contains("/nonexistent/web"), "\(text)")
+    }
+
+    /// PostgreSQL out of reach at start-up: status 69 (EX_UNAVAILABLE, which systemd retries, unlike 78) and
+    /// one line that names the database without its password and says why, with libpq's hint folded in.
+    @Test func anUnreachableDatabaseIsOneLineAndStatus69() throws {
+        // A loopback port bound but not listening: connecting to it is refused, and nobody else can take it.
+        let held = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { Glibc.close(held) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(held, $0, length) == 0 && getsockname(held, $0, &length) == 0 }
+        }
+        try #require(bound)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+
+        let process = Process()
+        process.executableURL = Self.executable
+        process.arguments = ["--port", "0", "--host", "127.0.0.1", "--web-root", LiveServer.webRoot,
+                             "--db", "postgres://focus:s3cr%40t-pw@127.0.0.1:\(port)/pomodoro"]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = Pipe()
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 69)
+        #expect(text.split(separator: "\n").count == 1 && text.hasSuffix("\n"), "\(text)")
+        #expect(text.hasPrefix("pomodoro-server: cannot open the database postgres://focus:***@127.0.0.1:\(port)/pomodoro: "
+                               + "could not connect"), "\(text)")
+        #expect(text.contains("Connection refused"), "\(text)")
+        #expect(!text.contains("s3cr"), "\(text)")
     }
 }
