@@ -148,7 +148,7 @@ public final class StoreWriter: @unchecked Sendable {
         guard !batches.isEmpty else { return }
         if batches.count > 1 {
             do {
-                try applyWaitingOutOutages(batches.flatMap(\.changes))
+                try applyWaitingOutOutages(batches.flatMap(\.changes).compacted())
                 for batch in batches { batch.completion?(nil) }
                 return
             } catch {

@@ -246,3 +246,54 @@ func change(_ n: Int) -> StoreChange {
         }
     }
 }
+
+/// A group commit writes each room's and member's row once: the last row, in the first one's place.
+struct CompactionTests {
+    @Test func rowsWrittenOverAndOverAreWrittenOnce() {
+        let other = roomID("team-b")
+        let ada = Sample.member(1, name: "Ada"), adaLater = Sample.member(1, name: "Ada L.")
+        let session = Sample.session(endedAtMs: 1_000_000)
+        let changes: [StoreChange] = [
+            .saveRoom(Sample.roomRecord(seq: 1), passcode: nil),
+            .saveMember(Sample.room, ada),
+            .saveRoom(Sample.roomRecord(other, seq: 1), passcode: nil),
+            .focusCompleted(session),
+            .saveRoom(Sample.roomRecord(seq: 2), passcode: nil),
+            .saveMember(Sample.room, adaLater),
+            .saveMember(Sample.room, Sample.member(2, name: "Lin")),
+            .removeMember(Sample.room, MemberID("m2")),
+            .saveRoom(Sample.roomRecord(seq: 3), passcode: "p"),
+        ]
+        #expect(changes.compacted() == [
+            .saveRoom(Sample.roomRecord(seq: 3), passcode: "p"),
+            .saveMember(Sample.room, adaLater),
+            .saveRoom(Sample.roomRecord(other, seq: 1), passcode: nil),
+            .focusCompleted(session),
+            .removeMember(Sample.room, MemberID("m2")),
+        ])
+        let distinct: [StoreChange] = [.saveRoom(Sample.roomRecord(), passcode: nil), .focusCompleted(session)]
+        #expect(distinct.compacted() == distinct)
+    }
+
+    /// Applied to a real store, the compacted group leaves the same rows as the changes one by one.
+    @Test func aCompactedGroupLeavesTheSameRows() throws {
+        let changes: [StoreChange] = [
+            .saveRoom(Sample.roomRecord(seq: 1), passcode: nil),
+            .saveMember(Sample.room, Sample.member(1, name: "Ada")),
+            .saveMember(Sample.room, Sample.member(2, name: "Lin")),
+            .saveRoom(Sample.roomRecord(seq: 2), passcode: nil),
+            .removeMember(Sample.room, MemberID("m2")),
+            .saveMember(Sample.room, Sample.member(1, name: "Ada L.")),
+            .focusCompleted(Sample.session(endedAtMs: 2_000_000, participants: [Sample.participant("m1", "Ada L.")])),
+        ]
+        let oneByOne = try withStore { store, _ in
+            for change in changes { try store.apply([change]) }
+            return try store.loadRooms()
+        }
+        let compacted = try withStore { store, _ in
+            try store.apply(changes.compacted())
+            return try store.loadRooms()
+        }
+        #expect(compacted == oneByOne)
+    }
+}
