@@ -206,9 +206,25 @@ past_logger=$(json_logs 2>&1 | head -n 4)
 
 # --- the container image's pieces -------------------------------------------------------------------------
 dockerfile="$here/Dockerfile"
+# The packages the runtime stage's `apt-get install` brings, dependencies included, as this machine's dpkg
+# knows them: each package named and what it depends on, recursively.
+runtime_closure() {
+    local queue=("$@") seen=" " package deps
+    while [ ${#queue[@]} -gt 0 ]; do
+        package=${queue[0]}; queue=("${queue[@]:1}")
+        case "$seen" in *" $package "*) continue ;; esac
+        seen="$seen$package "
+        deps=$(dpkg-query -W -f='${Depends},${Pre-Depends}' "$package" 2>/dev/null) || continue
+        for dep in $(tr ',' '\n' <<<"$deps" | sed 's/|.*//; s/(.*)//; s/:any//' | tr -d ' '); do
+            [ -n "$dep" ] && queue+=("$dep")
+        done
+    done
+    echo "$seen"
+}
 runtime_packages_cover_ldd() {
     local runtime lib path package missing=0
-    runtime=$(sed -n '/^FROM debian:bookworm-slim/,$p' "$dockerfile" | tr '\\\n' '  ')
+    # Every word of the runtime stage that names a package (the rest, FROM, apt-get and so on, name none).
+    runtime=$(runtime_closure $(sed -n '/^FROM debian:bookworm-slim/,$p' "$dockerfile" | tr '\\\n' '  '))
     grep -q -- '--static-swift-stdlib' "$dockerfile" || { echo "the build stage does not link the Swift runtime in"; return 1; }
     while read -r lib path; do
         [ "$path" = "not" ] && { echo "$lib: not found"; missing=1; continue; }
