@@ -22,23 +22,9 @@ struct MigrateTests {
                         + [.focusCompleted(Sample.session(other, endedAtMs: utcMs(2026, 11, 2)))])
     }
 
-    /// The built `pomodoro-server`, beside the test bundle.
-    static var executable: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("pomodoro-server")
-    }
-
     static func migrate(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["migrate"] + arguments
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let problems = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text, problems)
+        let run = try ExecutableRun.finished(["migrate"] + arguments)
+        return (run.status, run.output, run.errors)
     }
 
     @Test func aDeploymentMovesToPostgresOnceAndIsVerified() throws {

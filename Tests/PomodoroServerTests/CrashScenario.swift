@@ -10,33 +10,15 @@ import Testing
 /// tests (CrashRecoveryTests) and the PostgreSQL ones run it with their own `--db`.
 enum CrashScenario {
     /// The executable sits beside the test bundle in the build folder.
-    static var executable: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("pomodoro-server")
-    }
-
     /// One run of the executable on a free loopback port.
     final class ServerRun {
-        let process = Process()
+        let process: Process
         let port: Int
 
         init(database: String) throws {
-            process.executableURL = CrashScenario.executable
-            process.arguments = ["--port", "0", "--host", "127.0.0.1", "--web-root", LiveServer.webRoot,
-                                 "--db", database, "--log-level", "warning", "--min-focus", "1"]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            var line = [UInt8]()
-            while let byte = try output.fileHandleForReading.read(upToCount: 1)?.first, byte != UInt8(ascii: "\n") {
-                line.append(byte)
-            }
-            let text = String(decoding: line, as: UTF8.self)
-            guard let port = Int(text.split(separator: ":").last?.trimmingCharacters(in: .init(charactersIn: "/")) ?? "") else {
-                process.terminate()
-                throw LiveTestFailure(description: "unexpected first line: \(text)")
-            }
-            self.port = port
+            (process, port) = try ExecutableRun.serving(["--port", "0", "--host", "127.0.0.1", "--web-root",
+                                                         LiveServer.webRoot, "--db", database, "--log-level", "warning",
+                                                         "--min-focus", "1"])
         }
 
         deinit { if process.isRunning { process.terminate() } }

@@ -7,31 +7,11 @@ import Testing
 /// The built `pomodoro-server` executable, run as an admin would.
 @Suite(.timeLimit(.minutes(1)))
 struct ExecutableTests {
-    /// The executable sits beside the test bundle in the build folder.
-    static var executable: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("pomodoro-server")
-    }
-
     @Test(arguments: ["SIGINT", "SIGTERM"])
     func aSignalClosesConnectionsWith1001AndExitsZero(signal: String) throws {
-        let process = Process()
-        process.executableURL = Self.executable
-        process.arguments = ["--port", "0", "--host", "127.0.0.1", "--web-root", LiveServer.webRoot, "--db", "none",
-                             "--log-level", "warning"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
+        let (process, port) = try ExecutableRun.serving(["--port", "0", "--host", "127.0.0.1", "--web-root",
+                                                         LiveServer.webRoot, "--db", "none", "--log-level", "warning"])
         defer { if process.isRunning { process.terminate() } }
-
-        // The first line names the port it bound.
-        var line = [UInt8]()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1)?.first, byte != UInt8(ascii: "\n") {
-            line.append(byte)
-        }
-        let text = String(decoding: line, as: UTF8.self)
-        let port = try #require(Int(text.split(separator: ":").last?.trimmingCharacters(in: .init(charactersIn: "/")) ?? ""),
-                                "unexpected first line: \(text)")
 
         #expect(try httpGet(port: port, path: "/healthz").status == 200)
         let client = try WebSocketClient()
@@ -47,15 +27,9 @@ struct ExecutableTests {
     }
 
     @Test func helpExplainsEveryOption() throws {
-        let process = Process()
-        process.executableURL = Self.executable
-        process.arguments = ["--help"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let help = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let run = try ExecutableRun.finished(["--help"])
+        let help = run.output
+        #expect(run.status == 0)
         for option in ["--port", "--host", "--web-root", "--log-level", "--reconnect-grace", "--empty-room-lifetime",
                        "--max-message-bytes", "--metrics"] {
             #expect(help.contains(option), "help mentions \(option)")
@@ -66,34 +40,19 @@ struct ExecutableTests {
     @Test func aTakenPortIsAClearErrorNotACrash() throws {
         let server = try LiveServer()
         defer { server.stop() }
-        let process = Process()
-        process.executableURL = Self.executable
-        process.arguments = ["--port", "\(server.port)", "--host", "127.0.0.1", "--web-root", LiveServer.webRoot, "--db", "none"]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = Pipe()
-        try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 1)
-        #expect(text.contains("cannot listen"))
+        let run = try ExecutableRun.finished(["--port", "\(server.port)", "--host", "127.0.0.1", "--web-root",
+                                              LiveServer.webRoot, "--db", "none"])
+        #expect(run.status == 1)
+        #expect(run.errors.contains("cannot listen"))
     }
 
     @Test func withJSONLogsEveryLineIsJSONTheLibrarysOwnToo() throws {
         let server = try LiveServer()
         defer { server.stop() }
-        let process = Process()
-        process.executableURL = Self.executable
         // A taken port makes libwebsockets itself log errors before the server gives up.
-        process.arguments = ["--port", "\(server.port)", "--host", "127.0.0.1", "--web-root", LiveServer.webRoot, "--db", "none",
-                             "--log-format", "json"]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = Pipe()
-        try process.run()
-        let data = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
+        let run = try ExecutableRun.finished(["--port", "\(server.port)", "--host", "127.0.0.1", "--web-root",
+                                              LiveServer.webRoot, "--db", "none", "--log-format", "json"])
+        let lines = run.errors.split(separator: "\n")
         let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(!lines.isEmpty && objects.count == lines.count, "non-JSON lines: \(lines)")
         #expect(objects.contains { $0["source"] as? String == "libwebsockets" && $0["level"] as? String == "error" })
@@ -109,31 +68,15 @@ struct ExecutableTests {
 
     /// Starts `executable` in `directory` on a free loopback port, without --web-root; returns it and its port.
     static func startWithoutWebRoot(_ executable: URL, in directory: URL) throws -> (Process, Int) {
-        let process = Process()
-        process.executableURL = executable
-        process.currentDirectoryURL = directory
-        process.arguments = ["--port", "0", "--host", "127.0.0.1", "--db", "none", "--log-level", "warning"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var line = [UInt8]()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1)?.first, byte != UInt8(ascii: "\n") {
-            line.append(byte)
-        }
-        let text = String(decoding: line, as: UTF8.self)
-        guard let port = Int(text.split(separator: ":").last?.trimmingCharacters(in: .init(charactersIn: "/")) ?? "") else {
-            if process.isRunning { process.terminate() }
-            throw LiveTestFailure(description: "no port in the first line: \(text)")
-        }
-        return (process, port)
+        try ExecutableRun.serving(["--port", "0", "--host", "127.0.0.1", "--db", "none", "--log-level", "warning"],
+                                  executable: executable, in: directory, quiet: true)
     }
 
     /// Started where there is no ./web and nothing installed beside it: the API and WebSocket work, the page 404s.
     @Test func outsideTheCheckoutTheAPIIsServedAndThePageAnswers404() throws {
         let elsewhere = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: elsewhere) }
-        let (process, port) = try Self.startWithoutWebRoot(Self.executable, in: elsewhere)
+        let (process, port) = try Self.startWithoutWebRoot(ExecutableRun.executable, in: elsewhere)
         defer { process.terminate(); process.waitUntilExit() }
 
         #expect(try httpGet(port: port, path: "/healthz").status == 200)
@@ -153,7 +96,7 @@ struct ExecutableTests {
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: web, withIntermediateDirectories: true)
         let installed = bin.appendingPathComponent("pomodoro-server")
-        try FileManager.default.copyItem(at: Self.executable, to: installed)
+        try FileManager.default.copyItem(at: ExecutableRun.executable, to: installed)
         try Data("<!doctype html><title>the installed page</title>\n".utf8).write(to: web.appendingPathComponent("index.html"))
         let elsewhere = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: elsewhere) }
@@ -166,16 +109,10 @@ struct ExecutableTests {
 
     /// A web root the admin named but that is not there: one line that says so and names --web-root.
     @Test func aNamedWebRootThatIsMissingIsAOneLineConfigurationError() throws {
-        let process = Process()
-        process.executableURL = Self.executable
-        process.arguments = ["--port", "0", "--host", "127.0.0.1", "--db", "none", "--web-root", "/nonexistent/web"]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = Pipe()
-        try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 78)
+        let run = try ExecutableRun.finished(["--port", "0", "--host", "127.0.0.1", "--db", "none",
+                                              "--web-root", "/nonexistent/web"])
+        let text = run.errors
+        #expect(run.status == 78)
         let lines = text.split(separator: "\n")
         #expect(lines.count == 1 && text.contains("--web-root") && text.contains("/nonexistent/web"), "\(text)")
     }
@@ -196,17 +133,10 @@ struct ExecutableTests {
         try #require(bound)
         let port = Int(UInt16(bigEndian: address.sin_port))
 
-        let process = Process()
-        process.executableURL = Self.executable
-        process.arguments = ["--port", "0", "--host", "127.0.0.1", "--web-root", LiveServer.webRoot,
-                             "--db", "postgres://focus:s3cr%40t-pw@127.0.0.1:\(port)/pomodoro"]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = Pipe()
-        try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationReason == .exit && process.terminationStatus == 69)
+        let run = try ExecutableRun.finished(["--port", "0", "--host", "127.0.0.1", "--web-root", LiveServer.webRoot,
+                                              "--db", "postgres://focus:s3cr%40t-pw@127.0.0.1:\(port)/pomodoro"])
+        let text = run.errors
+        #expect(run.exited && run.status == 69)
         #expect(text.split(separator: "\n").count == 1 && text.hasSuffix("\n"), "\(text)")
         #expect(text.hasPrefix("pomodoro-server: cannot open the database postgres://focus:***@127.0.0.1:\(port)/pomodoro: "
                                + "could not connect"), "\(text)")

@@ -1,0 +1,1 @@
+../PomodoroServerTests/ExecutableRun.swift
