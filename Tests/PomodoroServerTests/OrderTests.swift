@@ -18,6 +18,18 @@ struct OrderTests {
         func remove() { try? FileManager.default.removeItem(atPath: path) }
     }
 
+    /// A live server on a database of its own and a client for it, both stopped (and the folder removed)
+    /// after `body`.
+    static func withServer(_ body: (LiveServer, WebSocketClient) throws -> Void) throws {
+        let folder = Folder()
+        defer { folder.remove() }
+        let server = try LiveServer { $0.databasePath = folder.database }
+        let client = try WebSocketClient()
+        client.start()
+        defer { server.stop(); client.stop(); client.waitUntilFinished() }
+        try body(server, client)
+    }
+
     /// The frames of `messages`, each with its ref, as one write.
     static func burst(_ messages: [(ClientMessage, String)]) -> [UInt8] {
         messages.flatMap { message, ref in
@@ -75,24 +87,16 @@ struct OrderTests {
     }
 
     @Test func aPipelinedBurstWorksWithADatabase() throws {
-        let folder = Folder()
-        defer { folder.remove() }
-        let server = try LiveServer { $0.databasePath = folder.database }
-        defer { server.stop() }
-        try Self.expectPipelinedBurstWorks(port: server.port, room: "bystander")
+        try Self.withServer { server, _ in try Self.expectPipelinedBurstWorks(port: server.port, room: "bystander") }
     }
 
     @Test func aPipelinedBurstWorksInALockedRoom() throws {
-        let folder = Folder()
-        defer { folder.remove() }
-        let server = try LiveServer { $0.databasePath = folder.database }
-        let client = try WebSocketClient()
-        client.start()
-        defer { server.stop(); client.stop(); client.waitUntilFinished() }
-        let owner = try Peer(client, port: server.port)
-        owner.send(.join(room: "vault", name: "Owner", token: nil, passcode: "open sesame"))
-        _ = try owner.expect("welcome") { if case .welcome = $0 { true } else { nil } }
-        try Self.expectPipelinedBurstWorks(port: server.port, room: "vault", passcode: "open sesame")
+        try Self.withServer { server, client in
+            let owner = try Peer(client, port: server.port)
+            owner.send(.join(room: "vault", name: "Owner", token: nil, passcode: "open sesame"))
+            _ = try owner.expect("welcome") { if case .welcome = $0 { true } else { nil } }
+            try Self.expectPipelinedBurstWorks(port: server.port, room: "vault", passcode: "open sesame")
+        }
     }
 
     /// The member's room is only in the store (a server that brought back no rooms at start, as one with
@@ -162,41 +166,35 @@ struct OrderTests {
     /// A second join while one is pending, a leave right after a join, a stats request in between: each is
     /// answered in the order sent.
     @Test func everyRequestIsAnsweredInTheOrderSent() throws {
-        let folder = Folder()
-        defer { folder.remove() }
-        let server = try LiveServer { $0.databasePath = folder.database }
-        defer { server.stop() }
-        let socket = try RawWebSocket(port: server.port)
-        try socket.write(Self.burst([(.join(room: "first", name: "Calm", token: nil), "j1"),
-                                     (.join(room: "second", name: "Calm", token: nil), "j2"),
-                                     (.stats(room: nil, days: nil, tz: nil, passcode: nil), "st"),
-                                     (.start, "s"),
-                                     (.leave, "l"),
-                                     (.join(room: "second", name: "Calm", token: nil), "j3"),
-                                     (.leave, "l2"),
-                                     (.join(room: "first", name: "Calm", token: nil), "j4")]))
-        let messages = try Self.read(socket) { Self.replies($0).count >= 8 }
-        #expect(Self.replies(messages) == ["welcome", "error already_joined", "stats", "ok start", "ok leave",
-                                           "welcome", "ok leave", "welcome"])
+        try Self.withServer { server, _ in
+            let socket = try RawWebSocket(port: server.port)
+            try socket.write(Self.burst([(.join(room: "first", name: "Calm", token: nil), "j1"),
+                                         (.join(room: "second", name: "Calm", token: nil), "j2"),
+                                         (.stats(room: nil, days: nil, tz: nil, passcode: nil), "st"),
+                                         (.start, "s"),
+                                         (.leave, "l"),
+                                         (.join(room: "second", name: "Calm", token: nil), "j3"),
+                                         (.leave, "l2"),
+                                         (.join(room: "first", name: "Calm", token: nil), "j4")]))
+            let messages = try Self.read(socket) { Self.replies($0).count >= 8 }
+            #expect(Self.replies(messages) == ["welcome", "error already_joined", "stats", "ok start", "ok leave",
+                                               "welcome", "ok leave", "welcome"])
+        }
     }
 
     /// After `leave`, the same connection joins again, with a database (where the join looks the room up).
     @Test func leaveThenJoinOnOneConnection() throws {
-        let folder = Folder()
-        defer { folder.remove() }
-        let server = try LiveServer { $0.databasePath = folder.database }
-        let client = try WebSocketClient()
-        client.start()
-        defer { server.stop(); client.stop(); client.waitUntilFinished() }
-        let peer = try Peer(client, port: server.port)
-        _ = try peer.join("revolving", name: "Calm", token: nil)
-        peer.send(.leave)
-        _ = try peer.expect("ok leave") { if case .ok("leave", _, _) = $0 { true } else { nil } }
-        let again = try peer.join("elsewhere", name: "Calm", token: nil)
-        #expect(again.room.room == "elsewhere")
-        peer.send(.leave)
-        _ = try peer.expect("ok leave") { if case .ok("leave", _, _) = $0 { true } else { nil } }
-        _ = try peer.join("revolving", name: "Calm", token: nil)
+        try Self.withServer { server, client in
+            let peer = try Peer(client, port: server.port)
+            _ = try peer.join("revolving", name: "Calm", token: nil)
+            peer.send(.leave)
+            _ = try peer.expect("ok leave") { if case .ok("leave", _, _) = $0 { true } else { nil } }
+            let again = try peer.join("elsewhere", name: "Calm", token: nil)
+            #expect(again.room.room == "elsewhere")
+            peer.send(.leave)
+            _ = try peer.expect("ok leave") { if case .ok("leave", _, _) = $0 { true } else { nil } }
+            _ = try peer.join("revolving", name: "Calm", token: nil)
+        }
     }
 }
 
