@@ -124,8 +124,11 @@ extension WebSocketServer {
         if let reason, String(cString: reason.assumingMemoryBound(to: CChar.self)) != "__lws_close_free_wsi" {
             return
         }
+        // "Just now" is half the handshake timeout: a half-sent head the timeout closes has been silent for all
+        // of it, while a busy service thread may come to a head the library refused a second or more late.
+        let justNow = UInt32(max(1, options.handshakeTimeoutSeconds)) * 500
         guard let now = tcpCounters(wsi), now.received > session.pointee.received_at_bind,
-              now.written == session.pointee.written_at_bind, now.ms_since_receive < 1000 else { return }
+              now.written == session.pointee.written_at_bind, now.ms_since_receive < justNow else { return }
         let tooLarge = now.received - session.pointee.received_at_bind >= UInt64(Self.headTableBytes)
         let answer = tooLarge
             ? Self.cannedAnswer(status: 431, body: "request head too large\n")
