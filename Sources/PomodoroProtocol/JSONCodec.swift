@@ -21,11 +21,12 @@ public struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible
         self.init(code: code, message: message, field: field, ref: ref)
     }
 
-    /// The wire error for a refusal from the core.
+    /// The wire error for a refusal from the core: the one mapping of `RoomError` to code and message, which
+    /// the server sends (`seconds must be non-zero`, field `seconds`).
     public init(_ error: RoomError, ref: Ref? = nil) {
         switch error {
         case let .invalidArgument(field, reason):
-            self.init(code: .badRequest, message: "'\(field)' \(reason)", field: field, ref: ref)
+            self.init(code: .badRequest, message: "\(field) \(reason)", field: field, ref: ref)
         case let .invalidState(reason):
             self.init(code: .invalidState, message: reason, ref: ref)
         case .roomFull:
@@ -149,7 +150,7 @@ public enum WireCodec {
         let object = JSONBuilder.object()
         object.set("type", message.type)
         switch message {
-        case let .welcome(you, room, serverTime, ref):
+        case let .welcome(you, room, serverTime, limits, ref):
             let youObject = JSONBuilder.object()
             youObject.set("id", you.id)
             youObject.set("token", you.token)
@@ -157,6 +158,7 @@ public enum WireCodec {
             object.set("you", youObject)
             object.set("room", snapshot(room))
             object.set("serverTime", serverTime)
+            object.set("limits", limitsObject(limits))
             if let ref { set(ref, into: object) }
         case let .state(room):
             object.set("room", snapshot(room))
@@ -207,7 +209,8 @@ public enum WireCodec {
                     return .welcome(you: YouPayload(id: try you.string("id"), token: try you.string("token"),
                                                     resumed: try you.bool("resumed")),
                                     room: try fields.object("room").snapshot(),
-                                    serverTime: try fields.int64("serverTime"), ref: ref)
+                                    serverTime: try fields.int64("serverTime"),
+                                    limits: try fields.object("limits").limits(), ref: ref)
                 case "state":
                     return .state(try fields.object("room").snapshot())
                 case "tick":
@@ -274,6 +277,20 @@ public enum WireCodec {
         object.set("control", s.control.rawValue)
         object.set("host", s.host.map(JSONBuilder.string))  // always present: null when nobody hosts
         object.set("locked", s.locked)
+        return object
+    }
+
+    private static func limitsObject(_ l: LimitsPayload) -> JSONBuilder {
+        let object = JSONBuilder.object()
+        object.set("maxNameLength", l.maxNameLength)
+        object.set("maxTaskLength", l.maxTaskLength)
+        object.set("minPasscodeLength", l.minPasscodeLength)
+        object.set("maxPasscodeLength", l.maxPasscodeLength)
+        object.set("maxExtendSeconds", l.maxExtendSeconds)
+        object.set("maxPhaseSeconds", l.maxPhaseSeconds)
+        object.set("minFocusSeconds", l.minFocusSeconds)
+        object.set("maxSettingSeconds", l.maxSettingSeconds)
+        object.set("maxLongBreakEvery", l.maxLongBreakEvery)
         return object
     }
 
@@ -495,6 +512,14 @@ struct FieldReader {
     func settings() throws(ProtocolError) -> RoomSettings {
         RoomSettings(focus: try int("focus"), shortBreak: try int("shortBreak"), longBreak: try int("longBreak"),
                      longBreakEvery: try int("longBreakEvery"), autoStart: try bool("autoStart"))
+    }
+
+    func limits() throws(ProtocolError) -> LimitsPayload {
+        LimitsPayload(maxNameLength: try int("maxNameLength"), maxTaskLength: try int("maxTaskLength"),
+                      minPasscodeLength: try int("minPasscodeLength"), maxPasscodeLength: try int("maxPasscodeLength"),
+                      maxExtendSeconds: try int("maxExtendSeconds"), maxPhaseSeconds: try int("maxPhaseSeconds"),
+                      minFocusSeconds: try int("minFocusSeconds"), maxSettingSeconds: try int("maxSettingSeconds"),
+                      maxLongBreakEvery: try int("maxLongBreakEvery"))
     }
 
     func stats() throws(ProtocolError) -> StatsPayload {
