@@ -49,6 +49,20 @@ extension SnapshotPayload {
     }
 }
 
+extension LimitsPayload {
+    /// The limits of a server whose rooms follow `policy` and whose passcodes are `passcodeLength` long; the
+    /// settings' bounds are the core's (`RoomSettings`).
+    public init(_ policy: RoomPolicy, passcodeLength: ClosedRange<Int>) {
+        self.init(maxNameLength: policy.maxNameLength, maxTaskLength: policy.maxTaskLength,
+                  minPasscodeLength: passcodeLength.lowerBound, maxPasscodeLength: passcodeLength.upperBound,
+                  maxExtendSeconds: policy.maxExtendSeconds,
+                  maxPhaseSeconds: Int(policy.maxPhaseLength.components.seconds),
+                  minFocusSeconds: policy.minFocusSeconds,
+                  maxSettingSeconds: RoomSettings.durationRange.upperBound,
+                  maxLongBreakEvery: RoomSettings.longBreakEveryRange.upperBound)
+    }
+}
+
 extension TickPayload {
     public init(_ tick: Tick, room: RoomID, clock: ClockReading) {
         self.init(room: room.rawValue, phase: tick.phase, remainingMs: tick.remaining.milliseconds,
@@ -70,19 +84,6 @@ extension EventPayload {
         case let .control(action, by, seconds): self = .control(action: action, by: by.rawValue, seconds: seconds)
         case let .hostChanged(id): self = .hostChanged(member: id?.rawValue)
         case let .controlModeChanged(mode, by): self = .controlModeChanged(mode: mode, by: by.rawValue)
-        }
-    }
-}
-
-extension ErrorCode {
-    /// The wire code for a refusal from the core.
-    public init(_ error: RoomError) {
-        switch error {
-        case .invalidArgument: self = .badRequest
-        case .invalidState: self = .invalidState
-        case .roomFull: self = .roomFull
-        case .unknownMember: self = .notJoined
-        case .forbidden: self = .forbidden
         }
     }
 }

@@ -1,7 +1,7 @@
 import CJSONC
 
 // The thin layer over json-c: parsing into a borrowed read-only view, building and serializing.
-// This file is the only Swift code that touches json-c (JSONCodec.swift speaks to it through these types);
+// This file is the only Swift code that touches json-c (the WireCodec files speak to it through these types);
 // nothing here is public and no C type leaves the module.
 
 // MARK: Reading

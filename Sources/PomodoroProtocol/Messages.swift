@@ -265,9 +265,43 @@ public struct YouPayload: Equatable, Sendable {
     }
 }
 
+/// The server's bounds that a client checks before sending, sent in `welcome` so that clients need no copy
+/// of their own. Lengths are in characters, times in seconds.
+public struct LimitsPayload: Equatable, Sendable {
+    public var maxNameLength: Int
+    public var maxTaskLength: Int
+    public var minPasscodeLength: Int
+    public var maxPasscodeLength: Int
+    /// How far one `extend` may move the end, either way.
+    public var maxExtendSeconds: Int
+    /// The longest a phase can be made by extending it.
+    public var maxPhaseSeconds: Int
+    /// The shortest `focus` that `configure` accepts.
+    public var minFocusSeconds: Int
+    /// The longest `focus`, `shortBreak` or `longBreak` that `configure` accepts (the shortest break is 1).
+    public var maxSettingSeconds: Int
+    /// The largest `longBreakEvery` (the smallest is 1).
+    public var maxLongBreakEvery: Int
+
+    public init(maxNameLength: Int, maxTaskLength: Int, minPasscodeLength: Int, maxPasscodeLength: Int,
+                maxExtendSeconds: Int, maxPhaseSeconds: Int, minFocusSeconds: Int, maxSettingSeconds: Int,
+                maxLongBreakEvery: Int) {
+        self.maxNameLength = maxNameLength
+        self.maxTaskLength = maxTaskLength
+        self.minPasscodeLength = minPasscodeLength
+        self.maxPasscodeLength = maxPasscodeLength
+        self.maxExtendSeconds = maxExtendSeconds
+        self.maxPhaseSeconds = maxPhaseSeconds
+        self.minFocusSeconds = minFocusSeconds
+        self.maxSettingSeconds = maxSettingSeconds
+        self.maxLongBreakEvery = maxLongBreakEvery
+    }
+}
+
 /// What the server may send.
 public enum ServerMessage: Equatable, Sendable {
-    case welcome(you: YouPayload, room: SnapshotPayload, serverTime: Int64, ref: Ref?)
+    /// The reply to `join`: who I am, the room, and the bounds the server checks.
+    case welcome(you: YouPayload, room: SnapshotPayload, serverTime: Int64, limits: LimitsPayload, ref: Ref?)
     case state(SnapshotPayload)
     case tick(TickPayload)
     case event(room: String, EventPayload, serverTime: Int64)

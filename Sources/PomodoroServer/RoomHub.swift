@@ -889,7 +889,9 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
                                                      "resumed": "\(result.resumed)"])
             reply(.welcome(you: YouPayload(id: result.memberID.rawValue, token: result.token.rawValue,
                                            resumed: result.resumed),
-                           room: snapshot(of: entry, at: now), serverTime: now.wallMs, ref: request.ref),
+                           room: snapshot(of: entry, at: now), serverTime: now.wallMs,
+                           limits: LimitsPayload(entry.room.policy, passcodeLength: PasscodeVerifier.allowedLength),
+                           ref: request.ref),
                   to: connection, server: server)
             publish(result.outcome, in: entry, server: server, at: now, stateAlreadySentTo: connection)
         } catch {
@@ -973,14 +975,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
     // MARK: Sending
 
     private func refuse(_ error: RoomError, ref: Ref?, to connection: ConnectionID, server: WebSocketServer) {
-        let (message, field): (String, String?) = switch error {
-        case let .invalidArgument(field, reason): ("\(field) \(reason)", field)
-        case let .invalidState(why): (why, nil)
-        case .roomFull: ("the room is full", nil)
-        case .unknownMember: ("join a room first", nil)
-        case .forbidden: ("only the host may do that in this room", nil)
-        }
-        reply(.error(code: ErrorCode(error), message: message, field: field, ref: ref), to: connection, server: server)
+        reply(.error(ProtocolError(error, ref: ref)), to: connection, server: server)
     }
 
     private func reply(_ message: ServerMessage, to connection: ConnectionID, server: WebSocketServer) {

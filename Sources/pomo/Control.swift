@@ -6,15 +6,17 @@ import PomodoroProtocol
 /// The one-shot commands: send one request to the room's timer, report, exit.
 enum Control {
     /// Sends `message`, waits for the reply, prints the timer as it then stands unless quiet.
+    /// `refusal` checks the request against the limits in `welcome`; a reason not to send it ends with usage.
     static func perform(_ message: ClientMessage, verb: String, room: String, visit: VisitOptions,
-                        quiet: Bool) async throws {
+                        quiet: Bool, refusal: @escaping @Sendable (LimitsPayload) -> String? = { _ in nil }) async throws {
         let ref = Ref.string("command")
         var replied = false
         var baseline: UInt64 = 0
         try await Visit(room: room, options: visit).run { event, view in
             guard case let .message(reply, _, at) = event else { return .wait }
             switch reply {
-            case .welcome(_, let snapshot, _, _):
+            case .welcome(_, let snapshot, _, let limits, _):
+                if let reason = refusal(limits) { return .finish(fail(reason, status: PomoExit.usage)) }
                 baseline = snapshot.seq
                 return .send(message, ref: ref)
             case .ok(_, _, ref?) where ref == .string("command"):
@@ -101,8 +103,8 @@ enum Control {
             abstract: "Move the end of the current phase: later, or earlier with a negative amount.",
             discussion: """
                 AMOUNT is a duration: 5m, 90s, 1m30s, 1h; a bare number is minutes. A negative amount \
-                shortens: pomo extend team-alpha -1m. Shortening past zero ends the phase. The server allows \
-                up to an hour either way per call and 8 hours per phase.
+                shortens: pomo extend team-alpha -1m. Shortening past zero ends the phase. The server sets how \
+                far one call may go (an hour either way by default) and how long a phase may get (8 hours).
                 """)
 
         @Argument(help: "The room's name.")
@@ -123,12 +125,12 @@ enum Control {
                 throw ValidationError("'\(amount.first ?? "")' is not a duration: try 5m, -1m, 90s or 1h")
             }
             guard seconds != 0 else { throw ValidationError("the amount must not be zero") }
-            guard abs(seconds) <= 3600 else { throw ValidationError("at most an hour either way per call") }
         }
 
         func run() async throws {
             let seconds = DurationText.seconds(amount.first ?? "1m") ?? 60
-            try await perform(.extend(seconds: seconds), verb: "extend", room: room, visit: visit, quiet: quiet)
+            try await perform(.extend(seconds: seconds), verb: "extend", room: room, visit: visit, quiet: quiet,
+                              refusal: { $0.refusal(extending: seconds) })
         }
     }
 }
@@ -154,7 +156,7 @@ struct Configure: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Length of a long break.", valueName: "duration"))
     var longBreak: String?
 
-    @Option(help: ArgumentHelp("A long break after every N focus sessions (1–12).", valueName: "n"))
+    @Option(help: ArgumentHelp("A long break after every N focus sessions (1–12 by default).", valueName: "n"))
     var longBreakEvery: Int?
 
     @Flag(inversion: .prefixedNo, help: "Start the next phase by itself when one ends.")
@@ -167,14 +169,12 @@ struct Configure: AsyncParsableCommand {
 
     func validate() throws {
         try validateRoom(room)
+        // The bounds are the server's, checked once its `welcome` has said them.
         for (flag, value) in [("--focus", focus), ("--short-break", shortBreak), ("--long-break", longBreak)] {
             guard let value else { continue }
-            guard let seconds = DurationText.seconds(value), RoomSettings.durationRange.contains(seconds) else {
-                throw ValidationError("\(flag) must be a duration from 1s to 4h, e.g. 25m")
+            guard DurationText.seconds(value) != nil else {
+                throw ValidationError("\(flag) must be a duration, e.g. 25m")
             }
-        }
-        if let longBreakEvery, !RoomSettings.longBreakEveryRange.contains(longBreakEvery) {
-            throw ValidationError("--long-break-every must be 1–12")
         }
         if focus == nil && shortBreak == nil && longBreak == nil && longBreakEvery == nil && autoStart == nil {
             throw ValidationError("nothing to change: give --focus, --short-break, --long-break, --long-break-every or --[no-]auto-start")
@@ -191,7 +191,7 @@ struct Configure: AsyncParsableCommand {
         try await Visit(room: room, options: visit).run { event, _ in
             guard case let .message(reply, _, _) = event else { return .wait }
             switch reply {
-            case .welcome(_, let snapshot, _, _) where sent == nil:
+            case .welcome(_, let snapshot, _, let limits, _) where sent == nil:
                 // Start from what will be in effect next, so pending changes are not undone.
                 var settings = snapshot.pendingSettings ?? snapshot.settings
                 if let focus { settings.focus = focus }
@@ -199,6 +199,9 @@ struct Configure: AsyncParsableCommand {
                 if let longBreak { settings.longBreak = longBreak }
                 if let every { settings.longBreakEvery = every }
                 if let auto { settings.autoStart = auto }
+                if let reason = limits.refusal(configuring: settings) {
+                    return .finish(fail(reason, status: PomoExit.usage))
+                }
                 sent = settings
                 return .send(.configure(settings), ref: .string("command"))
             case let .ok(_, appliesFrom, ref?) where ref == .string("command"):

@@ -104,7 +104,7 @@ struct Join: AsyncParsableCommand {
 
 /// Keeps the resume token of every welcome, so the next `pomo join` resumes this member.
 func remember(_ event: SessionEvent, in stateFile: StateFile?, address: ServerAddress, room: String, name: String) {
-    guard let stateFile, case let .message(.welcome(you, _, _, _), _, _) = event else { return }
+    guard let stateFile, case let .message(.welcome(you, _, _, _, _), _, _) = event else { return }
     try? stateFile.save(StateFile.Contents(server: address.description, room: room, name: name, member: you.id,
                                            token: you.token))
 }

@@ -57,7 +57,7 @@ struct Status: AsyncParsableCommand {
         let format = try StatusFormat(self.format)
         let json = self.json
         try await Visit(room: room, options: visit).run { event, view in
-            guard case let .message(.welcome(you, _, _, _), raw, at) = event else { return .wait }
+            guard case let .message(.welcome(you, _, _, _, _), raw, at) = event else { return .wait }
             if json {
                 guard let text = snapshotJSON(raw, without: you.id) else {
                     return .finish(fail("the server's welcome was not readable JSON", status: 70))

@@ -42,7 +42,7 @@ struct Watch: AsyncParsableCommand {
             try await Visit(room: room, options: visit).run(reconnect: true) { event, _ in
                 guard case let .message(message, raw, _) = event else { return .wait }
                 var text = String(decoding: raw, as: UTF8.self)
-                if case let .welcome(you, _, _, _) = message {
+                if case let .welcome(you, _, _, _, _) = message {
                     text = text.replacingOccurrences(of: "\"\(you.token)\"", with: "\"\"")
                 }
                 printLine(text)

@@ -39,9 +39,13 @@ enum Fixture {
                  serverTime: serverTime)
     }
 
-    static func welcome(_ room: SnapshotPayload, id: String = "m1", resumed: Bool = false) -> ServerMessage {
+    /// The limits a server with the default configuration sends in `welcome`.
+    static let limits = LimitsPayload(RoomPolicy(), passcodeLength: 4...64)
+
+    static func welcome(_ room: SnapshotPayload, id: String = "m1", resumed: Bool = false,
+                        limits: LimitsPayload = limits) -> ServerMessage {
         .welcome(you: YouPayload(id: id, token: "0123456789abcdef0123456789abcdef", resumed: resumed), room: room,
-                 serverTime: room.serverTime, ref: .string("join"))
+                 serverTime: room.serverTime, limits: limits, ref: .string("join"))
     }
 
     static func tick(remainingMs: Int64, endsAt: Int64, seq: UInt64, room: String = "team-alpha",
@@ -52,10 +56,10 @@ enum Fixture {
 
     /// A dashboard that has joined `room` as `id`, as of local moment `at`.
     static func dashboard(_ room: SnapshotPayload, id: String = "m1", at: LocalInstant = local(0),
-                          bell: Bool = true) -> Dashboard {
+                          bell: Bool = true, limits: LimitsPayload = limits) -> Dashboard {
         var d = Dashboard(roomName: room.room, serverLabel: "127.0.0.1:8080", bell: bell)
         _ = d.handle(.connecting(attempt: 1))
-        _ = d.handle(.message(welcome(room, id: id), raw: [], receivedAt: at))
+        _ = d.handle(.message(welcome(room, id: id, limits: limits), raw: [], receivedAt: at))
         return d
     }
 }

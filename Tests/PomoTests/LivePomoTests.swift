@@ -162,6 +162,12 @@ struct LivePomoTests {
         #expect(result.status == 0 && result.out.hasPrefix("scripted: Focus 1 of 4, running, "), "\(result)")
         result = try runProgram(pomo, ["extend", "scripted", "-1m", "--server", server.url], environment: env)
         #expect(result.status == 0 && result.out.contains(", 0") && result.out.contains(" left"), "\(result)")
+        // Out of the bounds the server sent in welcome: a usage error, and nothing is sent.
+        result = try runProgram(pomo, ["extend", "scripted", "2h", "--server", server.url], environment: env)
+        #expect(result.status == 64 && result.err == "pomo: at most 1h either way per call\n", "\(result)")
+        result = try runProgram(pomo, ["configure", "scripted", "--long-break-every", "13", "--server", server.url],
+                                environment: env)
+        #expect(result.status == 64 && result.err == "pomo: --long-break-every must be 1–12\n", "\(result)")
 
         result = try runProgram(pomo, ["status", "scripted", "--format", "%P %s %c/%n %M", "--server", server.url],
                                 environment: env)

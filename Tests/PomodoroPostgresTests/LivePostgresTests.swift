@@ -41,7 +41,7 @@ struct LivePostgresTests {
         ada.send(.join(room: "pg-room", name: "Ada", token: nil))
         ada.send(.task(text: "write the report"))
         ada.send(.start)
-        let you = try ada.expect("welcome") { if case .welcome(let you, _, _, _) = $0 { you } else { nil } }
+        let you = try ada.expect("welcome") { if case .welcome(let you, _, _, _, _) = $0 { you } else { nil } }
         _ = try ada.expect("a running state", Self.isRunning)
         first.stop()
 

@@ -24,6 +24,9 @@ enum Fixtures {
         .number(0), .number(42), .number(-7), .number(.max), .number(.min),
     ]
 
+    /// The limits of a server with the default configuration (docs/PROTOCOL.md, `welcome`).
+    static let limits = LimitsPayload(RoomPolicy(), passcodeLength: 4...64)
+
     static let custom = RoomSettings(focus: 50 * 60, shortBreak: 10 * 60, longBreak: 30 * 60, longBreakEvery: 3,
                                      autoStart: true)
 
@@ -152,8 +155,11 @@ enum Fixtures {
     static var serverMessages: [ServerMessage] {
         var messages: [ServerMessage] = [
             .welcome(you: YouPayload(id: "m1", token: "secret-token", resumed: false), room: runningSnapshot,
-                     serverTime: 1_700_000_000_000, ref: .string("j1")),
+                     serverTime: 1_700_000_000_000, limits: limits, ref: .string("j1")),
             .welcome(you: YouPayload(id: "m7", token: "", resumed: true), room: idleSnapshot, serverTime: 5,
+                     limits: LimitsPayload(maxNameLength: 1, maxTaskLength: 0, minPasscodeLength: 0,
+                                           maxPasscodeLength: .max, maxExtendSeconds: -1, maxPhaseSeconds: 0,
+                                           minFocusSeconds: 1, maxSettingSeconds: 2, maxLongBreakEvery: 3),
                      ref: nil),
             .state(runningSnapshot), .state(idleSnapshot), .state(pausedSnapshot),
             .tick(tick),

@@ -126,15 +126,15 @@ struct ServerMessageTests {
 
         let welcome = try JSONValue.parse(WireCodec.encode(
             .welcome(you: YouPayload(id: "m1", token: "t", resumed: false), room: Fixtures.runningSnapshot,
-                     serverTime: 9, ref: .string("j"))))
-        #expect(welcome.keys == ["type", "you", "room", "serverTime", "ref"])
+                     serverTime: 9, limits: Fixtures.limits, ref: .string("j"))))
+        #expect(welcome.keys == ["type", "you", "room", "serverTime", "limits", "ref"])
         #expect(welcome["you"]?.keys == ["id", "token", "resumed"])
         #expect(welcome["room"] == running)
 
         let noRef = try JSONValue.parse(WireCodec.encode(
             .welcome(you: YouPayload(id: "m1", token: "t", resumed: true), room: Fixtures.idleSnapshot,
-                     serverTime: 9, ref: nil)))
-        #expect(noRef.keys == ["type", "you", "room", "serverTime"])
+                     serverTime: 9, limits: Fixtures.limits, ref: nil)))
+        #expect(noRef.keys == ["type", "you", "room", "serverTime", "limits"])
     }
 
     @Test("events carry room, kind, serverTime and the kind's own keys", arguments: Fixtures.events)
@@ -236,18 +236,16 @@ struct ServerMessageTests {
         #expect(ServerMessage.error(error) == .error(code: .badRequest, message: "m", field: "f", ref: .number(1)))
     }
 
-    @Test("a core refusal maps to its wire error", arguments: [
-        (RoomError.invalidArgument(field: "seconds", reason: "must be non-zero"), ErrorCode.badRequest, "seconds"),
-        (.invalidState("the timer is not running"), .invalidState, nil),
-        (.roomFull, .roomFull, nil),
-        (.unknownMember, .notJoined, nil),
-    ] as [(RoomError, ErrorCode, String?)])
-    func roomErrors(_ roomError: RoomError, _ code: ErrorCode, _ field: String?) {
+    @Test("a core refusal maps to the code, message and field the server sends", arguments: [
+        (RoomError.invalidArgument(field: "seconds", reason: "must be non-zero"), ErrorCode.badRequest,
+         "seconds must be non-zero", "seconds"),
+        (.invalidState("the timer is not running"), .invalidState, "the timer is not running", nil),
+        (.roomFull, .roomFull, "the room is full", nil),
+        (.unknownMember, .notJoined, "join a room first", nil),
+        (.forbidden, .forbidden, "only the host may do that in this room", nil),
+    ] as [(RoomError, ErrorCode, String, String?)])
+    func roomErrors(_ roomError: RoomError, _ code: ErrorCode, _ message: String, _ field: String?) {
         let error = ProtocolError(roomError, ref: .string("r"))
-        #expect(error.code == code)
-        #expect(error.code == ErrorCode(roomError))
-        #expect(error.field == field)
-        #expect(error.ref == .string("r"))
-        #expect(!error.message.isEmpty)
+        #expect(ServerMessage.error(error) == .error(code: code, message: message, field: field, ref: .string("r")))
     }
 }

@@ -29,7 +29,7 @@ struct AbuseTests {
             client.start()
             owner = try Peer(client, port: server.port)
             owner.send(.join(room: "lock-room", name: "Owner", token: nil, passcode: "open sesame"))
-            ownerToken = try owner.expect("welcome") { if case .welcome(let you, _, _, _) = $0 { you.token } else { nil } }
+            ownerToken = try owner.expect("welcome") { if case .welcome(let you, _, _, _, _) = $0 { you.token } else { nil } }
         }
 
         func stop() {

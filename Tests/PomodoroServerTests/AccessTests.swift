@@ -31,7 +31,7 @@ struct AccessTests {
         let owner = try Peer(client, port: server.port)
         owner.send(.join(room: "vault", name: "Owner", token: nil, passcode: "open sesame"))
         let (you, room) = try owner.expect("welcome") { message -> (YouPayload, SnapshotPayload)? in
-            if case let .welcome(you, room, _, _) = message { return (you, room) }
+            if case let .welcome(you, room, _, _, _) = message { return (you, room) }
             return nil
         }
         #expect(room.locked && room.host == you.id)
@@ -62,7 +62,7 @@ struct AccessTests {
         _ = try owner.expect("welcome") { if case .welcome = $0 { return true }; return nil }
         let guest = try Peer(client, port: server.port)
         guest.send(.join(room: "club", name: "Guest", token: nil, passcode: "1234"))
-        let room = try guest.expect("welcome") { if case let .welcome(_, room, _, _) = $0 { return room }; return nil }
+        let room = try guest.expect("welcome") { if case let .welcome(_, room, _, _, _) = $0 { return room }; return nil }
         #expect(room.members.map(\.name) == ["Owner", "Guest"])
         let short = try Peer(client, port: server.port)
         short.send(.join(room: "tiny-lock", name: "A", token: nil, passcode: "123"))
@@ -74,7 +74,7 @@ struct AccessTests {
         let host = try Peer(client, port: server.port)
         host.send(.join(room: "lecture", name: "Host", token: nil, control: .host))
         let (hostYou, room) = try host.expect("welcome") { message -> (YouPayload, SnapshotPayload)? in
-            if case let .welcome(you, room, _, _) = message { return (you, room) }
+            if case let .welcome(you, room, _, _, _) = message { return (you, room) }
             return nil
         }
         #expect(room.control == .host && room.host == hostYou.id)

@@ -137,7 +137,7 @@ final class Peer: Sendable {
     func join(_ room: String, name: String, token: String? = nil) throws -> (you: YouPayload, room: SnapshotPayload) {
         send(.join(room: room, name: name, token: token))
         return try expect("welcome") {
-            if case let .welcome(you, snapshot, _, _) = $0 { return (you, snapshot) }
+            if case let .welcome(you, snapshot, _, _, _) = $0 { return (you, snapshot) }
             return nil
         }
     }

@@ -123,7 +123,7 @@ struct OrderTests {
         store.open()
         let messages = try Self.read(socket) { Self.replies($0).count >= 4 && $0.contains(where: Self.isRunning) }
         #expect(Self.replies(messages) == ["welcome", "ok task", "ok configure", "ok start"])
-        let resumed = messages.contains { if case .welcome(let me, _, _, _) = $0 { me.id == you.id && me.resumed } else { false } }
+        let resumed = messages.contains { if case .welcome(let me, _, _, _, _) = $0 { me.id == you.id && me.resumed } else { false } }
         #expect(resumed)
     }
 

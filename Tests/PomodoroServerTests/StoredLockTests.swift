@@ -84,7 +84,7 @@ struct StoredLockTests {
         defer { first.stop() }
         let owner = try Peer(client, port: first.port)
         owner.send(.join(room: room, name: "Owner", token: nil, passcode: passcode))
-        return try owner.expect("welcome", timeout: 10) { if case let .welcome(you, _, _, _) = $0 { you.token } else { nil } }
+        return try owner.expect("welcome", timeout: 10) { if case let .welcome(you, _, _, _, _) = $0 { you.token } else { nil } }
     }
 
     static func get(_ path: String, bearer: String?, port: Int) throws -> Int {

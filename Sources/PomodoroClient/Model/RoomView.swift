@@ -12,6 +12,8 @@ public struct RoomView: Equatable, Sendable {
     public private(set) var snapshot: SnapshotPayload?
     /// My member id in the room, from `welcome`.
     public private(set) var myID: String?
+    /// The bounds the server checks, from `welcome`: the client checks its requests against these.
+    public private(set) var limits: LimitsPayload?
     /// Whether the last `welcome` gave an earlier place back.
     public private(set) var resumed = false
     public private(set) var clock = ServerClockEstimate()
@@ -34,9 +36,10 @@ public struct RoomView: Equatable, Sendable {
     @discardableResult
     public mutating func apply(_ message: ServerMessage, receivedAt: LocalInstant) -> Applied {
         switch message {
-        case let .welcome(you, room, serverTime, _):
+        case let .welcome(you, room, serverTime, limits, _):
             clock.sample(serverTime: serverTime, receivedAt: receivedAt)
             clock.sample(serverTime: room.serverTime, receivedAt: receivedAt)
+            self.limits = limits
             myID = you.id
             resumed = you.resumed
             // A welcome starts a new session: a restarted server counts seq from the start again.

@@ -71,8 +71,6 @@ public struct Dashboard: Sendable {
     /// A short-lived message (a refusal, a hint) shown instead of `lastEvent` for `flashMs`.
     public var flash: Notice?
     public static let flashMs: Int64 = 6000
-    /// Longest phase the server allows by default (docs/PROTOCOL.md §9): `+` is dimmed beyond it.
-    public static let maxPhaseMs: Int64 = 8 * 3600 * 1000
     private var nextRef: Int64 = 1
     private var pending: [Int64: String] = [:]
     /// The presence last asked for and not yet confirmed, so a quick second `a` toggles back.
@@ -91,7 +89,7 @@ public struct Dashboard: Sendable {
     /// Whether a command makes sense now; keys for commands that do not are dimmed and do nothing.
     public func isEnabled(_ command: Command) -> Bool {
         if command == .quit { return true }
-        guard isLive, let snapshot = room.snapshot else { return false }
+        guard isLive, let snapshot = room.snapshot, let limits = room.limits else { return false }
         // In a host-only room the controls are the host's alone; task and presence stay everyone's.
         let mayControl = snapshot.control == .anyone || snapshot.host == room.myID
         switch command {
@@ -105,7 +103,8 @@ public struct Dashboard: Sendable {
         case .reset: return !(snapshot.status == .idle && snapshot.cycle == 1)
         case .extend(let minutes):
             guard snapshot.phase != .idle else { return false }
-            if minutes > 0 { return snapshot.phaseLengthMs + Int64(minutes) * 60_000 <= Self.maxPhaseMs }
+            // `+` is dimmed where the phase would outgrow the server's longest.
+            if minutes > 0 { return limits.allowsLengthening(phaseLengthMs: snapshot.phaseLengthMs, by: minutes * 60) }
             return snapshot.status == .running ? true : snapshot.remainingMs > 0
         }
     }
@@ -178,7 +177,7 @@ public struct Dashboard: Sendable {
                 return []
             case .extend(let minutes): return request(.extend(seconds: minutes * 60), "extend")
             case .task:
-                mode = .editingTask(LineEditor(room.me?.task ?? "", limit: 200))
+                mode = .editingTask(LineEditor(room.me?.task ?? "", limit: room.limits?.maxTaskLength ?? 0))
                 return []
             case .away:
                 let away = !awayRequestedOrShown
@@ -251,7 +250,7 @@ public struct Dashboard: Sendable {
     private mutating func handle(_ message: ServerMessage, at now: LocalInstant) -> [Effect] {
         var effects: [Effect] = []
         switch message {
-        case let .welcome(you, _, _, _):
+        case let .welcome(you, _, _, _, _):
             let wasMember = room.myID
             let myTask = room.me?.task ?? ""
             let reconnected = connection != .connecting

@@ -33,7 +33,7 @@ public struct EventLines: Sendable {
             let before = dashboard.lastEvent
             let flashBefore = dashboard.flash
             _ = dashboard.handle(event)
-            if case .welcome(let you, let room, _, _) = message {
+            if case .welcome(let you, let room, _, _, _) = message {
                 out.append("\(stamp(at)) Joined \(room.room) as \(dashboard.room.me?.name ?? "?") (\(you.id))"
                     + (you.resumed ? ", place resumed" : "") + " · " + Labels.settings(room.settings, short: false))
             } else if let notice = dashboard.lastEvent, notice != before {

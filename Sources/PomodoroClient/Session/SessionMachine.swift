@@ -176,7 +176,7 @@ public struct SessionMachine: Sendable {
         switch state {
         case .joining:
             switch message {
-            case .welcome(let you, _, _, _):
+            case .welcome(let you, _, _, _, _):
                 state = .joined
                 token = you.token
                 everJoined = true

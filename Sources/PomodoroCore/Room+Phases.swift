@@ -1,0 +1,149 @@
+// The phase machine: a phase is set up, runs to its deadline, pauses, ends and hands over to the next;
+// each change bumps `seq` once.
+
+extension Room {
+    var isFocusRunning: Bool {
+        if phase == .focus, case .running = timer { return true }
+        return false
+    }
+
+    mutating func changed(_ outcome: inout Outcome) {
+        seq += 1
+        pending.roomChanged()
+        outcome.stateChanged = true
+        // A tick computed earlier in this call carries the seq of the state that follows it.
+        outcome.tick?.seq = seq
+    }
+
+    /// A running focus stopped early (pause, skip, reset): the room and everyone present count one.
+    mutating func countInterruption(at now: Instant) {
+        guard isFocusRunning else { return }
+        stats.interruptions += 1
+        pending.record(.interrupted(nil, name: nil, at: now))
+        for id in roster.ids where roster[id]!.isPresent {
+            roster.update(id) { $0.stats.interruptions += 1 }
+            pending.record(.interrupted(id, name: roster[id]!.name, at: now))
+            pending.memberChanged(id)
+        }
+    }
+
+    mutating func run(remaining: Duration, now: Instant) {
+        timer = .running(deadline: now + remaining)
+        shownSeconds = remaining.secondsRoundedUp
+        if phase == .focus { credit.focusRuns(from: now) }
+        recreditAll(at: now)
+        quietSince = nil
+    }
+
+    mutating func runningStopped(_ now: Instant) {
+        credit.stopped()
+        recreditAll(at: now)
+        roomMayBeQuiet(now)
+    }
+
+    /// Sets up `next` with its full length, running from `start` or waiting.
+    mutating func enter(_ next: Phase, at start: Instant, running: Bool) {
+        phase = next
+        phaseLength = settings.length(of: next)
+        credit.newPhase()
+        if next == .focus {
+            for id in roster.ids where roster[id]!.sessionFocusTime != .zero {
+                roster.update(id) { $0.sessionFocusTime = .zero }
+                pending.memberChanged(id)
+            }
+        }
+        if running {
+            run(remaining: phaseLength, now: start)
+        } else {
+            timer = .ready(remaining: phaseLength)
+            runningStopped(start)
+        }
+    }
+
+    func phase(after current: Phase) -> Phase {
+        switch current {
+        case .focus: cycle >= settings.longBreakEvery ? .longBreak : .shortBreak
+        case .idle, .shortBreak, .longBreak: .focus
+        }
+    }
+
+    mutating func applyPendingSettings() {
+        if let pending = pendingSettings {
+            settings = pending
+            pendingSettings = nil
+        }
+    }
+
+    /// Ends the current phase at `t` and sets up the next one, which runs only when auto-start is on
+    /// and someone is connected to see it.
+    mutating func moveOn(at t: Instant, mayAutoStart: Bool = true) {
+        let finished = phase
+        // Everyone's span up to the end, before `enter` starts the next phase's session time from zero.
+        recreditAll(at: t)
+        credit.stopped()
+        applyPendingSettings()
+        let next = phase(after: finished)
+        if finished == .longBreak { cycle = 1 } else if finished != .focus && finished != .idle { cycle += 1 }
+        // Fewer sessions per set now: start a new set, but a break keeps the cycle of the focus it follows.
+        if next == .focus && cycle > settings.longBreakEvery { cycle = 1 }
+        enter(next, at: t, running: mayAutoStart && settings.autoStart && roster.connectedCount > 0)
+    }
+
+    mutating func complete(at t: Instant, into outcome: inout Outcome, mayAutoStart: Bool = true) {
+        let finished = phase
+        if finished == .focus {
+            recreditAll(at: t)
+            stats.focusCompleted += 1
+            var participants: [(MemberID, name: String, task: String, focus: Duration)] = []
+            for id in roster.ids where roster[id]!.isPresent {
+                roster.update(id) { $0.stats.focusCompleted += 1 }
+                let member = roster[id]!
+                participants.append((id, member.name, member.task, member.sessionFocusTime))
+                pending.memberChanged(id)
+            }
+            pending.record(.focusCompleted(startedAt: credit.focusStartedAt ?? t - phaseLength, endedAt: t,
+                                           length: phaseLength, participants: participants))
+        }
+        moveOn(at: t, mayAutoStart: mayAutoStart)
+        outcome.events.append(.phaseCompleted(completed: finished, next: phase,
+                                              autoStarted: status == .running, cycle: cycle))
+        changed(&outcome)
+    }
+
+    /// Moves the end of the current phase by `seconds`, within the policy's bounds.
+    mutating func moveEnd(by seconds: Int, now: Instant) throws(RoomError) {
+        // `magnitude`, not `abs`: abs(Int.min) traps.
+        guard seconds != 0, seconds.magnitude <= policy.maxExtendSeconds.magnitude else {
+            throw .invalidArgument(field: "seconds", reason: "must be a non-zero number of seconds within ±\(policy.maxExtendSeconds)")
+        }
+        let delta = Duration.seconds(seconds)
+        let left = remaining(at: now)
+        guard phaseLength + delta <= policy.maxPhaseLength else {
+            throw .invalidArgument(field: "seconds", reason: "a phase can last at most \(policy.maxPhaseLength.nanoseconds / 1_000_000_000) seconds")
+        }
+        // Shortening past the end takes the remaining time to zero, not below.
+        let applied = max(delta, .zero - left)
+        switch timer {
+        case .idle:
+            throw .invalidState("there is no phase to extend")
+        case .running(let deadline):
+            timer = .running(deadline: deadline + applied)
+            shownSeconds = (deadline + applied - now).secondsRoundedUp
+        case .ready(let r):
+            timer = .ready(remaining: r + applied)
+        case .paused(let r):
+            timer = .paused(remaining: r + applied)
+        }
+        phaseLength += applied
+    }
+
+    mutating func roomBecameBusy() {
+        quietSince = nil
+    }
+
+    /// Starts the empty-room countdown when nobody is connected and nothing runs.
+    mutating func roomMayBeQuiet(_ now: Instant) {
+        if case .running = timer { return }
+        if quietSince == nil && roster.connectedCount == 0 { quietSince = now }
+    }
+}

@@ -1,0 +1,138 @@
+// A room and its members as a store keeps them: the changes to write, the rows, and a room built back
+// from its rows after a restart.
+
+extension Room {
+    /// What a store has not been told yet, oldest first, and forgets it: the room's row (when anything in
+    /// it changed), the members whose rows changed or who left, and new journal entries.
+    ///
+    /// Ticks alone change nothing here: a member's row holds the focus time credited up to its last change
+    /// and the moment since which they have been earning, so a restart re-credits exactly the gap, and a
+    /// member's change writes the room's row and theirs only (a phase boundary writes everyone who earns).
+    /// `wallOffsetNanoseconds` turns the room's monotonic instants into wall-clock time.
+    public mutating func takeStoreChanges(wallOffsetNanoseconds offset: Int64, passcode: String?) -> [StoreChange] {
+        // Every change to a member comes with a new `seq`; members marked only by credited time wait for it.
+        guard pending.isDue else { return [] }
+        let taken = pending.take()
+        func wall(_ instant: Instant) -> Int64 { Self.wallMs(instant, offset) }
+        var changes: [StoreChange] = []
+        if taken.roomDirty { changes.append(.saveRoom(record(wallOffsetNanoseconds: offset), passcode: passcode)) }
+        for id in taken.removedMembers { changes.append(.removeMember(self.id, id)) }
+        let saved = taken.dirtyMembers.compactMap { roster[$0] }.sorted { $0.rank < $1.rank }
+        for member in saved {
+            changes.append(.saveMember(self.id, memberRecord(member, wallOffsetNanoseconds: offset)))
+        }
+        for entry in taken.journal {
+            switch entry {
+            case let .focusCompleted(startedAt, endedAt, length, participants):
+                changes.append(.focusCompleted(FocusSessionRecord(
+                    room: self.id, startedAtMs: wall(startedAt), endedAtMs: wall(endedAt),
+                    lengthSeconds: Int(length.secondsRoundedUp),
+                    participants: participants.map {
+                        .init(member: $0.0, name: $0.name, task: $0.task, focusMs: $0.focus.milliseconds)
+                    })))
+            case let .interrupted(member, name, at):
+                changes.append(.interrupted(InterruptionRecord(room: self.id, member: member, name: name,
+                                                               atMs: wall(at))))
+            }
+        }
+        return changes
+    }
+
+    /// The room's own row.
+    public func record(wallOffsetNanoseconds offset: Int64) -> RoomRecord {
+        let stored: StoredTimer = switch timer {
+        case .idle: .idle
+        case .ready(let r): .ready(remainingMs: r.milliseconds)
+        case .running(let deadline): .running(endsAtMs: Self.wallMs(deadline, offset))
+        case .paused(let r): .paused(remainingMs: r.milliseconds)
+        }
+        return RoomRecord(
+            id: id, settings: settings, pendingSettings: pendingSettings, phase: phase, timer: stored,
+            phaseLengthMs: phaseLength.milliseconds, cycle: cycle, stats: stats, controlMode: controlMode,
+            host: hostID, nextMemberNumber: roster.nextMemberNumber,
+            focusStartedAtMs: credit.focusStartedAt.map { Self.wallMs($0, offset) },
+            focusCreditedUntilMs: credit.creditedUntil.map { Self.wallMs($0, offset) }, seq: seq)
+    }
+
+    /// Every member's row, in join order, as a store holds them.
+    public func memberRecords(wallOffsetNanoseconds offset: Int64) -> [MemberRecord] {
+        roster.inOrder.map { memberRecord($0, wallOffsetNanoseconds: offset) }
+    }
+
+    private func memberRecord(_ member: Member, wallOffsetNanoseconds offset: Int64) -> MemberRecord {
+        MemberRecord(id: member.id, order: member.rank, name: member.name, tokenHash: member.tokenHash,
+                     task: member.task, away: member.away, connected: member.connected, stats: member.stats,
+                     sessionFocusMs: member.sessionFocusTime.milliseconds,
+                     creditedSinceMs: member.creditedSince.map { Self.wallMs($0, offset) })
+    }
+
+    /// A room as a store kept it, with its members as they were; call `resumeAfterRestart(at:)` next.
+    ///
+    /// `now` and `wallOffsetNanoseconds` are this run's clock: stored wall-clock times become instants on
+    /// it, so a deadline that was 10 minutes away when the last run wrote it is `endsAt - now` away now.
+    public init(restoring record: RoomRecord, members stored: [MemberRecord], policy: RoomPolicy = .standard,
+                now: Instant, wallOffsetNanoseconds offset: Int64) {
+        func instant(_ ms: Int64) -> Instant { Instant(nanoseconds: ms * 1_000_000 - offset) }
+        self.init(id: record.id, settings: record.settings, policy: policy, controlMode: record.controlMode,
+                  now: now)
+        pendingSettings = record.pendingSettings
+        phase = record.phase
+        timer = switch record.timer {
+        case .idle: .idle
+        case .ready(let ms): .ready(remaining: .milliseconds(ms))
+        case .running(let endsAt): .running(deadline: instant(endsAt))
+        case .paused(let ms): .paused(remaining: .milliseconds(ms))
+        }
+        phaseLength = .milliseconds(record.phaseLengthMs)
+        cycle = record.cycle
+        stats = record.stats
+        seq = record.seq
+        access = HostRules(mode: record.controlMode, host: record.host)
+        roster = Roster(nextMemberNumber: record.nextMemberNumber)
+        credit = FocusCredit(creditedUntil: record.focusCreditedUntilMs.map(instant),
+                             focusStartedAt: record.focusStartedAtMs.map(instant))
+        for row in stored.sorted(by: { $0.order < $1.order }) {
+            var member = Member(id: row.id, name: row.name, tokenHash: row.tokenHash)
+            member.rank = row.order
+            member.task = row.task
+            member.away = row.away
+            member.connected = row.connected
+            // Gone before the restart: their grace period starts again now.
+            if !row.connected { member.disconnectedAt = now }
+            member.stats = row.stats
+            member.sessionFocusTime = .milliseconds(row.sessionFocusMs)
+            // Rows written before members kept their own span got it from the store's migration v3.
+            if isFocusRunning && member.isPresent { member.creditedSince = row.creditedSinceMs.map(instant) }
+            roster.restore(member)
+        }
+        if case .running(let deadline) = timer {
+            // The countdown shows whole seconds from here on; a tick goes out at the next boundary.
+            shownSeconds = (deadline - now).secondsRoundedUp + 1
+            quietSince = nil
+        }
+    }
+
+    /// Brings a restored room up to `now`: a phase that ended while the server was down completes on its
+    /// deadline (credited to those present when the server stopped) without starting the next one, a
+    /// running phase goes on, and every member shows as disconnected, their place kept for the grace
+    /// period so they return with their token.
+    public mutating func resumeAfterRestart(at now: Instant) -> Outcome {
+        var outcome = Outcome()
+        if case .running(let deadline) = timer, deadline <= now {
+            creditFocus(until: deadline)
+            complete(at: deadline, into: &outcome, mayAutoStart: false)
+        }
+        creditFocus(until: now)
+        if case .running(let deadline) = timer { shownSeconds = (deadline - now).secondsRoundedUp }
+        for id in roster.ids where roster[id]!.connected {
+            markDisconnected(id, at: now, into: &outcome)
+        }
+        roomMayBeQuiet(now)
+        changed(&outcome)
+        return outcome
+    }
+
+    private static func wallMs(_ instant: Instant, _ offset: Int64) -> Int64 {
+        instant.wallMilliseconds(offsetNanoseconds: offset)
+    }
+}

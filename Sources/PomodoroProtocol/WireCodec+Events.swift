@@ -1,0 +1,57 @@
+import PomodoroCore
+
+// The fields of each event kind (docs/PROTOCOL.md §5, `event`).
+
+extension WireCodec {
+    static func set(_ event: EventPayload, into object: JSONBuilder) {
+        switch event {
+        case let .phaseCompleted(completed, next, autoStarted, cycle):
+            object.set("completed", completed.rawValue)
+            object.set("next", next.rawValue)
+            object.set("autoStarted", autoStarted)
+            object.set("cycle", cycle)
+        case let .memberJoined(member, name):
+            object.set("member", member)
+            object.set("name", name)
+        case let .memberReturned(member), let .memberBack(member):
+            object.set("member", member)
+        case let .memberAway(member, reason):
+            object.set("member", member)
+            object.set("reason", reason.rawValue)
+        case let .memberLeft(member, reason):
+            object.set("member", member)
+            object.set("reason", reason.rawValue)
+        case let .control(action, by, seconds):
+            object.set("action", action.rawValue)
+            object.set("by", by)
+            if let seconds { object.set("seconds", seconds) }
+        case let .hostChanged(member):
+            object.set("member", member.map(JSONBuilder.string))  // null when nobody is left to host
+        case let .controlModeChanged(mode, by):
+            object.set("mode", mode.rawValue)
+            object.set("by", by)
+        }
+    }
+}
+
+extension FieldReader {
+    func event() throws(ProtocolError) -> EventPayload {
+        switch try string("kind") {
+        case "phaseCompleted":
+            return .phaseCompleted(completed: try enumeration("completed"), next: try enumeration("next"),
+                                   autoStarted: try bool("autoStarted"), cycle: try int("cycle"))
+        case "memberJoined": return .memberJoined(member: try string("member"), name: try string("name"))
+        case "memberReturned": return .memberReturned(member: try string("member"))
+        case "memberAway": return .memberAway(member: try string("member"), reason: try enumeration("reason"))
+        case "memberBack": return .memberBack(member: try string("member"))
+        case "memberLeft": return .memberLeft(member: try string("member"), reason: try enumeration("reason"))
+        case "control":
+            let seconds: Int? = optionalValue("seconds") == nil ? nil : try int("seconds")
+            return .control(action: try enumeration("action"), by: try string("by"), seconds: seconds)
+        case "hostChanged": return .hostChanged(member: try optionalString("member"))
+        case "controlModeChanged": return .controlModeChanged(mode: try enumeration("mode"), by: try string("by"))
+        default:
+            throw ProtocolError(.unknownType, "unknown event kind", field: name("kind"), ref: ref)
+        }
+    }
+}

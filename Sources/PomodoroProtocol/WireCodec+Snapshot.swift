@@ -1,0 +1,97 @@
+import PomodoroCore
+
+// The room snapshot of `welcome` and `state`, its members, their counters and the settings object.
+
+extension WireCodec {
+    static func snapshot(_ s: SnapshotPayload) -> JSONBuilder {
+        let object = JSONBuilder.object()
+        object.set("id", s.room)
+        object.set("phase", s.phase.rawValue)
+        object.set("status", s.status.rawValue)
+        object.set("running", s.running)
+        object.set("remainingMs", s.remainingMs)
+        object.set("phaseLengthMs", s.phaseLengthMs)
+        object.set("endsAt", s.endsAt.map(JSONBuilder.integer))  // always present: null when not running
+        object.set("cycle", s.cycle)
+        object.set("settings", settingsObject(s.settings))
+        object.set("pendingSettings", s.pendingSettings.map { settingsObject($0).raw })  // always present
+        let members = JSONBuilder.array(capacity: s.members.count)
+        for member in s.members {
+            let m = JSONBuilder.object()
+            m.set("id", member.id)
+            m.set("name", member.name)
+            m.set("present", member.present)
+            m.set("connected", member.connected)
+            m.set("task", member.task)
+            m.set("stats", stats(member.stats))
+            members.append(m)
+        }
+        object.set("members", members)
+        object.set("memberCount", s.memberCount)
+        object.set("presentCount", s.presentCount)
+        object.set("membersTruncated", s.membersTruncated)
+        object.set("stats", stats(s.stats))
+        object.set("seq", s.seq)
+        object.set("serverTime", s.serverTime)
+        object.set("control", s.control.rawValue)
+        object.set("host", s.host.map(JSONBuilder.string))  // always present: null when nobody hosts
+        object.set("locked", s.locked)
+        return object
+    }
+
+    static func stats(_ s: StatsPayload) -> JSONBuilder {
+        let object = JSONBuilder.object()
+        object.set("focusCompleted", s.focusCompleted)
+        object.set("focusSeconds", s.focusSeconds)
+        object.set("interruptions", s.interruptions)
+        return object
+    }
+
+    /// The five settings, as in `configure` and in snapshots.
+    static func set(_ settings: RoomSettings, into object: JSONBuilder) {
+        object.set("focus", settings.focus)
+        object.set("shortBreak", settings.shortBreak)
+        object.set("longBreak", settings.longBreak)
+        object.set("longBreakEvery", settings.longBreakEvery)
+        object.set("autoStart", settings.autoStart)
+    }
+
+    static func settingsObject(_ settings: RoomSettings) -> JSONBuilder {
+        let object = JSONBuilder.object()
+        set(settings, into: object)
+        return object
+    }
+}
+
+extension FieldReader {
+    func snapshot() throws(ProtocolError) -> SnapshotPayload {
+        let endsAt: Int64? = optionalValue("endsAt") == nil ? nil : try int64("endsAt")
+        var members: [MemberPayload] = []
+        for m in try objects("members") {
+            members.append(MemberPayload(id: try m.string("id"), name: try m.string("name"),
+                                         present: try m.bool("present"), connected: try m.bool("connected"),
+                                         task: try m.string("task"), stats: try m.object("stats").stats()))
+        }
+        return SnapshotPayload(
+            room: try string("id"), phase: try enumeration("phase"), status: try enumeration("status"),
+            running: try bool("running"), remainingMs: try int64("remainingMs"),
+            phaseLengthMs: try int64("phaseLengthMs"), endsAt: endsAt, cycle: try int("cycle"),
+            settings: try object("settings").settings(), pendingSettings: try optionalObject("pendingSettings")?.settings(),
+            members: members, memberCount: try optionalInt("memberCount"),
+            presentCount: try optionalInt("presentCount"), membersTruncated: try optionalBool("membersTruncated"),
+            stats: try object("stats").stats(), seq: try uint64("seq"),
+            serverTime: try int64("serverTime"), control: try enumeration("control"),
+            host: try optionalString("host"), locked: try bool("locked"))
+    }
+
+    func stats() throws(ProtocolError) -> StatsPayload {
+        StatsPayload(focusCompleted: try int("focusCompleted"), focusSeconds: try int64("focusSeconds"),
+                     interruptions: try int("interruptions"))
+    }
+
+    /// The five settings, all required (as in `configure` and in snapshots).
+    func settings() throws(ProtocolError) -> RoomSettings {
+        RoomSettings(focus: try int("focus"), shortBreak: try int("shortBreak"), longBreak: try int("longBreak"),
+                     longBreakEvery: try int("longBreakEvery"), autoStart: try bool("autoStart"))
+    }
+}
