@@ -116,6 +116,29 @@ bench: bench-release
 $(addprefix bench-,$(BENCH_SCENARIOS)): bench-%: bench-release
 	bash Tests/bench/run.sh "$(BENCH_BIN)" $* $(BENCH_ARGS)
 
+# Our server against the Node.js reference peer (Tests/bench/peer), the same scenario (SCENARIO, default
+# rooms; allhands too) and generator options (BENCH_ARGS), BENCH_RUNS rounds (default 3) alternating, then a
+# table of medians and ours/Node (Tests/bench/compare.sh). Ours runs with BENCH_DB (default none, as the peer
+# keeps nothing; sqlite for the server as deployed). Installs Debian's nodejs and node-ws when missing: this
+# target only, never make test.
+PEER_APT_PACKAGES := nodejs node-ws
+SCENARIO ?= rooms
+BENCH_RUNS ?= 3
+.PHONY: bench-compare bench-peer-deps bench-peer-smoke
+
+bench-peer-deps:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(PEER_APT_PACKAGES)"
+
+bench-compare: bench-release bench-peer-deps
+	BENCH_RUNS=$(BENCH_RUNS) bash Tests/bench/compare.sh "$(BENCH_BIN)" $(SCENARIO) $(BENCH_ARGS)
+
+# The peer itself, quickly (not part of make test): smoke, and rooms at a small size, must deliver everything.
+bench-peer-smoke: bench-peer-deps
+	$(SWIFT) build $(BENCH_BUILD_FLAGS) --product pomo-bench
+	BENCH_SERVER=peer bash Tests/bench/run.sh "$$($(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path)" smoke --expect-all $(BENCH_ARGS)
+	BENCH_SERVER=peer bash Tests/bench/run.sh "$$($(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path)" rooms \
+	  --members 1000 --rooms 100 --join-rate 1000 --warmup 1 --duration 4 --drain 3 --expect-all $(BENCH_ARGS)
+
 # A few hundred members for a few seconds, debug build: every member must join and every tick due must
 # arrive. Timings are printed but never judged (make test runs this on loaded machines).
 bench-smoke: deps

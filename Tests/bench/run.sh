@@ -6,7 +6,9 @@
 # runs with --server-pid, and the server is stopped afterwards, whatever happens.
 # BENCH_DB=postgres keeps the rooms in a throwaway PostgreSQL (Debian's, started in the same temporary
 # folder on a free loopback port, as the postgres user when run as root, and stopped at the end) instead of
-# an SQLite file.
+# an SQLite file; BENCH_DB=none keeps them in memory only (--db none).
+# BENCH_SERVER=peer starts the Node.js reference peer (Tests/bench/peer) instead of pomodoro-server, on a free
+# loopback port too; BIN_DIR then only provides pomo-bench, which measures the peer's process as it would ours.
 set -euo pipefail
 
 bin="${1:?usage: run.sh BIN_DIR SCENARIO [pomo-bench options...]}"
@@ -34,7 +36,11 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 db="$work/pomodoro.sqlite"
-if [ "${BENCH_DB:-sqlite}" = postgres ]; then
+if [ "${BENCH_SERVER:-ours}" = peer ]; then
+  :
+elif [ "${BENCH_DB:-sqlite}" = none ]; then
+  db=none
+elif [ "${BENCH_DB:-sqlite}" = postgres ]; then
   pg_bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
   [ -x "$pg_bin/postgres" ] || { echo "run.sh: BENCH_DB=postgres needs Debian's postgresql" >&2; exit 1; }
   if [ "$(id -u)" = 0 ]; then as_pg=(runuser -u postgres --); chown postgres "$work"; fi
@@ -48,15 +54,25 @@ fi
 
 # Rooms hold up to 10,000 members by default, enough for every scenario. The queue bounds stay at
 # their defaults: a member the server drops as too slow is an error the report must show. Scenarios run
-# focus phases of a few seconds, below the server's default floor.
+# focus phases of a few seconds, below the server's default floor. The log files exist before the process
+# opens them, so that the wait for the port below may read them at once.
+: >"$work/server.out"
+: >"$work/server.err"
+if [ "${BENCH_SERVER:-ours}" = peer ]; then
+  command -v node >/dev/null || { echo "run.sh: BENCH_SERVER=peer needs node (Debian's nodejs and node-ws)" >&2; exit 1; }
+  # A simple command sent to the background: $! is node's own pid, whose /proc figures pomo-bench reads.
+  node "$(dirname "$0")/peer/server.js" --host 127.0.0.1 --port 0 >"$work/server.out" 2>"$work/server.err" &
+  server_pid=$!
+else
 "$bin/pomodoro-server" --host 127.0.0.1 --port 0 --web-root "$work" --log-level warning \
   --db "$db" --max-connections-per-address 0 --members-per-address-per-room 0 --rooms-per-address-per-minute 0 --max-rooms 100000 \
   --handshake-timeout 30 --min-focus 1 >"$work/server.out" 2>"$work/server.err" &
 server_pid=$!
+fi
 
 port=""
 for _ in $(seq 100); do
-  port="$(sed -n 's|^pomodoro-server listening on http://127.0.0.1:\([0-9]*\)/$|\1|p' "$work/server.out" | head -n 1)"
+  port="$(sed -n 's|^pomodoro-[a-z]* listening on http://127.0.0.1:\([0-9]*\)/$|\1|p' "$work/server.out" | head -n 1)"
   [ -n "$port" ] && break
   kill -0 "$server_pid" 2>/dev/null || break
   sleep 0.1
