@@ -5,9 +5,10 @@ import { load, save, tokenKey } from './storage.js';
 import { ServerClock, parseDuration } from './clock.js';
 import { RoomConnection } from './connection.js';
 import { randomRoomName } from './roomname.js';
+import { limitsFromText, limitsFrom, minSettingSeconds } from './limits.js';
 import {
   buildRingTicks, renderClock, renderDialStatus, renderPhase, renderControls, renderExtendLabels, renderMembers,
-  renderSettings, renderRoomStats, titleFor, iconStep, progressIcon, phaseName, setText, mayControl,
+  renderSettings, renderRoomStats, titleFor, iconStep, progressIcon, phaseName, setText, mayControl, setRenderLimits,
 } from './render.js';
 import {
   STATS_DAYS, JOURNAL_LIMIT, statsRequest, historyPath, csvFileName, journalEntries, chartSeries, OTHERS,
@@ -22,8 +23,6 @@ const ROOM_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 const ACTIVITY_LIMIT = 8;
 const NOTICE_MS = 10000;
 const SETTINGS_NOTE_MS = 8000;
-const PASSCODE_MIN = 4;
-const PASSCODE_MAX = 64;
 
 const $ = (id) => document.getElementById(id);
 const els = {
@@ -98,6 +97,8 @@ function newStatsState(open) {
 }
 
 const clock = new ServerClock();
+/** The server's limits: the last ones a server sent (kept), until this one's welcome says otherwise. */
+let limits = limitsFromText(load('limits'));
 const connection = new RoomConnection({ onMessage: handleMessage, onStatus: handleStatus });
 
 // MARK: views
@@ -245,6 +246,11 @@ function handleMessage(message) {
 
   switch (message.type) {
     case 'welcome':
+      if (message.limits) {
+        limits = limitsFrom(message.limits);
+        save('limits', JSON.stringify(limits));
+        applyLimits();
+      }
       state.me = message.you.id;
       state.seq = -1;
       applySnapshot(message.room, true);
@@ -805,6 +811,18 @@ function wireTaskInput(input) {
   input.addEventListener('blur', commit);
 }
 
+/** A bound of a phase length as the settings form names it: whole minutes, else seconds. */
+function lengthText(seconds) {
+  return seconds % 60 === 0 ? `${seconds / 60} ${t('min')}` : `${seconds} ${t('sec')}`;
+}
+
+/** The server's limits onto the fields that have a length of their own. */
+function applyLimits() {
+  els.nameInput.maxLength = limits.maxNameLength;
+  els.setEvery.max = String(limits.maxLongBreakEvery);
+  setRenderLimits(limits);
+}
+
 function readSettings() {
   const fields = [
     [els.setFocus, 'focusLen'], [els.setShort, 'shortLen'], [els.setLong, 'longLen'],
@@ -812,16 +830,19 @@ function readSettings() {
   const seconds = [];
   for (const [input, label] of fields) {
     const value = parseDuration(input.value);
-    if (value === null || value < 1 || value > 14400) {
+    const least = minSettingSeconds(limits, label === 'focusLen' ? 'focus' : 'break');
+    if (value === null || value < least || value > limits.maxSettingSeconds) {
       input.setAttribute('aria-invalid', 'true');
       input.focus();
-      return { error: t('invalidDuration', { field: t(label) }) };
+      return {
+        error: t('invalidDuration', { field: t(label), min: lengthText(least), max: lengthText(limits.maxSettingSeconds) }),
+      };
     }
     input.removeAttribute('aria-invalid');
     seconds.push(value);
   }
   const every = Number(els.setEvery.value);
-  if (!Number.isInteger(every) || every < 1 || every > 12) {
+  if (!Number.isInteger(every) || every < 1 || every > limits.maxLongBreakEvery) {
     els.setEvery.setAttribute('aria-invalid', 'true');
     els.setEvery.focus();
     return { error: t('invalidEvery') };
@@ -839,6 +860,7 @@ function readSettings() {
 
 function wire() {
   buildRingTicks(els.ringTicks);
+  applyLimits();
 
   els.lang.value = language();
   els.lang.addEventListener('change', () => {
@@ -864,7 +886,7 @@ function wire() {
       els.roomInput.focus();
       return;
     }
-    if (!name || [...name].length > 40) {
+    if (!name || [...name].length > limits.maxNameLength) {
       els.nameInput.setAttribute('aria-invalid', 'true');
       showJoinError({ field: 'name' });
       els.nameInput.focus();
@@ -873,7 +895,7 @@ function wire() {
     // Passcodes are taken as typed: spaces count.
     const passcode = els.passcodeInput.value;
     const length = characterCount(passcode);
-    if (passcode && (length < PASSCODE_MIN || length > PASSCODE_MAX)) {
+    if (passcode && (length < limits.minPasscodeLength || length > limits.maxPasscodeLength)) {
       els.passcodeInput.setAttribute('aria-invalid', 'true');
       showJoinError({ field: 'passcode' });
       els.passcodeInput.focus();

@@ -7,7 +7,16 @@ import {
 } from './clock.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
-const MAX_PHASE_MS = 8 * 3600 * 1000;
+/** The longest a phase may be extended to, and the longest task: the server's limits (`welcome.limits`). */
+let maxPhaseMs = 8 * 3600 * 1000;
+let taskLength = 200;
+
+/** Takes the server's limits that the renderers follow: the phase cap and the task length. */
+export function setRenderLimits({ maxPhaseSeconds, maxTaskLength }) {
+  maxPhaseMs = maxPhaseSeconds * 1000;
+  taskLength = maxTaskLength;
+  for (const input of document.querySelectorAll('input.task-input')) input.maxLength = taskLength;
+}
 const RING_RADIUS = 100;
 const RING_CENTER = 120;
 
@@ -121,7 +130,7 @@ export function renderControls(els, room, joined, allowed = true) {
   setDisabled(els.reset, !may || !room || (status === 'idle' && room.cycle === 1));
   for (const button of els.extendButtons) {
     const seconds = Number(button.dataset.extend);
-    const tooLong = room && room.phaseLengthMs + seconds * 1000 > MAX_PHASE_MS;
+    const tooLong = room && room.phaseLengthMs + seconds * 1000 > maxPhaseMs;
     setDisabled(button, !may || status === 'idle' || !!tooLong);
   }
 }
@@ -305,7 +314,7 @@ export function renderMembers(list, members, meId, hostId, hooks) {
         input = document.createElement('input');
         input.type = 'text';
         input.className = 'task-input';
-        input.maxLength = 200;
+        input.maxLength = taskLength;
         input.autocomplete = 'off';
         input.id = 'my-task';
         hooks.wireTaskInput(input);

@@ -1048,7 +1048,7 @@ class Run:
         port = free_port()
         log = open(os.path.join(self.out, "server-limits.log"), "ab")
         server = start_server([self.server_bin, "--port", str(port), "--host", "127.0.0.1", "--web-root", "web",
-                               "--max-rooms", "1", "--db", "none"], log, port)
+                               "--max-rooms", "1", "--max-task-length", "12", "--db", "none"], log, port)
         driver = make_driver()
         base = f"http://127.0.0.1:{port}"
         try:
@@ -1062,6 +1062,9 @@ class Run:
             assert not by_id(driver, "btn-join").get_attribute("disabled"), "Join stays disabled"
             # The one room the server may hold (kept by this tab), then a second one: room_limit, said as such.
             join(driver, base, "/r/only-room", "Ada")
+            # The task field follows the server's limit from welcome (--max-task-length 12), not a constant.
+            wait(driver, lambda d: by_id(d, "my-task").get_attribute("maxLength") == "12",
+                 "the task field limited to the server's 12 characters")
             driver.switch_to.new_window("tab")
             driver.get(f"{base}/#second-room")
             wait(driver, lambda d: by_id(d, "room-input").get_attribute("value") == "second-room", "the landing")
@@ -1098,6 +1101,8 @@ class Run:
         if shutil.which("node"):
             self.check("stats model: the pure functions under node", lambda: self.under_node("stats_model.mjs"))
             self.check("room names: 64 random bits and more, under node", lambda: self.under_node("room_name.mjs"))
+            self.check("limits: the server's, from the golden welcome, under node",
+                       lambda: self.under_node("limits_model.mjs"))
         else:
             print("SKIP stats model and room names: the pure functions under node (no node here)")
         try:
