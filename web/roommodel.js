@@ -140,7 +140,7 @@ function welcome(state, message, effects) {
     effects.push({ type: 'limits', limits: next.limits });
   }
   next = snapshot({ ...next, me: message.you.id, seq: -1 }, message.room, true, effects);
-  effects.push({ type: 'joined' });
+  effects.push({ type: 'welcomed' });
   // A passcode or host-only choice only shapes a new room: joining one that already existed, say so.
   const asked = next.asked;
   next = { ...next, asked: null };

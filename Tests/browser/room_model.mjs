@@ -73,7 +73,7 @@ fixture('welcome.json', 'the room is the welcome\'s, the member is me, the serve
   assert.equal(state.seq, 42);
   assert.deepEqual(state.names, { m1: 'Ada', m2: 'Zoë "Z" 🍅' });
   assert.deepEqual({ ...state.limits }, message.limits);
-  assert.deepEqual(effects.map((e) => e.type), ['serverTime', 'limits', 'render', 'joined']);
+  assert.deepEqual(effects.map((e) => e.type), ['serverTime', 'limits', 'render', 'welcomed']);
   assert.equal(effects[0].serverTime, 1767225601000);
 });
 
