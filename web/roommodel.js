@@ -5,6 +5,20 @@
 // (Tests/browser/room_model.mjs, Tests/fixtures/wire/server/), so the page and the server cannot drift.
 //
 // A state is never changed in place: every step returns a new one, sharing what did not change.
+//
+// The effects, in the order the page carries them out (app.js, carryOut):
+//   serverTime { serverTime }   a sample for the server clock (clock.js)
+//   limits { limits }           the server's limits: keep them, and put them on the form fields
+//   render / frame              draw the room again / only the clock's frame (a tick)
+//   welcomed                    the join is done: the join button can be pressed again
+//   notice { title?, text? | error }   the small notice: words, or a refusal said with its code's meaning
+//   feed { text, phase?, at }   a line in the activity feed
+//   announce { text }           said to screen readers
+//   chime { phase } / notify { title, body }   the end of a phase, heard and as a notification
+//   refreshStats / statsPanel   ask for the stats again (if the panel is open) / draw the panel
+//   dropTimeZone                the server does not know the browser's zone: stop sending it
+//   controls                    the controls' enabled states (the host-only switch was confirmed)
+//   settingsNoteCleared / settingsSaved { appliesFrom } / settingsError { error }   the settings form's notes
 
 import { limitsFrom, DEFAULT_LIMITS } from './limits.js';
 
