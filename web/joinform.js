@@ -4,20 +4,12 @@
 import { t, language } from './i18n.js';
 import { setText } from './render.js';
 import { randomRoomName } from './roomname.js';
-import { ROOM_PATTERN } from './address.js';
+import { joinProblem } from './formchecks.js';
 import { errorText } from './wording.js';
 
-/** User-perceived characters, as the server counts them. */
-export function characterCount(text) {
-  if (typeof Intl !== 'undefined' && typeof Intl.Segmenter === 'function') {
-    let n = 0;
-    for (const _ of new Intl.Segmenter().segment(text)) n += 1; // eslint-disable-line no-unused-vars
-    return n;
-  }
-  return [...text].length;
-}
-
 export function createJoinForm({ els, page, enterRoom }) {
+  const limits = () => page.model.limits;
+
   function showError(error, { sentPasscode = false } = {}) {
     let text;
     if (error?.code === 'bad_passcode') text = t(sentPasscode ? 'passcodeWrong' : 'passcodeNeeded');
@@ -60,30 +52,24 @@ export function createJoinForm({ els, page, enterRoom }) {
     }
   }
 
-  function invalid(input, field) {
-    input.setAttribute('aria-invalid', 'true');
-    showError({ field });
-    input.focus();
-  }
-
   function wire(unlockAudio) {
     els.joinForm.addEventListener('submit', (event) => {
       event.preventDefault();
       unlockAudio();
-      const { limits } = page.model;
       const room = els.roomInput.value.trim();
       const name = els.nameInput.value.trim();
       hideErrors();
       els.roomInput.removeAttribute('aria-invalid');
       els.nameInput.removeAttribute('aria-invalid');
       els.passcodeInput.removeAttribute('aria-invalid');
-      if (!ROOM_PATTERN.test(room)) { invalid(els.roomInput, 'room'); return; }
-      if (!name || [...name].length > limits.maxNameLength) { invalid(els.nameInput, 'name'); return; }
       // Passcodes are taken as typed: spaces count.
       const passcode = els.passcodeInput.value;
-      const length = characterCount(passcode);
-      if (passcode && (length < limits.minPasscodeLength || length > limits.maxPasscodeLength)) {
-        invalid(els.passcodeInput, 'passcode');
+      const problem = joinProblem({ room, name, passcode }, limits());
+      if (problem) {
+        const input = { room: els.roomInput, name: els.nameInput, passcode: els.passcodeInput }[problem];
+        input.setAttribute('aria-invalid', 'true');
+        showError({ field: problem });
+        input.focus();
         return;
       }
       els.joinButton.disabled = true;

@@ -2,13 +2,13 @@
 // saved settings apply, and the server's refusal under the form.
 
 import { t } from './i18n.js';
-import { parseDuration } from './clock.js';
-import { minSettingSeconds } from './limits.js';
+import { settingsFrom, LENGTH_FIELDS } from './formchecks.js';
 import { setText } from './render.js';
 import { requestSent, settingsEdited } from './roommodel.js';
 import { errorWithDetail } from './wording.js';
 
 const SETTINGS_NOTE_MS = 8000;
+const LABELS = { focus: 'focusLen', shortBreak: 'shortLen', longBreak: 'longLen' };
 
 /** A bound of a phase length as the form names it: whole minutes, else seconds. */
 function lengthText(seconds) {
@@ -42,35 +42,23 @@ export function createSettingsForm({ els, page, send, render }) {
   /** The form's settings, or the error to show (the offending field is focused). */
   function read() {
     const { limits } = page.model;
-    const fields = [
-      [els.setFocus, 'focusLen'], [els.setShort, 'shortLen'], [els.setLong, 'longLen'],
-    ];
-    const seconds = [];
-    for (const [input, label] of fields) {
-      const value = parseDuration(input.value);
-      const least = minSettingSeconds(limits, label === 'focusLen' ? 'focus' : 'break');
-      if (value === null || value < least || value > limits.maxSettingSeconds) {
-        input.setAttribute('aria-invalid', 'true');
-        input.focus();
-        return {
-          error: t('invalidDuration', { field: t(label), min: lengthText(least), max: lengthText(limits.maxSettingSeconds) }),
-        };
-      }
-      input.removeAttribute('aria-invalid');
-      seconds.push(value);
+    const inputs = { focus: els.setFocus, shortBreak: els.setShort, longBreak: els.setLong, longBreakEvery: els.setEvery };
+    const { settings, problem } = settingsFrom({
+      focus: els.setFocus.value, shortBreak: els.setShort.value, longBreak: els.setLong.value,
+      longBreakEvery: els.setEvery.value, autoStart: els.setAuto.checked,
+    }, limits);
+    // The fields checked before the first problem are fine; the ones after it are left as they were.
+    for (const field of [...LENGTH_FIELDS, 'longBreakEvery']) {
+      if (field === problem?.field) break;
+      inputs[field].removeAttribute('aria-invalid');
     }
-    const every = Number(els.setEvery.value);
-    if (!Number.isInteger(every) || every < 1 || every > limits.maxLongBreakEvery) {
-      els.setEvery.setAttribute('aria-invalid', 'true');
-      els.setEvery.focus();
-      return { error: t('invalidEvery') };
-    }
-    els.setEvery.removeAttribute('aria-invalid');
+    if (!problem) return { settings };
+    const input = inputs[problem.field];
+    input.setAttribute('aria-invalid', 'true');
+    input.focus();
+    if (problem.field === 'longBreakEvery') return { error: t('invalidEvery') };
     return {
-      settings: {
-        focus: seconds[0], shortBreak: seconds[1], longBreak: seconds[2], longBreakEvery: every,
-        autoStart: els.setAuto.checked,
-      },
+      error: t('invalidDuration', { field: t(LABELS[problem.field]), min: lengthText(problem.least), max: lengthText(problem.most) }),
     };
   }
 

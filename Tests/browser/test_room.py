@@ -1105,8 +1105,10 @@ class Run:
                        lambda: self.under_node("limits_model.mjs"))
             self.check("room model: every golden server message through reduce, under node",
                        lambda: self.under_node("room_model.mjs"))
+            self.check("form checks: a join and the settings against the server's limits, under node",
+                       lambda: self.under_node("form_checks.mjs"))
         else:
-            print("SKIP stats model, room names, limits and room model: the pure functions under node (no node here)")
+            print("SKIP stats model, room names, limits, room model and form checks: the pure functions under node (no node here)")
         try:
             self.a = make_driver()
             self.b = make_driver()
