@@ -15,9 +15,11 @@ export function createJoinForm({ els, page, enterRoom }) {
     if (error?.code === 'bad_passcode') text = t(sentPasscode ? 'passcodeWrong' : 'passcodeNeeded');
     else if (error?.code === 'rate_limited' && error.field === 'passcode') text = t('passcodeRateLimited');
     else if (error?.code && error.code !== 'bad_request') text = errorText(error); // room_full, room_limit, …
-    else if (error?.field === 'passcode') text = t('passcodeInvalid');
+    else if (error?.field === 'passcode') {
+      text = t('passcodeInvalid', { min: limits().minPasscodeLength, max: limits().maxPasscodeLength });
+    }
     else if (error?.field === 'room') text = t('roomInvalid');
-    else if (error?.field === 'name') text = t('nameInvalid');
+    else if (error?.field === 'name') text = t('nameInvalid', { max: limits().maxNameLength });
     else text = errorText(error);
     if (language() === 'en' && error?.message && error.code === 'bad_request' && error.field !== 'passcode') {
       text = `${text} (${error.message})`;

@@ -56,7 +56,7 @@ export function createSettingsForm({ els, page, send, render }) {
     const input = inputs[problem.field];
     input.setAttribute('aria-invalid', 'true');
     input.focus();
-    if (problem.field === 'longBreakEvery') return { error: t('invalidEvery') };
+    if (problem.field === 'longBreakEvery') return { error: t('invalidEvery', { max: limits.maxLongBreakEvery }) };
     return {
       error: t('invalidDuration', { field: t(LABELS[problem.field]), min: lengthText(problem.least), max: lengthText(problem.most) }),
     };
