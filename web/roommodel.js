@@ -36,7 +36,7 @@ const CONTROL_WORDS = Object.freeze({
 });
 
 /** The stats panel's side of the room: open or not, the request in flight and its answer. */
-export function newStats(open = false) {
+function newStats(open = false) {
   return { open, ref: null, tz: null, loading: false, data: null, error: null };
 }
 
