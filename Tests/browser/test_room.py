@@ -1103,8 +1103,12 @@ class Run:
             self.check("room names: 64 random bits and more, under node", lambda: self.under_node("room_name.mjs"))
             self.check("limits: the server's, from the golden welcome, under node",
                        lambda: self.under_node("limits_model.mjs"))
+            self.check("room model: every golden server message through reduce, under node",
+                       lambda: self.under_node("room_model.mjs"))
+            self.check("form checks: a join and the settings against the server's limits, under node",
+                       lambda: self.under_node("form_checks.mjs"))
         else:
-            print("SKIP stats model and room names: the pure functions under node (no node here)")
+            print("SKIP stats model, room names, limits, room model and form checks: the pure functions under node (no node here)")
         try:
             self.a = make_driver()
             self.b = make_driver()

@@ -1,0 +1,396 @@
+// The page's room model (web/roommodel.js) under Node, fed the golden server messages the Swift tests pin
+// (Tests/fixtures/wire/server/): what the server writes is what the page reads. Every golden message has a
+// check here; a new one without a check fails, and so does a message type or event kind the model does not
+// know, so the page and the server cannot drift apart. test_room.py runs this when node is installed.
+//   node Tests/browser/room_model.mjs
+
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const web = (file) => import(path.join(here, '../../web', file));
+const M = await web('roommodel.js');
+const { say, errorWithDetail } = await web('wording.js');
+const { remainingMs } = await web('clock.js');
+const { DEFAULT_LIMITS } = await web('limits.js');
+
+const folder = path.join(here, '../fixtures/wire/server');
+const files = readdirSync(folder).filter((f) => f.endsWith('.json')).sort();
+/** A golden message, frozen all the way down: the model may not change what it is given. */
+const golden = (name) => deepFreeze(JSON.parse(readFileSync(path.join(folder, `${name}.json`), 'utf8')));
+
+function deepFreeze(value) {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}
+
+const NOW = 1767225700000;
+/** One message through the model, from a frozen state. */
+const step = (state, message, now = NOW) => M.reduce(deepFreeze(state), message, { now });
+/** The state after a run of messages, and the effects of the last one. */
+function run(messages, state = M.initialState()) {
+  let effects = [];
+  for (const message of messages) ({ state, effects } = step(state, message));
+  return { state, effects };
+}
+const ofType = (effects, type) => effects.filter((e) => e.type === type);
+const feedText = (effects) => ofType(effects, 'feed').map((e) => say(e.text));
+const joined = () => run([golden('welcome')]).state; // m1 (Ada) in team-alpha, with m2 (Zoë) away
+
+const checks = [];
+/** Checks by golden file: every file in the folder must have one. */
+const byFixture = new Map();
+const check = (name, fn) => checks.push([name, fn]);
+const fixture = (file, name, fn) => { byFixture.set(file, true); check(`${file}: ${name}`, fn); };
+
+// MARK: the model knows every golden message, and the tests check each one
+
+check('every golden server message is a type the model knows, and every type it knows has one', () => {
+  const types = new Set(files.map((f) => JSON.parse(readFileSync(path.join(folder, f), 'utf8')).type));
+  for (const type of types) assert.ok(M.SERVER_MESSAGES.includes(type), `the model does not know '${type}'`);
+  for (const type of M.SERVER_MESSAGES) assert.ok(types.has(type), `no golden '${type}' message`);
+});
+
+check('every golden event kind is one the model has words for, and every kind it has words for is golden', () => {
+  const kinds = new Set(files.map((f) => JSON.parse(readFileSync(path.join(folder, f), 'utf8')))
+    .filter((m) => m.type === 'event').map((m) => m.kind));
+  for (const kind of kinds) assert.ok(M.EVENT_KINDS.includes(kind), `the model does not know the event '${kind}'`);
+  for (const kind of M.EVENT_KINDS) assert.ok(kinds.has(kind), `no golden '${kind}' event`);
+});
+
+// MARK: snapshots and seq order
+
+fixture('welcome.json', 'the room is the welcome\'s, the member is me, the server\'s limits are taken', () => {
+  const message = golden('welcome');
+  const { state, effects } = step(M.initialState(), message);
+  assert.deepEqual(state.room, message.room);
+  assert.equal(state.me, 'm1');
+  assert.equal(state.seq, 42);
+  assert.deepEqual(state.names, { m1: 'Ada', m2: 'Zoë "Z" 🍅' });
+  assert.deepEqual({ ...state.limits }, message.limits);
+  assert.deepEqual(effects.map((e) => e.type), ['serverTime', 'limits', 'render', 'welcomed']);
+  assert.equal(effects[0].serverTime, 1767225601000);
+});
+
+fixture('welcome-resumed.json', 'a welcome is taken even when its seq is older than the room shown', () => {
+  const { state } = run([golden('welcome'), golden('welcome-resumed')]);
+  assert.equal(state.seq, 2);
+  assert.equal(state.room.status, 'idle');
+});
+
+check('a passcode or host-only asked of a room that already existed is noted once; of a new room, not', () => {
+  const asking = M.joinStarted(M.initialState(), 'team-alpha', { passcode: 'secret', control: 'host' });
+  const unapplied = step(asking, golden('welcome-resumed')); // unlocked, anyone controls
+  assert.deepEqual(ofType(unapplied.effects, 'notice'), [{ type: 'notice', text: { key: 'accessNotApplied' } }]);
+  assert.equal(unapplied.state.asked, null);
+  const again = step(unapplied.state, golden('welcome-resumed'));
+  assert.deepEqual(ofType(again.effects, 'notice'), []);
+  const applied = step(asking, golden('welcome')); // locked, host-only: what was asked
+  assert.deepEqual(ofType(applied.effects, 'notice'), []);
+  const hostOnly = step(M.joinStarted(M.initialState(), 'team-alpha', { control: 'host' }), golden('welcome-resumed'));
+  assert.equal(ofType(hostOnly.effects, 'notice').length, 1);
+});
+
+fixture('state.json', 'a newer snapshot replaces the room', () => {
+  const { state, effects } = run([golden('welcome-resumed'), golden('state')]);
+  assert.deepEqual(state.room, golden('state').room);
+  assert.equal(state.seq, 42);
+  assert.deepEqual(effects, [{ type: 'serverTime', serverTime: 1767225601000 }, { type: 'render' }]);
+});
+
+fixture('state-idle.json', 'an older snapshot is ignored: the room stays as it was', () => {
+  const before = joined();
+  const { state, effects } = step(before, golden('state-idle'));
+  assert.equal(state, before);
+  assert.equal(state.room.status, 'running');
+  assert.deepEqual(ofType(effects, 'render'), []);
+});
+
+fixture('state-big-room.json', 'a big room: the counts are the whole room\'s, the names the listed members\'', () => {
+  const { state } = run([golden('welcome'), golden('state-big-room')]);
+  assert.equal(state.seq, 9000);
+  assert.equal(state.room.memberCount, 250);
+  assert.equal(state.room.members.length, 3);
+  assert.equal(M.nameOf(state, 'm3'), 'Member 3');
+  assert.equal(M.myName(state), 'Member 1');
+});
+
+// MARK: ticks
+
+fixture('tick.json', 'a tick moves the clock: the remaining time runs from endsAt', () => {
+  const message = golden('tick');
+  const { state, effects } = step(joined(), message);
+  assert.equal(state.room.remainingMs, 1498000);
+  assert.equal(state.room.endsAt, 1767227099000);
+  const at = (now) => ({ now: () => now });
+  assert.equal(remainingMs(state.room, at(message.serverTime)), 1767227099000 - message.serverTime);
+  assert.equal(remainingMs(state.room, at(1767227099000 + 5)), 0);
+  assert.deepEqual(effects.map((e) => e.type), ['serverTime', 'frame']);
+  assert.equal(state.seq, 42, 'a tick does not move the snapshot order');
+});
+
+check('a tick older than the snapshot, for another room, or before any room, is ignored', () => {
+  const before = joined();
+  for (const message of [
+    { ...golden('tick'), seq: 41, remainingMs: 5 },
+    { ...golden('tick'), room: 'team-beta', remainingMs: 5 },
+  ]) {
+    const { state, effects } = step(before, message);
+    assert.equal(state, before);
+    assert.deepEqual(ofType(effects, 'frame'), []);
+  }
+  const nobody = M.initialState();
+  assert.equal(step(nobody, golden('tick')).state, nobody);
+});
+
+check('a tick without endsAt (paused) keeps the last one, and takes the phase and cycle', () => {
+  const { state } = step(joined(), { ...golden('tick'), endsAt: null, phase: 'shortBreak', cycle: 3, remainingMs: 1000 });
+  assert.equal(state.room.endsAt, 1767227099000);
+  assert.equal(state.room.phase, 'shortBreak');
+  assert.equal(state.room.cycle, 3);
+  assert.equal(state.room.remainingMs, 1000);
+});
+
+// MARK: events: the activity feed, and what else each one sets off
+
+const eventLines = (name, state = joined(), overrides = {}) => feedText(step(state, { ...golden(name), ...overrides }).effects);
+
+fixture('event-phaseCompleted.json', 'a focus phase ends: feed, announcement, chime, notification, fresh stats', () => {
+  const { effects } = step(joined(), golden('event-phaseCompleted'));
+  assert.deepEqual(ofType(effects, 'feed'), [{ type: 'feed', text: { key: 'evCompleted', values: { phase: { key: 'phase_focus' } } }, at: NOW, phase: 'focus' }]);
+  assert.deepEqual(feedText(effects), ['Focus complete']);
+  assert.deepEqual(ofType(effects, 'announce').map((e) => say(e.text)), ['Focus complete. Short break has started.']);
+  assert.deepEqual(ofType(effects, 'chime'), [{ type: 'chime', phase: 'focus' }]);
+  assert.deepEqual(ofType(effects, 'notify').map((e) => [say(e.title), say(e.body)]), [['Focus complete', 'Time for a Short break.']]);
+  assert.equal(ofType(effects, 'refreshStats').length, 1);
+});
+
+check('a break ends: the notification says back to focus, and the stats are not asked for', () => {
+  const { effects } = step(joined(), { ...golden('event-phaseCompleted'), completed: 'shortBreak', next: 'focus', autoStarted: false });
+  assert.deepEqual(ofType(effects, 'announce').map((e) => say(e.text)), ['Short break complete. Focus is next.']);
+  assert.deepEqual(ofType(effects, 'notify').map((e) => [say(e.title), say(e.body)]), [['Break is over', 'Back to focus.']]);
+  assert.equal(ofType(effects, 'refreshStats').length, 0);
+});
+
+fixture('event-memberJoined.json', 'a new member\'s name is learnt and said', () => {
+  const { state, effects } = step(joined(), golden('event-memberJoined'));
+  assert.equal(M.nameOf(state, 'm2'), 'Lin');
+  assert.deepEqual(feedText(effects), ['Lin joined']);
+  assert.deepEqual(eventLines('event-memberJoined', joined(), { member: 'm1', name: 'Ada' }), [], 'my own join is not news');
+});
+
+fixture('event-memberReturned.json', 'another member is back in the room', () => {
+  assert.deepEqual(eventLines('event-memberReturned'), ['Zoë "Z" 🍅 came back']);
+  assert.deepEqual(eventLines('event-memberReturned', joined(), { member: 'm1' }), []);
+});
+
+fixture('event-memberAway.json', 'stepping away is said, mine too', () => {
+  assert.deepEqual(eventLines('event-memberAway'), ['Zoë "Z" 🍅 stepped away']);
+  assert.deepEqual(eventLines('event-memberAway', joined(), { member: 'm1' }), ['Ada stepped away']);
+});
+
+fixture('event-memberAway-disconnected.json', 'a lost connection is said, but not my own', () => {
+  assert.deepEqual(eventLines('event-memberAway-disconnected'), ['Zoë "Z" 🍅 lost the connection']);
+  assert.deepEqual(eventLines('event-memberAway-disconnected', joined(), { member: 'm1' }), []);
+});
+
+fixture('event-memberBack.json', 'back from away', () => {
+  assert.deepEqual(eventLines('event-memberBack'), ['Zoë "Z" 🍅 is back']);
+});
+
+fixture('event-memberLeft.json', 'a member left; one this page never saw is "Someone"', () => {
+  assert.deepEqual(eventLines('event-memberLeft'), ['Zoë "Z" 🍅 left']);
+  assert.deepEqual(eventLines('event-memberLeft', joined(), { member: 'm9' }), ['Someone left']);
+});
+
+fixture('event-memberLeft-expired.json', 'a member timed out', () => {
+  assert.deepEqual(eventLines('event-memberLeft-expired'), ['Zoë "Z" 🍅 left (timed out)']);
+});
+
+fixture('event-control.json', 'a command is said with who gave it', () => {
+  assert.deepEqual(eventLines('event-control'), ['Ada paused']);
+  assert.deepEqual(eventLines('event-control', joined(), { action: 'configure', by: 'm2' }), ['Zoë "Z" 🍅 changed the settings']);
+  assert.equal(ofType(step(joined(), { ...golden('event-control'), action: 'configure', by: 'm2' }).effects, 'settingsNoteCleared').length, 1);
+  assert.equal(ofType(step(joined(), { ...golden('event-control'), action: 'configure' }).effects, 'settingsNoteCleared').length, 0,
+    'my own settings keep my "saved" note');
+  assert.deepEqual(eventLines('event-control', joined(), { action: 'later' }), [], 'an action from a later version');
+});
+
+fixture('event-control-extend.json', 'an extension in minutes, and a shortening', () => {
+  assert.deepEqual(eventLines('event-control-extend'), ['Ada added 5 min']);
+  assert.deepEqual(eventLines('event-control-extend', joined(), { seconds: -90 }), ['Ada took off 1.5 min']);
+});
+
+fixture('event-hostChanged.json', 'a new host; being made host is announced to me', () => {
+  const other = step(joined(), golden('event-hostChanged')).effects;
+  assert.deepEqual(feedText(other), ['Zoë "Z" 🍅 is now the host']);
+  assert.deepEqual(ofType(other, 'announce'), []);
+  const me = step(joined(), { ...golden('event-hostChanged'), member: 'm1' }).effects;
+  assert.deepEqual(ofType(me, 'announce').map((e) => say(e.text)), ['You are now the host']);
+});
+
+fixture('event-hostChanged-nobody.json', 'nobody hosts', () => {
+  assert.deepEqual(eventLines('event-hostChanged-nobody'), ['Nobody is hosting now']);
+});
+
+fixture('event-controlModeChanged.json', 'host-only and back', () => {
+  assert.deepEqual(eventLines('event-controlModeChanged'), ['Ada made the timer host-only']);
+  assert.deepEqual(eventLines('event-controlModeChanged', joined(), { mode: 'anyone' }), ['Ada let everyone control the timer']);
+});
+
+check('the feed is stamped with the time it came in, and an unknown kind says nothing', () => {
+  const { effects } = step(joined(), golden('event-memberBack'), 1234);
+  assert.equal(ofType(effects, 'feed')[0].at, 1234);
+  assert.deepEqual(eventLines('event-memberBack', joined(), { kind: 'fromLater' }), []);
+});
+
+// MARK: answers to requests
+
+fixture('ok.json', 'an ok nobody waits for changes nothing', () => {
+  const before = joined();
+  const { state, effects } = step(before, golden('ok'));
+  assert.equal(state, before);
+  assert.deepEqual(effects, []);
+});
+
+fixture('ok-configure.json', 'the settings were saved: the form is clean, and says when they apply', () => {
+  const waiting = M.settingsEdited(M.requestSent(joined(), 'configure', 'cfg'), true);
+  const { state, effects } = step(waiting, golden('ok-configure'));
+  assert.equal(state.configureRef, null);
+  assert.equal(state.settingsDirty, false);
+  assert.deepEqual(effects, [{ type: 'settingsSaved', appliesFrom: 'nextPhase' }, { type: 'render' }]);
+  const other = step(M.requestSent(joined(), 'configure', 'cfg2'), golden('ok-configure'));
+  assert.equal(other.state.configureRef, 'cfg2');
+  assert.deepEqual(other.effects, []);
+});
+
+check('the host-only switch is confirmed by its ok', () => {
+  const waiting = M.requestSent(joined(), 'control', 3);
+  const { state, effects } = step(waiting, { type: 'ok', command: 'control', ref: 3 });
+  assert.equal(state.controlRef, null);
+  assert.deepEqual(effects, [{ type: 'controls' }]);
+});
+
+fixture('error.json', 'a refusal nobody waits for is a notice with the server\'s words', () => {
+  const { state, effects } = step(joined(), golden('error'));
+  assert.deepEqual(effects, [{ type: 'notice', title: { key: 'errorTitle' }, error: golden('error') }]);
+  assert.equal(say(effects[0].title), 'Not done:');
+  assert.equal(errorWithDetail(effects[0].error), 'That value is not accepted. (seconds must be non-zero)');
+  assert.equal(state.configureRef, null);
+});
+
+check('an error with the ref of a request goes to that request: the settings form, the switch, the stats', () => {
+  const configure = step(M.requestSent(joined(), 'configure', 7), golden('error'));
+  assert.deepEqual(configure.effects, [{ type: 'settingsError', error: golden('error') }]);
+  assert.equal(configure.state.configureRef, null);
+
+  const control = step(M.requestSent(joined(), 'control', 7), golden('error'));
+  assert.equal(control.state.controlRef, null);
+  assert.deepEqual(control.effects.map((e) => e.type), ['render', 'notice']);
+
+  const stats = step(M.statsRequested(M.statsOpened(joined(), true), 7, null), golden('error'));
+  assert.deepEqual(stats.effects, [{ type: 'statsPanel' }]);
+  assert.deepEqual(stats.state.stats.error, golden('error'));
+  assert.equal(stats.state.stats.loading, false);
+  assert.equal(stats.state.stats.ref, null);
+});
+
+check('a time zone the server does not know: the stats are asked again without one', () => {
+  const asked = M.statsRequested(M.statsOpened(joined(), true), 7, 'Mars/Olympus');
+  const { state, effects } = step(asked, { ...golden('error'), field: 'tz' });
+  assert.deepEqual(effects, [{ type: 'dropTimeZone' }, { type: 'refreshStats' }]);
+  assert.equal(state.stats.error, null);
+  const withoutZone = step(M.statsRequested(asked, 8, null), { ...golden('error'), field: 'tz', ref: 8 });
+  assert.deepEqual(withoutZone.effects, [{ type: 'statsPanel' }]);
+});
+
+fixture('error-invalid-state.json', 'an error without a ref is a notice, whatever is waiting', () => {
+  const waiting = M.requestSent(M.requestSent(joined(), 'configure', 7), 'control', 8);
+  const { state, effects } = step(waiting, golden('error-invalid-state'));
+  assert.deepEqual(effects.map((e) => e.type), ['notice']);
+  assert.equal(state.configureRef, 7);
+  assert.equal(state.controlRef, 8);
+});
+
+fixture('error-replaced.json', 'being replaced is the connection\'s to report: no notice', () => {
+  const before = joined();
+  const { state, effects } = step(before, golden('error-replaced'));
+  assert.equal(state, before);
+  assert.deepEqual(effects, []);
+});
+
+fixture('stats.json', 'the answer to the latest stats request is shown; an older one is not', () => {
+  const message = golden('stats');
+  const asked = M.statsRequested(M.statsOpened(joined(), true), 9, 'Europe/Berlin');
+  assert.equal(asked.stats.loading, true);
+  const { state, effects } = step(asked, message);
+  assert.equal(state.stats.data, message);
+  assert.equal(state.stats.loading, false);
+  assert.equal(state.stats.ref, null);
+  assert.deepEqual(effects, [{ type: 'statsPanel' }]);
+  const newer = M.statsRequested(asked, 10, 'Europe/Berlin');
+  const old = step(newer, message);
+  assert.equal(old.state, newer);
+  assert.deepEqual(old.effects, []);
+});
+
+fixture('pong.json', 'a pong only tells the time', () => {
+  const before = joined();
+  const { state, effects } = step(before, golden('pong'));
+  assert.equal(state, before);
+  assert.deepEqual(effects, [{ type: 'serverTime', serverTime: 1767225600000 }]);
+});
+
+check('a message type from a later version changes nothing', () => {
+  const before = joined();
+  const { state, effects } = step(before, { type: 'fromLater', serverTime: 'soon' });
+  assert.equal(state, before);
+  assert.deepEqual(effects, []);
+});
+
+// MARK: what the page does
+
+check('going into another room forgets the last one, but not the limits or an open stats panel', () => {
+  const before = M.statsOpened(step(joined(), golden('event-memberJoined')).state, true);
+  const state = M.joinStarted(deepFreeze(before), 'team-beta', {});
+  assert.equal(state.roomName, 'team-beta');
+  assert.equal(state.room, null);
+  assert.equal(state.seq, -1);
+  assert.equal(state.me, null);
+  assert.deepEqual(state.names, {});
+  assert.equal(state.asked, null);
+  assert.equal(state.stats.open, true);
+  assert.equal(state.stats.data, null);
+  assert.equal(state.limits, before.limits);
+  // After it, the older snapshot of the new room is taken: the order starts again.
+  assert.equal(step(state, golden('state-idle')).state.seq, 2);
+});
+
+check('before any welcome the page has the limits it was given', () => {
+  assert.equal(M.initialState().limits, DEFAULT_LIMITS);
+  const kept = { ...DEFAULT_LIMITS, maxNameLength: 8 };
+  assert.equal(M.initialState(kept).limits, kept);
+});
+
+check('every golden server message has a check of its own above', () => {
+  const missing = files.map((f) => f).filter((f) => !byFixture.has(f));
+  assert.deepEqual(missing, [], `golden messages without a check: ${missing.join(', ')}`);
+});
+
+let failed = 0;
+for (const [name, fn] of checks) {
+  try {
+    fn();
+    console.log(`ok ${name}`);
+  } catch (error) {
+    failed += 1;
+    console.log(`not ok ${name}: ${error.message}`);
+  }
+}
+console.log(`${checks.length - failed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,48 @@
+// The page's elements by id, looked up once: what the views draw into and the controls they wire.
+
+export const $ = (id) => document.getElementById(id);
+
+export const els = {
+  roomBar: $('room-bar'), roomTitle: $('room-title'), invite: $('btn-invite'), inviteLabel: $('invite-label'),
+  connPill: $('conn-pill'), connText: $('conn-text'), sound: $('btn-sound'), notify: $('btn-notify'),
+  lang: $('lang-select'),
+  banner: $('conn-banner'), bannerText: $('conn-banner-text'), retry: $('btn-retry'), useHere: $('btn-use-here'),
+  landing: $('landing'), joinForm: $('join-form'), roomInput: $('room-input'), nameInput: $('name-input'),
+  randomRoom: $('btn-random-room'), joinError: $('join-error'), joinButton: $('btn-join'),
+  accessDetails: $('access-details'), passcodeInput: $('passcode-input'), passcodeError: $('passcode-error'),
+  showPasscode: $('btn-show-passcode'), hostOnlyInput: $('host-only-input'),
+  roomLock: $('room-lock'), hostNote: $('host-note'), hostNoteText: $('host-note-text'), kbdHint: $('kbd-hint'),
+  hostTools: $('host-tools'), hostOnlyToggle: $('host-only-toggle'), settingsFields: $('settings-fields'),
+  settingsHostNote: $('settings-host-note'),
+  handoffDialog: $('handoff-dialog'), handoffTitle: $('handoff-title'), handoffBody: $('handoff-body'),
+  handoffCancel: $('btn-handoff-cancel'), handoffConfirm: $('btn-handoff-confirm'),
+  room: $('room'), phaseLabel: $('phase-label'), cycleText: $('cycle-text'), cycleDots: $('cycle-dots'),
+  ringTicks: $('ring-ticks'), ringProgress: $('ring-progress'), ringKnob: $('ring-knob'),
+  time: $('time'), dialStatus: $('dial-status'),
+  toggle: $('btn-toggle'), toggleLabel: $('toggle-label'), skip: $('btn-skip'), reset: $('btn-reset'),
+  extendButtons: [...document.querySelectorAll('[data-extend]')],
+  members: $('members'), membersCount: $('members-count'), membersMore: $('members-more'), away: $('btn-away'), awayLabel: $('away-label'),
+  roomStats: $('room-stats'),
+  settingsDetails: $('settings-details'),
+  settingsForm: $('settings-form'), settingsSummary: $('settings-summary'), setFocus: $('set-focus'),
+  setShort: $('set-short'), setLong: $('set-long'), setEvery: $('set-every'), setAuto: $('set-auto'),
+  settingsError: $('settings-error'), settingsNote: $('settings-note'), pendingNote: $('pending-note'),
+  saveSettings: $('btn-save-settings'),
+  activity: $('activity'), activityEmpty: $('activity-empty'), leave: $('btn-leave'),
+  notice: $('notice'), noticeTitle: $('notice-title'), noticeText: $('notice-text'), noticeClose: $('btn-notice-close'),
+  announcer: $('announcer'), favicon: $('favicon'),
+  resetDialog: $('reset-dialog'), resetCancel: $('btn-reset-cancel'), resetConfirm: $('btn-reset-confirm'),
+  statsToggle: $('btn-stats'), statsPanel: $('stats-panel'), statsStatus: $('stats-status'),
+  statsStatusRow: $('stats-status-row'),
+  statsRetry: $('btn-stats-retry'), statsCsv: $('btn-stats-csv'), statsCsvLabel: $('stats-csv-label'),
+  statsJournal: $('stats-journal'), statsJournalStatus: $('stats-journal-status'),
+};
+
+/** What renderStats (statspanel.js) draws into. */
+export const statsEls = {
+  empty: $('stats-empty'), content: $('stats-content'),
+  sessions: $('stat-sessions'), focus: $('stat-focus'), interruptions: $('stat-interruptions'),
+  streak: $('stat-streak'), longest: $('stat-longest'),
+  chart: $('stats-chart'), chartTitle: $('stats-chart-title'), chartEmpty: $('stats-chart-empty'),
+  legend: $('stats-legend'), chartTable: $('stats-chart-table'), membersBody: $('stats-members-body'),
+};

@@ -1,0 +1,91 @@
+// The landing page's join form: the room, the name and a new room's passcode and host-only choice, checked
+// against the server's limits before joining, and the server's refusal said next to the field it is about.
+
+import { t, language } from './i18n.js';
+import { setText } from './render.js';
+import { randomRoomName } from './roomname.js';
+import { joinProblem } from './formchecks.js';
+import { errorText } from './wording.js';
+
+export function createJoinForm({ els, page, enterRoom }) {
+  const limits = () => page.model.limits;
+
+  function showError(error, { sentPasscode = false } = {}) {
+    let text;
+    if (error?.code === 'bad_passcode') text = t(sentPasscode ? 'passcodeWrong' : 'passcodeNeeded');
+    else if (error?.code === 'rate_limited' && error.field === 'passcode') text = t('passcodeRateLimited');
+    else if (error?.code && error.code !== 'bad_request') text = errorText(error); // room_full, room_limit, …
+    else if (error?.field === 'passcode') {
+      text = t('passcodeInvalid', { min: limits().minPasscodeLength, max: limits().maxPasscodeLength });
+    }
+    else if (error?.field === 'room') text = t('roomInvalid');
+    else if (error?.field === 'name') text = t('nameInvalid', { max: limits().maxNameLength });
+    else text = errorText(error);
+    if (language() === 'en' && error?.message && error.code === 'bad_request' && error.field !== 'passcode') {
+      text = `${text} (${error.message})`;
+    }
+    // About the passcode: said right under its field (opened if folded), where the focus goes.
+    const el = error?.field === 'passcode' ? els.passcodeError : els.joinError;
+    if (el === els.passcodeError) els.accessDetails.open = true;
+    el.hidden = false;
+    setText(el, text);
+  }
+
+  function hideErrors() {
+    els.joinError.hidden = true;
+    els.passcodeError.hidden = true;
+  }
+
+  /** The join is over (welcomed or refused): the button can be pressed again. */
+  function ready() {
+    els.joinButton.disabled = false;
+    setText(els.joinButton, t('join'));
+  }
+
+  /** The server refused the join itself: say why, and a passcode's trouble goes straight to its field. */
+  function refused(info) {
+    showError(info.error, { sentPasscode: info.sentPasscode });
+    ready();
+    if (info.error?.field === 'passcode') {
+      // Locked, or the wrong passcode: its text selected for typing over.
+      els.passcodeInput.setAttribute('aria-invalid', 'true');
+      els.passcodeInput.focus();
+      els.passcodeInput.select();
+    }
+  }
+
+  function wire(unlockAudio) {
+    els.joinForm.addEventListener('submit', (event) => {
+      event.preventDefault();
+      unlockAudio();
+      const room = els.roomInput.value.trim();
+      const name = els.nameInput.value.trim();
+      hideErrors();
+      els.roomInput.removeAttribute('aria-invalid');
+      els.nameInput.removeAttribute('aria-invalid');
+      els.passcodeInput.removeAttribute('aria-invalid');
+      // Passcodes are taken as typed: spaces count.
+      const passcode = els.passcodeInput.value;
+      const problem = joinProblem({ room, name, passcode }, limits());
+      if (problem) {
+        const input = { room: els.roomInput, name: els.nameInput, passcode: els.passcodeInput }[problem];
+        input.setAttribute('aria-invalid', 'true');
+        showError({ field: problem });
+        input.focus();
+        return;
+      }
+      els.joinButton.disabled = true;
+      setText(els.joinButton, t('joining'));
+      enterRoom(room, name, { passcode: passcode || null, control: els.hostOnlyInput.checked ? 'host' : null });
+    });
+    els.passcodeInput.addEventListener('input', () => els.passcodeInput.removeAttribute('aria-invalid'));
+    els.showPasscode.addEventListener('click', () => {
+      const show = els.passcodeInput.type === 'password';
+      els.passcodeInput.type = show ? 'text' : 'password';
+      els.showPasscode.setAttribute('aria-pressed', String(show));
+    });
+    els.randomRoom.addEventListener('click', () => { els.roomInput.value = randomRoomName(); els.roomInput.focus(); });
+  }
+
+  return { wire, ready, refused };
+}

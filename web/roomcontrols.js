@@ -1,0 +1,66 @@
+// The room's controls: the timer's buttons (reset behind a confirmation), extend, away, the host-only switch
+// and each member's task field. Each sends a command; what the room becomes comes back as a snapshot.
+
+import { t } from './i18n.js';
+import { mayControl } from './render.js';
+import { requestSent } from './roommodel.js';
+
+export function createRoomControls({ els, page, send, explainHostOnly, renderConnectionControls }) {
+  /** Start, pause or resume, as the toggle says; from someone who may not, the host note says why. */
+  function toggleTimer() {
+    const { room, me } = page.model;
+    if (page.conn === 'joined' && !mayControl(room, me)) { explainHostOnly(); return; }
+    if (els.toggle.disabled) return;
+    send(els.toggle.dataset.action || 'start');
+  }
+
+  /** A member's task field: Enter or leaving it saves, Escape puts back the saved text. */
+  function wireTaskInput(input) {
+    const commit = () => {
+      input.dataset.editing = 'false';
+      const text = input.value.trim();
+      if (text !== (input.dataset.saved ?? '')) send('task', { text });
+    };
+    input.addEventListener('focus', () => { input.dataset.editing = 'true'; });
+    input.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter') { event.preventDefault(); input.blur(); }
+      if (event.key === 'Escape') {
+        input.value = input.dataset.saved ?? '';
+        input.blur();
+      }
+    });
+    input.addEventListener('blur', commit);
+  }
+
+  function wire() {
+    els.toggle.addEventListener('click', toggleTimer);
+    els.skip.addEventListener('click', () => send('skip'));
+    els.reset.addEventListener('click', () => {
+      if (typeof els.resetDialog.showModal === 'function') {
+        els.resetDialog.showModal();
+        els.resetCancel.focus();
+      } else if (window.confirm(t('resetTitle'))) {
+        send('reset');
+      }
+    });
+    els.resetCancel.addEventListener('click', () => els.resetDialog.close());
+    els.resetConfirm.addEventListener('click', () => { els.resetDialog.close(); send('reset'); });
+    els.resetDialog.addEventListener('click', (event) => { if (event.target === els.resetDialog) els.resetDialog.close(); });
+
+    els.hostOnlyToggle.addEventListener('change', () => {
+      const ref = send('control', { mode: els.hostOnlyToggle.checked ? 'host' : 'anyone' });
+      if (ref === null) {
+        els.hostOnlyToggle.checked = page.model.room?.control === 'host';
+        return;
+      }
+      page.model = requestSent(page.model, 'control', ref);
+      renderConnectionControls();
+    });
+    for (const button of els.extendButtons) {
+      button.addEventListener('click', () => send('extend', { seconds: Number(button.dataset.extend) }));
+    }
+    els.away.addEventListener('click', () => send('presence', { away: els.away.getAttribute('aria-pressed') !== 'true' }));
+  }
+
+  return { wire, toggleTimer, wireTaskInput };
+}

@@ -1,0 +1,320 @@
+// The room as this page knows it, kept by one pure function: reduce(state, message, { now }) returns the next
+// state and the effects the page carries out (play a chime, add a line to the activity feed, show a notice).
+// No DOM, no timers, no storage and no translations here: words are { key, values } for i18n.js, and the
+// time a message arrives comes in as `now`. Tested under node against the server's golden messages
+// (Tests/browser/room_model.mjs, Tests/fixtures/wire/server/), so the page and the server cannot drift.
+//
+// A state is never changed in place: every step returns a new one, sharing what did not change.
+//
+// The effects, in the order the page carries them out (app.js, carryOut):
+//   serverTime { serverTime }   a sample for the server clock (clock.js)
+//   limits { limits }           the server's limits: keep them, and put them on the form fields
+//   render / frame              draw the room again / only the clock's frame (a tick)
+//   welcomed                    the join is done: the join button can be pressed again
+//   notice { title?, text? | error }   the small notice: words, or a refusal said with its code's meaning
+//   feed { text, phase?, at }   a line in the activity feed
+//   announce { text }           said to screen readers
+//   chime { phase } / notify { title, body }   the end of a phase, heard and as a notification
+//   refreshStats / statsPanel   ask for the stats again (if the panel is open) / draw the panel
+//   dropTimeZone                the server does not know the browser's zone: stop sending it
+//   controls                    the controls' enabled states (the host-only switch was confirmed)
+//   settingsNoteCleared / settingsSaved { appliesFrom } / settingsError { error }   the settings form's notes
+
+import { limitsFrom, DEFAULT_LIMITS } from './limits.js';
+
+/** Every message type the server sends (docs/PROTOCOL.md). Others, from later versions, are ignored. */
+export const SERVER_MESSAGES = Object.freeze(['welcome', 'state', 'tick', 'event', 'ok', 'error', 'pong', 'stats']);
+
+/** Every event kind the page has words for. Others, from later versions, are ignored. */
+export const EVENT_KINDS = Object.freeze([
+  'phaseCompleted', 'memberJoined', 'memberReturned', 'memberAway', 'memberBack', 'memberLeft', 'control',
+  'hostChanged', 'controlModeChanged',
+]);
+
+const CONTROL_WORDS = Object.freeze({
+  start: 'evStart', pause: 'evPause', resume: 'evResume', skip: 'evSkip', reset: 'evReset', configure: 'evConfigure',
+});
+
+/** The stats panel's side of the room: open or not, the request in flight and its answer. */
+function newStats(open = false) {
+  return { open, ref: null, tz: null, loading: false, data: null, error: null };
+}
+
+/** Nobody's room yet: the landing page. `limits` are the last ones a server sent (kept by the page). */
+export function initialState(limits = DEFAULT_LIMITS) {
+  return {
+    roomName: null,
+    room: null,
+    seq: -1,
+    me: null,
+    /** Member id to name, for members the snapshot no longer lists (they left, or a big room leaves them out). */
+    names: {},
+    /** What this join asked of a new room ({ passcode, control }), until its welcome says whether it applied. */
+    asked: null,
+    configureRef: null,
+    controlRef: null,
+    settingsDirty: false,
+    stats: newStats(false),
+    limits,
+  };
+}
+
+// MARK: what the page does
+
+/** Going into a room: everything about the last one is forgotten (an open stats panel stays open). */
+export function joinStarted(state, roomName, access = {}) {
+  return {
+    ...state,
+    roomName,
+    asked: access.passcode || access.control ? { ...access } : null,
+    controlRef: null,
+    room: null,
+    seq: -1,
+    me: null,
+    settingsDirty: false,
+    names: {},
+    stats: newStats(state.stats.open),
+  };
+}
+
+export function left(state) {
+  return { ...state, room: null, roomName: null, stats: { ...state.stats, open: false } };
+}
+
+/** A request that waits for its answer: `configure` or `control` with its ref. */
+export function requestSent(state, command, ref) {
+  if (command === 'configure') return { ...state, configureRef: ref };
+  if (command === 'control') return { ...state, controlRef: ref };
+  return state;
+}
+
+/** The settings form was edited (true) or its edits dropped (false). */
+export function settingsEdited(state, dirty) {
+  return state.settingsDirty === dirty ? state : { ...state, settingsDirty: dirty };
+}
+
+export function statsOpened(state, open) {
+  return { ...state, stats: { ...state.stats, open } };
+}
+
+/** A stats request went out with `ref`, in the zone `tz` (null: the server's default). */
+export function statsRequested(state, ref, tz) {
+  return { ...state, stats: { ...state.stats, ref, tz, loading: true } };
+}
+
+export function statsErrorCleared(state) {
+  return { ...state, stats: { ...state.stats, error: null } };
+}
+
+// MARK: questions the page asks
+
+/** The name of a member by id, or null for someone this page never saw. */
+export function nameOf(state, id) {
+  return state.names[id] || null;
+}
+
+export function myName(state) {
+  return state.room?.members.find((m) => m.id === state.me)?.name ?? '';
+}
+
+/** The server time in a message, where it has one (a snapshot carries it inside its room). */
+export function serverTimeOf(message) {
+  const time = message?.type === 'state' ? message.room?.serverTime : message?.serverTime;
+  return typeof time === 'number' ? time : null;
+}
+
+// MARK: what the server says
+
+/**
+ * The next state after one server message, and what the page should do about it.
+ * `now` (epoch milliseconds, the local clock) stamps the activity feed's lines.
+ */
+export function reduce(state, message, { now = 0 } = {}) {
+  const effects = [];
+  const serverTime = serverTimeOf(message);
+  if (serverTime !== null) effects.push({ type: 'serverTime', serverTime });
+  let next = state;
+  switch (message?.type) {
+    case 'welcome': next = welcome(state, message, effects); break;
+    case 'state': next = snapshot(state, message.room, false, effects); break;
+    case 'tick': next = tick(state, message, effects); break;
+    case 'event': next = event(state, message, effects, now); break;
+    case 'ok': next = ok(state, message, effects); break;
+    case 'error': next = error(state, message, effects); break;
+    case 'stats': next = stats(state, message, effects); break;
+    default: break; // pong (its server time is all it brings), and message types from later versions
+  }
+  return { state: next, effects };
+}
+
+function welcome(state, message, effects) {
+  let next = state;
+  if (message.limits) {
+    next = { ...next, limits: limitsFrom(message.limits) };
+    effects.push({ type: 'limits', limits: next.limits });
+  }
+  next = snapshot({ ...next, me: message.you.id, seq: -1 }, message.room, true, effects);
+  effects.push({ type: 'welcomed' });
+  // A passcode or host-only choice only shapes a new room: joining one that already existed, say so.
+  const asked = next.asked;
+  next = { ...next, asked: null };
+  const room = message.room;
+  if (asked && room) {
+    const passcodeIgnored = !!asked.passcode && room.locked === false;
+    const controlIgnored = asked.control === 'host' && room.control !== 'host';
+    if (passcodeIgnored || controlIgnored) effects.push({ type: 'notice', text: { key: 'accessNotApplied' } });
+  }
+  return next;
+}
+
+/** A whole room: taken unless it is older than the one shown (a welcome's is always taken). */
+function snapshot(state, room, fresh, effects) {
+  if (!room || typeof room !== 'object') return state;
+  if (!fresh && typeof room.seq === 'number' && room.seq < state.seq) return state;
+  const names = { ...state.names };
+  for (const member of room.members) names[member.id] = member.name;
+  effects.push({ type: 'render' });
+  return { ...state, seq: room.seq, room, names };
+}
+
+/** A tick moves the clock of the room shown; one for another room, or older than the snapshot, is ignored. */
+function tick(state, message, effects) {
+  const room = state.room;
+  if (!room || message.room !== room.id || message.seq < state.seq) return state;
+  const next = {
+    ...room,
+    remainingMs: message.remainingMs,
+    endsAt: typeof message.endsAt === 'number' ? message.endsAt : room.endsAt,
+    phase: message.phase,
+    cycle: message.cycle,
+  };
+  effects.push({ type: 'frame' });
+  return { ...state, room: next };
+}
+
+const phaseWords = (phase) => ({ key: `phase_${phase || 'idle'}` });
+
+function event(state, message, effects, now) {
+  let next = state;
+  const subject = message.member ?? message.by;
+  const name = (id) => nameOf(next, id) ?? { key: 'someone' };
+  const isMe = subject === state.me;
+  const feed = (key, values = {}, phase = undefined) => {
+    const line = { type: 'feed', text: { key, values }, at: now };
+    if (phase) line.phase = phase;
+    effects.push(line);
+  };
+  switch (message.kind) {
+    case 'phaseCompleted': {
+      const completed = phaseWords(message.completed);
+      const after = phaseWords(message.next);
+      feed('evCompleted', { phase: completed }, message.completed);
+      effects.push({
+        type: 'announce',
+        text: { key: message.autoStarted ? 'announceStarted' : 'announceNext', values: { completed, next: after } },
+      });
+      effects.push({ type: 'chime', phase: message.completed });
+      if (message.completed === 'focus') {
+        effects.push({ type: 'notify', title: { key: 'notifyFocusDone' }, body: { key: 'notifyBodyBreak', values: { phase: after } } });
+        // The server stores a session before it announces it, so asking now shows it.
+        effects.push({ type: 'refreshStats' });
+      } else {
+        effects.push({ type: 'notify', title: { key: 'notifyBreakDone' }, body: { key: 'notifyBodyFocus', values: {} } });
+      }
+      break;
+    }
+    case 'memberJoined':
+      if (message.name) next = { ...next, names: { ...next.names, [message.member]: message.name } };
+      if (!isMe) feed('evJoined', { name: name(message.member) });
+      break;
+    case 'memberReturned':
+      if (!isMe) feed('evReturned', { name: name(subject) });
+      break;
+    case 'memberAway':
+      if (!isMe || message.reason === 'away') {
+        feed(message.reason === 'away' ? 'evAway' : 'evDisconnected', { name: name(subject) });
+      }
+      break;
+    case 'memberBack':
+      feed('evBack', { name: name(subject) });
+      break;
+    case 'memberLeft':
+      feed(message.reason === 'expired' ? 'evExpired' : 'evLeft', { name: name(subject) });
+      break;
+    case 'control':
+      // Another member's settings make our own "saved" note old news.
+      if (message.action === 'configure' && !isMe) effects.push({ type: 'settingsNoteCleared' });
+      if (message.action === 'extend') {
+        const minutes = Math.round((Math.abs(message.seconds) / 60) * 10) / 10;
+        feed(message.seconds >= 0 ? 'evExtend' : 'evShorten', { name: name(subject), n: minutes });
+      } else if (CONTROL_WORDS[message.action]) {
+        feed(CONTROL_WORDS[message.action], { name: name(subject) });
+      }
+      break;
+    case 'hostChanged':
+      if (message.member) {
+        feed('evHostChanged', { name: name(message.member) });
+        if (message.member === state.me) effects.push({ type: 'announce', text: { key: 'announceHostYou', values: {} } });
+      } else {
+        feed('evHostNone');
+      }
+      break;
+    case 'controlModeChanged':
+      feed(message.mode === 'host' ? 'evModeHost' : 'evModeAnyone', { name: name(message.by) });
+      break;
+    default:
+      break; // event kinds from later versions
+  }
+  return next;
+}
+
+function ok(state, message, effects) {
+  let next = state;
+  if (message.command === 'control' && message.ref === state.controlRef) {
+    // The switch already shows the new mode; the state that confirms it may come before or after this.
+    next = { ...next, controlRef: null };
+    effects.push({ type: 'controls' });
+  }
+  if (message.command === 'configure' && message.ref === state.configureRef) {
+    next = { ...next, configureRef: null, settingsDirty: false };
+    effects.push({ type: 'settingsSaved', appliesFrom: message.appliesFrom || 'now' });
+    effects.push({ type: 'render' });
+  }
+  return next;
+}
+
+const answers = (message, ref) => message.ref !== undefined && message.ref === ref;
+
+function error(state, message, effects) {
+  if (answers(message, state.stats.ref)) return statsError(state, message, effects);
+  if (answers(message, state.configureRef)) {
+    effects.push({ type: 'settingsError', error: message });
+    return { ...state, configureRef: null };
+  }
+  if (message.code === 'replaced') return state; // the connection reports it as a state
+  let next = state;
+  if (answers(message, state.controlRef)) {
+    next = { ...next, controlRef: null }; // the switch goes back to what the room says
+    effects.push({ type: 'render' });
+  }
+  effects.push({ type: 'notice', title: { key: 'errorTitle' }, error: message });
+  return next;
+}
+
+function statsError(state, message, effects) {
+  const stats = { ...state.stats, ref: null, loading: false };
+  if (message.field === 'tz' && stats.tz) {
+    // A zone the server does not know: ask again without it, in the server's default (UTC).
+    effects.push({ type: 'dropTimeZone' }, { type: 'refreshStats' });
+    return { ...state, stats };
+  }
+  effects.push({ type: 'statsPanel' });
+  return { ...state, stats: { ...stats, error: message } };
+}
+
+/** Only the answer to the latest request: an older one would show older numbers. */
+function stats(state, message, effects) {
+  if (message.ref === undefined || message.ref !== state.stats.ref) return state;
+  effects.push({ type: 'statsPanel' });
+  return { ...state, stats: { ...state.stats, ref: null, loading: false, error: null, data: message } };
+}

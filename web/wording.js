@@ -1,0 +1,24 @@
+// The room model's words (`{ key, values }`, web/roommodel.js) and the server's error codes, in the page's
+// language. A value that is itself `{ key }` is translated too: a phase's name, or "Someone".
+
+import { t, hasKey, language } from './i18n.js';
+
+export function say(text) {
+  if (typeof text === 'string') return text;
+  const values = {};
+  for (const [name, value] of Object.entries(text.values ?? {})) {
+    values[name] = value && typeof value === 'object' && 'key' in value ? say(value) : value;
+  }
+  return t(text.key, values);
+}
+
+/** The meaning of an error's code; a code this page does not know reads as the server's trouble. */
+export function errorText(error) {
+  const code = error?.code;
+  return hasKey(`err_${code}`) ? t(`err_${code}`) : t('err_internal');
+}
+
+/** The meaning of an error's code, with the server's own words after it in English. */
+export function errorWithDetail(error) {
+  return language() === 'en' && error?.message ? `${errorText(error)} (${error.message})` : errorText(error);
+}
