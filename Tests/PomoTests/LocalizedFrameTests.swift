@@ -299,4 +299,14 @@ import Testing
                               raw: [], receivedAt: Fixture.local(10)))
         #expect(d.notice(at: Fixture.local(20))?.text == "跳过被拒绝：在这个房间只有主持人能这样做")
     }
+
+    @Test func theSessionsEnglishReasonsStayOutOfOtherLanguages() {
+        for (language, line) in [(Language.en, "The connection closed. Trying again in 4s (attempt 2)…"),
+                                 (.zhHans, "连接已断开。4 秒后重试（第 2 次）…"), (.ko, "연결이 끊겼어요. 4초 후 다시 시도 (2번째)…")] {
+            var d = Dashboard(roomName: "team-alpha", serverLabel: "127.0.0.1:8080", words: Words(language))
+            _ = d.handle(.reconnecting(attempt: 2, retryAt: Fixture.local(3200), reason: "the connection closed"))
+            let text = draw(d, 80, 10).text
+            #expect(text.contains(line), "\(language.rawValue): \(text)")
+        }
+    }
 }

@@ -2,7 +2,7 @@ extension Words {
     static let english: [Phrase: String] = [
         .connecting: "connecting…", .live: "live", .reconnecting: "reconnecting…", .reconnectingIn: "reconnecting… {s}s",
         .replaced: "replaced", .disconnected: "disconnected",
-        .connectingTo: "Connecting to {server}…", .retrying: "{reason}. Trying again in {s}s (attempt {n})…",
+        .connectionLost: "the connection was lost", .connectingTo: "Connecting to {server}…", .retrying: "{reason}. Trying again in {s}s (attempt {n})…",
         .phaseIdle: "Idle", .phaseFocus: "Focus", .phaseShortBreak: "Short break", .phaseLongBreak: "Long break",
         .cycleLong: "cycle {n} of {total}", .cycleShort: "{n} of {total}", .endsAt: "ends {time}", .paused: "PAUSED",
         .ready: "ready", .notStarted: "not started",

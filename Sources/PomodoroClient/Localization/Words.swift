@@ -7,7 +7,7 @@ import PomodoroProtocol
 public enum Phrase: String, CaseIterable, Sendable {
     // The title bar and the screen before the room
     case connecting, live, reconnecting, reconnectingIn, replaced, disconnected
-    case connectingTo, retrying
+    case connectingTo, retrying, connectionLost
     // The phase line
     case phaseIdle, phaseFocus, phaseShortBreak, phaseLongBreak
     case cycleLong, cycleShort, endsAt, paused, ready, notStarted

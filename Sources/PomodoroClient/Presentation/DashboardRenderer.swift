@@ -35,7 +35,9 @@ public enum DashboardRenderer {
             let message: String
             switch dashboard.connection {
             case .reconnecting(let attempt, let retryAt, let reason):
-                message = words(.retrying, ["reason": reason.capitalizedFirst, "s": secondsUntil(retryAt, from: context.now),
+                // The session's reasons are English (they may quote the transport): other languages say it plainly.
+                let why = words.language == .en ? reason : words(.connectionLost)
+                message = words(.retrying, ["reason": why.capitalizedFirst, "s": secondsUntil(retryAt, from: context.now),
                                             "n": attempt])
             default:
                 message = words(.connectingTo, ["server": dashboard.serverLabel])
