@@ -3,7 +3,7 @@ extension Words {
         .connecting: "連線中…", .live: "已連線", .reconnecting: "重新連線中…", .reconnectingIn: "重新連線中… {s}秒",
         .replaced: "已被取代", .disconnected: "已中斷",
         .connectionLost: "連線已中斷", .connectingTo: "正在連線到 {server}…", .retrying: "{reason}。{s} 秒後重試（第 {n} 次）…",
-        .phaseIdle: "未開始", .phaseFocus: "專注", .phaseShortBreak: "短休息", .phaseLongBreak: "長休息",
+        .phaseIdle: "閒置", .phaseFocus: "專注", .phaseShortBreak: "短休息", .phaseLongBreak: "長休息",
         .cycleLong: "第 {n} / {total} 輪", .cycleShort: "{n}/{total}", .endsAt: "{time} 結束", .paused: "已暫停",
         .ready: "就緒", .notStarted: "未開始",
         .members: "成員", .hereOf: "{total} 人中 {present} 人在線", .hereCount: "{n} 人在線", .awayCount: "{n} 人暫離",
