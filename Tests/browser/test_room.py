@@ -1256,6 +1256,10 @@ class Run:
             focus_body(driver)
             body.send_keys("s")
             wait(driver, lambda d: body_data(d, "phase") == "shortBreak", "s to skip to the break")
+            # The browser's theme colour follows the phase's accent.
+            theme = lambda d: js(d, "return document.querySelector('meta[name=\"theme-color\"]').content")
+            wait(driver, lambda d: theme(d) == js(d, "return getComputedStyle(document.body).getPropertyValue('--accent').trim()")
+                 and theme(d) != "#d8433b", "the theme colour of the break")
             body.send_keys("r")
             wait(driver, lambda d: by_id(d, "reset-dialog").get_attribute("open") is not None, "r to ask before a reset")
             by_id(driver, "btn-reset-confirm").click()
@@ -1306,7 +1310,7 @@ class Run:
             task.click()
             task.send_keys("evil\u202etext", Keys.ENTER)
             wait(driver, lambda d: by_id(d, "notice").is_displayed(), "the error notice")
-            assert "这个值不被接受" in by_id(driver, "notice").text, by_id(driver, "notice").text
+            assert "这个值无效" in by_id(driver, "notice").text, by_id(driver, "notice").text
             self.shot(driver, "notice-zh-Hans.png")
             Select(by_id(driver, "lang-select")).select_by_value("en")
         finally:
