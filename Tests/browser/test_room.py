@@ -1352,6 +1352,8 @@ class Run:
                        lambda: self.under_node("i18n_keys.mjs"))
             self.check("installable: the worker's files and the manifest's icons, under node",
                        lambda: self.under_node("page_files.mjs"))
+            self.check("the service worker: a notification's click, the cache, what it leaves alone, under node",
+                       lambda: self.under_node("service_worker.mjs"))
         else:
             print("SKIP stats model, room names, limits, room model and form checks: the pure functions under node (no node here)")
         try:
