@@ -15,8 +15,8 @@ struct Join: AsyncParsableCommand {
             KEYS:
               space   start, pause or resume      s       skip to the next phase
               r       reset to idle (asks first)  + / -   one minute more / less
-              1 3 5   add that many minutes       t       set my task (enter saves, esc cancels)
-              a       away / back                 m       silence the bell and notifications, or not
+              1 3 5   add that many minutes       t       my task (enter saves, esc drops)
+              a       away / back                 m       bell and notifications off / on
               q       quit (Ctrl-C too; Ctrl-Z suspends)
 
             At the end of a phase: the terminal bell (unless --no-bell), a line in the view, and a desktop \
