@@ -72,13 +72,6 @@ struct JoinFlow: Equatable {
         }
     }
 
-    /// An error answer, as the wire's `error` carries it.
-    struct Refusal: Equatable, Error {
-        var code: ErrorCode
-        var message: String
-        var field: String?
-    }
-
     private enum State: Equatable {
         case idle
         case lookingUp

@@ -45,96 +45,72 @@ extension RoomHub {
 
     // MARK: The API
 
-    /// `GET /api/rooms/{room}/stats` and `GET /api/rooms/{room}/history`: the journal is read off the service
-    /// thread and the answer goes out when it is ready. A locked room needs `Authorization: Bearer` with its
-    /// passcode or a member's resume token.
-    func api(_ request: HTTPRequest, responder: any HTTPAnswering) {
-        func fail(_ code: ErrorCode, _ message: String, field: String? = nil) {
-            var response = HTTPResponse(status: code.httpStatus, contentType: "application/json",
-                                        body: WireCodec.encodeHTTPError(code: code, message: message, field: field))
-            if code == .badPasscode { response.headers.append((name: "WWW-Authenticate", value: "Bearer realm=\"pomodoro\"")) }
-            if code == .rateLimited { response.headers.append((name: "Retry-After", value: field == "passcode" ? "60" : "1")) }
-            responder.respond(response)
-        }
-        let address = AddressKey.of(request.peer)
+    /// `GET /api/rooms/{room}/stats` and `GET /api/rooms/{room}/history` (see `APIRequest`): the journal is
+    /// read off the service thread and the answer goes out when it is ready. A locked room needs
+    /// `Authorization: Bearer` with its passcode or a member's resume token.
+    func api(_ http: HTTPRequest, responder: any HTTPAnswering) {
+        func fail(_ refusal: Refusal) { responder.respond(Self.errorResponse(refusal)) }
+        let address = AddressKey.of(http.peer)
         guard apiRequestAllowed(from: address, at: clock.now()) else {
-            return fail(.rateLimited, "too many requests from this address; at most \(configuration.limits.apiRequestsPerSecond) a second")
+            return fail(Refusal(code: .rateLimited, message: "too many requests from this address; at most \(configuration.limits.apiRequestsPerSecond) a second"))
         }
-        let parts = request.path.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 5, parts[1] == "api", parts[2] == "rooms", parts[4] == "stats" || parts[4] == "history" else {
-            return fail(.notFound, "no such path; try /api/rooms/{room}/stats or /api/rooms/{room}/history")
+        let request: APIRequest
+        switch APIRequest.parse(http) {
+        case .success(let parsed): request = parsed
+        case .failure(let refusal): return fail(refusal)
         }
-        guard request.method == .get || request.method == .head else {
-            return fail(.badRequest, "only GET is answered here", field: "method")
-        }
-        guard let roomID = try? RoomID(validating: String(parts[3])) else {
-            return fail(.notFound, "a room name is 1–64 characters of A–Z, a–z, 0–9, '_' or '-'", field: "room")
-        }
-        guard let zone = FocusReport.timeZone(named: request.query["tz"] ?? "UTC") else {
-            return fail(.badRequest, Self.badTimeZone, field: "tz")
-        }
-        let bearer = request.authorization.flatMap { header -> String? in
-            header.lowercased().hasPrefix("bearer ") ? String(header.dropFirst(7)).trimmingWhitespace() : nil
-        }
-        let now = clock.now()
-        let access = journalAccess(to: roomID, connection: nil, token: bearer, credential: bearer)
+        let room = request.room, zone = request.zone
+        let access = journalAccess(to: room, connection: nil, token: request.bearer, credential: request.bearer)
         func read<T: Sendable>(_ query: @escaping @Sendable (any RoomStore) throws(StoreError) -> T,
                                answer: @escaping (T) -> HTTPResponse) {
-            readJournal(roomID, access: access, address: address,
+            readJournal(room, access: access, address: address,
                         lockedHint: "send Authorization: Bearer <its passcode or a member's resume token>",
                         query: query) { result in
                 switch result {
                 case .success(let value): responder.respond(answer(value))
-                case .failure(let refusal): fail(refusal.code, refusal.message, field: refusal.field)
+                case .failure(let refusal): fail(refusal)
                 }
             }
         }
-        func integer(_ name: String, default value: Int64, in range: ClosedRange<Int64>) -> Int64? {
-            guard let text = request.query[name] else { return value }
-            guard let number = Int64(text), range.contains(number) else { return nil }
-            return number
-        }
-
-        if parts[4] == "stats" {
-            let range = Int64(FocusReport.dayRange.lowerBound)...Int64(FocusReport.dayRange.upperBound)
-            guard let days = integer("days", default: 14, in: range).map(Int.init) else {
-                return fail(.badRequest, "days must be \(range.lowerBound)–\(range.upperBound)", field: "days")
-            }
-            read(Self.report(of: roomID, days: days, zone: zone, nowMs: now.wallMs)) { report in
+        switch request.query {
+        case .stats(let days):
+            read(Self.report(of: room, days: days, zone: zone, nowMs: clock.now().wallMs)) { report in
                 HTTPResponse(status: 200, contentType: "application/json",
                              body: WireCodec.encodeStatsBody(StatsReportPayload(report)))
             }
-            return
+        case .history(let limit, let before, let format):
+            // A page ends at `limit` sessions or at about HistoryPage.maxBytes, whichever comes first; the store
+            // reads no further, so neither a large `limit` nor large sessions make a large answer.
+            read({ (store: any RoomStore) throws(StoreError) in
+                try store.historyPage(room: room, before: before, limit: limit, maxBytes: HistoryPage.maxBytes)
+            }) { page in Self.historyResponse(page, of: room, format: format, zone: zone) }
         }
+    }
 
-        guard let limit = integer("limit", default: 100, in: 1...1000).map(Int.init) else {
-            return fail(.badRequest, "limit must be 1–1000", field: "limit")
+    /// An API error as JSON, with the headers that tell a client what to do about it.
+    static func errorResponse(_ refusal: Refusal) -> HTTPResponse {
+        var response = HTTPResponse(status: refusal.code.httpStatus, contentType: "application/json",
+                                    body: WireCodec.encodeHTTPError(code: refusal.code, message: refusal.message,
+                                                                    field: refusal.field))
+        if refusal.code == .badPasscode { response.headers.append((name: "WWW-Authenticate", value: "Bearer realm=\"pomodoro\"")) }
+        if refusal.code == .rateLimited {
+            response.headers.append((name: "Retry-After", value: refusal.field == "passcode" ? "60" : "1"))
         }
-        let before: Int64?
-        if let text = request.query["before"] {
-            guard let value = Int64(text) else { return fail(.badRequest, "before must be epoch milliseconds", field: "before") }
-            before = value
-        } else {
-            before = nil
-        }
-        let format = request.query["format"] ?? "json"
-        guard format == "json" || format == "csv" else {
-            return fail(.badRequest, "format must be json or csv", field: "format")
-        }
-        // A page ends at `limit` sessions or at about HistoryPage.maxBytes, whichever comes first; the store
-        // reads no further, so neither a large `limit` nor large sessions make a large answer.
-        read({ (store: any RoomStore) throws(StoreError) in
-            try store.historyPage(room: roomID, before: before, limit: limit, maxBytes: HistoryPage.maxBytes)
-        }) { page in
-            if format == "csv" {
-                var response = HTTPResponse(status: 200, contentType: "text/csv; charset=utf-8",
-                                            body: Array(FocusReport.csv(page.sessions, timeZone: zone).utf8))
-                response.headers.append((name: "Content-Disposition",
-                                         value: "attachment; filename=\"\(roomID)-history.csv\""))
-                if let next = page.nextBefore { response.headers.append((name: "Next-Before", value: String(next))) }
-                return response
-            }
-            let history = HistoryPayload(room: roomID.rawValue, sessions: page.sessions.map(FocusSessionPayload.init),
+        return response
+    }
+
+    /// A page of the journal as JSON, or as CSV with the cursor for the next page in `Next-Before`.
+    static func historyResponse(_ page: HistoryPage, of room: RoomID, format: APIRequest.Format,
+                                zone: TimeZone) -> HTTPResponse {
+        switch format {
+        case .csv:
+            var response = HTTPResponse(status: 200, contentType: "text/csv; charset=utf-8",
+                                        body: Array(FocusReport.csv(page.sessions, timeZone: zone).utf8))
+            response.headers.append((name: "Content-Disposition", value: "attachment; filename=\"\(room)-history.csv\""))
+            if let next = page.nextBefore { response.headers.append((name: "Next-Before", value: String(next))) }
+            return response
+        case .json:
+            let history = HistoryPayload(room: room.rawValue, sessions: page.sessions.map(FocusSessionPayload.init),
                                          nextBefore: page.nextBefore)
             return HTTPResponse(status: 200, contentType: "application/json", body: WireCodec.encodeHistory(history))
         }

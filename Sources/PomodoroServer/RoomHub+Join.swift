@@ -151,14 +151,14 @@ extension RoomHub {
     }
 
     /// Why this connection may not create a room now (`room_limit`), or nil when it may.
-    private func creationRefusal(for connection: ConnectionID, at now: ClockReading) -> JoinFlow.Refusal? {
+    private func creationRefusal(for connection: ConnectionID, at now: ClockReading) -> Refusal? {
         let limits = configuration.limits
         guard rooms.count < limits.maxRooms else {
-            return JoinFlow.Refusal(code: .roomLimit, message: "the server holds as many rooms as it may", field: "room")
+            return Refusal(code: .roomLimit, message: "the server holds as many rooms as it may", field: "room")
         }
         if limits.roomsCreatedPerAddressPerMinute > 0, let address = sessions[connection]?.address,
            roomsCreatedBy.count(for: address, at: now.monotonic) >= limits.roomsCreatedPerAddressPerMinute {
-            return JoinFlow.Refusal(code: .roomLimit, message: "too many new rooms from this address; try again in a minute",
+            return Refusal(code: .roomLimit, message: "too many new rooms from this address; try again in a minute",
                                     field: "room")
         }
         return nil

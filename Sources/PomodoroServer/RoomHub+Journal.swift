@@ -24,12 +24,6 @@ extension RoomHub {
         case wrongPasscode
     }
 
-    /// Why a journal read was refused, as the WebSocket's `error` and the HTTP API's error body both say it.
-    struct JournalRefusal: Error {
-        let code: ErrorCode
-        let message: String
-        let field: String?
-    }
 
     /// Reads a room's journal off the service thread for a reader at `address`: a locked room's passcode is
     /// checked there too (the room's stored lock when it is not in memory), once the address's passcode gate
@@ -37,7 +31,7 @@ extension RoomHub {
     /// the service thread; `lockedHint` says how this reader proves access to a locked room.
     func readJournal<T: Sendable>(_ id: RoomID, access: JournalAccess, address: String, lockedHint: String,
                                   query: @escaping @Sendable (any RoomStore) throws(StoreError) -> T,
-                                  done: @escaping (Result<T, JournalRefusal>) -> Void) {
+                                  done: @escaping (Result<T, Refusal>) -> Void) {
         let checksPasscode = if case .passcode(_, .some) = access { true } else { false }
         let settle = { [self] (result: Result<JournalAnswer<T>, StoreError>) in
             if checksPasscode {
@@ -49,18 +43,18 @@ extension RoomHub {
                 if let upgraded { adopt(upgraded.new, replacing: upgraded.old, in: id) }
                 done(.success(value))
             case .success(.locked):
-                done(.failure(JournalRefusal(code: .badPasscode, message: "this room is locked: \(lockedHint)",
+                done(.failure(Refusal(code: .badPasscode, message: "this room is locked: \(lockedHint)",
                                              field: "passcode")))
             case .success(.wrongPasscode):
-                done(.failure(JournalRefusal(code: .badPasscode, message: "wrong passcode", field: "passcode")))
+                done(.failure(Refusal(code: .badPasscode, message: "wrong passcode", field: "passcode")))
             case .failure(let error):
                 logger.error("could not read the journal", metadata: ["room": "\(id)", "error": "\(error)"])
-                done(.failure(JournalRefusal(code: .unavailable, message: "the server could not read its journal just now; try again",
+                done(.failure(Refusal(code: .unavailable, message: "the server could not read its journal just now; try again",
                                              field: nil)))
             }
         }
         guard let store else {
-            return done(.failure(JournalRefusal(code: .unavailable,
+            return done(.failure(Refusal(code: .unavailable,
                                                 message: "this server runs without a database and keeps no stats",
                                                 field: nil)))
         }
@@ -86,7 +80,7 @@ extension RoomHub {
         }
         guard checksPasscode else { return read() }
         whenPasscodeMayBeChecked(from: address, start: read) {
-            done(.failure(JournalRefusal(code: .rateLimited, message: "too many wrong passcodes; try again in a minute",
+            done(.failure(Refusal(code: .rateLimited, message: "too many wrong passcodes; try again in a minute",
                                          field: "passcode")))
         }
     }

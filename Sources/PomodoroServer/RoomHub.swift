@@ -221,23 +221,7 @@ package final class RoomHub: @unchecked Sendable {
             return
         }
         if case .join = frame.message {} else { sessions[connection]?.silentNewMember = false }
-        // While the database cannot be reached nothing that must be saved is taken on, so nobody is told of a
-        // change that could not be kept. Leaving is let through: its save waits for the database.
-        switch frame.message {
-        case .ping, .stats, .leave: break
-        default:
-            if let store, store.outage != nil {
-                // Nothing is written while changes are refused: ask the database again, at most once a
-                // second, so the refusals end as soon as it is back.
-                if lastProbe.map({ now.monotonic - $0 >= .seconds(1) }) ?? true {
-                    lastProbe = now.monotonic
-                    store.probe { _ in }
-                }
-                reply(.error(code: .storeUnavailable, message: "the server cannot save changes just now; try again in a moment",
-                             field: nil, ref: frame.ref), to: connection)
-                return
-            }
-        }
+        if refusedDuringOutage(frame, from: connection, at: now) { return }
         switch frame.message {
         case .ping:
             reply(.pong(serverTime: now.wallMs, ref: frame.ref), to: connection)
@@ -275,6 +259,26 @@ package final class RoomHub: @unchecked Sendable {
                 refuse(error, ref: frame.ref, to: connection)
             }
         }
+    }
+
+    /// While the database cannot be reached nothing that must be saved is taken on, so nobody is told of a
+    /// change that could not be kept: such a frame is refused with `store_unavailable`. Leaving is let
+    /// through: its save waits for the database.
+    private func refusedDuringOutage(_ frame: ClientFrame, from connection: ConnectionID, at now: ClockReading) -> Bool {
+        switch frame.message {
+        case .ping, .stats, .leave: return false
+        default: break
+        }
+        guard let store, store.outage != nil else { return false }
+        // Nothing is written while changes are refused: ask the database again, at most once a second, so the
+        // refusals end as soon as it is back.
+        if lastProbe.map({ now.monotonic - $0 >= .seconds(1) }) ?? true {
+            lastProbe = now.monotonic
+            store.probe { _ in }
+        }
+        reply(.error(code: .storeUnavailable, message: "the server cannot save changes just now; try again in a moment",
+                     field: nil, ref: frame.ref), to: connection)
+        return true
     }
 
     private static func roomCommand(_ message: ClientMessage) -> Room.Command? {

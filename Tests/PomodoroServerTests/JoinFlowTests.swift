@@ -12,7 +12,7 @@ import Testing
     static let otherLock = PasscodeVerifier(encoded: "lock-of-another-room")
     static let stored = StoredRoom(record: Room(id: room, now: .zero).record(wallOffsetNanoseconds: 0), members: [],
                                    passcode: nil)
-    static let full = JoinFlow.Refusal(code: .roomLimit, message: "the server holds as many rooms as it may", field: "room")
+    static let full = Refusal(code: .roomLimit, message: "the server holds as many rooms as it may", field: "room")
 
     static func flow(passcode: String? = nil, token: String? = nil, store: Bool = true) -> JoinFlow {
         JoinFlow(JoinFlow.Request(room: "team", name: "Ada", token: token, passcode: passcode, control: nil, ref: .string("j")),
@@ -39,7 +39,7 @@ import Testing
     @Test func aLockedRoomWithoutAPasscodeIsRefusedWithoutAHash() {
         var flow = Self.flow()
         let action = flow.start(.live(serial: 1, lock: Self.lock, resumes: false))
-        #expect(action == .refuse(JoinFlow.Refusal(code: .badPasscode, message: "this room is locked: join with its passcode",
+        #expect(action == .refuse(Refusal(code: .badPasscode, message: "this room is locked: join with its passcode",
                                                    field: "passcode")))
         #expect(flow.isDone)
     }
@@ -56,7 +56,7 @@ import Testing
         var flow = Self.flow(passcode: "guess")
         _ = flow.start(.live(serial: 4, lock: Self.lock, resumes: false))
         #expect(flow.checked(matched: false, room: .live(serial: 4, lock: Self.lock, resumes: false))
-                == .refuse(JoinFlow.Refusal(code: .badPasscode, message: "wrong passcode", field: "passcode")))
+                == .refuse(Refusal(code: .badPasscode, message: "wrong passcode", field: "passcode")))
     }
 
     @Test func aRoomThatClosedOrWasMadeAnewDuringTheCheckIsNotJoined() {
@@ -64,14 +64,14 @@ import Testing
             var flow = Self.flow(passcode: "open sesame")
             _ = flow.start(.live(serial: 4, lock: Self.lock, resumes: false))
             #expect(flow.checked(matched: true, room: room)
-                    == .refuse(JoinFlow.Refusal(code: .invalidState, message: "the room closed meanwhile; join again")))
+                    == .refuse(Refusal(code: .invalidState, message: "the room closed meanwhile; join again")))
         }
     }
 
     @Test func theGateRefusingACheckRefusesTheJoin() {
         var flow = Self.flow(passcode: "open sesame")
         _ = flow.start(.live(serial: 4, lock: Self.lock, resumes: false))
-        #expect(flow.gateRefused() == .refuse(JoinFlow.Refusal(code: .rateLimited,
+        #expect(flow.gateRefused() == .refuse(Refusal(code: .rateLimited,
                                                                message: "too many wrong passcodes; try again in a minute",
                                                                field: "passcode")))
         #expect(flow.isDone)
@@ -185,6 +185,6 @@ import Testing
         var flow = Self.flow()
         _ = flow.start(.absent(creation: nil))
         #expect(flow.lookedUp(.failed, room: .absent(creation: nil))
-                == .refuse(JoinFlow.Refusal(code: .unavailable, message: "the server could not read its store just now; try again")))
+                == .refuse(Refusal(code: .unavailable, message: "the server could not read its store just now; try again")))
     }
 }
