@@ -168,7 +168,7 @@ extension RoomHub {
     }
 
     @discardableResult
-    func dropIfExpired(_ id: RoomID, _ entry: RoomEntry, at now: ClockReading) -> Bool {
+    private func dropIfExpired(_ id: RoomID, _ entry: RoomEntry, at now: ClockReading) -> Bool {
         guard entry.room.isExpired(at: now.monotonic) else { return false }
         entry.cancelTimers()
         rooms[id] = nil

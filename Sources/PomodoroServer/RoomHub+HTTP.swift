@@ -15,7 +15,7 @@ extension RoomHub {
         responder.respond(httpResponse(for: request.path))
     }
 
-    func httpResponse(for path: String) -> HTTPResponse {
+    private func httpResponse(for path: String) -> HTTPResponse {
         if path == "/healthz" { return HTTPResponse(status: 200, text: "ok\n") }
         if path == ServerMetrics.path, configuration.metricsEnabled {
             return metrics.response(.init(connections: transport.connectionCount, rooms: rooms.count,
@@ -32,7 +32,7 @@ extension RoomHub {
 
     /// `/healthz` with a database: asks it (a read that finds nothing) and answers 503 with the reason while it
     /// cannot be reached; rooms go on meanwhile.
-    func health(of store: any HubStore, responder: any HTTPAnswering) {
+    private func health(of store: any HubStore, responder: any HTTPAnswering) {
         store.probe { outage in
             guard let outage else {
                 responder.respond(HTTPResponse(status: 200, text: "ok\n"))
@@ -48,7 +48,7 @@ extension RoomHub {
     /// `GET /api/rooms/{room}/stats` and `GET /api/rooms/{room}/history` (see `APIRequest`): the journal is
     /// read off the service thread and the answer goes out when it is ready. A locked room needs
     /// `Authorization: Bearer` with its passcode or a member's resume token.
-    func api(_ http: HTTPRequest, responder: any HTTPAnswering) {
+    private func api(_ http: HTTPRequest, responder: any HTTPAnswering) {
         func fail(_ refusal: Refusal) { responder.respond(Self.errorResponse(refusal)) }
         let address = AddressKey.of(http.peer)
         guard apiRequestAllowed(from: address, at: clock.now()) else {
@@ -88,7 +88,7 @@ extension RoomHub {
     }
 
     /// An API error as JSON, with the headers that tell a client what to do about it.
-    static func errorResponse(_ refusal: Refusal) -> HTTPResponse {
+    private static func errorResponse(_ refusal: Refusal) -> HTTPResponse {
         var response = HTTPResponse(status: refusal.code.httpStatus, contentType: "application/json",
                                     body: WireCodec.encodeHTTPError(code: refusal.code, message: refusal.message,
                                                                     field: refusal.field))
@@ -100,7 +100,7 @@ extension RoomHub {
     }
 
     /// A page of the journal as JSON, or as CSV with the cursor for the next page in `Next-Before`.
-    static func historyResponse(_ page: HistoryPage, of room: RoomID, format: APIRequest.Format,
+    private static func historyResponse(_ page: HistoryPage, of room: RoomID, format: APIRequest.Format,
                                 zone: TimeZone) -> HTTPResponse {
         switch format {
         case .csv:
@@ -118,7 +118,7 @@ extension RoomHub {
 
     /// Takes one of `address`'s `/api` tokens if it has one. Buckets unused for a minute are full again and
     /// are forgotten once many addresses are held.
-    func apiRequestAllowed(from address: String, at now: ClockReading) -> Bool {
+    private func apiRequestAllowed(from address: String, at now: ClockReading) -> Bool {
         let limits = configuration.limits
         guard limits.apiRequestsPerSecond > 0 else { return true }
         var held = apiBuckets[address]

@@ -24,7 +24,6 @@ extension RoomHub {
         case wrongPasscode
     }
 
-
     /// Reads a room's journal off the service thread for a reader at `address`: a locked room's passcode is
     /// checked there too (the room's stored lock when it is not in memory), once the address's passcode gate
     /// lets it, and a wrong one counts against the address as for joins; then `query` runs. `done` runs on
@@ -44,19 +43,18 @@ extension RoomHub {
                 done(.success(value))
             case .success(.locked):
                 done(.failure(Refusal(code: .badPasscode, message: "this room is locked: \(lockedHint)",
-                                             field: "passcode")))
+                                      field: "passcode")))
             case .success(.wrongPasscode):
                 done(.failure(Refusal(code: .badPasscode, message: "wrong passcode", field: "passcode")))
             case .failure(let error):
                 logger.error("could not read the journal", metadata: ["room": "\(id)", "error": "\(error)"])
-                done(.failure(Refusal(code: .unavailable, message: "the server could not read its journal just now; try again",
-                                             field: nil)))
+                done(.failure(Refusal(code: .unavailable,
+                                      message: "the server could not read its journal just now; try again")))
             }
         }
         guard let store else {
             return done(.failure(Refusal(code: .unavailable,
-                                                message: "this server runs without a database and keeps no stats",
-                                                field: nil)))
+                                         message: "this server runs without a database and keeps no stats")))
         }
         let finish = UncheckedBox(settle)
         let read = { [self] in
@@ -81,14 +79,14 @@ extension RoomHub {
         guard checksPasscode else { return read() }
         whenPasscodeMayBeChecked(from: address, start: read) {
             done(.failure(Refusal(code: .rateLimited, message: "too many wrong passcodes; try again in a minute",
-                                         field: "passcode")))
+                                  field: "passcode")))
         }
     }
 
     /// The stats report of a room, from the store's running totals: one row per UTC day for the totals and
     /// streaks (which reach back to the first day), and the window's quarters for its days.
     static func report(of room: RoomID, days: Int, zone: TimeZone,
-                               nowMs: Int64) -> @Sendable (any RoomStore) throws(StoreError) -> FocusReport {
+                       nowMs: Int64) -> @Sendable (any RoomStore) throws(StoreError) -> FocusReport {
         { (store: any RoomStore) throws(StoreError) in
             let quarters = FocusReport.quarterRange(days: days, timeZone: zone, nowMs: nowMs)
             return FocusReport.make(room: room, totals: try store.journalTotals(room: room, quarters: quarters),
@@ -99,7 +97,7 @@ extension RoomHub {
     /// Who may read `id`'s journal: everyone for an open room, a member (by connection or resume token),
     /// or whoever knows the passcode. A room not in memory may still be locked in the store.
     func journalAccess(to id: RoomID, connection: ConnectionID?, token: String?,
-                               credential: String?) -> JournalAccess {
+                       credential: String?) -> JournalAccess {
         if let connection, sessions[connection]?.room == id { return .granted }
         guard let entry = rooms[id] else { return .passcode(nil, credential: credential) }
         guard let verifier = entry.passcode else { return .granted }
@@ -107,8 +105,9 @@ extension RoomHub {
         return .passcode(verifier, credential: credential)
     }
 
+    /// A `stats` request over the WebSocket: the connection's later frames wait for its answer.
     func stats(room: String?, days: Int?, tz: String?, passcode: String?, ref: Ref?,
-                       connection: ConnectionID, at now: ClockReading) {
+               connection: ConnectionID, at now: ClockReading) {
         func refuse(_ code: ErrorCode, _ message: String, field: String?) {
             reply(.error(code: code, message: message, field: field, ref: ref), to: connection)
         }
