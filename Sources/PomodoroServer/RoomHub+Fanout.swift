@@ -87,10 +87,16 @@ extension RoomHub {
         entry.announce(announce)
         if dropIfExpired(roomID, entry, at: now) { return }
         if let wakeup = entry.room.nextWakeup() {
-            entry.timer.schedule(afterNanoseconds: (wakeup - now.monotonic).nanoseconds)
+            arm(entry.timer, afterNanoseconds: (wakeup - now.monotonic).nanoseconds)
         } else {
             entry.timer.cancel()
         }
+    }
+
+    /// Arms a room's timer, unless the server is stopping (see `stopTracking`).
+    private func arm(_ timer: any HubTimer, afterNanoseconds nanoseconds: Int64) {
+        guard !stopped else { return }
+        timer.schedule(afterNanoseconds: nanoseconds)
     }
 
     /// Whether a crowd's member-only state may go out now; if not, one is scheduled for when it may.
@@ -98,7 +104,7 @@ extension RoomHub {
         guard let last = entry.lastStateAt, now.monotonic - last < Self.crowdStateInterval else { return true }
         if !entry.statePending {
             entry.statePending = true
-            entry.stateTimer.schedule(afterNanoseconds: (last + Self.crowdStateInterval - now.monotonic).nanoseconds)
+            arm(entry.stateTimer, afterNanoseconds: (last + Self.crowdStateInterval - now.monotonic).nanoseconds)
         }
         return false
     }

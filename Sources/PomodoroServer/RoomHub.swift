@@ -79,7 +79,7 @@ package final class RoomHub: @unchecked Sendable {
     /// Rooms being looked up in the store for a join, with the connections whose joins wait for the answer.
     var lookups: [RoomID: [ConnectionID]] = [:]
 
-    /// Set at shutdown: closing connections then changes no room.
+    /// Set at shutdown: closing connections then changes no room, and no room timer is armed.
     var stopped = false
 
     /// - Parameters:
@@ -120,8 +120,16 @@ package final class RoomHub: @unchecked Sendable {
 
     package var roomCount: Int { rooms.count }
 
-    /// From now on, connections that close leave their members as they were (the server is stopping).
-    package func stopTracking() { stopped = true }
+    /// From now on, connections that close leave their members as they were, and rooms arm no timers (the
+    /// server is stopping).
+    ///
+    /// The timers are cancelled here, on the service thread before its library context is destroyed: a timer
+    /// still armed then stays linked into the context's lists, and cancelling it later (when its room is
+    /// freed) would write into freed memory.
+    package func stopTracking() {
+        stopped = true
+        for entry in rooms.values { entry.cancelTimers() }
+    }
 
     // MARK: Connections
 
