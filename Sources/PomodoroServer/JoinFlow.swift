@@ -14,6 +14,12 @@ import PomodoroStore
 /// (a wrong guess loads nothing); a room nobody has is created, its passcode hashed first. While any step is
 /// off the service thread, other joins may create, bring back or drop the same room: each answer is weighed
 /// against the room as it is then.
+///
+/// ```swift
+/// var flow = JoinFlow(request, room: id, hasStore: true)
+/// flow.start(.absent(creation: nil))                       // .lookUp
+/// flow.lookedUp(.notFound, room: .absent(creation: nil))   // .create(lock: nil), or .hash(passcode)
+/// ```
 struct JoinFlow: Equatable {
     /// A `join` as the client sent it.
     struct Request: Equatable {
