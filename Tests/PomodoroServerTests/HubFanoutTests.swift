@@ -153,4 +153,29 @@ import Testing
         t.pass(.seconds(1))
         #expect(t.hub.roomCount == 0)
     }
+
+    @Test func aNewMemberWhoSaysNothingAndDropsGetsTheShortGrace() throws {
+        var configuration = ServerConfiguration(port: 0, webRoot: nil)
+        configuration.roomPolicy.silentGrace = .seconds(10)
+        configuration.roomPolicy.reconnectGrace = .seconds(120)
+        let t = TestHub(configuration: configuration)
+        let host = t.connect(), silent = t.connect(), talker = t.connect()
+        t.send(Self.join("Ada"), from: host)
+        t.send(Self.join("Silent"), from: silent)
+        t.send(Self.join("Talker"), from: talker)
+        t.send(.task(text: "here"), from: talker)
+        t.disconnect(silent)
+        t.disconnect(talker)
+        t.transport.clearSent()
+
+        t.pass(.seconds(11))
+        let left = try t.messages(to: host).compactMap { message -> String? in
+            if case .event(_, .memberLeft(let member, _), _) = message { member } else { nil }
+        }
+        #expect(left.count == 1)
+        #expect(Self.states(try t.messages(to: host)).last?.members.map(\.name) == ["Ada", "Talker"])
+
+        t.pass(.seconds(110))
+        #expect(Self.states(try t.messages(to: host)).last?.members.map(\.name) == ["Ada"])
+    }
 }

@@ -181,6 +181,20 @@ import Testing
         #expect(t.hub.roomCount == 0)
     }
 
+    @Test func framesPilingUpBehindAJoinAreBounded() throws {
+        let t = TestHub(store: try HeldStore())
+        let a = t.connect()
+        t.send(.join(room: "team", name: "Ada", token: nil), ref: "j", from: a)
+        let waiting = ServerLimits.framesWaitingBehindARequest
+        for n in 0..<(waiting + 3) { t.send(.ping, ref: "p\(n)", from: a) }
+        // Those past the bound are refused at once; the rest wait their turn.
+        #expect(try t.messages(to: a).map(\.label) == Array(repeating: "error rate_limited", count: 3))
+
+        t.settle()
+        let replies = try t.messages(to: a).map(\.label).dropFirst(3).filter { !$0.hasPrefix("event") && $0 != "state" }
+        #expect(replies == ["welcome"] + Array(repeating: "pong", count: waiting))
+    }
+
     @Test func aJoinWhoseConnectionWentAwayIsDropped() throws {
         let t = TestHub(store: try HeldStore())
         let a = t.connect()
