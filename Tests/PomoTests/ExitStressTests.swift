@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PomodoroTestSupport
 import Testing
 
 /// Many short-lived `pomo status` processes at once: each must end with its documented exit status, never
@@ -20,7 +21,8 @@ struct ExitStressTests {
             let lock = NSLock()
             nonisolated(unsafe) var results: [Int32] = []
             DispatchQueue.concurrentPerform(iterations: size) { _ in
-                let status = (try? spawnAndWait(Built.pomo, arguments)) ?? -1
+                let status = (try? ProcessLauncher.run(ProcessLauncher.pomo, arguments, output: .discard,
+                                                       errors: .discard).status) ?? -1
                 lock.withLock { results.append(status) }
             }
             for status in results { tally[status, default: 0] += 1 }
@@ -46,7 +48,7 @@ struct ExitStressTests {
                     bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
                 }
             }
-            guard fd >= 0, bound else { throw LiveFailure(description: "cannot reserve a loopback port") }
+            guard fd >= 0, bound else { throw LiveTestFailure(description: "cannot reserve a loopback port") }
             port = Int(UInt16(bigEndian: address.sin_port))
         }
 
