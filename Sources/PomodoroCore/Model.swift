@@ -71,7 +71,7 @@ public struct Member: Sendable {
     var creditedSince: Instant?
     /// Place in the join order: lower joined earlier. Never reused, so a stored row keeps its place without
     /// the rows after it being rewritten when someone leaves.
-    var rank = 0
+    var joinOrder = 0
 
     /// Focus time and session focus time at `now`, with the running span added.
     func earned(at now: Instant) -> (stats: MemberStats, session: Duration) {

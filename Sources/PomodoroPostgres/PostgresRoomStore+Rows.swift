@@ -290,7 +290,7 @@ extension PostgresRoomStore {
 
     private static func values(of member: MemberRecord, in room: RoomID) -> [String?] {
         [
-            room.rawValue, member.id.rawValue, String(member.order), member.name, member.tokenHash, member.task,
+            room.rawValue, member.id.rawValue, String(member.joinOrder), member.name, member.tokenHash, member.task,
             String(member.away), String(member.connected), String(member.stats.focusCompleted),
             String(storedNanoseconds(member.stats.focusTime)), String(member.stats.interruptions),
             String(member.sessionFocusMs), member.creditedSinceMs.map { String($0) },
@@ -299,7 +299,7 @@ extension PostgresRoomStore {
 
     static func member(from row: Row) throws(StoreError) -> MemberRecord {
         MemberRecord(
-            id: MemberID(try row.string("id")), order: try row.int("ord"), name: try row.string("name"),
+            id: MemberID(try row.string("id")), joinOrder: try row.int("ord"), name: try row.string("name"),
             tokenHash: try row.string("token_sha256"), task: try row.string("task"), away: try row.bool("away"),
             connected: try row.bool("connected"), stats: try stats(from: row),
             sessionFocusMs: try row.int64("session_focus_ms"), creditedSinceMs: try row.int64("credited_since_ms"))

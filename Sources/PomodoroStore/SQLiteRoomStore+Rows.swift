@@ -230,7 +230,7 @@ extension SQLiteRoomStore {
 
     private static func values(of member: MemberRecord, in room: RoomID) -> [(any DatabaseValueConvertible)?] {
         [
-            room.rawValue, member.id.rawValue, member.order, member.name, member.tokenHash, member.task,
+            room.rawValue, member.id.rawValue, member.joinOrder, member.name, member.tokenHash, member.task,
             member.away, member.connected, member.stats.focusCompleted, member.stats.focusTime.storedNanoseconds,
             member.stats.interruptions, member.sessionFocusMs, member.creditedSinceMs,
         ]
@@ -238,7 +238,7 @@ extension SQLiteRoomStore {
 
     static func member(from row: Row) throws -> MemberRecord {
         MemberRecord(
-            id: MemberID(try row.decode(String.self, forColumn: "id")), order: try row.decode(forColumn: "ord"),
+            id: MemberID(try row.decode(String.self, forColumn: "id")), joinOrder: try row.decode(forColumn: "ord"),
             name: try row.decode(forColumn: "name"), tokenHash: try row.decode(forColumn: "token_sha256"),
             task: try row.decode(forColumn: "task"), away: try row.decode(forColumn: "away"),
             connected: try row.decode(forColumn: "connected"), stats: try stats(from: row),

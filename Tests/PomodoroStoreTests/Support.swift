@@ -39,9 +39,9 @@ enum Sample {
                    focusCreditedUntilMs: 1_795_000_600_000, seq: seq)
     }
 
-    static func member(_ number: Int, name: String, order: Int? = nil, away: Bool = false,
+    static func member(_ number: Int, name: String, joinOrder: Int? = nil, away: Bool = false,
                        connected: Bool = true) -> MemberRecord {
-        MemberRecord(id: MemberID("m\(number)"), order: order ?? number, name: name,
+        MemberRecord(id: MemberID("m\(number)"), joinOrder: joinOrder ?? number, name: name,
                      tokenHash: ResumeToken("0123456789abcdef0123456789abcd\(number)\(number)").hash, task: "task of \(name)", away: away,
                      connected: connected,
                      stats: FocusStats(focusCompleted: number, focusTime: .nanoseconds(Int64(number) * 1_000_000_007),
