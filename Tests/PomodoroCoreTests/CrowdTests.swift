@@ -69,7 +69,7 @@ import PomodoroCore
         #expect(outcome.completions.count == 1)
         let snapshot = room.snapshot(at: now)
         #expect(snapshot.members.map(\.stats.focusTime) == [.seconds(600), .seconds(500), .zero])
-        #expect(snapshot.members.map(\.stats.focusCompleted) == [1, 1, 0])
+        #expect(snapshot.members.map(\.stats.focusSessions) == [1, 1, 0])
         #expect(snapshot.stats.focusTime == .seconds(600))
         #expect([ada, bob, cy] == snapshot.members.map(\.id))
     }

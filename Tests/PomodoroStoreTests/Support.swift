@@ -34,7 +34,7 @@ enum Sample {
         RoomRecord(id: id, settings: RoomSettings(focus: 1500, shortBreak: 300, longBreak: 900, longBreakEvery: 4,
                                                   autoStart: true),
                    pendingSettings: pending, phase: phase, timer: timer, phaseLengthMs: 1_500_000, cycle: 3,
-                   stats: FocusStats(focusCompleted: 12, focusTime: .nanoseconds(18_000_123_456_789), interruptions: 4),
+                   stats: FocusStats(focusSessions: 12, focusTime: .nanoseconds(18_000_123_456_789), interruptions: 4),
                    controlMode: .host, host: host, nextMemberNumber: 5, focusStartedAtMs: 1_795_000_000_000,
                    focusCreditedUntilMs: 1_795_000_600_000, seq: seq)
     }
@@ -44,7 +44,7 @@ enum Sample {
         MemberRecord(id: MemberID("m\(number)"), joinOrder: joinOrder ?? number, name: name,
                      tokenHash: ResumeToken("0123456789abcdef0123456789abcd\(number)\(number)").hash, task: "task of \(name)", away: away,
                      connected: connected,
-                     stats: FocusStats(focusCompleted: number, focusTime: .nanoseconds(Int64(number) * 1_000_000_007),
+                     stats: FocusStats(focusSessions: number, focusTime: .nanoseconds(Int64(number) * 1_000_000_007),
                                        interruptions: number + 1),
                      sessionFocusMs: Int64(number) * 1000 + 1)
     }
