@@ -3,6 +3,7 @@ import Testing
 import PomodoroCore
 import PomodoroStore
 @testable import PomodoroPostgres
+import PomodoroTestSupport
 
 /// The same scenarios against `SQLiteRoomStore` and `PostgresRoomStore`: both must give the same answers
 /// (and, where the answer is known, the right one).
