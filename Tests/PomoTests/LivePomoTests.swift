@@ -137,56 +137,55 @@ struct LivePomoTests {
     @Test func scriptsGetOneLineJSONAndHonestExitStatuses() throws {
         let server = try ServerProcess()
         defer { server.stop() }
-        let pomo = ProcessLauncher.pomo
         let env = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
 
-        var result = try ProcessLauncher.run(pomo, ["status", "scripted", "--server", server.url], environment: env)
+        var result = try runPomo(["status", "scripted", "--server", server.url], environment: env)
         #expect(result.status == 0 && result.output == "Idle 00:00\n", "\(result)")
 
         // Refused by the server: nothing runs, so nothing pauses.
-        result = try ProcessLauncher.run(pomo, ["pause", "scripted", "--server", server.url], environment: env)
+        result = try runPomo(["pause", "scripted", "--server", server.url], environment: env)
         #expect(result.status == 1)
         #expect(result.errors.hasPrefix("pomo: the server refused to pause in scripted:"), "\(result.errors)")
         #expect(result.errors.split(separator: "\n").count == 1)
 
-        result = try ProcessLauncher.run(pomo, ["configure", "scripted", "--focus", "10m", "--server", server.url], environment: env)
+        result = try runPomo(["configure", "scripted", "--focus", "10m", "--server", server.url], environment: env)
         #expect(result.status == 0 && result.output.contains("Focus 10m") && result.output.contains("applies now"), "\(result)")
-        result = try ProcessLauncher.run(pomo, ["start", "scripted", "--server", server.url], environment: env)
+        result = try runPomo(["start", "scripted", "--server", server.url], environment: env)
         #expect(result.status == 0 && result.output.hasPrefix("scripted: Focus 1 of 4, running, "), "\(result)")
-        result = try ProcessLauncher.run(pomo, ["extend", "scripted", "-1m", "--server", server.url], environment: env)
+        result = try runPomo(["extend", "scripted", "-1m", "--server", server.url], environment: env)
         #expect(result.status == 0 && result.output.contains(", 0") && result.output.contains(" left"), "\(result)")
         // Out of the bounds the server sent in welcome: a usage error, and nothing is sent.
-        result = try ProcessLauncher.run(pomo, ["extend", "scripted", "2h", "--server", server.url], environment: env)
+        result = try runPomo(["extend", "scripted", "2h", "--server", server.url], environment: env)
         #expect(result.status == 64 && result.errors == "pomo: at most 1h either way per call\n", "\(result)")
-        result = try ProcessLauncher.run(pomo, ["configure", "scripted", "--long-break-every", "13", "--server", server.url],
+        result = try runPomo(["configure", "scripted", "--long-break-every", "13", "--server", server.url],
                                 environment: env)
         #expect(result.status == 64 && result.errors == "pomo: --long-break-every must be 1–12\n", "\(result)")
 
-        result = try ProcessLauncher.run(pomo, ["status", "scripted", "--format", "%P %s %c/%n %M", "--server", server.url],
+        result = try runPomo(["status", "scripted", "--format", "%P %s %c/%n %M", "--server", server.url],
                                 environment: env)
         #expect(result.output == "focus running 1/4 0\n", "\(result)")
 
         // --json: the snapshot, without pomo's own visiting member.
-        result = try ProcessLauncher.run(pomo, ["status", "scripted", "--json", "--server", server.url], environment: env)
+        result = try runPomo(["status", "scripted", "--json", "--server", server.url], environment: env)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
         #expect(json["phase"] as? String == "focus" && json["status"] as? String == "running")
         #expect((json["members"] as? [Any])?.isEmpty == true)
         #expect(result.output.split(separator: "\n").count == 1)
 
         // Cannot connect: 69 and one line naming the address.
-        result = try ProcessLauncher.run(pomo, ["status", "scripted", "--server", "ws://127.0.0.1:1"], environment: env)
+        result = try runPomo(["status", "scripted", "--server", "ws://127.0.0.1:1"], environment: env)
         #expect(result.status == 69)
         #expect(result.errors.hasPrefix("pomo: cannot reach ws://127.0.0.1:1") && result.errors.split(separator: "\n").count == 1)
 
         // Bad usage: 64, before any connection.
         for arguments in [["status", "no spaces"], ["status", "r", "--format", "%q"], ["extend", "r", "soon"],
                           ["join", "r", "--name", ""], ["status", "r", "--server", "wss://h"]] {
-            result = try ProcessLauncher.run(pomo, arguments, environment: env)
+            result = try runPomo(arguments, environment: env)
             #expect(result.status == 64, "\(arguments): \(result)")
         }
 
         // The environment picks the server too.
-        result = try ProcessLauncher.run(pomo, ["status", "scripted", "--format", "%o %s"],
+        result = try runPomo(["status", "scripted", "--format", "%o %s"],
                                 environment: env.merging(["POMO_SERVER": server.url]) { $1 })
         #expect(result.output == "scripted running\n")
     }
@@ -194,7 +193,8 @@ struct LivePomoTests {
     @Test func watchStreamsOneJSONObjectPerLine() throws {
         let server = try ServerProcess()
         defer { server.stop() }
-        let process = try ProcessLauncher.start(ProcessLauncher.pomo, ["watch", "streamed", "--json", "--server", server.url])
+        let process = try ProcessLauncher.start(ProcessLauncher.pomo,
+                                                ["watch", "streamed", "--json", "--server", server.url])
         func nextLine() throws -> [String: Any] {
             let line = try process.nextLine()
             return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
@@ -202,7 +202,7 @@ struct LivePomoTests {
         let welcome = try nextLine()
         #expect(welcome["type"] as? String == "welcome")
         #expect((welcome["you"] as? [String: Any])?["token"] as? String == "")
-        _ = try ProcessLauncher.run(ProcessLauncher.pomo, ["start", "streamed", "--server", server.url, "--quiet"])
+        _ = try runPomo(["start", "streamed", "--server", server.url, "--quiet"])
         var types: [String] = []
         while !types.contains("tick") {
             types.append(try nextLine()["type"] as? String ?? "?")
@@ -214,22 +214,22 @@ struct LivePomoTests {
     }
 
     @Test func helpIsComplete() throws {
-        let root = try ProcessLauncher.run(ProcessLauncher.pomo, ["--help"])
+        let root = try runPomo(["--help"])
         #expect(root.status == 0)
         for subcommand in ["join", "status", "watch", "stats", "start", "pause", "resume", "skip", "reset", "extend", "configure"] {
             #expect(root.output.contains("  \(subcommand) "), "pomo --help lists \(subcommand)")
-            let help = try ProcessLauncher.run(ProcessLauncher.pomo, [subcommand, "--help"])
+            let help = try runPomo([subcommand, "--help"])
             #expect(help.status == 0 && help.output.contains("OVERVIEW:") && help.output.contains("--server"), "\(subcommand)")
         }
         for words in ["EXIT STATUS", "64", "69", "POMO_SERVER", "XDG_STATE_HOME"] {
             #expect(root.output.contains(words), "pomo --help mentions \(words)")
         }
-        let join = try ProcessLauncher.run(ProcessLauncher.pomo, ["join", "--help"]).output
+        let join = try runPomo(["join", "--help"]).output
         for words in ["--name", "--no-bell", "--no-notify", "--color", "space", "reset", "task", "away", "quit",
                       "notify-send", "NO_COLOR"] {
             #expect(join.contains(words), "pomo join --help mentions \(words)")
         }
-        let status = try ProcessLauncher.run(ProcessLauncher.pomo, ["status", "--help"]).output
+        let status = try runPomo(["status", "--help"]).output
         for spec in ["%p", "%P", "%r", "%R", "%c", "%n", "%s", "%i", "%b", "%e", "%m", "%M", "%o", "%%", "--json"] {
             #expect(status.contains(spec), "pomo status --help documents \(spec)")
         }

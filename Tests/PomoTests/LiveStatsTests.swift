@@ -69,7 +69,7 @@ struct LiveStatsTests {
             return .stats(Self.report, ref: frame.ref)
         }
         defer { standIn.stop() }
-        let result = try ProcessLauncher.run(ProcessLauncher.pomo, ["stats", "team-alpha", "--days", "2", "--passcode", "tomato soup",
+        let result = try runPomo(["stats", "team-alpha", "--days", "2", "--passcode", "tomato soup",
                                                  "--server", standIn.url], environment: environment)
         #expect(result.status == 0, "\(result)")
         #expect(result.output == StatsRenderer.render(Self.report, columns: 60) + "\n")
@@ -82,7 +82,7 @@ struct LiveStatsTests {
                                      ref: .string("stats")))
 
         // --json: the report object as sent, without type and ref; --tz goes out as given.
-        let json = try ProcessLauncher.run(ProcessLauncher.pomo, ["stats", "team-alpha", "--json", "--tz", "UTC", "--server", standIn.url],
+        let json = try runPomo(["stats", "team-alpha", "--json", "--tz", "UTC", "--server", standIn.url],
                                   environment: environment)
         #expect(json.status == 0, "\(json)")
         #expect(json.output.split(separator: "\n").count == 1)
@@ -100,7 +100,7 @@ struct LiveStatsTests {
             .error(code: .unknownType, message: "unknown message type 'stats'", field: "type", ref: frame.ref)
         }
         defer { old.stop() }
-        var result = try ProcessLauncher.run(ProcessLauncher.pomo, ["stats", "team-alpha", "--server", old.url], environment: environment)
+        var result = try runPomo(["stats", "team-alpha", "--server", old.url], environment: environment)
         #expect(result.status == 1, "\(result)")
         #expect(result.output.isEmpty)
         #expect(result.errors.hasPrefix("pomo: this server does not keep stats"), "\(result.errors)")
@@ -110,7 +110,7 @@ struct LiveStatsTests {
             .error(code: .badPasscode, message: "this room needs its passcode", field: "passcode", ref: frame.ref)
         }
         defer { locked.stop() }
-        result = try ProcessLauncher.run(ProcessLauncher.pomo, ["stats", "vault", "--server", locked.url], environment: environment)
+        result = try runPomo(["stats", "vault", "--server", locked.url], environment: environment)
         #expect(result.status == 1, "\(result)")
         #expect(result.errors == "pomo: the server refused the stats of vault: this room needs its passcode [bad_passcode]\n")
     }
@@ -118,12 +118,12 @@ struct LiveStatsTests {
     @Test func aSilentServerTimesOutAndNoServerIsUnreachable() throws {
         let silent = try StandIn { _ in nil }
         defer { silent.stop() }
-        var result = try ProcessLauncher.run(ProcessLauncher.pomo, ["stats", "team-alpha", "--timeout", "0.5", "--server", silent.url],
+        var result = try runPomo(["stats", "team-alpha", "--timeout", "0.5", "--server", silent.url],
                                     environment: environment)
         #expect(result.status == 69, "\(result)")
         #expect(result.errors.hasPrefix("pomo: no answer from \(silent.url)"), "\(result.errors)")
 
-        result = try ProcessLauncher.run(ProcessLauncher.pomo, ["stats", "team-alpha", "--server", "ws://127.0.0.1:1"],
+        result = try runPomo(["stats", "team-alpha", "--server", "ws://127.0.0.1:1"],
                                 environment: environment)
         #expect(result.status == 69, "\(result)")
         #expect(result.errors.hasPrefix("pomo: cannot reach ws://127.0.0.1:1"), "\(result.errors)")
@@ -133,10 +133,10 @@ struct LiveStatsTests {
         for arguments in [["stats", "no spaces"], ["stats", "r", "--days", "0"], ["stats", "r", "--days", "367"],
                           ["stats", "r", "--tz", "Nowhere/Special"], ["stats", "r", "--server", "wss://h"]] {
             let server = arguments.contains("--server") ? [] : ["--server", "ws://127.0.0.1:1"]
-            let result = try ProcessLauncher.run(ProcessLauncher.pomo, arguments + server, environment: environment)
+            let result = try runPomo(arguments + server, environment: environment)
             #expect(result.status == 64, "\(arguments): \(result)")
         }
-        let help = try ProcessLauncher.run(ProcessLauncher.pomo, ["stats", "--help"])
+        let help = try runPomo(["stats", "--help"])
         for words in ["--days", "--tz", "--json", "--passcode", "--server", "STREAK", "COLUMNS"] {
             #expect(help.output.contains(words), "pomo stats --help mentions \(words)")
         }

@@ -2,6 +2,12 @@ import Foundation
 import PomodoroTestSupport
 import Testing
 
+/// Runs the built `pomo` with `arguments` to its end.
+@discardableResult
+func runPomo(_ arguments: [String], environment: [String: String]? = nil) throws -> ProcessResult {
+    try ProcessLauncher.run(ProcessLauncher.pomo, arguments, environment: environment)
+}
+
 /// The real `pomodoro-server` executable on a free loopback port.
 final class ServerProcess: Sendable {
     let process: LaunchedProcess
@@ -38,7 +44,7 @@ final class TmuxSession: Sendable {
         let shell = "\(exports); export PS1='shell$ '; exec bash --norc --noprofile"
         // `new-session` forks the tmux server, which keeps every descriptor its client had: it gets nothing but
         // /dev/null, or the launcher would wait for the server to close a pipe it never closes.
-        guard let path = Self.tmuxPath else { throw LiveTestFailure(description: "tmux is not installed (make test installs it)") }
+        guard let path = Self.tmuxPath else { throw Self.notInstalled }
         let started = try ProcessLauncher.run(path, ["-L", socket, "-f", "/dev/null", "new-session", "-d",
                                                      "-x", "\(columns)", "-y", "\(rows)", "-s", session,
                                                      "bash", "--norc", "--noprofile", "-c", shell],
@@ -48,13 +54,15 @@ final class TmuxSession: Sendable {
         }
     }
 
+    static let notInstalled = LiveTestFailure(description: "tmux is not installed (make test installs it)")
+
     static var tmuxPath: String? {
         ["/usr/bin/tmux", "/usr/local/bin/tmux", "/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
     @discardableResult
     func tmux(_ arguments: [String]) throws -> ProcessResult {
-        guard let path = Self.tmuxPath else { throw LiveTestFailure(description: "tmux is not installed (make test installs it)") }
+        guard let path = Self.tmuxPath else { throw Self.notInstalled }
         return try ProcessLauncher.run(path, ["-L", socket, "-f", "/dev/null"] + arguments)
     }
 
