@@ -16,6 +16,18 @@ struct DocumentationTests {
         }
     }
 
+    /// The table's default column is written by hand; the defaults are defined in code (ServerSettings,
+    /// ServerLimits, RoomPolicy, WebSocketServerOptions.Defaults), and this keeps the two the same.
+    @Test func theSettingsTableShowsEachDefaultTheCodeHas() throws {
+        let page = try String(contentsOf: Self.repository.appendingPathComponent("deploy/README.md"), encoding: .utf8)
+        for setting in Setting.all where setting.name != "web-root" {
+            guard let value = setting.value(in: ServerSettings()), !value.isEmpty else { continue }
+            let row = "| `\(setting.option)` | `\(setting.environmentVariable)` | `\(setting.name)` | "
+            #expect(page.contains(row + value + " |") || page.contains(row + "`\(value)` |"),
+                    "deploy/README.md shows \(setting.name)'s default, \(value)")
+        }
+    }
+
     @Test func theReadmeNamesEveryOption() throws {
         let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
         for setting in Setting.all {
