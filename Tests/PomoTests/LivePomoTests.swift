@@ -97,9 +97,12 @@ struct LivePomoTests {
         #expect(!finished.isEmpty, "the phase ended in the view")
         #expect(seen.count >= 2, "the digits changed while running: \(seen)")
         #expect(seen == seen.sorted(by: >), "the digits only fell: \(seen)")
-        #expect(finished.contains("SHORT BREAK") && finished.contains("Focus done · Short break next"))
+        // The phase's end comes as an event and then the room's new state, two messages: a capture between
+        // the two redraws shows the first without the second, so the break is waited for.
+        let onBreak = try tmux.waitFor("the short break") { $0.contains("SHORT BREAK") }
+        #expect(onBreak.contains("Focus done · Short break next"))
         // Both present members earned the completed focus.
-        let counts = finished.split(separator: "\n").filter { $0.contains("Ada (you)") || $0.contains("Lin ") }
+        let counts = onBreak.split(separator: "\n").filter { $0.contains("Ada (you)") || $0.contains("Lin ") }
         #expect(counts.count == 2 && counts.allSatisfy { $0.hasSuffix("1") }, "\(counts)")
 
         // q leaves the full-screen view: the shell is back as it was, the view is gone.
