@@ -27,11 +27,13 @@ public enum TimerStatus: String, Sendable, Equatable {
 /// ran). For the room: focus phases that ran to their end, the time a focus was running, and the running
 /// focuses that were paused, skipped or reset.
 public struct FocusStats: Equatable, Sendable {
-    public var focusCompleted = 0
+    /// Completed focus sessions, as the stats reports (`FocusReport`) count them too; the snapshot on the wire
+    /// calls this count `focusCompleted` (docs/PROTOCOL.md §8).
+    public var focusSessions = 0
     public var focusTime: Duration = .zero
     public var interruptions = 0
-    public init(focusCompleted: Int = 0, focusTime: Duration = .zero, interruptions: Int = 0) {
-        self.focusCompleted = focusCompleted
+    public init(focusSessions: Int = 0, focusTime: Duration = .zero, interruptions: Int = 0) {
+        self.focusSessions = focusSessions
         self.focusTime = focusTime
         self.interruptions = interruptions
     }
@@ -71,7 +73,7 @@ public struct Member: Sendable {
     var creditedSince: Instant?
     /// Place in the join order: lower joined earlier. Never reused, so a stored row keeps its place without
     /// the rows after it being rewritten when someone leaves.
-    var rank = 0
+    var joinOrder = 0
 
     /// Focus time and session focus time at `now`, with the running span added.
     func earned(at now: Instant) -> (stats: MemberStats, session: Duration) {

@@ -93,10 +93,10 @@ extension Room {
         let finished = phase
         if finished == .focus {
             recreditAll(at: t)
-            stats.focusCompleted += 1
+            stats.focusSessions += 1
             var participants: [(MemberID, name: String, task: String, focus: Duration)] = []
             for id in roster.ids where roster[id]!.isPresent {
-                roster.update(id) { $0.stats.focusCompleted += 1 }
+                roster.update(id) { $0.stats.focusSessions += 1 }
                 let member = roster[id]!
                 participants.append((id, member.name, member.task, member.sessionFocusTime))
                 pending.memberChanged(id)

@@ -145,7 +145,7 @@ public struct Room: Sendable {
         let expired = roster.disconnected.filter { id in
             roster[id].map { member in member.disconnectedAt.map { now >= $0 + grace(of: member) } ?? false } ?? false
         }
-        for id in expired.sorted(by: { roster[$0]!.rank < roster[$1]!.rank }) {
+        for id in expired.sorted(by: { roster[$0]!.joinOrder < roster[$1]!.joinOrder }) {
             remove(id, reason: .expired, into: &outcome)
             changed(&outcome)
         }

@@ -231,7 +231,7 @@ extension PostgresRoomStore {
             pending.map { String($0.longBreak) }, pending.map { String($0.longBreakEvery) },
             pending.map { String($0.autoStart) },
             room.phase.rawValue, timerKind, timerMs.map { String($0) }, String(room.phaseLengthMs), String(room.cycle),
-            String(room.stats.focusCompleted), String(storedNanoseconds(room.stats.focusTime)),
+            String(room.stats.focusSessions), String(storedNanoseconds(room.stats.focusTime)),
             String(room.stats.interruptions), room.controlMode.rawValue, room.host?.rawValue,
             String(room.nextMemberNumber), room.focusStartedAtMs.map { String($0) },
             room.focusCreditedUntilMs.map { String($0) }, String(Int64(bitPattern: room.seq)), passcode,
@@ -290,8 +290,8 @@ extension PostgresRoomStore {
 
     private static func values(of member: MemberRecord, in room: RoomID) -> [String?] {
         [
-            room.rawValue, member.id.rawValue, String(member.order), member.name, member.tokenHash, member.task,
-            String(member.away), String(member.connected), String(member.stats.focusCompleted),
+            room.rawValue, member.id.rawValue, String(member.joinOrder), member.name, member.tokenHash, member.task,
+            String(member.away), String(member.connected), String(member.stats.focusSessions),
             String(storedNanoseconds(member.stats.focusTime)), String(member.stats.interruptions),
             String(member.sessionFocusMs), member.creditedSinceMs.map { String($0) },
         ]
@@ -299,7 +299,7 @@ extension PostgresRoomStore {
 
     static func member(from row: Row) throws(StoreError) -> MemberRecord {
         MemberRecord(
-            id: MemberID(try row.string("id")), order: try row.int("ord"), name: try row.string("name"),
+            id: MemberID(try row.string("id")), joinOrder: try row.int("ord"), name: try row.string("name"),
             tokenHash: try row.string("token_sha256"), task: try row.string("task"), away: try row.bool("away"),
             connected: try row.bool("connected"), stats: try stats(from: row),
             sessionFocusMs: try row.int64("session_focus_ms"), creditedSinceMs: try row.int64("credited_since_ms"))
@@ -307,7 +307,7 @@ extension PostgresRoomStore {
 
     /// The stats columns, named alike in `room` and `member`.
     private static func stats(from row: Row) throws(StoreError) -> FocusStats {
-        FocusStats(focusCompleted: try row.int("focus_completed"), focusTime: .nanoseconds(try row.int64("focus_ns") as Int64),
+        FocusStats(focusSessions: try row.int("focus_completed"), focusTime: .nanoseconds(try row.int64("focus_ns") as Int64),
                    interruptions: try row.int("interruptions"))
     }
 

@@ -26,7 +26,7 @@ public struct ClockReading: Equatable, Sendable {
 
 extension StatsPayload {
     public init(_ stats: FocusStats) {
-        self.init(focusCompleted: stats.focusCompleted, focusSeconds: stats.focusTime.nanoseconds / 1_000_000_000,
+        self.init(focusCompleted: stats.focusSessions, focusSeconds: stats.focusTime.nanoseconds / 1_000_000_000,
                   interruptions: stats.interruptions)
     }
 }

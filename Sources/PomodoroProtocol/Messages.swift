@@ -133,6 +133,8 @@ public struct MemberPayload: Equatable, Sendable {
 
 /// Counters as sent on the wire (member and room alike).
 public struct StatsPayload: Equatable, Sendable {
+    /// Completed focus sessions: `FocusStats.focusSessions`, under the name the wire has always given it
+    /// (the `stats` reports call the same count `focusSessions`).
     public var focusCompleted: Int
     public var focusSeconds: Int64
     public var interruptions: Int

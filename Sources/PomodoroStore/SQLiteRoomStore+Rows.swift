@@ -170,7 +170,7 @@ extension SQLiteRoomStore {
             room.settings.longBreakEvery, room.settings.autoStart,
             pending?.focus, pending?.shortBreak, pending?.longBreak, pending?.longBreakEvery, pending?.autoStart,
             room.phase.rawValue, timerKind, timerMs, room.phaseLengthMs, room.cycle,
-            room.stats.focusCompleted, room.stats.focusTime.storedNanoseconds, room.stats.interruptions,
+            room.stats.focusSessions, room.stats.focusTime.storedNanoseconds, room.stats.interruptions,
             room.controlMode.rawValue, room.host?.rawValue, room.nextMemberNumber,
             room.focusStartedAtMs, room.focusCreditedUntilMs, Int64(bitPattern: room.seq), passcode,
         ]
@@ -230,15 +230,15 @@ extension SQLiteRoomStore {
 
     private static func values(of member: MemberRecord, in room: RoomID) -> [(any DatabaseValueConvertible)?] {
         [
-            room.rawValue, member.id.rawValue, member.order, member.name, member.tokenHash, member.task,
-            member.away, member.connected, member.stats.focusCompleted, member.stats.focusTime.storedNanoseconds,
+            room.rawValue, member.id.rawValue, member.joinOrder, member.name, member.tokenHash, member.task,
+            member.away, member.connected, member.stats.focusSessions, member.stats.focusTime.storedNanoseconds,
             member.stats.interruptions, member.sessionFocusMs, member.creditedSinceMs,
         ]
     }
 
     static func member(from row: Row) throws -> MemberRecord {
         MemberRecord(
-            id: MemberID(try row.decode(String.self, forColumn: "id")), order: try row.decode(forColumn: "ord"),
+            id: MemberID(try row.decode(String.self, forColumn: "id")), joinOrder: try row.decode(forColumn: "ord"),
             name: try row.decode(forColumn: "name"), tokenHash: try row.decode(forColumn: "token_sha256"),
             task: try row.decode(forColumn: "task"), away: try row.decode(forColumn: "away"),
             connected: try row.decode(forColumn: "connected"), stats: try stats(from: row),
@@ -248,7 +248,7 @@ extension SQLiteRoomStore {
 
     /// The stats columns, named alike in `room` and `member`.
     private static func stats(from row: Row) throws -> FocusStats {
-        FocusStats(focusCompleted: try row.decode(forColumn: "focus_completed"),
+        FocusStats(focusSessions: try row.decode(forColumn: "focus_completed"),
                    focusTime: .nanoseconds(try row.decode(Int64.self, forColumn: "focus_ns")),
                    interruptions: try row.decode(forColumn: "interruptions"))
     }

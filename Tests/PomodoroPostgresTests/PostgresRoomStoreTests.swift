@@ -3,6 +3,7 @@ import Testing
 import PomodoroCore
 import PomodoroStore
 @testable import PomodoroPostgres
+import PomodoroTestSupport
 
 /// A PostgreSQL store whose first `apply` waits, once started, until the test lets it go, and which
 /// records the size of every `apply`: so the test can make batches queue up behind it.

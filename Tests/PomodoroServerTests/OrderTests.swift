@@ -5,6 +5,7 @@ import PomodoroNet
 import PomodoroProtocol
 import PomodoroServer
 import PomodoroStore
+import PomodoroTestSupport
 import Testing
 
 /// Frames of one connection take effect in the order they were sent, whatever a `join` waits for: a store
