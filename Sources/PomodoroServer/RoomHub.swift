@@ -657,7 +657,7 @@ final class RoomHub: WebSocketServerDelegate, @unchecked Sendable {
         case .presence(let away): .setAway(away)
         case .control(let mode): .setControlMode(mode)
         case .handOff(let member): .handOff(to: MemberID(member))
-        case .join, .leave, .ping, .stats: nil
+        case .join, .leave, .ping, .stats, .schedule: nil
         }
     }
 

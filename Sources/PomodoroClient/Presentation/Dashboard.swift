@@ -293,8 +293,8 @@ public struct Dashboard: Sendable {
             } else {
                 flash = Notice("\(what): \(text)", kind: .error, at: now)
             }
-        case .stats:
-            break  // the view never asks for stats
+        case .stats, .schedules:
+            break  // the view never asks for stats or schedules
         }
         return effects
     }
@@ -340,6 +340,13 @@ public struct Dashboard: Sendable {
             return member == room.myID ? "You are the host now" : "\(who(member)) is the host now"
         case let .controlModeChanged(mode, by):
             return mode == .host ? "\(who(by)) made the controls host-only" : "\(who(by)) opened the controls to everyone"
+        case .schedule(let event):
+            switch event {
+            case let .warning(_, name, _, minutes): return "\(name) starts in \(minutes) min"
+            case let .started(_, name, _): return "\(name) started"
+            case let .missed(_, name, _, busy): return busy ? "\(name) skipped: a session was running" : "\(name) was missed"
+            case let .ended(_, name, n): return "\(name) done: \(n) focus session\(n == 1 ? "" : "s")"
+            }
         }
     }
 
