@@ -1107,8 +1107,10 @@ class Run:
                        lambda: self.under_node("room_model.mjs"))
             self.check("form checks: a join and the settings against the server's limits, under node",
                        lambda: self.under_node("form_checks.mjs"))
+            self.check("schedules: the panel's requests, days and next sessions, under node",
+                       lambda: self.under_node("schedules_model.mjs"))
         else:
-            print("SKIP stats model, room names, limits, room model and form checks: the pure functions under node (no node here)")
+            print("SKIP stats model, room names, limits, room model, form checks and schedules: the pure functions under node (no node here)")
         try:
             self.a = make_driver()
             self.b = make_driver()
