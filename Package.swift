@@ -83,7 +83,8 @@ let package = Package(
 
         // What several test targets share: a manual server clock, a fake transport, the process launcher.
         .target(name: "PomodoroTestSupport",
-                dependencies: ["PomodoroServer", "PomodoroNet", "PomodoroProtocol", "PomodoroStore", "PomodoroCore"],
+                dependencies: ["PomodoroServer", "PomodoroNet", "PomodoroProtocol", "PomodoroStore", "PomodoroCore",
+                               .product(name: "Logging", package: "swift-log")],
                 path: "Tests/PomodoroTestSupport", swiftSettings: strict),
 
         .testTarget(name: "PomodoroCoreTests", dependencies: ["PomodoroCore"], swiftSettings: strict),

@@ -8,7 +8,7 @@ import { RoomConnection } from './connection.js';
 import { randomRoomName } from './roomname.js';
 import { limitsFromText } from './limits.js';
 import { buildRingTicks, renderExtendLabels, setText, setRenderLimits } from './render.js';
-import { unlockAudio, playChime, notify } from './sound.js';
+import { unlockAudio, playChime, playWarning, notify, warningWanted } from './sound.js';
 import { initialState, reduce, joinStarted, left } from './roommodel.js';
 import { say, errorWithDetail } from './wording.js';
 import { ROOM_PATTERN, roomFromLocation } from './address.js';
@@ -25,6 +25,10 @@ import { createStatsView } from './statsview.js';
 import { createToolbar } from './toolbar.js';
 import { createConnectionBanner } from './connectionbanner.js';
 import { wireShortcuts } from './shortcuts.js';
+import { createAlertSettings } from './alertsettings.js';
+import { registerServiceWorker } from './install.js';
+import { warningStep, NO_WARNING } from './alerts.js';
+import { remainingMs } from './clock.js';
 
 /** What the page is showing and how its connection stands; `model` is the room model's state. The server's
  *  limits start as the last ones a server sent (kept), until this one's welcome says otherwise. */
@@ -59,10 +63,12 @@ const settingsForm = createSettingsForm({ els, page, send, render: view.render }
 const joinForm = createJoinForm({ els, page, enterRoom });
 const statsView = createStatsView({ els, statsEls, page, connection, notices });
 const banner = createConnectionBanner({ els, page });
+const alertSettings = createAlertSettings({ els });
 const toolbar = createToolbar({
   els, page, notices,
   languageChanged: () => {
     renderStaticLabels();
+    alertSettings.render();
     banner.render();
     view.render();
     statsView.render();
@@ -75,6 +81,23 @@ function handleMessage(message) {
   const { state, effects } = reduce(page.model, message, { now: Date.now() });
   page.model = state;
   for (const effect of effects) carryOut(effect);
+  checkWarning();
+}
+
+// MARK: the "1 minute left" warning
+
+let warning = NO_WARNING;
+
+/** Looked at on every message and twice a second: the decision is alerts.js's, from the time left. */
+function checkWarning() {
+  const room = page.view === 'room' ? page.model.room : null;
+  const step = warningStep(warning, room, remainingMs(room, clock));
+  warning = step.memory;
+  if (!step.warn || !warningWanted()) return;
+  playWarning();
+  const phase = t(`phase_${room.phase}`);
+  notify(t('warnTitle'), t('warnBody', { phase }), { tag: 'pomodoro-warning' });
+  notices.announce(t('warnBody', { phase }));
 }
 
 function carryOut(effect) {
@@ -181,7 +204,11 @@ function wire() {
   statsView.wire();
   controls.wire();
   settingsForm.wire();
-  wireShortcuts({ els, page, notices, toggleTimer: controls.toggleTimer });
+  alertSettings.wire();
+  wireShortcuts({
+    els, page, notices, send, toggleTimer: controls.toggleTimer,
+    explainHostOnly: () => view.explainHostOnly(), toggleSound: toolbar.toggleSound,
+  });
 
   els.leave.addEventListener('click', leaveRoom);
   els.retry.addEventListener('click', () => connection.retryNow());
@@ -196,6 +223,7 @@ function wire() {
   setInterval(() => {
     view.frame(); // keeps the title right while the tab is hidden and animation frames pause
     banner.countdown();
+    checkWarning();
   }, 500);
   const animationLoop = () => {
     view.frame();
@@ -205,6 +233,7 @@ function wire() {
 }
 
 function start() {
+  registerServiceWorker();
   setLanguage(initialLanguage());
   wire();
   renderStaticLabels();

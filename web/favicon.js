@@ -1,4 +1,5 @@
-// The tab's icon: the plain tomato outside a room or while idle, else the phase's progress in its colours.
+// The tab's icon: the plain tomato outside a room or while idle, else the phase's progress in its colours. The
+// browser's theme colour (the installed app's title bar, a phone's status bar) follows the phase's accent too.
 
 import { iconStep, progressIcon } from './render.js';
 
@@ -16,6 +17,7 @@ export function createFavicon(link, clock) {
       track: style.getPropertyValue('--soft').trim() || '#fbe0dc',
     };
     key = '';
+    document.querySelector('meta[name="theme-color"]')?.setAttribute('content', colors.accent);
   }
 
   function update(room) {

@@ -16,6 +16,15 @@ export function createToolbar({ els, page, notices, languageChanged }) {
     els.notify.setAttribute('aria-pressed', String(on));
   }
 
+  /** Sound on or off (the button, and the `m` key): a chime says it is on again. */
+  function toggleSound() {
+    const on = !soundEnabled();
+    setSoundEnabled(on);
+    els.sound.setAttribute('aria-pressed', String(on));
+    if (on) { unlockAudio(); playChime('shortBreak'); }
+    notices.announce(t(on ? 'soundOn' : 'soundOff'));
+  }
+
   async function copyInvite() {
     const url = inviteURL(page.model.roomName);
     let copied = false;
@@ -59,12 +68,7 @@ export function createToolbar({ els, page, notices, languageChanged }) {
 
     els.invite.addEventListener('click', copyInvite);
 
-    els.sound.addEventListener('click', () => {
-      const on = !soundEnabled();
-      setSoundEnabled(on);
-      els.sound.setAttribute('aria-pressed', String(on));
-      if (on) { unlockAudio(); playChime('shortBreak'); }
-    });
+    els.sound.addEventListener('click', toggleSound);
     els.sound.setAttribute('aria-pressed', String(soundEnabled()));
 
     if (notificationsSupported()) {
@@ -86,5 +90,5 @@ export function createToolbar({ els, page, notices, languageChanged }) {
     }
   }
 
-  return { wire };
+  return { wire, toggleSound };
 }

@@ -9,6 +9,8 @@ import PomodoroStore
 public final class PomodoroServer: Sendable {
     private let transport: WebSocketServer
     private let hub: RoomHub
+    /// Hands the server's events to the hub (the server holds its delegate weakly).
+    private let delegate: HubDelegate
 
     /// Binds the port and prepares the rooms; call `start()` to serve.
     ///
@@ -66,10 +68,11 @@ public final class PomodoroServer: Sendable {
                 logger.error("could not write to the store", metadata: ["error": "\(error)"])
             })
         }
-        hub = RoomHub(configuration: configuration, clock: clock, logger: logger, store: writer)
-        transport.delegate = hub
+        hub = RoomHub(configuration: configuration, clock: clock, logger: logger, store: writer, transport: transport)
+        delegate = HubDelegate(hub: hub)
+        transport.delegate = delegate
         // Rooms come back on the service thread, on its first turn, before anyone has connected.
-        transport.post { [hub, transport, stored] in hub.restore(stored, server: transport) }
+        transport.post { [hub, stored] in hub.restore(stored) }
     }
 
     /// The port actually bound (useful with port 0).

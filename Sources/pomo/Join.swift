@@ -15,11 +15,14 @@ struct Join: AsyncParsableCommand {
             KEYS:
               space   start, pause or resume      s       skip to the next phase
               r       reset to idle (asks first)  + / -   one minute more / less
-              1 3 5   add that many minutes       t       set my task (enter saves, esc cancels)
-              a       away / back                 q       quit (Ctrl-C too; Ctrl-Z suspends)
+              1 3 5   add that many minutes       t       my task (enter saves, esc drops)
+              a       away / back                 m       bell and notifications off / on
+              q       quit (Ctrl-C too; Ctrl-Z suspends)
 
             At the end of a phase: the terminal bell (unless --no-bell), a line in the view, and a desktop \
-            notification through notify-send when it is installed. When the connection drops, pomo \
+            notification through notify-send when it is installed. `m` silences both, and pomo remembers it \
+            (in preferences.json beside its state files) until `m` again. The view speaks the language of \
+            LC_ALL, LC_MESSAGES or LANG: English, Simplified or Traditional Chinese, or Korean. When the connection drops, pomo \
             reconnects by itself with backoff and resumes the same member. Quitting keeps the member's \
             place for the server's grace period (2 minutes by default), as closing a browser tab does: \
             `pomo join` again with the same name within it gets the same member back, with its count. \
@@ -93,7 +96,9 @@ struct Join: AsyncParsableCommand {
             }
             end = await FullScreenView(session: session, address: address, room: room, stateFile: stateFile,
                                        name: name, support: support, bell: !noBell,
-                                       notifier: noNotify ? nil : Notifier()).run()
+                                       notifier: noNotify ? nil : Notifier(),
+                                       preferences: Preferences.file(environment: environment),
+                                       words: Words(Language.from(environment: environment))).run()
         } else {
             end = await PlainLinesView(session: session, address: address, room: room, stateFile: stateFile,
                                        name: name).run()
@@ -119,6 +124,9 @@ struct FullScreenView {
     let support: ColorSupport
     let bell: Bool
     let notifier: Notifier?
+    /// Where the silence (`m`) is kept across runs; nil when there is no state folder.
+    let preferences: Preferences.File?
+    let words: Words
 
     enum Input: Sendable {
         case session(SessionEvent)
@@ -144,7 +152,8 @@ struct FullScreenView {
         var open = false
         KeyReader.start({ sink.yield(.keys($0)) }, atEnd: {})
 
-        var dashboard = Dashboard(roomName: room, serverLabel: address.shortDescription, bell: bell)
+        var dashboard = Dashboard(roomName: room, serverLabel: address.shortDescription, bell: bell,
+                                  silenced: preferences?.load().silenced ?? false, words: words)
         var decoder = KeyDecoder()
         var encoder = AnsiEncoder(support: support)
         var size = terminal.size()
@@ -184,6 +193,10 @@ struct FullScreenView {
                         session.stop()
                     }
                 case .redraw: encoder.invalidate()
+                case .silenced(let silenced):
+                    var kept = preferences?.load() ?? Preferences()
+                    kept.silenced = silenced
+                    try? preferences?.save(kept)
                 case .suspend:
                     terminal.write(AnsiEncoder.leaveFullScreen)
                     terminal.restore()

@@ -56,8 +56,9 @@ enum Fixture {
 
     /// A dashboard that has joined `room` as `id`, as of local moment `at`.
     static func dashboard(_ room: SnapshotPayload, id: String = "m1", at: LocalInstant = local(0),
-                          bell: Bool = true, limits: LimitsPayload = limits) -> Dashboard {
-        var d = Dashboard(roomName: room.room, serverLabel: "127.0.0.1:8080", bell: bell)
+                          bell: Bool = true, silenced: Bool = false, limits: LimitsPayload = limits,
+                          words: Words = Words()) -> Dashboard {
+        var d = Dashboard(roomName: room.room, serverLabel: "127.0.0.1:8080", bell: bell, silenced: silenced, words: words)
         _ = d.handle(.connecting(attempt: 1))
         _ = d.handle(.message(welcome(room, id: id, limits: limits), raw: [], receivedAt: at))
         return d

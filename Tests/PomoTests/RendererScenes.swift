@@ -9,29 +9,36 @@ enum RendererScenes {
                           Fixture.member("m3", "Bo", present: false, connected: false)]
 
     /// Focus 3 of 4 running, 13:20 left of 25:00, Lin just added a minute. The local time zone is UTC+1.
-    static var runningFocus: Dashboard {
+    static var runningFocus: Dashboard { runningFocus(in: .en) }
+
+    static func runningFocus(in language: Language) -> Dashboard {
         let start = Fixture.serverEpoch - 700_300
         var d = Fixture.dashboard(Fixture.runningFocus(startedAt: start, at: Fixture.serverEpoch, cycle: 3,
-                                                       members: members))
+                                                       members: members), words: Words(language))
         _ = d.handle(.message(.event(room: "team-alpha", .control(action: .extend, by: "m2", seconds: 60),
                                      serverTime: Fixture.serverEpoch), raw: [], receivedAt: Fixture.local(0)))
         return d
     }
 
     /// A paused short break with new settings waiting for the next phase; `r` was just pressed.
-    static var pausedBreakConfirmingReset: Dashboard {
+    static var pausedBreakConfirmingReset: Dashboard { pausedBreakConfirmingReset(in: .en) }
+
+    static func pausedBreakConfirmingReset(in language: Language) -> Dashboard {
         let pending = RoomSettings(focus: 3000, shortBreak: 600, longBreak: 1800, longBreakEvery: 4, autoStart: true)
         var d = Fixture.dashboard(Fixture.snapshot(phase: .shortBreak, status: .paused, remainingMs: 125_400,
                                                    phaseLengthMs: 300_000, cycle: 2, pending: pending,
-                                                   members: members, seq: 9))
+                                                   members: members, seq: 9), words: Words(language))
         _ = d.handle(key: .character("r"), at: Fixture.local(0))
         return d
     }
 
     /// A long break ready to start; I am typing my task.
-    static var editingTask: Dashboard {
+    static var editingTask: Dashboard { editingTask(in: .en) }
+
+    static func editingTask(in language: Language) -> Dashboard {
         var d = Fixture.dashboard(Fixture.snapshot(phase: .longBreak, status: .ready, remainingMs: 900_000,
-                                                   phaseLengthMs: 900_000, cycle: 4, members: members, seq: 12))
+                                                   phaseLengthMs: 900_000, cycle: 4, members: members, seq: 12),
+                                  words: Words(language))
         _ = d.handle(key: .character("t"), at: Fixture.local(0))
         for key in [Key.control("u")] + "Plan the sprint".map(Key.character) + [.left, .left, .left] {
             _ = d.handle(key: key, at: Fixture.local(0))
@@ -40,8 +47,10 @@ enum RendererScenes {
     }
 
     /// The connection dropped: the countdown goes on from endsAt, the keys wait.
-    static var reconnecting: Dashboard {
-        var d = runningFocus
+    static var reconnecting: Dashboard { reconnecting(in: .en) }
+
+    static func reconnecting(in language: Language) -> Dashboard {
+        var d = runningFocus(in: language)
         _ = d.handle(.reconnecting(attempt: 2, retryAt: Fixture.local(3200), reason: "the connection closed"))
         return d
     }

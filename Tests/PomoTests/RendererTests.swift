@@ -46,7 +46,7 @@ import Testing
 
           01:00  Lin added 1 min
           Focus 25m · Short 5m · Long 15m after 4 · auto-start off
-          space pause  s skip  r reset  +/- 1 min  1 3 5 add  t task  a away  q quit
+          space pause s skip r reset +/- 1 min 1 3 5 add t task a away m mute q quit
         """)
     }
 
@@ -89,7 +89,7 @@ import Testing
 
          01:00  Lin added 1 min
          25m/5m/15m ×4 · auto off
-         space pause s skip r reset ± 135 t a q
+         space pause s skip r ± 135 t a m q
         """)
     }
 
@@ -182,7 +182,7 @@ import Testing
 
           01:00  Lin added 1 min
           Focus 25m · Short 5m · Long 15m after 4 · auto-start off
-          space pause  s skip  r reset  +/- 1 min  1 3 5 add  t task  a away  q quit
+          space pause s skip r reset +/- 1 min 1 3 5 add t task a away m mute q quit
         """)
     }
 
@@ -218,7 +218,7 @@ import Testing
 
           01:00  Lin added 1 min
           Focus 25m · Short 5m · Long 15m after 4 · auto-start off
-          space pause  s skip  r reset  +/- 1 min  1 3 5 add  t task  a away  q quit
+          space pause s skip r reset +/- 1 min 1 3 5 add t task a away m mute q quit
         """)
     }
 
@@ -243,10 +243,10 @@ import Testing
         for span in frame.lines.last!.spans { for c in span.text { styled.append((c, span.style)) } }
         let text = String(styled.map(\.0))
         var result: [String: Bool] = [:]
-        for key in ["space", "s", "r", "+/-", "1 3 5", "t", "a", "q"] {
-            // Each key stands after two spaces (or at the start), followed by a space and its label.
-            guard let range = ("  " + text).range(of: "  \(key) ") else { continue }
-            let offset = ("  " + text).distance(from: ("  " + text).startIndex, to: range.lowerBound)
+        for key in ["space", "s", "r", "+/-", "1 3 5", "t", "a", "m", "q"] {
+            // Each key stands after a space (or at the start), followed by a space and its label.
+            guard let range = (" " + text).range(of: " \(key) ") else { continue }
+            let offset = (" " + text).distance(from: (" " + text).startIndex, to: range.lowerBound)
             result[key] = styled[offset].1.dim
         }
         return result
@@ -256,11 +256,11 @@ import Testing
         // Idle at cycle 1: nothing to skip, reset or extend.
         let idle = draw(Fixture.dashboard(Fixture.snapshot()), 80, 24)
         #expect(keyStyles(idle) == ["space": false, "s": true, "r": true, "+/-": true, "1 3 5": true, "t": false,
-                                    "a": false, "q": false])
+                                    "a": false, "m": false, "q": false])
         // Reconnecting: only quitting works.
         let offline = draw(RendererScenes.reconnecting, 80, 24)
         #expect(keyStyles(offline) == ["space": true, "s": true, "r": true, "+/-": true, "1 3 5": true, "t": true,
-                                       "a": true, "q": false])
+                                       "a": true, "m": false, "q": false])
         // Running: everything works.
         #expect(keyStyles(draw(RendererScenes.runningFocus, 80, 24)).values.allSatisfy { !$0 })
     }

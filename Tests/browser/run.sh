@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The browser tests: installs what is missing (Debian's chromium and chromium-driver, Python's selenium),
+# The browser tests: installs what is missing (Debian's chromium, chromium-driver and a CJK font, Python's selenium),
 # starts the real server on a free loopback port, runs Tests/browser/test_room.py, and stops the server.
 #   bash Tests/browser/run.sh [path/to/pomodoro-server]
 # Without an argument the debug build is used (built first when missing).
@@ -12,9 +12,10 @@ mkdir -p "$out"
 sudo_cmd=""
 [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
 
-# Chromium and its driver from Debian; apt-get update runs only when something must be installed.
+# Chromium and its driver from Debian, and a font with Chinese and Korean glyphs for the screenshots of
+# those pages; apt-get update runs only when something must be installed.
 missing=""
-for package in chromium chromium-driver; do
+for package in chromium chromium-driver fonts-wqy-zenhei; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing="$missing $package"
 done
 if [ -n "$missing" ]; then

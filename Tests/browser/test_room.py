@@ -252,6 +252,10 @@ def join_error(driver):
     return None
 
 
+def worker_active(driver):
+    return js(driver, "return navigator.serviceWorker.getRegistration('/').then(r => !!(r && r.active))")
+
+
 def focus_body(driver):
     js(driver, "document.activeElement && document.activeElement.blur(); document.body.focus()")
 
@@ -381,11 +385,12 @@ def downloaded(folder, name):
 
 
 class Run:
-    def __init__(self, base, server_bin, out):
+    def __init__(self, base, server_bin, out, only=None):
         self.base = base.rstrip("/")
         self.server_bin = server_bin
         self.out = out
         self.room = "browser-" + secrets.token_hex(3)
+        self.only = only
         self.a = None
         self.b = None
         self.extra = []  # [(label, driver)] of a check's own browsers, for the console dump
@@ -1087,6 +1092,240 @@ class Run:
         wait(self.a, lambda d: by_id(d, "room-input").get_attribute("value") == self.room, "the landing, prefilled")
         assert by_id(self.a, "landing").is_displayed() and body_data(self.a, "view") == "landing"
 
+    # MARK: installable, alerts, keys, languages
+
+    def own_driver(self, label, lang="en-US"):
+        """A fresh browser of a check's own, its console dumped when the check fails."""
+        driver = make_driver(lang=lang)
+        self.extra.append((label, driver))
+        return driver
+
+    def done_with(self, driver):
+        self.extra = [(label, d) for label, d in self.extra if d is not driver]
+        driver.quit()
+
+    def worker_controls_the_page_after_a_reload(self):
+        driver = self.own_driver("SW")
+        try:
+            room = "sw-" + secrets.token_hex(3)
+            driver.get(f"{self.base}/r/{room}")
+            wait(driver, worker_active, "the service worker to be active", 20)
+            driver.refresh()
+            wait(driver, lambda d: js(d, "return navigator.serviceWorker.controller && navigator.serviceWorker.controller.scriptURL"),
+                 "the worker to control the page after a reload")
+            script = js(driver, "return navigator.serviceWorker.controller.scriptURL")
+            assert script == f"{self.base}/sw.js", script
+            scope = js(driver, "return navigator.serviceWorker.getRegistration().then(r => r.scope)")
+            assert scope == f"{self.base}/", f"scope {scope}: the invite links must be in it"
+            # The page's files are in its cache, each as the server sent it.
+            cached = js(driver, """return caches.keys().then(ks => caches.open(ks[0])).then(c => c.keys())
+                                     .then(rs => rs.map(r => new URL(r.url).pathname))""")
+            for path in ("/index.html", "/app.js", "/manifest.json", "/icons/icon-192.png"):
+                assert path in cached, f"{path} not cached: {sorted(cached)}"
+            # Offline, a member's reload still opens the room, from the cache, and says it is reconnecting.
+            name = by_id(driver, "name-input")
+            name.clear()
+            name.send_keys("Olga")
+            by_id(driver, "btn-join").click()
+            wait(driver, is_joined, "Olga in the room")
+            driver.execute_cdp_cmd("Network.enable", {})
+            driver.execute_cdp_cmd("Network.emulateNetworkConditions", {
+                "offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+            try:
+                driver.refresh()
+                wait(driver, lambda d: by_id(d, "room").is_displayed() and by_id(d, "conn-banner").is_displayed(),
+                     "the room page from the cache, offline, with the reconnecting banner", 20)
+                assert by_id(driver, "conn-banner").text.startswith("Connection lost. Reconnecting"), by_id(driver, "conn-banner").text
+                assert js(driver, "return navigator.serviceWorker.controller !== null"), "offline without the worker"
+                self.shot(driver, "offline-reconnecting.png")
+            finally:
+                driver.execute_cdp_cmd("Network.emulateNetworkConditions", {
+                    "offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+            wait(driver, is_joined, "back in the room once online", 30)
+        finally:
+            self.done_with(driver)
+
+    def manifest_is_valid(self):
+        """The manifest as Chromium parses it. The server's Content-Security-Policy has no manifest-src, so
+        default-src 'none' blocks it: the parse is checked with CSP bypassed, and the block reported."""
+        driver = self.own_driver("manifest")
+        try:
+            driver.execute_cdp_cmd("Page.setBypassCSP", {"enabled": True})
+            driver.get(f"{self.base}/")
+            manifest = wait(driver, lambda d: d.execute_cdp_cmd("Page.getAppManifest", {}).get("data") and
+                            d.execute_cdp_cmd("Page.getAppManifest", {}), "Chromium to read the manifest")
+            assert manifest["errors"] == [], manifest["errors"]
+            assert manifest["url"] == f"{self.base}/manifest.json", manifest["url"]
+            # What Chromium made of it (its own parse, not the file's text).
+            read = manifest["manifest"]
+            assert read["name"] == "Pomodoro" and read["display"] == "kStandalone", read
+            assert read["startUrl"] == f"{self.base}/" and read["scope"] == f"{self.base}/", read
+            assert read["themeColor"] == "rgba(216,67,59,1)", read["themeColor"]
+            pngs = sorted(i["sizes"] for i in read["icons"] if i["type"] == "image/png")
+            assert pngs == ["192x192", "512x512", "512x512"], read["icons"]
+            for icon in read["icons"]:
+                status = js(driver, "return fetch(arguments[0]).then(r => [r.status, r.headers.get('content-type')])", icon["url"])
+                assert status == [200, icon["type"]], f"{icon['url']}: {status}"
+            # The installability checks Chromium runs: none may fail for the manifest's own reasons.
+            errors = driver.execute_cdp_cmd("Page.getInstallabilityErrors", {}).get("installabilityErrors", [])
+            own = [e["errorId"] for e in errors if e["errorId"] not in ("not-from-secure-origin", "no-matching-service-worker", "in-incognito")]
+            assert own == [], f"installability: {errors}"
+        finally:
+            self.done_with(driver)
+        csp = urllib.request.urlopen(f"{self.base}/").headers.get("content-security-policy", "")
+        if "manifest-src" not in csp:
+            print("  NOTE the server's Content-Security-Policy has no manifest-src 'self': the page may not load "
+                  "its manifest (default-src 'none'), so browsers do not offer to install it")
+
+    def notification_through_the_worker_when_hidden(self):
+        driver = self.own_driver("notify")
+        try:
+            driver.execute_cdp_cmd("Browser.grantPermissions", {"origin": self.base, "permissions": ["notifications"]})
+            room = "notify-" + secrets.token_hex(3)
+            join(driver, self.base, f"/r/{room}", "Nia")
+            wait(driver, worker_active, "the service worker to be active", 20)
+            # The warning on: a 1:03 break follows a 3-second focus by itself, and crosses one minute left.
+            driver.find_element(By.CSS_SELECTOR, "#alerts-details > summary").click()
+            by_id(driver, "warn-input").click()
+            assert js(driver, "return localStorage.getItem('pomodoro.warn')") == "on"
+            configure(driver, "0:03", "1:03", "0:05", auto=True)
+            js(driver, "window.visibility = []; document.addEventListener('visibilitychange', () => visibility.push(document.visibilityState))")
+            by_id(driver, "btn-toggle").click()
+            wait(driver, lambda d: body_data(d, "status") == "running", "the focus running")
+            first = driver.current_window_handle
+            driver.switch_to.new_window("tab")  # the room's tab goes to the background
+            driver.get(f"{self.base}/")
+            shown = lambda d: js(d, """return navigator.serviceWorker.getRegistration('/').then(r => r.getNotifications())
+                                        .then(ns => ns.map(n => ({title: n.title, body: n.body, tag: n.tag, url: n.data && n.data.url})))""")
+            wait(driver, lambda d: {n["tag"] for n in shown(d)} >= {"pomodoro-phase", "pomodoro-warning"},
+                 "the end of the focus and the 1-minute warning, as notifications of the registration", 20)
+            by_tag = {n["tag"]: n for n in shown(driver)}
+            assert by_tag["pomodoro-phase"]["title"] == "Focus complete", by_tag
+            assert by_tag["pomodoro-phase"]["body"] == "Time for a Short break.", by_tag
+            assert by_tag["pomodoro-phase"]["url"] == f"{self.base}/r/{room}", by_tag
+            assert by_tag["pomodoro-warning"]["title"] == "1 minute left", by_tag
+            assert by_tag["pomodoro-warning"]["body"] == "Short break ends in a minute.", by_tag
+            driver.close()
+            driver.switch_to.window(first)
+            assert "hidden" in js(driver, "return window.visibility"), "the room's tab was never hidden"
+        finally:
+            self.done_with(driver)
+
+    def keyboard_is_pomos(self):
+        driver = self.own_driver("keys")
+        try:
+            room = "keys-" + secrets.token_hex(3)
+            join(driver, self.base, f"/r/{room}", "Kai")
+            body = driver.find_element(By.TAG_NAME, "body")
+            focus_body(driver)
+            # ? shows the keys; Escape closes them.
+            ActionChains(driver).send_keys("?").perform()
+            wait(driver, lambda d: by_id(d, "keys-dialog").get_attribute("open") is not None, "the keys' help")
+            rows = js(driver, "return [...document.querySelectorAll('#keys-list > div')].map(r => [r.querySelector('dt').textContent, r.querySelector('dd').textContent])")
+            assert [r[0] for r in rows][:8] == ["Space", "S", "R", "+ −", "1 3 5", "T", "A", "M"], rows
+            assert rows[0][1] == "Start, pause or resume", rows
+            self.shot(driver, "keys-help.png")
+            ActionChains(driver).send_keys(Keys.ESCAPE).perform()
+            wait(driver, lambda d: by_id(d, "keys-dialog").get_attribute("open") is None, "the help to close")
+            # Space starts; 3 adds three minutes; s skips to the break; a steps away and back; m silences.
+            focus_body(driver)
+            body.send_keys(Keys.SPACE)
+            wait(driver, lambda d: body_data(d, "status") == "running", "space to start")
+            before = seconds_of(shown_time(driver))
+            body.send_keys("3")
+            wait(driver, lambda d: seconds_of(shown_time(d)) > before + 170, "3 to add three minutes")
+            body.send_keys("-")
+            wait(driver, lambda d: seconds_of(shown_time(d)) < before + 130, "- to take off a minute")
+            body.send_keys("a")
+            wait(driver, lambda d: by_id(d, "btn-away").get_attribute("aria-pressed") == "true", "a to step away")
+            body.send_keys("a")
+            wait(driver, lambda d: by_id(d, "btn-away").get_attribute("aria-pressed") == "false", "a to come back")
+            sound = by_id(driver, "btn-sound").get_attribute("aria-pressed")
+            body.send_keys("m")
+            wait(driver, lambda d: by_id(d, "btn-sound").get_attribute("aria-pressed") != sound, "m to switch the sound")
+            assert js(driver, "return localStorage.getItem('pomodoro.sound')") == ("off" if sound == "true" else "on")
+            body.send_keys("m")
+            # t goes to the task field; what follows is typed there, not taken as keys (s does not skip).
+            body.send_keys("t")
+            wait(driver, lambda d: js(d, "return document.activeElement && document.activeElement.id") == "my-task", "t to the task field")
+            ActionChains(driver).send_keys("sort ?").perform()
+            assert by_id(driver, "my-task").get_attribute("value") == "sort ?", by_id(driver, "my-task").get_attribute("value")
+            assert body_data(driver, "phase") == "focus", "a key typed into the task field skipped the phase"
+            assert by_id(driver, "keys-dialog").get_attribute("open") is None, "? typed into the field opened the help"
+            ActionChains(driver).send_keys(Keys.ENTER).perform()
+            focus_body(driver)
+            body.send_keys("s")
+            wait(driver, lambda d: body_data(d, "phase") == "shortBreak", "s to skip to the break")
+            # The browser's theme colour follows the phase's accent.
+            theme = lambda d: js(d, "return document.querySelector('meta[name=\"theme-color\"]').content")
+            wait(driver, lambda d: theme(d) == js(d, "return getComputedStyle(document.body).getPropertyValue('--accent').trim()")
+                 and theme(d) != "#d8433b", "the theme colour of the break")
+            body.send_keys("r")
+            wait(driver, lambda d: by_id(d, "reset-dialog").get_attribute("open") is not None, "r to ask before a reset")
+            by_id(driver, "btn-reset-confirm").click()
+            wait(driver, lambda d: body_data(d, "status") == "idle", "reset")
+        finally:
+            self.done_with(driver)
+
+    def sound_choices_are_remembered(self):
+        driver = self.own_driver("sound")
+        try:
+            join(driver, self.base, f"/r/sound-{secrets.token_hex(3)}", "Sol")
+            driver.find_element(By.CSS_SELECTOR, "#alerts-details > summary").click()
+            options = js(driver, "return [...document.querySelectorAll('#sound-select option')].map(o => o.value)")
+            assert len(options) >= 3, options
+            Select(by_id(driver, "sound-select")).select_by_value("gong")
+            js(driver, "const v = document.getElementById('volume-input'); v.value = '35'; v.dispatchEvent(new Event('input'));")
+            by_id(driver, "btn-preview").click()
+            assert by_id(driver, "alerts-summary").text == "Gong · 35%", by_id(driver, "alerts-summary").text
+            driver.refresh()
+            wait(driver, is_joined, "back after a reload")
+            assert by_id(driver, "sound-select").get_attribute("value") == "gong"
+            assert by_id(driver, "volume-input").get_attribute("value") == "35"
+        finally:
+            self.done_with(driver)
+
+    def every_language_in_screenshots(self):
+        driver = self.own_driver("languages")
+        expected = {"en": ("Leave room", "Sound and alerts"), "zh-Hans": ("离开房间", "提示音与提醒"),
+                    "zh-Hant": ("離開房間", "音效與提醒"), "ko": ("방 나가기", "소리와 알림")}
+        try:
+            join(driver, self.base, f"/r/{self.room}-lang", "Lin")
+            driver.find_element(By.CSS_SELECTOR, "#alerts-details > summary").click()
+            for lang, (leave, alerts) in expected.items():
+                Select(by_id(driver, "lang-select")).select_by_value(lang)
+                wait(driver, lambda d: by_id(d, "btn-leave").text == leave, f"the {lang} labels")
+                assert by_id(driver, "alerts-title").text == alerts, by_id(driver, "alerts-title").text
+                assert js(driver, "return document.documentElement.lang") == lang
+                self.shot(driver, f"room-{lang}.png")
+                focus_body(driver)
+                ActionChains(driver).send_keys("?").perform()
+                wait(driver, lambda d: by_id(d, "keys-dialog").get_attribute("open") is not None, "the keys' help")
+                self.shot(driver, f"keys-help-{lang}.png")
+                ActionChains(driver).send_keys(Keys.ESCAPE).perform()
+                wait(driver, lambda d: by_id(d, "keys-dialog").get_attribute("open") is None, "the help to close")
+            # An error from the server, by its code, in Simplified Chinese.
+            Select(by_id(driver, "lang-select")).select_by_value("zh-Hans")
+            task = by_id(driver, "my-task")
+            task.click()
+            task.send_keys("evil\u202etext", Keys.ENTER)
+            wait(driver, lambda d: by_id(d, "notice").is_displayed(), "the error notice")
+            assert "这个值无效" in by_id(driver, "notice").text, by_id(driver, "notice").text
+            self.shot(driver, "notice-zh-Hans.png")
+            Select(by_id(driver, "lang-select")).select_by_value("en")
+        finally:
+            self.done_with(driver)
+
+    def simplified_chinese_follows_the_browser(self):
+        driver = self.own_driver("zh-CN", lang="zh-CN")
+        try:
+            driver.get(f"{self.base}/#{self.room}")
+            wait(driver, lambda d: by_id(d, "btn-join").text == "加入房间", "a Simplified Chinese page for zh-CN")
+            assert js(driver, "return document.documentElement.lang") == "zh-Hans"
+            self.shot(driver, "landing-zh-Hans.png")
+        finally:
+            self.done_with(driver)
+
     def under_node(self, name):
         """One of the scripts beside this file that test the page's pure functions without a browser (only
         where node is installed)."""
@@ -1107,6 +1346,14 @@ class Run:
                        lambda: self.under_node("room_model.mjs"))
             self.check("form checks: a join and the settings against the server's limits, under node",
                        lambda: self.under_node("form_checks.mjs"))
+            self.check("alerts and keys: the warning, the sounds, pomo's keys, under node",
+                       lambda: self.under_node("alerts_model.mjs"))
+            self.check("languages: every key in every language, every error code, under node",
+                       lambda: self.under_node("i18n_keys.mjs"))
+            self.check("installable: the worker's files and the manifest's icons, under node",
+                       lambda: self.under_node("page_files.mjs"))
+            self.check("the service worker: a notification's click, the cache, what it leaves alone, under node",
+                       lambda: self.under_node("service_worker.mjs"))
             self.check("schedules: the panel's requests, days and next sessions, under node",
                        lambda: self.under_node("schedules_model.mjs"))
         else:
@@ -1145,12 +1392,23 @@ class Run:
                 ("stats: a locked room's journal with the member's token", self.stats_in_a_locked_room),
                 ("language switch: Korean labels, remembered", self.korean_labels),
                 ("language follows the browser (zh-TW)", self.language_follows_the_browser),
+                ("Simplified Chinese follows the browser (zh-CN)", self.simplified_chinese_follows_the_browser),
+                ("every language: labels, the keys' help and an error, with screenshots", self.every_language_in_screenshots),
+                ("installable: the service worker controls the page after a reload, and opens it offline",
+                 self.worker_controls_the_page_after_a_reload),
+                ("installable: the manifest as Chromium reads it", self.manifest_is_valid),
+                ("a phase's end and the 1-minute warning notify through the worker, tab hidden",
+                 self.notification_through_the_worker_when_hidden),
+                ("the keyboard: pomo's keys, ? for help, nothing while typing", self.keyboard_is_pomos),
+                ("the end sound and volume: chosen, previewed, remembered", self.sound_choices_are_remembered),
                 ("an error reply is a dismissable notice", self.error_reply_is_a_dismissable_notice),
                 ("another tab replaces this one (4001), no auto-reconnect", self.another_tab_replaces_this_one),
                 ("reconnects by itself after the server restarts", self.reconnects_after_the_server_restarts),
                 ("leave: gone for the others, and for this browser", self.leave_forgets_the_member),
                 ("a refused join explains itself (bad name, room limit)", self.refused_join_explains_itself),
             ]:
+                if self.only and self.only not in name:
+                    continue
                 self.check(name, function)
         finally:
             for driver in (self.a, self.b):
@@ -1205,8 +1463,9 @@ def main():
     parser.add_argument("--base", required=True, help="the running server, e.g. http://127.0.0.1:18090")
     parser.add_argument("--server-bin", help="pomodoro-server, for the restart check (run from the repository root)")
     parser.add_argument("--out", default="test-output/browser", help="folder for screenshots")
+    parser.add_argument("--only", help="run only the browser checks whose names contain this (the node checks always run)")
     args = parser.parse_args()
-    run = Run(args.base, args.server_bin, args.out)
+    run = Run(args.base, args.server_bin, args.out, args.only)
     try:
         run.main()
     except KeyboardInterrupt:

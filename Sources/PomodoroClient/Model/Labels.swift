@@ -1,6 +1,7 @@
 import PomodoroCore
 
-/// The words and numbers people see, shared by the screen, the status line and the plain lines.
+/// The words and numbers people see in the status line and the plain lines (English, for scripts), and the
+/// numbers the full-screen view shares with them; the view's words are `Words`, in its language.
 public enum Labels {
     /// "Focus", "Short break", "Long break", "Idle".
     public static func phase(_ phase: Phase) -> String {
@@ -52,14 +53,6 @@ public enum Labels {
     }
 
     static func twoDigits(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
-
-    /// The one-line description of a phase change, e.g. "Focus done · Short break next".
-    public static func phaseCompleted(completed: Phase, next: Phase, autoStarted: Bool, cycle: Int,
-                                      longBreakEvery: Int?) -> String {
-        var nextText = phase(next)
-        if next == .focus, let every = longBreakEvery { nextText += " \(cycle) of \(every)" }
-        return "\(phase(completed)) done · \(nextText) \(autoStarted ? "started" : "next")"
-    }
 
     /// The settings in one line, long or short: "Focus 25m · Short 5m · Long 15m after 4 · auto-start off".
     public static func settings(_ s: RoomSettings, short: Bool) -> String {

@@ -48,6 +48,8 @@ public struct Dashboard: Sendable {
         case suspend
         /// Ctrl-L: draw everything again.
         case redraw
+        /// The bell and notifications were silenced (true) or let back on (false): worth remembering.
+        case silenced(Bool)
     }
 
     /// The commands behind the keys.
@@ -58,11 +60,17 @@ public struct Dashboard: Sendable {
         /// Move the end by whole minutes (negative shortens).
         case extend(minutes: Int)
         case task, away, quit
+        /// The bell and notifications off, or on again.
+        case silence
     }
 
     public let roomName: String
     public let serverLabel: String
     public let bell: Bool
+    /// Whether the bell and notifications are silenced (`m`); pomo keeps the choice in its state folder.
+    public private(set) var silenced: Bool
+    /// The language of everything this view says.
+    public let words: Words
     public var room = RoomView()
     public var connection = Connection.connecting
     public var mode = Mode.normal
@@ -76,10 +84,13 @@ public struct Dashboard: Sendable {
     /// The presence last asked for and not yet confirmed, so a quick second `a` toggles back.
     private var requestedAway: (away: Bool, ref: Int64)?
 
-    public init(roomName: String, serverLabel: String, bell: Bool = true) {
+    public init(roomName: String, serverLabel: String, bell: Bool = true, silenced: Bool = false,
+                words: Words = Words()) {
         self.roomName = roomName
         self.serverLabel = serverLabel
         self.bell = bell
+        self.silenced = silenced
+        self.words = words
     }
 
     // MARK: Which keys work
@@ -88,17 +99,17 @@ public struct Dashboard: Sendable {
 
     /// Whether a command makes sense now; keys for commands that do not are dimmed and do nothing.
     public func isEnabled(_ command: Command) -> Bool {
-        if command == .quit { return true }
+        if command == .quit || command == .silence { return true }
         guard isLive, let snapshot = room.snapshot, let limits = room.limits else { return false }
         // In a host-only room the controls are the host's alone; task and presence stay everyone's.
         let mayControl = snapshot.control == .anyone || snapshot.host == room.myID
         switch command {
-        case .task, .away, .quit: return true
+        case .task, .away, .quit, .silence: return true
         case .toggle: return mayControl
         case .skip, .reset, .extend: guard mayControl else { return false }
         }
         switch command {
-        case .toggle, .task, .away, .quit: return true
+        case .toggle, .task, .away, .quit, .silence: return true
         case .skip: return snapshot.phase != .idle
         case .reset: return !(snapshot.status == .idle && snapshot.cycle == 1)
         case .extend(let minutes):
@@ -133,9 +144,9 @@ public struct Dashboard: Sendable {
         case .confirmReset:
             mode = .normal
             if key == .character("y") || key == .character("Y") {
-                return isEnabled(.reset) ? request(.reset, "reset") : []
+                return isEnabled(.reset) ? request(.reset, .keyReset) : []
             }
-            flash = Notice("Reset cancelled", kind: .info, at: now)
+            flash = Notice(words(.resetCancelled), kind: .info, at: now)
             return []
         case .editingTask(var editor):
             if key == .control("c") || key == .escape {
@@ -153,36 +164,40 @@ public struct Dashboard: Sendable {
                 mode = .normal
                 let cleaned = text.trimmingWhitespace()
                 guard isLive, cleaned != room.me?.task else { return [] }
-                return request(.task(text: cleaned), "task")
+                return request(.task(text: cleaned), .keyTask)
             }
         case .normal:
             guard let command = Self.command(for: key) else { return [] }
             guard isEnabled(command) else {
                 if command != .quit && !isLive {
-                    flash = Notice("Not connected: \(Self.commandName(command)) waits for the server", kind: .info, at: now)
+                    flash = Notice(words(.notConnected, ["command": commandName(command)]), kind: .info, at: now)
                 }
                 return []
             }
             switch command {
             case .quit: return [.quit]
+            case .silence:
+                silenced.toggle()
+                flash = Notice(words(silenced ? .silencedOn : .silencedOff), kind: .info, at: now)
+                return [.silenced(silenced)]
             case .toggle:
                 switch room.status {
-                case .idle, .ready: return request(.start, "start")
-                case .running: return request(.pause, "pause")
-                case .paused: return request(.resume, "resume")
+                case .idle, .ready: return request(.start, .keyStart)
+                case .running: return request(.pause, .keyPause)
+                case .paused: return request(.resume, .keyResume)
                 }
-            case .skip: return request(.skip, "skip")
+            case .skip: return request(.skip, .keySkip)
             case .reset:
                 mode = .confirmReset
                 return []
-            case .extend(let minutes): return request(.extend(seconds: minutes * 60), "extend")
+            case .extend(let minutes): return request(.extend(seconds: minutes * 60), .keyExtend)
             case .task:
                 mode = .editingTask(LineEditor(room.me?.task ?? "", limit: room.limits?.maxTaskLength ?? 0))
                 return []
             case .away:
                 let away = !awayRequestedOrShown
                 requestedAway = (away, nextRef)
-                return request(.presence(away: away), "away")
+                return request(.presence(away: away), .keyAway)
             }
         }
     }
@@ -200,27 +215,30 @@ public struct Dashboard: Sendable {
         case .character("5"): .extend(minutes: 5)
         case .character("t"), .character("T"): .task
         case .character("a"), .character("A"): .away
+        case .character("m"), .character("M"): .silence
         case .character("q"), .character("Q"), .control("c"), .control("d"): .quit
         default: nil
         }
     }
 
-    static func commandName(_ command: Command) -> String {
+    /// A command's name in the notices: the word its key has.
+    func commandName(_ command: Command) -> String {
         switch command {
-        case .toggle: "start/pause"
-        case .skip: "skip"
-        case .reset: "reset"
-        case .extend: "extend"
-        case .task: "task"
-        case .away: "away"
-        case .quit: "quit"
+        case .toggle: "\(words(.keyStart))/\(words(.keyPause))"
+        case .skip: words(.keySkip)
+        case .reset: words(.keyReset)
+        case .extend: words(.keyAdd)
+        case .task: words(.keyTask)
+        case .away: words(.keyAway)
+        case .quit: words(.keyQuit)
+        case .silence: words(.keyMute)
         }
     }
 
-    private mutating func request(_ message: ClientMessage, _ name: String) -> [Effect] {
+    private mutating func request(_ message: ClientMessage, _ name: Phrase) -> [Effect] {
         let ref = nextRef
         nextRef += 1
-        pending[ref] = name
+        pending[ref] = words(name)
         return [.send(message, ref: .number(ref))]
     }
 
@@ -258,16 +276,16 @@ public struct Dashboard: Sendable {
             connection = .live
             if reconnected {
                 if you.resumed || wasMember == nil {
-                    lastEvent = Notice("Reconnected", kind: .info, at: now)
+                    lastEvent = Notice(words(.reconnected), kind: .info, at: now)
                 } else {
                     // The server no longer knew the member (grace period over, or a restart): carry the task over.
-                    lastEvent = Notice("Reconnected as a new member: the server had let the old one go", kind: .info, at: now)
-                    if !myTask.isEmpty { effects += request(.task(text: myTask), "task") }
+                    lastEvent = Notice(words(.reconnectedNew), kind: .info, at: now)
+                    if !myTask.isEmpty { effects += request(.task(text: myTask), .keyTask) }
                 }
             } else if you.resumed {
-                lastEvent = Notice("Welcome back: your place was kept", kind: .info, at: now)
+                lastEvent = Notice(words(.welcomeBack), kind: .info, at: now)
             } else {
-                lastEvent = Notice("You joined \(roomName)", kind: .info, at: now)
+                lastEvent = Notice(words(.joinedRoom, ["room": roomName]), kind: .info, at: now)
             }
         case .state, .tick, .pong:
             room.apply(message, receivedAt: now)
@@ -277,21 +295,27 @@ public struct Dashboard: Sendable {
             if let text = describe(event) { lastEvent = Notice(text, kind: .event, at: now) }
             room.apply(message, receivedAt: now)
             if case let .phaseCompleted(completed, next, autoStarted, _) = event {
-                if bell { effects.append(.bell) }
-                let title = "\(Labels.phase(completed)) done · \(roomName)"
-                let body = autoStarted ? "\(Labels.phase(next)) has started." : "\(Labels.phase(next)) is ready: press space to start."
-                effects.append(.notify(title: title, body: body))
+                if bell && !silenced { effects.append(.bell) }
+                if !silenced {
+                    let title = words(.notifyTitle, ["phase": words.phase(completed), "room": roomName])
+                    let body = words(autoStarted ? .notifyStarted : .notifyReady, ["phase": words.phase(next)])
+                    effects.append(.notify(title: title, body: body))
+                }
             }
         case let .ok(_, _, ref):
             if case .number(let n)? = ref { pending[n] = nil }
         case let .error(code, text, _, ref):
             if case .number(let n)? = ref, requestedAway?.ref == n { requestedAway = nil }
-            var what = "Refused"
-            if case .number(let n)? = ref, let name = pending.removeValue(forKey: n) { what = "\(name.capitalizedFirst) refused" }
+            var command: String?
+            if case .number(let n)? = ref { command = pending.removeValue(forKey: n) }
+            // The server's words are English: other languages say what the code means.
+            let reason = words.language == .en ? text : words.error(code)
             if code == .replaced {
-                flash = Notice("Another connection took over this member", kind: .error, at: now)
+                flash = Notice(words(.tookOver), kind: .error, at: now)
+            } else if let command {
+                flash = Notice(words(.refusedCommand, ["command": command, "reason": reason]).capitalizedFirst, kind: .error, at: now)
             } else {
-                flash = Notice("\(what): \(text)", kind: .error, at: now)
+                flash = Notice(words(.refused, ["reason": reason]), kind: .error, at: now)
             }
         case .stats, .schedules:
             break  // the view never asks for stats or schedules
@@ -301,45 +325,47 @@ public struct Dashboard: Sendable {
 
     /// The notice line for an event, or nil for events not worth a line.
     func describe(_ event: EventPayload) -> String? {
-        func who(_ id: String) -> String { id == room.myID ? "You" : room.name(of: id) ?? id }
+        func who(_ id: String) -> String { id == room.myID ? words(.you) : room.name(of: id) ?? id }
+        func said(_ phrase: Phrase, _ id: String, _ values: [String: CustomStringConvertible] = [:]) -> String {
+            words(phrase, values.merging(["name": who(id)]) { a, _ in a })
+        }
         switch event {
         case let .phaseCompleted(completed, next, autoStarted, cycle):
             let every = room.snapshot?.pendingSettings?.longBreakEvery ?? room.snapshot?.settings.longBreakEvery
-            return Labels.phaseCompleted(completed: completed, next: next, autoStarted: autoStarted, cycle: cycle,
-                                         longBreakEvery: every)
+            return words.phaseCompleted(completed: completed, next: next, autoStarted: autoStarted, cycle: cycle,
+                                        longBreakEvery: every)
         case let .memberJoined(member, name):
-            return member == room.myID ? nil : "\(name) joined"
+            return member == room.myID ? nil : words(.evJoined, ["name": name])
         case .memberReturned(let member):
-            return member == room.myID ? nil : "\(who(member)) is back"
+            return member == room.myID ? nil : said(.evIsBack, member)
         case let .memberAway(member, reason):
             switch reason {
-            case .away: return member == room.myID ? "You are away" : "\(who(member)) stepped away"
-            case .disconnected: return "\(who(member)) lost the connection"
+            case .away: return member == room.myID ? words(.youAway) : said(.evAway, member)
+            case .disconnected: return said(.evLost, member)
             }
         case .memberBack(let member):
-            return member == room.myID ? "You are back" : "\(who(member)) is back"
+            return member == room.myID ? words(.youBack) : said(.evIsBack, member)
         case let .memberLeft(member, reason):
-            return reason == .left ? "\(who(member)) left" : "\(who(member)) timed out"
+            return said(reason == .left ? .evLeft : .evTimedOut, member)
         case let .control(action, by, seconds):
-            let actor = who(by)
-            let phase = Labels.phase(room.phase)
+            let phase = words.phase(room.phase)
             switch action {
-            case .start: return "\(actor) started \(room.phase == .idle ? "Focus" : phase)"
-            case .pause: return "\(actor) paused"
-            case .resume: return "\(actor) resumed"
-            case .skip: return "\(actor) skipped \(phase)"
-            case .reset: return "\(actor) reset the timer"
-            case .configure: return "\(actor) changed the settings"
+            case .start: return said(.evStarted, by, ["phase": room.phase == .idle ? words.phase(.focus) : phase])
+            case .pause: return said(.evPaused, by)
+            case .resume: return said(.evResumed, by)
+            case .skip: return said(.evSkipped, by, ["phase": phase])
+            case .reset: return said(.evReset, by)
+            case .configure: return said(.evConfigured, by)
             case .extend:
                 let s = seconds ?? 0
-                let amount = s % 60 == 0 ? "\(abs(s) / 60) min" : "\(abs(s)) s"
-                return s >= 0 ? "\(actor) added \(amount)" : "\(actor) took off \(amount)"
+                let amount = s % 60 == 0 ? words(.amountMin, ["n": abs(s) / 60]) : words(.amountSec, ["n": abs(s)])
+                return said(s >= 0 ? .evAdded : .evTookOff, by, ["amount": amount])
             }
         case .hostChanged(let member):
             guard let member else { return nil }
-            return member == room.myID ? "You are the host now" : "\(who(member)) is the host now"
+            return member == room.myID ? words(.youHost) : said(.evHost, member)
         case let .controlModeChanged(mode, by):
-            return mode == .host ? "\(who(by)) made the controls host-only" : "\(who(by)) opened the controls to everyone"
+            return said(mode == .host ? .evHostOnly : .evAnyone, by)
         case .schedule(let event):
             switch event {
             case let .warning(_, name, _, minutes): return "\(name) starts in \(minutes) min"

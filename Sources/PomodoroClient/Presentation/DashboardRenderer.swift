@@ -28,15 +28,19 @@ public enum DashboardRenderer {
         let margin = columns >= 60 ? 2 : 1
         let inner = max(1, columns - 2 * margin)
         let title = titleBar(dashboard, columns: columns, now: context.now)
+        let words = dashboard.words
 
         guard let snapshot = dashboard.room.snapshot else {
             var lines: [ScreenLine] = [title]
             let message: String
             switch dashboard.connection {
             case .reconnecting(let attempt, let retryAt, let reason):
-                message = "\(reason.capitalizedFirst). Trying again in \(secondsUntil(retryAt, from: context.now))s (attempt \(attempt))…"
+                // The session's reasons are English (they may quote the transport): other languages say it plainly.
+                let why = words.language == .en ? reason : words(.connectionLost)
+                message = words(.retrying, ["reason": why.capitalizedFirst, "s": secondsUntil(retryAt, from: context.now),
+                                            "n": attempt])
             default:
-                message = "Connecting to \(dashboard.serverLabel)…"
+                message = words(.connectingTo, ["server": dashboard.serverLabel])
             }
             let blankRows = max(0, (rows - 3) / 2)
             lines += Array(repeating: ScreenLine.blank, count: blankRows)
@@ -44,7 +48,7 @@ public enum DashboardRenderer {
             while lines.count < rows - 1 { lines.append(.blank) }
             var keys = ScreenLine()
             keys.append("q", .bold)
-            keys.append(" quit")
+            keys.append(" " + words(.keyQuit))
             lines.append(keys.indented(by: margin))
             return Frame(columns: columns, rows: rows, lines: lines)
         }
@@ -99,18 +103,20 @@ public enum DashboardRenderer {
     // MARK: Parts
 
     static func titleBar(_ d: Dashboard, columns: Int, now: LocalInstant) -> ScreenLine {
+        let words = d.words
         var left = ScreenLine()
         left.append(" pomo", TextStyle(bold: true, reverse: true))
         left.append(" · \(d.roomName)", .reverse)
         var status: Span
         switch d.connection {
-        case .connecting: status = Span(" ○ connecting… ", .reverse)
-        case .live: status = Span(" ● live ", .reverse)
+        case .connecting: status = Span(" ○ \(words(.connecting)) ", .reverse)
+        case .live: status = Span(" ● \(words(.live)) ", .reverse)
         case let .reconnecting(_, retryAt, _):
             let left = secondsUntil(retryAt, from: now)
-            status = Span(left > 0 ? " ◌ reconnecting… \(left)s " : " ◌ reconnecting… ", TextStyle(color: .yellow, reverse: true))
+            status = Span(left > 0 ? " ◌ \(words(.reconnectingIn, ["s": left])) " : " ◌ \(words(.reconnecting)) ",
+                          TextStyle(color: .yellow, reverse: true))
         case .ended(let end):
-            status = Span(end == .replaced ? " ✕ replaced " : " ✕ disconnected ", TextStyle(color: .red, reverse: true))
+            status = Span(" ✕ \(words(end == .replaced ? .replaced : .disconnected)) ", TextStyle(color: .red, reverse: true))
         }
         var right = ScreenLine()
         let who = d.room.me.map { "\($0.name) · " } ?? ""
@@ -127,19 +133,21 @@ public enum DashboardRenderer {
     }
 
     static func phaseLine(_ d: Dashboard, _ s: SnapshotPayload, width: Int, context: Context) -> ScreenLine {
+        let words = d.words
         var left = ScreenLine()
-        left.append(Labels.phase(s.phase).uppercased(), TextStyle(color: phaseColor(s.phase), bold: true))
+        left.append(words.phase(s.phase).uppercased(), TextStyle(color: phaseColor(s.phase), bold: true))
         left.append("  ·  ", .dim)
-        left.append(width >= 50 ? "cycle \(s.cycle) of \(s.settings.longBreakEvery)" : "\(s.cycle) of \(s.settings.longBreakEvery)")
+        left.append(words(width >= 50 ? .cycleLong : .cycleShort, ["n": s.cycle, "total": s.settings.longBreakEvery]))
         var right = ScreenLine()
         switch s.status {
         case .running:
             let remaining = d.room.remainingMs(at: context.now)
             let endWall = context.now.wallMs + remaining
-            right.append("ends \(Labels.timeOfDay(epochMs: endWall, utcOffsetSeconds: context.utcOffsetSeconds))", .dim)
-        case .paused: right.append("PAUSED", TextStyle(color: .yellow, bold: true))
-        case .ready: right.append("ready", .bold)
-        case .idle: right.append("not started", .dim)
+            let time = Labels.timeOfDay(epochMs: endWall, utcOffsetSeconds: context.utcOffsetSeconds)
+            right.append(words(.endsAt, ["time": time]), .dim)
+        case .paused: right.append(words(.paused), TextStyle(color: .yellow, bold: true))
+        case .ready: right.append(words(.ready), .bold)
+        case .idle: right.append(words(.notStarted), .dim)
         }
         return spread(left, right, width: width)
     }
@@ -182,26 +190,27 @@ public enum DashboardRenderer {
 
     static func members(_ d: Dashboard, _ s: SnapshotPayload, width: Int, rows: Int) -> [ScreenLine] {
         let me = d.room.myID
+        let words = d.words
         let ordered = s.members.filter { $0.id == me } + s.members.filter { $0.id != me }
         var summary: String
         if s.membersTruncated {
             // A big room lists only its first members: the counts come from the room itself.
-            summary = "\(Labels.grouped(s.presentCount)) here of \(Labels.grouped(s.memberCount))"
+            summary = words(.hereOf, ["present": Labels.grouped(s.presentCount), "total": Labels.grouped(s.memberCount)])
         } else {
             let present = s.members.filter(\.present).count
             let away = s.members.filter { $0.connected && !$0.present }.count
             let offline = s.members.filter { !$0.connected }.count
-            summary = "\(present) here"
-            if away > 0 { summary += " · \(away) away" }
-            if offline > 0 { summary += " · \(offline) offline" }
+            summary = words(.hereCount, ["n": present])
+            if away > 0 { summary += " · " + words(.awayCount, ["n": away]) }
+            if offline > 0 { summary += " · " + words(.offlineCount, ["n": offline]) }
         }
         let countWidth = 4
         var header = ScreenLine()
-        header.append("MEMBERS", .bold)
+        header.append(words(.members), .bold)
         header.append("  \(summary)", .dim)
-        var lines = [spread(header, ScreenLine("done", .dim), width: width)]
+        var lines = [spread(header, ScreenLine(words(.done), .dim), width: width)]
 
-        func label(_ m: MemberPayload) -> String { m.id == me ? "\(m.name) (you)" : m.name }
+        func label(_ m: MemberPayload) -> String { m.id == me ? words(.youSuffix, ["name": m.name]) : m.name }
         let longest = ordered.map { TextWidth.of(label($0)) }.max() ?? 0
         let nameWidth = min(longest, width >= 60 ? 22 : 14)
         let taskWidth = max(0, width - 2 - nameWidth - 2 - 2 - countWidth)
@@ -216,9 +225,9 @@ public enum DashboardRenderer {
             line.append("  ")
             var task = ScreenLine()
             if !m.connected {
-                task.append("offline", .dim)
+                task.append(words(.offline), .dim)
             } else if !m.present {
-                task.append("away", .color(.yellow))
+                task.append(words(.away), .color(.yellow))
             }
             if !m.task.isEmpty {
                 if task.width > 0 { task.append(" · ", .dim) }
@@ -233,28 +242,29 @@ public enum DashboardRenderer {
         }
         let unlisted = max(0, s.memberCount - s.members.count)
         if unlisted > 0 {
-            lines.append(ScreenLine("… and \(Labels.grouped(ordered.count - fits + unlisted)) more", .dim))
+            lines.append(ScreenLine(words(.andMore, ["n": Labels.grouped(ordered.count - fits + unlisted)]), .dim))
         } else if fits < ordered.count {
-            lines.append(ScreenLine("+ \(ordered.count - fits) more", .dim))
+            lines.append(ScreenLine(words(.plusMore, ["n": ordered.count - fits]), .dim))
         }
         return lines
     }
 
     /// The notice, the settings and the keys (or the task editor, or the reset question).
     static func footer(_ d: Dashboard, _ s: SnapshotPayload, width: Int, context: Context) -> [ScreenLine] {
+        let words = d.words
         var notice = ScreenLine()
         var settings = ScreenLine()
-        let long = Labels.settings(s.settings, short: false)
+        let long = words.settings(s.settings, short: false)
         if let pending = s.pendingSettings {
-            settings.append(Labels.settings(s.settings, short: true), .dim)
-            settings.append("  →  next phase: ", .dim)
-            settings.append(Labels.settings(pending, short: true), .plain)
+            settings.append(words.settings(s.settings, short: true), .dim)
+            settings.append(words(.nextPhase), .dim)
+            settings.append(words.settings(pending, short: true), .plain)
         } else {
-            settings.append(TextWidth.of(long) <= width ? long : Labels.settings(s.settings, short: true), .dim)
+            settings.append(TextWidth.of(long) <= width ? long : words.settings(s.settings, short: true), .dim)
         }
         if case .editingTask(let editor) = d.mode {
-            notice.append(width >= 60 ? "enter saves · esc cancels · ctrl-u clears" : "enter saves · esc cancels", .dim)
-            return [notice.truncated(to: width), settings.truncated(to: width), taskEditor(editor, width: width)]
+            notice.append(words(width >= 60 ? .editHintLong : .editHintShort), .dim)
+            return [notice.truncated(to: width), settings.truncated(to: width), taskEditor(editor, prompt: words(.taskPrompt), width: width)]
         }
         if let n = d.notice(at: context.now) {
             notice.append(Labels.timeOfDay(epochMs: n.at.wallMs, utcOffsetSeconds: context.utcOffsetSeconds) + "  ", .dim)
@@ -267,9 +277,9 @@ public enum DashboardRenderer {
         return [notice.truncated(to: width), settings.truncated(to: width), keyLine(d, width: width)]
     }
 
-    static func taskEditor(_ editor: LineEditor, width: Int) -> ScreenLine {
+    static func taskEditor(_ editor: LineEditor, prompt: String, width: Int) -> ScreenLine {
         var line = ScreenLine()
-        line.append("task › ", .bold)
+        line.append(prompt, .bold)
         let room = max(1, width - line.width)
         // Scroll so the cursor stays in view.
         let chars = editor.characters
@@ -291,26 +301,33 @@ public enum DashboardRenderer {
 
     /// The keys, with those that do nothing now dimmed; labels are dropped from the right as space runs out.
     static func keyLine(_ d: Dashboard, width: Int) -> ScreenLine {
+        let words = d.words
         if d.mode == .confirmReset {
             var line = ScreenLine()
-            line.append("Reset to idle, cycle 1?", TextStyle(color: .yellow, bold: true))
+            line.append(words(.resetQuestion), TextStyle(color: .yellow, bold: true))
             line.append("  ")
             line.append("y", .bold)
-            line.append(" reset  ")
-            line.append("any other key", .bold)
-            line.append(" keeps it")
+            line.append(words(.resetYes))
+            line.append(words(.anyOtherKey), .bold)
+            line.append(words(.keepsIt))
             return line.truncated(to: width)
         }
         struct Hint { var key: String; var label: String; var enabled: Bool }
+        let toggle: Phrase = switch d.toggleLabel {
+        case "pause": .keyPause
+        case "resume": .keyResume
+        default: .keyStart
+        }
         var hints = [
-            Hint(key: "space", label: d.toggleLabel, enabled: d.isEnabled(.toggle)),
-            Hint(key: "s", label: "skip", enabled: d.isEnabled(.skip)),
-            Hint(key: "r", label: "reset", enabled: d.isEnabled(.reset)),
-            Hint(key: "+/-", label: "1 min", enabled: d.isEnabled(.extend(minutes: 1)) || d.isEnabled(.extend(minutes: -1))),
-            Hint(key: "1 3 5", label: "add", enabled: d.isEnabled(.extend(minutes: 1))),
-            Hint(key: "t", label: "task", enabled: d.isEnabled(.task)),
-            Hint(key: "a", label: d.awayRequestedOrShown ? "back" : "away", enabled: d.isEnabled(.away)),
-            Hint(key: "q", label: "quit", enabled: true),
+            Hint(key: "space", label: words(toggle), enabled: d.isEnabled(.toggle)),
+            Hint(key: "s", label: words(.keySkip), enabled: d.isEnabled(.skip)),
+            Hint(key: "r", label: words(.keyReset), enabled: d.isEnabled(.reset)),
+            Hint(key: "+/-", label: words(.keyOneMin), enabled: d.isEnabled(.extend(minutes: 1)) || d.isEnabled(.extend(minutes: -1))),
+            Hint(key: "1 3 5", label: words(.keyAdd), enabled: d.isEnabled(.extend(minutes: 1))),
+            Hint(key: "t", label: words(.keyTask), enabled: d.isEnabled(.task)),
+            Hint(key: "a", label: words(d.awayRequestedOrShown ? .keyBack : .keyAway), enabled: d.isEnabled(.away)),
+            Hint(key: "m", label: words(d.silenced ? .keyUnmute : .keyMute), enabled: true),
+            Hint(key: "q", label: words(.keyQuit), enabled: true),
         ]
         func build(gap: Int) -> ScreenLine {
             var line = ScreenLine()
@@ -324,11 +341,20 @@ public enum DashboardRenderer {
         var line = build(gap: 2)
         if line.width <= width { return line }
         line = build(gap: 1)
-        // Drop labels, least needed first; the space key's label goes last.
-        for index in [4, 3, 6, 5, 7, 2, 1, 0] where line.width > width {
+        // Drop labels, least needed first; then the silence key (it is in `pomo join --help` too); the space
+        // key's label goes last.
+        for index in [4, 3, 6, 5, 7, 8, 2, 1] where line.width > width {
             if index == 4 { hints[4].key = "135" }
             if index == 3 { hints[3].key = "±" }
             hints[index].label = ""
+            line = build(gap: 1)
+        }
+        if line.width > width {
+            hints.remove(at: 7)
+            line = build(gap: 1)
+        }
+        if line.width > width {
+            hints[0].label = ""
             line = build(gap: 1)
         }
         return line.truncated(to: width)

@@ -1,0 +1,109 @@
+import PomodoroCore
+import PomodoroProtocol
+
+/// Everything the full-screen view says, by name. Each language has a table of its own
+/// (`Words+English.swift` and beside it); a test checks that every table has every phrase with the same
+/// placeholders, as the page's i18n test does.
+public enum Phrase: String, CaseIterable, Sendable {
+    // The title bar and the screen before the room
+    case connecting, live, reconnecting, reconnectingIn, replaced, disconnected
+    case connectingTo, retrying, connectionLost
+    // The phase line
+    case phaseIdle, phaseFocus, phaseShortBreak, phaseLongBreak
+    case cycleLong, cycleShort, endsAt, paused, ready, notStarted
+    // Members
+    case members, hereOf, hereCount, awayCount, offlineCount, done, youSuffix, offline, away, andMore, plusMore
+    // Settings
+    case settingsLong, settingsShort, on, off, nextPhase
+    // The task editor and the reset question
+    case editHintLong, editHintShort, taskPrompt, resetQuestion, resetYes, anyOtherKey, keepsIt
+    // Key labels
+    case keyStart, keyPause, keyResume, keySkip, keyReset, keyOneMin, keyAdd, keyTask, keyAway, keyBack
+    case keyMute, keyUnmute, keyQuit, keyExtend
+    // Notices
+    case resetCancelled, notConnected, reconnected, reconnectedNew, welcomeBack, joinedRoom
+    case notifyTitle, notifyStarted, notifyReady, refused, refusedCommand, tookOver, silencedOn, silencedOff
+    // Events
+    case you, evJoined, evIsBack, youAway, evAway, evLost, youBack, evLeft, evTimedOut
+    case evStarted, evPaused, evResumed, evSkipped, evReset, evConfigured, evAdded, evTookOff
+    case amountMin, amountSec, youHost, evHost, evHostOnly, evAnyone
+    case phaseDoneStarted, phaseDoneNext, focusOf
+    // The server's refusals, by code (PROTOCOL.md §10)
+    case errBadJSON, errBadRequest, errUnknownType, errNotJoined, errAlreadyJoined, errTooLarge
+    case errBinaryUnsupported, errInvalidState, errRoomFull, errReplaced, errShuttingDown, errRateLimited
+    case errRoomLimit, errForbidden, errBadPasscode, errUnavailable, errStoreUnavailable, errNotFound, errInternal
+}
+
+/// The phrases of one language, with `{name}` placeholders filled in.
+public struct Words: Sendable, Equatable {
+    public let language: Language
+
+    public init(_ language: Language = .en) { self.language = language }
+
+    public static func table(_ language: Language) -> [Phrase: String] {
+        switch language {
+        case .en: english
+        case .zhHans: simplifiedChinese
+        case .zhHant: traditionalChinese
+        case .ko: korean
+        }
+    }
+
+    /// The phrase in this language (English where a table lacks it), its placeholders filled from `values`.
+    public func callAsFunction(_ phrase: Phrase, _ values: [String: CustomStringConvertible] = [:]) -> String {
+        var text = Self.table(language)[phrase] ?? Self.english[phrase] ?? phrase.rawValue
+        for (name, value) in values { text = text.replacingOccurrences(of: "{\(name)}", with: value.description) }
+        return text
+    }
+
+    public func phase(_ phase: Phase) -> String {
+        switch phase {
+        case .idle: self(.phaseIdle)
+        case .focus: self(.phaseFocus)
+        case .shortBreak: self(.phaseShortBreak)
+        case .longBreak: self(.phaseLongBreak)
+        }
+    }
+
+    /// What a refusal means, by its code; the server's own words are English and stay out of other languages.
+    public func error(_ code: ErrorCode) -> String {
+        switch code {
+        case .badJSON: self(.errBadJSON)
+        case .badRequest: self(.errBadRequest)
+        case .unknownType: self(.errUnknownType)
+        case .notJoined: self(.errNotJoined)
+        case .alreadyJoined: self(.errAlreadyJoined)
+        case .tooLarge: self(.errTooLarge)
+        case .binaryUnsupported: self(.errBinaryUnsupported)
+        case .invalidState: self(.errInvalidState)
+        case .roomFull: self(.errRoomFull)
+        case .replaced: self(.errReplaced)
+        case .shuttingDown: self(.errShuttingDown)
+        case .rateLimited: self(.errRateLimited)
+        case .roomLimit: self(.errRoomLimit)
+        case .forbidden: self(.errForbidden)
+        case .badPasscode: self(.errBadPasscode)
+        case .unavailable: self(.errUnavailable)
+        case .storeUnavailable: self(.errStoreUnavailable)
+        case .notFound: self(.errNotFound)
+        case .internalError: self(.errInternal)
+        }
+    }
+
+    /// The settings in one line, long or short, with lengths as `Labels.duration` writes them ("25m").
+    public func settings(_ s: RoomSettings, short: Bool) -> String {
+        let values: [String: CustomStringConvertible] = [
+            "focus": Labels.duration(seconds: s.focus), "short": Labels.duration(seconds: s.shortBreak),
+            "long": Labels.duration(seconds: s.longBreak), "every": s.longBreakEvery,
+            "auto": self(s.autoStart ? .on : .off),
+        ]
+        return self(short ? .settingsShort : .settingsLong, values)
+    }
+
+    /// The one-line description of a phase change, e.g. "Focus done · Short break next".
+    public func phaseCompleted(completed: Phase, next: Phase, autoStarted: Bool, cycle: Int, longBreakEvery: Int?) -> String {
+        var nextText = phase(next)
+        if next == .focus, let every = longBreakEvery { nextText = self(.focusOf, ["phase": nextText, "n": cycle, "total": every]) }
+        return self(autoStarted ? .phaseDoneStarted : .phaseDoneNext, ["completed": phase(completed), "next": nextText])
+    }
+}

@@ -1,0 +1,68 @@
+import Dispatch
+import PomodoroCore
+import PomodoroNet
+import PomodoroStore
+
+/// What the hub needs of the network, and nothing more: the narrow dispatcher every side effect goes
+/// through. `WebSocketServer` is one (see `WebSocketServer+HubTransport.swift`); tests hand in a fake that
+/// records frames and runs posted work and timers only when told, so the hub is tested without sockets.
+///
+/// All of it is used on the service thread only, except `post`, which any thread may call.
+package protocol HubTransport: AnyObject, Sendable {
+    /// Queues a frame for a connection; false if the connection is gone, closing, or was just dropped for
+    /// being too slow.
+    @discardableResult
+    func send(_ frame: OutboundFrame, to connection: ConnectionID) -> Bool
+    /// Closes a connection with a close frame once what is queued for it has been written.
+    func close(_ connection: ConnectionID, code: UInt16, reason: String)
+    /// Runs `work` on the service thread soon; safe from any thread.
+    func post(_ work: @escaping @Sendable () -> Void)
+    /// A one-shot timer that runs `fire` on the service thread.
+    func timer(firing fire: @escaping () -> Void) -> any HubTimer
+    /// For `/metrics`.
+    var connectionCount: Int { get }
+    var droppedSlowClients: Int { get }
+}
+
+/// A one-shot timer, re-armed by `schedule`: each call replaces the one before.
+package protocol HubTimer: AnyObject {
+    func schedule(afterNanoseconds nanoseconds: Int64)
+    func cancel()
+}
+
+/// Answers one HTTP request, once, from any thread (`HTTPResponder` over a socket; a recorder in tests).
+package protocol HTTPAnswering: Sendable {
+    @discardableResult
+    func respond(_ response: HTTPResponse) -> Bool
+}
+
+/// What the hub uses of `StoreWriter`: writes in order with a completion, reads off the service thread, and
+/// what it knows of an outage. Completions run on another thread; the hub posts back to the service thread.
+package protocol HubStore: AnyObject, Sendable {
+    func enqueue(_ changes: [StoreChange], completion: StoreWriter.Completion?)
+    func read<T: Sendable>(_ body: @escaping @Sendable (any RoomStore) throws(StoreError) -> T,
+                           completion: @escaping @Sendable (Result<T, StoreError>) -> Void)
+    func probe(completion: @escaping @Sendable (StoreWriter.Outage?) -> Void)
+    var outage: StoreWriter.Outage? { get }
+    /// Blocks until everything enqueued is durable (at shutdown).
+    func flush()
+}
+
+/// Where slow work runs off the service thread: passcode hashes, which take tenths of a second of CPU on
+/// purpose. Tests run it when they choose.
+package protocol BackgroundWork: Sendable {
+    func run(_ work: @escaping @Sendable () -> Void)
+}
+
+/// Background work on a concurrent dispatch queue: several addresses' hashes run at once.
+package struct DispatchBackgroundWork: BackgroundWork {
+    private let queue: DispatchQueue
+
+    package init(label: String) {
+        queue = DispatchQueue(label: label, attributes: .concurrent)
+    }
+
+    package func run(_ work: @escaping @Sendable () -> Void) { queue.async(execute: work) }
+}
+
+extension StoreWriter: HubStore {}

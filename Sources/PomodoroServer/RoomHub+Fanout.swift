@@ -1,0 +1,184 @@
+import PomodoroCore
+import PomodoroNet
+import PomodoroProtocol
+import PomodoroStore
+
+// A live room's side of the hub: making and bringing back rooms, their timers, what a room call produced
+// turned into broadcasts (crowds throttled, held until the store has what they announce), and expiry.
+
+extension RoomHub {
+    // MARK: Rooms in memory
+
+    /// Rebuilds one stored room, catches it up to `now`, and writes what that changed.
+    @discardableResult
+    func bringBack(_ stored: StoredRoom, at now: ClockReading) -> RoomEntry {
+        let id = stored.record.id
+        var room = restored(stored, at: now)
+        let outcome = room.resumeAfterRestart(at: now.monotonic)
+        let entry = makeEntry(room, passcode: PasscodeVerifier.lock(stored: stored.passcode, room: id, logger: logger))
+        rooms[id] = entry
+        publish(outcome, in: entry, at: now)
+        return entry
+    }
+
+    /// A stored room as a `Room` on this boot's clock: nothing is registered, written or sent.
+    func restored(_ stored: StoredRoom, at now: ClockReading) -> Room {
+        Room(restoring: stored.record, members: stored.members, policy: configuration.roomPolicy,
+             now: now.monotonic, wallOffsetNanoseconds: now.wallOffsetNanoseconds)
+    }
+
+    func makeEntry(_ room: Room, passcode: PasscodeVerifier?) -> RoomEntry {
+        let id = room.id
+        let timer = transport.timer { [unowned self] in timerFired(id) }
+        let stateTimer = transport.timer { [unowned self] in stateDue(id) }
+        defer { nextRoomSerial += 1 }
+        return RoomEntry(room: room, serial: nextRoomSerial, timer: timer, stateTimer: stateTimer, passcode: passcode)
+    }
+
+    func snapshot(of entry: RoomEntry, at now: ClockReading) -> SnapshotPayload {
+        SnapshotPayload(entry.room.snapshot(at: now.monotonic), clock: now, locked: entry.passcode != nil)
+    }
+
+    /// Brings a room up to `now` and broadcasts what that produced (a phase that ended a moment before its
+    /// timer fired), so a command that is then refused cannot swallow it.
+    func catchUp(_ entry: RoomEntry, at now: ClockReading) {
+        let outcome = entry.room.advance(to: now.monotonic)
+        if outcome.stateChanged || outcome.tick != nil || !outcome.events.isEmpty {
+            publish(outcome, in: entry, at: now)
+        }
+    }
+
+    private func timerFired(_ id: RoomID) {
+        guard let entry = rooms[id] else { return }
+        let now = clock.now()
+        let outcome = entry.room.advance(to: now.monotonic)
+        publish(outcome, in: entry, at: now)
+    }
+
+    // MARK: Broadcasting
+
+    /// Broadcasts what a room call produced (events, then a tick, then the new state), each encoded once,
+    /// and re-arms the room's timer for its next wake-up (or drops the room when it has expired).
+    ///
+    /// A crowd (a room above its member-list limit) hears no events about single members, and a state
+    /// that only members changed waits until `crowdStateInterval` has passed since the last one. A small
+    /// room never reaches the limit and hears everything at once.
+    func publish(_ outcome: Outcome, in entry: RoomEntry, at now: ClockReading,
+                 stateAlreadySentTo skip: ConnectionID? = nil) {
+        let roomID = entry.room.id
+        for case .memberLeft(let member, _) in outcome.events { entry.forget(member) }
+        let crowd = entry.room.policy.isCrowd(memberCount: entry.room.memberCount)
+        var messages: [ServerMessage] = outcome.events.filter { !(crowd && $0.isAboutOneMember) }.map {
+            .event(room: roomID.rawValue, EventPayload($0), serverTime: now.wallMs)
+        }
+        if let tick = outcome.tick { messages.append(.tick(TickPayload(tick, room: roomID, clock: now))) }
+        var sendsState = outcome.stateChanged
+        if sendsState && crowd && outcome.changedOnlyMembers {
+            sendsState = stateMayGoNow(entry, at: now)
+        }
+        let state: ServerMessage? = sendsState ? .state(stateSent(in: entry, at: now)) : nil
+        let announce = { [self] in
+            // Measured as it goes out: a tick held behind a commit goes out late.
+            if let tick = outcome.tick { metrics.tickSent(tick, at: clock.now().monotonic) }
+            for message in messages { broadcast(message, in: entry) }
+            if let state { broadcast(state, in: entry, except: skip) }
+        }
+        save(entry, at: now)
+        entry.announce(announce)
+        if dropIfExpired(roomID, entry, at: now) { return }
+        if let wakeup = entry.room.nextWakeup() {
+            arm(entry.timer, afterNanoseconds: (wakeup - now.monotonic).nanoseconds)
+        } else {
+            entry.timer.cancel()
+        }
+    }
+
+    /// Arms a room's timer, unless the server is stopping (see `stopTracking`).
+    private func arm(_ timer: any HubTimer, afterNanoseconds nanoseconds: Int64) {
+        guard !stopped else { return }
+        timer.schedule(afterNanoseconds: nanoseconds)
+    }
+
+    /// Whether a crowd's member-only state may go out now; if not, one is scheduled for when it may.
+    private func stateMayGoNow(_ entry: RoomEntry, at now: ClockReading) -> Bool {
+        guard let last = entry.lastStateAt, now.monotonic - last < Self.crowdStateInterval else { return true }
+        if !entry.statePending {
+            entry.statePending = true
+            arm(entry.stateTimer, afterNanoseconds: (last + Self.crowdStateInterval - now.monotonic).nanoseconds)
+        }
+        return false
+    }
+
+    /// The snapshot for a `state` about to be broadcast: it stands for any state still waiting.
+    private func stateSent(in entry: RoomEntry, at now: ClockReading) -> SnapshotPayload {
+        entry.lastStateAt = now.monotonic
+        if entry.statePending {
+            entry.statePending = false
+            entry.stateTimer.cancel()
+        }
+        return snapshot(of: entry, at: now)
+    }
+
+    /// A crowd's waiting `state` is due: the room as it is now, behind any commit still in flight.
+    private func stateDue(_ id: RoomID) {
+        guard let entry = rooms[id], entry.statePending else { return }
+        let now = clock.now()
+        catchUp(entry, at: now)
+        guard entry.statePending else { return }   // the catch-up's own state stood for it
+        let state = ServerMessage.state(stateSent(in: entry, at: now))
+        entry.announce { [self] in broadcast(state, in: entry) }
+    }
+
+    private func broadcast(_ message: ServerMessage, in entry: RoomEntry, except skip: ConnectionID? = nil) {
+        guard !entry.connections.isEmpty else { return }
+        let frame = OutboundFrame(WireCodec.encode(message))
+        var sent = 0
+        for connection in entry.connections.values where connection != skip {
+            if transport.send(frame, to: connection) { sent += 1 }
+        }
+        framesSent += sent
+        metrics.sent(frames: sent, bytes: sent * frame.count)
+    }
+
+    // MARK: Commits and expiry
+
+    /// Hands the room's changes to the store's writer and holds the room's broadcasts until they are
+    /// committed: what members hear of (a start, a completed focus, a new task) is already durable, so a
+    /// crash right after cannot take it back. The service thread never waits; ticks of an unchanged room
+    /// are not held unless a commit is in flight.
+    private func save(_ entry: RoomEntry, at now: ClockReading) {
+        guard let store else { return }
+        let changes = entry.room.takeStoreChanges(wallOffsetNanoseconds: now.wallOffsetNanoseconds,
+                                                  passcode: entry.passcode?.encoded)
+        guard !changes.isEmpty else { return }
+        if entry.held == nil { entry.held = [] }
+        entry.uncommitted += 1
+        let roomID = entry.room.id
+        let committing = entry.serial
+        let transport = transport
+        store.enqueue(changes) { [self] error in
+            transport.post { [self] in
+                if let error {
+                    logger.error("could not commit a room's changes", metadata: ["room": "\(roomID)", "error": "\(error)"])
+                }
+                // The room may have been dropped meanwhile (and even made anew, with commits of its own):
+                // then nobody is left to hear what it held.
+                guard let entry = rooms[roomID], entry.serial == committing else { return }
+                entry.uncommitted -= 1
+                guard entry.uncommitted == 0 else { return }
+                let waiting = entry.held ?? []
+                entry.held = nil
+                for announce in waiting { announce() }
+            }
+        }
+    }
+
+    @discardableResult
+    private func dropIfExpired(_ id: RoomID, _ entry: RoomEntry, at now: ClockReading) -> Bool {
+        guard entry.room.isExpired(at: now.monotonic) else { return false }
+        entry.cancelTimers()
+        rooms[id] = nil
+        logger.debug("room dropped", metadata: ["room": "\(id)"])
+        return true
+    }
+}

@@ -1,0 +1,40 @@
+import PomodoroNet
+
+// The socket side of the hub: the libwebsockets server as its transport, and its delegate calls turned into
+// the hub's events. The hub itself never names `WebSocketServer`.
+
+extension WebSocketServer: HubTransport {
+    package func timer(firing fire: @escaping () -> Void) -> any HubTimer { makeTimer(fire) }
+}
+
+extension LoopTimer: HubTimer {}
+
+extension HTTPResponder: HTTPAnswering {}
+
+/// Hands what the server reports to the hub. The server holds its delegate weakly: the composition root
+/// keeps this alive. `@unchecked Sendable` only so that root may hold it; it is used on the service thread.
+final class HubDelegate: WebSocketServerDelegate, @unchecked Sendable {
+    private let hub: RoomHub
+
+    init(hub: RoomHub) { self.hub = hub }
+
+    func server(_ server: WebSocketServer, didOpen connection: ConnectionID, peer: String) {
+        hub.opened(connection, peer: peer)
+    }
+
+    func server(_ server: WebSocketServer, didReceive text: [UInt8], from connection: ConnectionID) {
+        hub.received(text, from: connection)
+    }
+
+    func server(_ server: WebSocketServer, didReject problem: ReceiveProblem, from connection: ConnectionID) {
+        hub.rejected(problem, from: connection)
+    }
+
+    func server(_ server: WebSocketServer, didClose connection: ConnectionID) {
+        hub.closed(connection)
+    }
+
+    func server(_ server: WebSocketServer, didReceiveHTTP request: HTTPRequest, responder: HTTPResponder) {
+        hub.receivedHTTP(request, responder: responder)
+    }
+}

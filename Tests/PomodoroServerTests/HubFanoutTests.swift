@@ -1,0 +1,181 @@
+@testable import PomodoroServer
+import PomodoroCore
+import PomodoroNet
+import PomodoroProtocol
+import PomodoroTestSupport
+import Testing
+
+/// A live room's broadcasts through the hub with no socket and no sleep: crowds throttled by the state
+/// timer, broadcasts held until their commit lands, ticks from deadlines, and rooms expiring, all on a
+/// manual clock whose timers fire when the test moves it.
+@Suite struct HubFanoutTests {
+    static func join(_ name: String) -> ClientMessage { .join(room: "team", name: name, token: nil) }
+
+    static func states(_ messages: [ServerMessage]) -> [SnapshotPayload] {
+        messages.compactMap { if case .state(let room) = $0 { room } else { nil } }
+    }
+
+    /// A hub whose rooms are crowds above two members.
+    static func crowdHub() -> TestHub {
+        var configuration = ServerConfiguration(port: 0, webRoot: nil)
+        configuration.roomPolicy.memberListLimit = 2
+        configuration.limits.membersPerAddressPerRoom = 0
+        return TestHub(configuration: configuration)
+    }
+
+    @Test func aSmallRoomHearsOfEveryJoinAtOnce() throws {
+        let t = Self.crowdHub()
+        let first = t.connect()
+        t.send(Self.join("M0"), from: first)
+        t.transport.clearSent()
+        t.send(Self.join("M1"), from: t.connect())
+        // Not a crowd yet (two members): the join is announced and the state goes out at once.
+        #expect(try t.messages(to: first).map(\.label) == ["event memberJoined", "state"])
+    }
+
+    @Test func aCrowdGetsOneMemberOnlyStateWhenTheStateTimerFires() throws {
+        let t = Self.crowdHub()
+        let first = t.connect()
+        t.send(Self.join("M0"), from: first)
+        t.send(Self.join("M1"), from: t.connect())
+        t.transport.clearSent()
+
+        // Four more join in the same instant: the room is a crowd, and a state went out a moment ago.
+        for i in 2...5 { t.send(Self.join("M\(i)"), from: t.connect()) }
+        #expect(try t.messages(to: first).isEmpty)
+        #expect(t.transport.armedTimers == 1)   // the state timer
+
+        t.pass(.seconds(1))
+        let heard = try t.messages(to: first)
+        #expect(heard.map(\.label) == ["state"])
+        let state = try #require(heard.first?.snapshot)
+        #expect(state.memberCount == 6)
+        #expect(state.members.count == 2 && state.membersTruncated)
+    }
+
+    @Test func aJoinStormCostsAtMostOneStateASecond() throws {
+        let t = Self.crowdHub()
+        let first = t.connect()
+        t.send(Self.join("M0"), from: first)
+        for i in 1...2 { t.send(Self.join("M\(i)"), from: t.connect()) }
+        t.transport.clearSent()
+
+        // One join every 200 ms for three seconds.
+        for i in 3..<18 {
+            t.pass(.milliseconds(200))
+            t.send(Self.join("M\(i)"), from: t.connect())
+        }
+        t.pass(.seconds(1))
+        let states = Self.states(try t.messages(to: first))
+        #expect((3...4).contains(states.count))
+        for (earlier, later) in zip(states, states.dropFirst()) {
+            #expect(later.serverTime - earlier.serverTime >= 1000)
+        }
+        #expect(states.last?.memberCount == 18)
+    }
+
+    @Test func broadcastsWaitForTheirCommitAndGoOutInOrder() throws {
+        let t = TestHub(store: try HeldStore())
+        let a = t.connect(peer: "203.0.113.1"), b = t.connect(peer: "203.0.113.2")
+        t.send(Self.join("Ada"), ref: "j", from: a)
+        t.send(Self.join("Bo"), ref: "j", from: b)
+        t.settle()
+        t.transport.clearSent()
+
+        t.send(.task(text: "write the report"), ref: "t", from: a)
+        t.send(.start, ref: "s", from: a)
+        #expect(t.store!.pendingCommits == 2)
+        // Replies go at once; what the room broadcasts waits for the store.
+        #expect(try t.messages(to: a).map(\.label) == ["ok task", "ok start"])
+        #expect(try t.messages(to: b).isEmpty)
+
+        // One commit landing is not enough: the room still has changes in flight.
+        t.store!.releaseCommits(1)
+        t.transport.runPosted()
+        #expect(try t.messages(to: b).isEmpty)
+
+        t.store!.releaseCommits()
+        t.transport.runPosted()
+        let heard = try t.messages(to: b)
+        // In the order the changes were made: the task, then the start and its announcement.
+        #expect(heard.map(\.label) == ["state", "event control", "state"])
+        let states = Self.states(heard)
+        #expect(states.first?.members.first?.task == "write the report" && states.first?.running == false)
+        #expect(states.last?.running == true)
+    }
+
+    @Test func ticksGoOutOncePerSecondFromTheDeadline() throws {
+        let t = TestHub()
+        let a = t.connect()
+        t.send(Self.join("Ada"), from: a)
+        t.send(.start, from: a)
+        t.transport.clearSent()
+        t.pass(.milliseconds(5500))
+        let ticks = try t.messages(to: a).compactMap(\.tick)
+        #expect(ticks.map(\.remainingMs) == [1_499_000, 1_498_000, 1_497_000, 1_496_000, 1_495_000])
+        #expect(ticks.allSatisfy { $0.phase == .focus })
+    }
+
+    @Test func anEmptyRoomExpiresAfterItsLifetime() throws {
+        var configuration = ServerConfiguration(port: 0, webRoot: nil)
+        configuration.roomPolicy.emptyRoomLifetime = .seconds(600)
+        let t = TestHub(configuration: configuration)
+        let a = t.connect()
+        t.send(Self.join("Ada"), from: a)
+        t.send(.leave, from: a)
+        t.pass(.seconds(599))
+        #expect(t.hub.roomCount == 1)
+        t.pass(.seconds(1))
+        #expect(t.hub.roomCount == 0)
+        #expect(t.transport.armedTimers == 0)
+        // Joined again, it is a new room.
+        t.send(Self.join("Bo"), from: a)
+        #expect(try t.messages(to: a).last { $0.snapshot != nil }?.snapshot?.members.map(\.name) == ["Bo"])
+    }
+
+    @Test func aRoomNobodyIsConnectedToExpiresThoughItsMembersAreWithinTheirGrace() throws {
+        var configuration = ServerConfiguration(port: 0, webRoot: nil)
+        configuration.roomPolicy.reconnectGrace = .seconds(900)
+        configuration.roomPolicy.silentGrace = .seconds(900)
+        configuration.roomPolicy.emptyRoomLifetime = .seconds(600)
+        let t = TestHub(configuration: configuration)
+        let a = t.connect(), b = t.connect()
+        t.send(Self.join("Ada"), from: a)
+        t.send(Self.join("Bo"), from: b)
+        t.pass(.seconds(30))
+        t.disconnect(a)
+        t.pass(.seconds(300))
+        // Bo is still connected: the room stays, however long.
+        #expect(t.hub.roomCount == 1)
+        t.disconnect(b)
+        t.pass(.seconds(599))
+        #expect(t.hub.roomCount == 1)
+        t.pass(.seconds(1))
+        #expect(t.hub.roomCount == 0)
+    }
+
+    @Test func aNewMemberWhoSaysNothingAndDropsGetsTheShortGrace() throws {
+        var configuration = ServerConfiguration(port: 0, webRoot: nil)
+        configuration.roomPolicy.silentGrace = .seconds(10)
+        configuration.roomPolicy.reconnectGrace = .seconds(120)
+        let t = TestHub(configuration: configuration)
+        let host = t.connect(), silent = t.connect(), talker = t.connect()
+        t.send(Self.join("Ada"), from: host)
+        t.send(Self.join("Silent"), from: silent)
+        t.send(Self.join("Talker"), from: talker)
+        t.send(.task(text: "here"), from: talker)
+        t.disconnect(silent)
+        t.disconnect(talker)
+        t.transport.clearSent()
+
+        t.pass(.seconds(11))
+        let left = try t.messages(to: host).compactMap { message -> String? in
+            if case .event(_, .memberLeft(let member, _), _) = message { member } else { nil }
+        }
+        #expect(left.count == 1)
+        #expect(Self.states(try t.messages(to: host)).last?.members.map(\.name) == ["Ada", "Talker"])
+
+        t.pass(.seconds(110))
+        #expect(Self.states(try t.messages(to: host)).last?.members.map(\.name) == ["Ada"])
+    }
+}

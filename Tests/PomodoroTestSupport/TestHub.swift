@@ -1,0 +1,115 @@
+import Foundation
+import Logging
+import PomodoroCore
+import PomodoroNet
+import PomodoroProtocol
+import PomodoroServer
+
+/// A `RoomHub` with nothing real around it: a manual clock, a fake transport, held store access and held
+/// passcode work. Nothing happens behind the test's back: frames go in through `send`, and posted work,
+/// store answers, hashes and timers run only in `settle()` and `pass(_:)`.
+///
+/// ```swift
+/// let t = try TestHub(store: HeldStore())
+/// let a = t.connect()
+/// t.send(.join(room: "team", name: "Ada"), ref: "j", from: a)
+/// t.settle()
+/// let welcome = try t.messages(to: a).first
+/// ```
+package final class TestHub {
+    package let hub: RoomHub
+    package let clock: ManualServerClock
+    package let transport: FakeTransport
+    package let store: HeldStore?
+    package let work: HeldWork
+    private var lastConnection: UInt64 = 0
+
+    /// Builds the hub the way the composition root does, on the fakes given (an in-memory hub when `store`
+    /// is nil).
+    package init(configuration: ServerConfiguration = ServerConfiguration(port: 0, webRoot: nil),
+                 clock: ManualServerClock = ManualServerClock(), transport: FakeTransport? = nil,
+                 store: HeldStore? = nil, work: HeldWork = HeldWork(),
+                 logger: Logger = Logger(label: "pomodoro.test", factory: { _ in SwiftLogNoOpLogHandler() })) {
+        self.clock = clock
+        let transport = transport ?? FakeTransport(clock: clock)
+        self.transport = transport
+        self.store = store
+        self.work = work
+        hub = RoomHub(configuration: configuration, clock: clock, logger: logger, store: store,
+                      transport: transport, hashing: work)
+    }
+
+    // MARK: Connections and frames
+
+    /// Opens a new connection from `peer`.
+    package func connect(peer: String = "203.0.113.7") -> ConnectionID {
+        lastConnection += 1
+        let connection = ConnectionID(rawValue: lastConnection)
+        transport.open.insert(connection)
+        hub.opened(connection, peer: peer)
+        return connection
+    }
+
+    /// The connection goes away (as the transport reports a close).
+    package func disconnect(_ connection: ConnectionID) {
+        transport.open.remove(connection)
+        hub.closed(connection)
+    }
+
+    /// A text frame from `connection`, handled now.
+    package func send(_ message: ClientMessage, ref: String? = nil, from connection: ConnectionID) {
+        hub.received(WireCodec.encode(ClientFrame(message, ref: ref.map(Ref.string))), from: connection)
+    }
+
+    /// What `connection` has been sent so far, decoded.
+    package func messages(to connection: ConnectionID) throws -> [ServerMessage] {
+        try transport.messages(to: connection)
+    }
+
+    // MARK: Letting things happen
+
+    /// Runs hashes, answers reads, lands commits and runs posted work until nothing is left waiting
+    /// (timers aside: see `pass`). `hashes: false` leaves passcode work waiting, `commits: false` commits.
+    package func settle(hashes: Bool = true, commits: Bool = true) {
+        while true {
+            var progress = hashes ? work.runAll() : 0
+            progress += store?.releaseReads() ?? 0
+            if commits { progress += store?.releaseCommits() ?? 0 }
+            progress += transport.runPosted()
+            if progress == 0 { return }
+        }
+    }
+
+    /// Moves the clock on by `duration`, stopping at each timer's deadline on the way to fire it (and
+    /// settle what it started), as time passing on the service thread would.
+    package func pass(_ duration: Duration, hashes: Bool = true, commits: Bool = true) {
+        let end = clock.now().monotonic + duration
+        while let next = transport.nextDeadline, next <= end {
+            let now = clock.now().monotonic
+            if next > now { clock.advance(by: next - now) }
+            transport.fireDueTimers()
+            settle(hashes: hashes, commits: commits)
+        }
+        let now = clock.now().monotonic
+        if end > now { clock.advance(by: end - now) }
+    }
+}
+
+/// Records the answer to an HTTP request for a test to read.
+package final class RecordedResponse: HTTPAnswering, @unchecked Sendable {
+    private let lock = NSLock()
+    private var answer: HTTPResponse?
+
+    package init() {}
+
+    package func respond(_ response: HTTPResponse) -> Bool {
+        lock.withLock {
+            guard answer == nil else { return false }
+            answer = response
+            return true
+        }
+    }
+
+    /// The answer, once there is one.
+    package var response: HTTPResponse? { lock.withLock { answer } }
+}
