@@ -257,6 +257,18 @@ const en = {
   soundOn: 'Sound on',
   soundOff: 'Sound off',
   err_not_found: 'There is no such room.',
+  schedTitle: 'Schedule',
+  schedNone: 'No scheduled sessions',
+  schedNamePlaceholder: 'Standup',
+  schedTimeLabel: 'Time',
+  schedSessionsLabel: 'Focus sessions',
+  schedAdd: 'Add',
+  schedDelete: 'Delete',
+  schedOn: 'On',
+  schedSubscribe: 'Subscribe in your calendar',
+  schedNext: 'Next: {name}, {when}',
+  schedOffline: 'Not connected: the schedule was not sent',
+  day_mon: 'Mon', day_tue: 'Tue', day_wed: 'Wed', day_thu: 'Thu', day_fri: 'Fri', day_sat: 'Sat', day_sun: 'Sun',
 };
 
 const zhHant = {
@@ -505,6 +517,18 @@ const zhHant = {
   soundOn: '音效已開啟',
   soundOff: '音效已關閉',
   err_not_found: '沒有這個房間。',
+  schedTitle: '排程',
+  schedNone: '沒有排定的時段',
+  schedNamePlaceholder: '晨會',
+  schedTimeLabel: '時間',
+  schedSessionsLabel: '專注時段',
+  schedAdd: '新增',
+  schedDelete: '刪除',
+  schedOn: '開啟',
+  schedSubscribe: '在行事曆中訂閱',
+  schedNext: '下一個：{name}，{when}',
+  schedOffline: '未連線：排程未送出',
+  day_mon: '一', day_tue: '二', day_wed: '三', day_thu: '四', day_fri: '五', day_sat: '六', day_sun: '日',
 };
 
 const zhHans = {
@@ -753,6 +777,18 @@ const zhHans = {
   soundOn: '提示音已打开',
   soundOff: '提示音已关闭',
   err_not_found: '没有这个房间。',
+  schedTitle: '计划',
+  schedNone: '没有计划的时段',
+  schedNamePlaceholder: '晨会',
+  schedTimeLabel: '时间',
+  schedSessionsLabel: '专注时段',
+  schedAdd: '添加',
+  schedDelete: '删除',
+  schedOn: '开启',
+  schedSubscribe: '在日历中订阅',
+  schedNext: '下一个：{name}，{when}',
+  schedOffline: '未连接：计划未发送',
+  day_mon: '一', day_tue: '二', day_wed: '三', day_thu: '四', day_fri: '五', day_sat: '六', day_sun: '日',
 };
 
 const ko = {
@@ -1001,6 +1037,18 @@ const ko = {
   soundOn: '소리 켜짐',
   soundOff: '소리 꺼짐',
   err_not_found: '그런 방이 없어요.',
+  schedTitle: '일정',
+  schedNone: '예약된 세션이 없어요',
+  schedNamePlaceholder: '스탠드업',
+  schedTimeLabel: '시간',
+  schedSessionsLabel: '집중 횟수',
+  schedAdd: '추가',
+  schedDelete: '삭제',
+  schedOn: '켜기',
+  schedSubscribe: '캘린더에서 구독',
+  schedNext: '다음: {name}, {when}',
+  schedOffline: '연결되지 않아 일정을 보내지 못했어요',
+  day_mon: '월', day_tue: '화', day_wed: '수', day_thu: '목', day_fri: '금', day_sat: '토', day_sun: '일',
 };
 
 const DICTIONARIES = { en, 'zh-Hans': zhHans, 'zh-Hant': zhHant, ko };
