@@ -95,3 +95,47 @@ import Testing
             .missed(schedule: "s1", name: "Standup", occurrence: Self.epoch + 60_000, busy: true)])
     }
 }
+
+/// Schedules brought back at start-up: their room comes back with nobody in it, and what fell due while
+/// the server was down starts late within the grace, or is counted as missed.
+@Suite struct HubScheduleRestartTests {
+    static let epoch = HubScheduleTests.epoch  // Thursday 2026-01-01 00:00 UTC, the manual clock's start
+
+    static func stored(_ name: String) throws -> StoredRoom {
+        let id = try RoomID(validating: name)
+        return StoredRoom(record: Room(id: id, now: .zero).record(wallOffsetNanoseconds: 0), members: [], passcode: nil)
+    }
+
+    /// Wednesday's schedule for Thursday `time` UTC, handled up to Wednesday.
+    static func schedule(_ time: String) throws -> Schedule {
+        Schedule(id: ScheduleID(1), name: "Standup", time: try LocalTime(parsing: time), zone: try ZoneName("UTC"),
+                 recurrence: .weekly([.thursday]), length: .focusSessions(2), warningMinutes: 0,
+                 since: WallTime(milliseconds: epoch - 86_400_000))
+    }
+
+    @Test func anOccurrenceWithinTheGraceStartsLateAfterARestart() throws {
+        let clock = ManualServerClock(wallMs: Self.epoch + 2 * 60_000 + 500)  // 00:02:00.5, two minutes late
+        let t = TestHub(clock: clock)
+        let room = try RoomID(validating: "team")
+        t.hub.restore([try Self.stored("team")], schedules: [room: [try Self.schedule("00:00")]])
+        t.settle()
+        let entry = try #require(t.hub.rooms[room], "the room comes back for its schedule, empty as it is")
+        #expect(entry.room.status == .running && entry.room.phase == .focus)
+        #expect(entry.room.scheduledRun?.focusSessionsLeft == 2)
+        #expect(entry.schedules.schedules.first?.handledThrough == WallTime(milliseconds: Self.epoch))
+    }
+
+    @Test func anOccurrencePastTheGraceIsMissedAndTheRoomStaysIdle() throws {
+        let clock = ManualServerClock(wallMs: Self.epoch + 10 * 60_000)  // ten minutes late
+        let t = TestHub(clock: clock)
+        let room = try RoomID(validating: "team")
+        t.hub.restore([try Self.stored("team")], schedules: [room: [try Self.schedule("00:00")]])
+        t.settle()
+        let entry = try #require(t.hub.rooms[room])
+        #expect(entry.room.status == .idle)
+        #expect(entry.schedules.schedules.first?.missed == 1)
+        // The room stays in memory, empty, for next week's start.
+        t.pass(.seconds(3600))
+        #expect(t.hub.rooms[room] != nil)
+    }
+}
