@@ -47,6 +47,9 @@ extension RoomHub {
         schedulesChanged(entry, at: now)
     }
 
+    /// A start this late is still on time: the focus runs from the schedule's own second.
+    static let onTimeSlackMs: Int64 = 1000
+
     private static func scheduleID(_ text: String) throws(RoomError) -> ScheduleID {
         guard let id = ScheduleID(parsing: text) else {
             throw .invalidArgument(field: "id", reason: "a schedule id reads s1, s2, ...")
@@ -110,8 +113,14 @@ extension RoomHub {
                                        minutes: s.warningMinutes))
             case let .start(s, occurrence, _):
                 handled = true
+                // On the deadline discipline: woken a moment late, the focus still runs from the schedule's
+                // second, so its end does not drift by the wake-up latency. A start after a restart (seconds
+                // or minutes late) runs from now, whole.
+                let lateMs = now.wallMs - occurrence.milliseconds
+                let due = Instant(nanoseconds: occurrence.seconds * 1_000_000_000 - now.wallOffsetNanoseconds)
+                let startAt = lateMs <= Self.onTimeSlackMs ? min(due, now.monotonic) : now.monotonic
                 do {
-                    outcome = try entry.room.startScheduled(s, now: now.monotonic)
+                    outcome = try entry.room.startScheduled(s, now: startAt)
                     events.append(.started(schedule: s.id.description, name: s.name,
                                            lateMs: max(0, now.wallMs - occurrence.milliseconds)))
                     logger.info("scheduled session started", metadata: [
