@@ -279,7 +279,7 @@ package final class RoomHub: @unchecked Sendable {
     /// through: its save waits for the database.
     private func refusedDuringOutage(_ frame: ClientFrame, from connection: ConnectionID, at now: ClockReading) -> Bool {
         switch frame.message {
-        case .ping, .stats, .leave: return false
+        case .ping, .stats, .leave, .schedule(.list): return false
         default: break
         }
         guard let store, store.outage != nil else { return false }
