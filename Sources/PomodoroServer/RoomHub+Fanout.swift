@@ -155,10 +155,15 @@ extension RoomHub {
     /// crash right after cannot take it back. The service thread never waits; ticks of an unchanged room
     /// are not held unless a commit is in flight.
     private func save(_ entry: RoomEntry, at now: ClockReading) {
-        guard let store else { return }
+        guard store != nil else { return }
         let changes = entry.room.takeStoreChanges(wallOffsetNanoseconds: now.wallOffsetNanoseconds,
                                                   passcode: entry.passcode?.encoded)
-        guard !changes.isEmpty else { return }
+        commit(changes, of: entry)
+    }
+
+    /// Hands `changes` of the room to the store's writer; the room's broadcasts wait until they are committed.
+    func commit(_ changes: [StoreChange], of entry: RoomEntry) {
+        guard let store, !changes.isEmpty else { return }
         if entry.held == nil { entry.held = [] }
         entry.uncommitted += 1
         let roomID = entry.room.id

@@ -71,10 +71,10 @@ extension RoomHub {
                                   startsAt: next.at.milliseconds)
     }
 
-    /// After a change: stored, listed to every member, the snapshot's next session sent, the timer armed.
+    /// After a change: stored (the list goes out once it is committed, like every broadcast), listed to
+    /// every member, the snapshot's next session sent, the timer armed.
     func schedulesChanged(_ entry: RoomEntry, at now: ClockReading) {
-        let id = entry.room.id
-        store?.enqueue([.saveSchedules(id, entry.schedules.schedules)], completion: nil)
+        commit([.saveSchedules(entry.room.id, entry.schedules.schedules)], of: entry)
         let list = ServerMessage.schedules(listing(entry, at: WallTime(milliseconds: now.wallMs)), ref: nil)
         entry.announce { [self] in broadcast(list, in: entry) }
         var outcome = Outcome()

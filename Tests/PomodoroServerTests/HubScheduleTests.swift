@@ -51,6 +51,25 @@ import Testing
         #expect(ended.compactMap(\.snapshot).last?.status == .idle)
     }
 
+    @Test func theNewListGoesOutOnceItIsCommittedAndComesBackFromTheStore() throws {
+        let store = try HeldStore()
+        let t = TestHub(store: store)
+        let ada = t.connect()
+        t.send(.join(room: "team", name: "Ada", token: nil), from: ada)
+        t.settle()
+        t.transport.clearSent()
+        t.send(Self.add("00:10"), ref: "add", from: ada)
+        t.settle(commits: false)
+        #expect(try t.messages(to: ada).map(\.label) == ["ok addSchedule"], "nothing announced before the commit")
+        t.settle()
+        #expect(try t.messages(to: ada).map(\.label) == ["ok addSchedule", "schedules", "state"])
+        let room = try RoomID(validating: "team")
+        let stored = try store.store.loadSchedules(room: room)
+        let tenPast = try LocalTime(parsing: "00:10")
+        #expect(stored.map(\.name) == ["Standup"])
+        #expect(stored.first?.time == tenPast)
+    }
+
     @Test func aWarningGoesOutItsMinutesBefore() throws {
         let t = TestHub()
         let ada = t.connect()
