@@ -22,6 +22,7 @@ import { createRoomControls } from './roomcontrols.js';
 import { createSettingsForm } from './settingsform.js';
 import { createJoinForm } from './joinform.js';
 import { createStatsView } from './statsview.js';
+import { createScheduleView } from './scheduleview.js';
 import { createToolbar } from './toolbar.js';
 import { createConnectionBanner } from './connectionbanner.js';
 import { wireShortcuts } from './shortcuts.js';
@@ -62,6 +63,7 @@ const view = createRoomView({
 const settingsForm = createSettingsForm({ els, page, send, render: view.render });
 const joinForm = createJoinForm({ els, page, enterRoom });
 const statsView = createStatsView({ els, statsEls, page, connection, notices });
+const scheduleView = createScheduleView({ page, connection, notices });
 const banner = createConnectionBanner({ els, page });
 const alertSettings = createAlertSettings({ els });
 const toolbar = createToolbar({
@@ -107,7 +109,8 @@ function carryOut(effect) {
       save('limits', JSON.stringify(effect.limits));
       applyLimits();
       break;
-    case 'render': view.render(); break;
+    case 'render': view.render(); scheduleView.render(); break;
+    case 'schedules': scheduleView.render(); break;
     case 'frame': view.frame(); break;
     case 'welcomed': joinForm.ready(); break;
     case 'notice':
@@ -186,7 +189,10 @@ function handleStatus(status, info) {
   banner.render();
   view.render();
   // Joined (again): the open panel catches up, since sessions may have ended while we were away.
-  if (status === 'joined') statsView.refresh();
+  if (status === 'joined') {
+    statsView.refresh();
+    scheduleView.refresh();
+  }
 }
 
 function renderStaticLabels() {
@@ -202,6 +208,7 @@ function wire() {
   toolbar.wire();
   joinForm.wire(unlockAudio);
   statsView.wire();
+  scheduleView.wire();
   controls.wire();
   settingsForm.wire();
   alertSettings.wire();

@@ -19,16 +19,17 @@
 //   dropTimeZone                the server does not know the browser's zone: stop sending it
 //   controls                    the controls' enabled states (the host-only switch was confirmed)
 //   settingsNoteCleared / settingsSaved { appliesFrom } / settingsError { error }   the settings form's notes
+//   schedules                   draw the room's schedules again (the list came, or changed)
 
 import { limitsFrom, DEFAULT_LIMITS } from './limits.js';
 
 /** Every message type the server sends (docs/PROTOCOL.md). Others, from later versions, are ignored. */
-export const SERVER_MESSAGES = Object.freeze(['welcome', 'state', 'tick', 'event', 'ok', 'error', 'pong', 'stats']);
+export const SERVER_MESSAGES = Object.freeze(['welcome', 'state', 'tick', 'event', 'ok', 'error', 'pong', 'stats', 'schedules']);
 
 /** Every event kind the page has words for. Others, from later versions, are ignored. */
 export const EVENT_KINDS = Object.freeze([
   'phaseCompleted', 'memberJoined', 'memberReturned', 'memberAway', 'memberBack', 'memberLeft', 'control',
-  'hostChanged', 'controlModeChanged',
+  'hostChanged', 'controlModeChanged', 'scheduleWarning', 'scheduleStarted', 'scheduleMissed', 'scheduleEnded',
 ]);
 
 const CONTROL_WORDS = Object.freeze({
@@ -55,6 +56,8 @@ export function initialState(limits = DEFAULT_LIMITS) {
     controlRef: null,
     settingsDirty: false,
     stats: newStats(false),
+    /** The room's schedules as the server last listed them (docs/PROTOCOL.md §15); null until it has. */
+    schedules: null,
     limits,
   };
 }
@@ -74,11 +77,12 @@ export function joinStarted(state, roomName, access = {}) {
     settingsDirty: false,
     names: {},
     stats: newStats(state.stats.open),
+    schedules: null,
   };
 }
 
 export function left(state) {
-  return { ...state, room: null, roomName: null, stats: { ...state.stats, open: false } };
+  return { ...state, room: null, roomName: null, schedules: null, stats: { ...state.stats, open: false } };
 }
 
 /** A request that waits for its answer: `configure` or `control` with its ref. */
@@ -142,6 +146,7 @@ export function reduce(state, message, { now = 0 } = {}) {
     case 'ok': next = ok(state, message, effects); break;
     case 'error': next = error(state, message, effects); break;
     case 'stats': next = stats(state, message, effects); break;
+    case 'schedules': next = schedules(state, message, effects); break;
     default: break; // pong (its server time is all it brings), and message types from later versions
   }
   return { state: next, effects };
@@ -262,6 +267,22 @@ function event(state, message, effects, now) {
     case 'controlModeChanged':
       feed(message.mode === 'host' ? 'evModeHost' : 'evModeAnyone', { name: name(message.by) });
       break;
+    case 'scheduleWarning': {
+      const words = { key: 'evScheduleWarning', values: { name: message.name, n: message.minutes } };
+      feed(words.key, words.values);
+      effects.push({ type: 'notify', title: words, body: { key: 'evScheduleWarning', values: words.values } });
+      break;
+    }
+    case 'scheduleStarted':
+      feed('evScheduleStarted', { name: message.name }, 'focus');
+      effects.push({ type: 'announce', text: { key: 'evScheduleStarted', values: { name: message.name } } });
+      break;
+    case 'scheduleMissed':
+      feed(message.busy ? 'evScheduleSkipped' : 'evScheduleMissed', { name: message.name });
+      break;
+    case 'scheduleEnded':
+      feed('evScheduleEnded', { name: message.name, n: message.focusSessions });
+      break;
     default:
       break; // event kinds from later versions
   }
@@ -317,4 +338,11 @@ function stats(state, message, effects) {
   if (message.ref === undefined || message.ref !== state.stats.ref) return state;
   effects.push({ type: 'statsPanel' });
   return { ...state, stats: { ...state.stats, ref: null, loading: false, error: null, data: message } };
+}
+
+/** The room's schedules: only for the room shown (a list for another room is old news). */
+function schedules(state, message, effects) {
+  if (!state.room || message.room !== state.room.id || !Array.isArray(message.schedules)) return state;
+  effects.push({ type: 'schedules' });
+  return { ...state, schedules: message.schedules };
 }

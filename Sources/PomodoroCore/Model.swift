@@ -166,6 +166,8 @@ public struct Outcome: Equatable, Sendable {
     public var tick: Tick?
     /// For `configure`: when the new settings apply.
     public var appliesFrom: AppliesFrom?
+    /// A scheduled session did its last focus and the room stopped.
+    public var scheduleEnded: ScheduledRun?
     public init() {}
 
     /// The state changed only in its members (joins, leaves, presence, tasks), not in its timer, settings,

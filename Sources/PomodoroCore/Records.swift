@@ -155,6 +155,8 @@ public enum StoreChange: Equatable, Sendable {
     case removeMember(RoomID, MemberID)
     case focusCompleted(FocusSessionRecord)
     case interrupted(InterruptionRecord)
+    /// Replace the room's schedules by these (an empty list removes them all).
+    case saveSchedules(RoomID, [Schedule])
 }
 
 /// A room as it comes back from a store at start-up.

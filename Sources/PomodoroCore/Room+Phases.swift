@@ -86,7 +86,9 @@ extension Room {
         if finished == .longBreak { cycle = 1 } else if finished != .focus && finished != .idle { cycle += 1 }
         // Fewer sessions per set now: start a new set, but a break keeps the cycle of the focus it follows.
         if next == .focus && cycle > settings.longBreakEvery { cycle = 1 }
-        enter(next, at: t, running: mayAutoStart && settings.autoStart && roster.connectedCount > 0)
+        // A scheduled session runs its set by itself, seen or not.
+        let autoStart = scheduledRun != nil || (settings.autoStart && roster.connectedCount > 0)
+        enter(next, at: t, running: mayAutoStart && autoStart)
     }
 
     mutating func complete(at t: Instant, into outcome: inout Outcome, mayAutoStart: Bool = true) {
@@ -103,6 +105,11 @@ extension Room {
             }
             pending.record(.focusCompleted(startedAt: credit.focusStartedAt ?? t - phaseLength, endedAt: t,
                                            length: phaseLength, participants: participants))
+        }
+        if finished == .focus, scheduledFocusCompleted(at: t, into: &outcome) {
+            outcome.events.append(.phaseCompleted(completed: finished, next: .idle, autoStarted: false, cycle: cycle))
+            changed(&outcome)
+            return
         }
         moveOn(at: t, mayAutoStart: mayAutoStart)
         outcome.events.append(.phaseCompleted(completed: finished, next: phase,

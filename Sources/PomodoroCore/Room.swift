@@ -28,6 +28,8 @@ public struct Room: Sendable {
     var shownSeconds: Int64 = 0
     /// Since when nobody has been connected and nothing has been running (nil otherwise).
     var quietSince: Instant?
+    /// The session a schedule started, while it runs (`Room+Schedule.swift`).
+    public internal(set) var scheduledRun: ScheduledRun?
 
     public init(id: RoomID, settings: RoomSettings = .standard, policy: RoomPolicy = .standard,
                 controlMode: ControlMode = .anyone, now: Instant) {

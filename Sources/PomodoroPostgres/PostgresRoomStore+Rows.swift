@@ -111,7 +111,37 @@ extension PostgresRoomStore {
                 try addTotals(delta, room: interruption.room, on: connection)
             }
             try countJournalRows(room: interruption.room, sessions: 0, interruptions: 1, on: connection)
+        case let .saveSchedules(room, schedules):
+            try connection.query("DELETE FROM schedule WHERE room_id = $1", [room.rawValue])
+            for schedule in schedules {
+                try connection.query(insertScheduleSQL, values(of: ScheduleRow(schedule), in: room))
+            }
         }
+    }
+
+    // MARK: Schedules
+
+    private static let insertScheduleSQL = """
+        INSERT INTO schedule (room_id, \(ScheduleRow.columns.joined(separator: ", ")))
+        VALUES (\((0...ScheduleRow.columns.count).map { "$\($0 + 1)" }.joined(separator: ", ")))
+        """
+
+    private static func values(of r: ScheduleRow, in room: RoomID) -> [String?] {
+        [room.rawValue, String(r.number), r.name, r.time, r.zone, r.date, r.weekdays, r.focusS.map { String($0) },
+         r.shortBreakS.map { String($0) }, r.longBreakS.map { String($0) }, r.longBreakEvery.map { String($0) },
+         r.autoStart.map { String($0) }, r.sessions.map { String($0) }, String(r.warningMinutes), String(r.enabled),
+         String(r.sinceMs), String(r.handledThroughMs), String(r.missed)]
+    }
+
+    static func scheduleRow(_ row: Row) throws(StoreError) -> ScheduleRow {
+        ScheduleRow(number: try row.int64("id"), name: try row.string("name"), time: try row.string("time"),
+                    zone: try row.string("zone"), date: try row.text("date"), weekdays: try row.text("weekdays"),
+                    focusS: try row.int64("focus_s"), shortBreakS: try row.int64("short_break_s"),
+                    longBreakS: try row.int64("long_break_s"), longBreakEvery: try row.int64("long_break_every"),
+                    autoStart: try row.bool("auto_start"), sessions: try row.int64("sessions"),
+                    warningMinutes: try row.int64("warning_min"), enabled: try row.bool("enabled"),
+                    sinceMs: try row.int64("since_ms"), handledThroughMs: try row.int64("handled_through_ms"),
+                    missed: try row.int64("missed"))
     }
 
     // MARK: Running totals

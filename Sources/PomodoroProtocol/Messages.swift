@@ -36,6 +36,8 @@ public enum ClientMessage: Equatable, Sendable {
     /// room joined, `days` to 14, `tz` to the one given on `join`, else UTC; `passcode` opens a locked room
     /// not joined. The server checks the bounds.
     case stats(room: String?, days: Int?, tz: String?, passcode: String?)
+    /// List, add, change, switch or delete the room's schedules (`SchedulePayloads.swift`).
+    case schedule(ScheduleRequest)
 
     /// The `type` field on the wire.
     public var type: String {
@@ -55,6 +57,7 @@ public enum ClientMessage: Equatable, Sendable {
         case .control: "control"
         case .handOff: "handOff"
         case .stats: "stats"
+        case .schedule(let request): request.type
         }
     }
 }
@@ -175,12 +178,15 @@ public struct SnapshotPayload: Equatable, Sendable {
     public var host: String?
     /// Whether joining needs a passcode.
     public var locked: Bool
+    /// The room's next scheduled start; nil (and left out on the wire) when none is coming.
+    public var nextSession: NextSessionPayload?
 
     public init(room: String, phase: Phase, status: TimerStatus, running: Bool, remainingMs: Int64,
                 phaseLengthMs: Int64, endsAt: Int64?, cycle: Int, settings: RoomSettings,
                 pendingSettings: RoomSettings?, members: [MemberPayload], memberCount: Int? = nil,
                 presentCount: Int? = nil, membersTruncated: Bool? = nil, stats: StatsPayload, seq: UInt64,
-                serverTime: Int64, control: ControlMode = .anyone, host: String? = nil, locked: Bool = false) {
+                serverTime: Int64, control: ControlMode = .anyone, host: String? = nil, locked: Bool = false,
+                nextSession: NextSessionPayload? = nil) {
         // Left out, the counts are those of the list, which is then the whole room.
         let memberCount = memberCount ?? members.count
         self.memberCount = memberCount
@@ -189,6 +195,7 @@ public struct SnapshotPayload: Equatable, Sendable {
         self.control = control
         self.host = host
         self.locked = locked
+        self.nextSession = nextSession
         self.room = room
         self.phase = phase
         self.status = status
@@ -239,6 +246,8 @@ public enum EventPayload: Equatable, Sendable {
     case control(action: ControlAction, by: String, seconds: Int?)
     case hostChanged(member: String?)
     case controlModeChanged(mode: ControlMode, by: String)
+    /// A schedule warned, started, was missed or ended.
+    case schedule(ScheduleEventPayload)
 
     public var kind: String {
         switch self {
@@ -251,6 +260,7 @@ public enum EventPayload: Equatable, Sendable {
         case .control: "control"
         case .hostChanged: "hostChanged"
         case .controlModeChanged: "controlModeChanged"
+        case .schedule(let event): event.kind
         }
     }
 }
@@ -313,6 +323,8 @@ public enum ServerMessage: Equatable, Sendable {
     case pong(serverTime: Int64, ref: Ref?)
     /// The reply to a `stats` request.
     case stats(StatsReportPayload, ref: Ref?)
+    /// The room's schedules: the reply to `schedules`, and to every member after a change.
+    case schedules(SchedulesPayload, ref: Ref?)
 
     public var type: String {
         switch self {
@@ -324,6 +336,7 @@ public enum ServerMessage: Equatable, Sendable {
         case .error: "error"
         case .pong: "pong"
         case .stats: "stats"
+        case .schedules: "schedules"
         }
     }
 }

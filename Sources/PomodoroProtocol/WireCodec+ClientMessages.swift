@@ -39,7 +39,11 @@ extension WireCodec {
             case "stats":
                 message = .stats(room: try fields.optionalString("room"), days: try fields.optionalInt("days"),
                                  tz: try fields.optionalString("tz"), passcode: try fields.optionalString("passcode"))
-            default: throw ProtocolError(.unknownType, "unknown message type\(quotedIfShort(type))", field: "type", ref: ref)
+            case let other:
+                guard let request = try fields.scheduleRequest(type: other) else {
+                    throw ProtocolError(.unknownType, "unknown message type\(quotedIfShort(type))", field: "type", ref: ref)
+                }
+                message = .schedule(request)
             }
             return ClientFrame(message, ref: ref)
         }
@@ -76,6 +80,8 @@ extension WireCodec {
             object.set("text", text)
         case let .presence(away):
             object.set("away", away)
+        case let .schedule(request):
+            set(request, into: object)
         }
         if let ref = frame.ref { set(ref, into: object) }
         return object.serialize()

@@ -30,6 +30,8 @@ extension WireCodec {
         case let .controlModeChanged(mode, by):
             object.set("mode", mode.rawValue)
             object.set("by", by)
+        case let .schedule(event):
+            set(event, into: object)
         }
     }
 }
@@ -50,8 +52,11 @@ extension FieldReader {
             return .control(action: try enumeration("action"), by: try string("by"), seconds: seconds)
         case "hostChanged": return .hostChanged(member: try optionalString("member"))
         case "controlModeChanged": return .controlModeChanged(mode: try enumeration("mode"), by: try string("by"))
-        default:
-            throw ProtocolError(.unknownType, "unknown event kind", field: name("kind"), ref: ref)
+        case let other:
+            guard let event = try scheduleEvent(kind: other) else {
+                throw ProtocolError(.unknownType, "unknown event kind", field: name("kind"), ref: ref)
+            }
+            return .schedule(event)
         }
     }
 }

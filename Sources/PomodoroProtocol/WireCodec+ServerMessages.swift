@@ -50,6 +50,9 @@ extension WireCodec {
         case let .stats(report, ref):
             set(report, into: object)
             if let ref { set(ref, into: object) }
+        case let .schedules(payload, ref):
+            set(payload, into: object)
+            if let ref { set(ref, into: object) }
         }
         return object.serialize()
     }
@@ -94,6 +97,8 @@ extension WireCodec {
                     return .pong(serverTime: try fields.int64("serverTime"), ref: ref)
                 case "stats":
                     return .stats(try fields.statsReport(), ref: ref)
+                case "schedules":
+                    return .schedules(try fields.schedules(), ref: ref)
                 case let type:
                     throw ProtocolError(.unknownType, "unknown message type\(quotedIfShort(type))", field: "type",
                                         ref: ref)

@@ -13,6 +13,8 @@ struct APIRequest: Equatable {
         case stats(days: Int)
         /// A page of at most `limit` sessions ended before `before` (epoch ms), newest first.
         case history(limit: Int, before: Int64?, format: Format)
+        /// The room's schedules as JSON, or (`calendar`) as an iCalendar feed.
+        case schedules(calendar: Bool)
     }
 
     enum Format: String, Equatable {
@@ -40,7 +42,7 @@ struct APIRequest: Equatable {
             return number
         }
         let parts = http.path.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 5, parts[1] == "api", parts[2] == "rooms", parts[4] == "stats" || parts[4] == "history" else {
+        guard parts.count == 5, parts[1] == "api", parts[2] == "rooms", ["stats", "history", "schedules", "calendar.ics"].contains(parts[4]) else {
             return refuse(.notFound, "no such path; try /api/rooms/{room}/stats or /api/rooms/{room}/history")
         }
         guard http.method == .get || http.method == .head else {
@@ -54,6 +56,10 @@ struct APIRequest: Equatable {
         }
         let bearer = http.authorization.flatMap { header -> String? in
             header.lowercased().hasPrefix("bearer ") ? String(header.dropFirst(7)).trimmingWhitespace() : nil
+        }
+        if parts[4] == "schedules" || parts[4] == "calendar.ics" {
+            return .success(APIRequest(room: room, zone: zone, query: .schedules(calendar: parts[4] == "calendar.ics"),
+                                       bearer: bearer))
         }
         if parts[4] == "stats" {
             let range = Int64(FocusReport.dayRange.lowerBound)...Int64(FocusReport.dayRange.upperBound)

@@ -101,7 +101,7 @@ package final class RoomHub: @unchecked Sendable {
     /// Brings back the rooms a store kept (on the service thread, before anyone connects): their timers go
     /// on from their stored end times, and a phase that ended meanwhile completes now and is journaled.
     /// At most `--max-rooms` come back: the rest stay stored and return when someone joins them.
-    package func restore(_ stored: [StoredRoom]) {
+    package func restore(_ stored: [StoredRoom], schedules: [RoomID: [Schedule]] = [:]) {
         let now = clock.now()
         let occupied = stored.filter { !$0.members.isEmpty }
         if occupied.count > configuration.limits.maxRooms {
@@ -113,6 +113,7 @@ package final class RoomHub: @unchecked Sendable {
             logger.info("room restored", metadata: ["room": "\(entry.room.id)", "members": "\(entry.room.memberCount)",
                                                     "status": "\(entry.room.status.rawValue)"])
         }
+        restoreSchedules(schedules, rooms: stored)
     }
 
     /// Writes everything still queued for the store and waits until it is durable (at shutdown).
@@ -247,6 +248,10 @@ package final class RoomHub: @unchecked Sendable {
                  connection: connection, at: now)
         case let .stats(room, days, tz, passcode):
             stats(room: room, days: days, tz: tz, passcode: passcode, ref: frame.ref, connection: connection, at: now)
+        case let .schedule(request):
+            guard let (entry, member) = membership(of: connection, ref: frame.ref) else { return }
+            catchUp(entry, at: now)
+            scheduleRequest(request, ref: frame.ref, entry: entry, member: member, connection: connection, at: now)
         case .leave:
             guard let (entry, member) = membership(of: connection, ref: frame.ref) else { return }
             entry.connections[member] = nil
@@ -274,7 +279,7 @@ package final class RoomHub: @unchecked Sendable {
     /// through: its save waits for the database.
     private func refusedDuringOutage(_ frame: ClientFrame, from connection: ConnectionID, at now: ClockReading) -> Bool {
         switch frame.message {
-        case .ping, .stats, .leave: return false
+        case .ping, .stats, .leave, .schedule(.list): return false
         default: break
         }
         guard let store, store.outage != nil else { return false }
@@ -302,7 +307,7 @@ package final class RoomHub: @unchecked Sendable {
         case .presence(let away): .setAway(away)
         case .control(let mode): .setControlMode(mode)
         case .handOff(let member): .handOff(to: MemberID(member))
-        case .join, .leave, .ping, .stats: nil
+        case .join, .leave, .ping, .stats, .schedule: nil
         }
     }
 

@@ -63,7 +63,40 @@ extension SQLiteRoomStore {
                                        interruption.name, interruption.atMs])
             if let delta = JournalTotals.delta(of: interruption) { try addTotals(delta, room: interruption.room, in: db) }
             try countJournalRows(room: interruption.room, sessions: 0, interruptions: 1, in: db)
+        case let .saveSchedules(room, schedules):
+            try db.execute(sql: "DELETE FROM schedule WHERE room_id = ?", arguments: [room.rawValue])
+            for schedule in schedules {
+                try db.execute(sql: insertScheduleSQL,
+                               arguments: StatementArguments(values(of: ScheduleRow(schedule), in: room)))
+            }
         }
+    }
+
+    // MARK: Schedules
+
+    private static let insertScheduleSQL = """
+        INSERT INTO schedule (room_id, \(ScheduleRow.columns.joined(separator: ", ")))
+        VALUES (\(Array(repeating: "?", count: ScheduleRow.columns.count + 1).joined(separator: ", ")))
+        """
+
+    private static func values(of r: ScheduleRow, in room: RoomID) -> [(any DatabaseValueConvertible)?] {
+        [room.rawValue, r.number, r.name, r.time, r.zone, r.date, r.weekdays, r.focusS, r.shortBreakS, r.longBreakS,
+         r.longBreakEvery, r.autoStart, r.sessions, r.warningMinutes, r.enabled, r.sinceMs, r.handledThroughMs,
+         r.missed]
+    }
+
+    static func scheduleRow(_ row: Row) throws -> ScheduleRow {
+        ScheduleRow(number: try row.decode(forColumn: "id"), name: try row.decode(forColumn: "name"),
+                    time: try row.decode(forColumn: "time"), zone: try row.decode(forColumn: "zone"),
+                    date: try row.decode(forColumn: "date"), weekdays: try row.decode(forColumn: "weekdays"),
+                    focusS: try row.decode(forColumn: "focus_s"), shortBreakS: try row.decode(forColumn: "short_break_s"),
+                    longBreakS: try row.decode(forColumn: "long_break_s"),
+                    longBreakEvery: try row.decode(forColumn: "long_break_every"),
+                    autoStart: try row.decode(forColumn: "auto_start"), sessions: try row.decode(forColumn: "sessions"),
+                    warningMinutes: try row.decode(forColumn: "warning_min"), enabled: try row.decode(forColumn: "enabled"),
+                    sinceMs: try row.decode(forColumn: "since_ms"),
+                    handledThroughMs: try row.decode(forColumn: "handled_through_ms"),
+                    missed: try row.decode(forColumn: "missed"))
     }
 
     // MARK: Running totals

@@ -28,5 +28,5 @@ struct Pomo: AsyncParsableCommand {
             """,
         subcommands: [Join.self, Status.self, Watch.self, Stats.self,
                       Control.Start.self, Control.Pause.self, Control.Resume.self, Control.Skip.self,
-                      Control.Reset.self, Control.Extend.self, Configure.self])
+                      Control.Reset.self, Control.Extend.self, Configure.self, ScheduleCommand.self])
 }

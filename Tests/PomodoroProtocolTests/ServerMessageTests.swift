@@ -149,6 +149,10 @@ struct ServerMessageTests {
         case .control: ["action", "by", "seconds"]
         case .hostChanged: ["member"]
         case .controlModeChanged: ["mode", "by"]
+        case .schedule(.warning): ["schedule", "name", "startsAt", "minutes"]
+        case .schedule(.started): ["schedule", "name", "lateMs"]
+        case .schedule(.missed): ["schedule", "name", "occurrence", "busy"]
+        case .schedule(.ended): ["schedule", "name", "focusSessions"]
         }
         #expect(value.keys == own.union(["type", "room", "kind", "serverTime"]))
         #expect(value["type"] == .string("event"))

@@ -13,6 +13,7 @@ extension ServerMessage {
         case .error(let code, _, _, _): "error \(code.rawValue)"
         case .pong: "pong"
         case .stats: "stats"
+        case .schedules: "schedules"
         }
     }
 

@@ -243,6 +243,44 @@ fixture('event-controlModeChanged.json', 'host-only and back', () => {
   assert.deepEqual(eventLines('event-controlModeChanged', joined(), { mode: 'anyone' }), ['Ada let everyone control the timer']);
 });
 
+fixture('event-scheduleWarning.json', 'a warning names the schedule and the minutes, in the feed and as a notification', () => {
+  const { effects } = step(joined(), golden('event-scheduleWarning'));
+  assert.deepEqual(feedText(effects), ['Writing block starts in 5 min']);
+  assert.deepEqual(ofType(effects, 'notify').map((e) => say(e.title)), ['Writing block starts in 5 min']);
+  assert.deepEqual(eventLines('event-scheduleWarning', joined(), { minutes: 1 }), ['Writing block starts in 1 min']);
+});
+
+fixture('event-scheduleStarted.json', 'a scheduled start is said and announced', () => {
+  const { effects } = step(joined(), golden('event-scheduleStarted'));
+  assert.deepEqual(feedText(effects), ['Writing block started on schedule']);
+  assert.deepEqual(ofType(effects, 'announce').map((e) => say(e.text)), ['Writing block started on schedule']);
+});
+
+fixture('event-scheduleMissed.json', 'skipped while busy, or missed', () => {
+  assert.deepEqual(eventLines('event-scheduleMissed'), ['Writing block was skipped: a session was running']);
+  assert.deepEqual(eventLines('event-scheduleMissed', joined(), { busy: false }), ['Writing block was missed']);
+});
+
+fixture('event-scheduleEnded.json', 'the set is done', () => {
+  assert.deepEqual(eventLines('event-scheduleEnded'), ['Writing block is done: 4 focus sessions']);
+  assert.deepEqual(eventLines('event-scheduleEnded', joined(), { focusSessions: 1 }), ['Writing block is done: 1 focus session']);
+});
+
+fixture('schedules.json', "the room's schedules are kept for the room shown only", () => {
+  const { state, effects } = step(joined(), golden('schedules'));
+  assert.deepEqual(state.schedules, golden('schedules').schedules);
+  assert.deepEqual(effects, [{ type: 'schedules' }]);
+  const other = step(joined(), { ...golden('schedules'), room: 'team-beta' });
+  assert.equal(other.state.schedules, null);
+  assert.deepEqual(other.effects, []);
+  assert.equal(step(M.initialState(), golden('schedules')).state.schedules, null);
+});
+
+fixture('state-next-session.json', 'the next session comes with the room', () => {
+  const { state } = run([golden('welcome-resumed'), golden('state-next-session')]);
+  assert.deepEqual(state.room.nextSession, { schedule: 's1', name: 'Writing block', startsAt: 1767312000000 });
+});
+
 check('the feed is stamped with the time it came in, and an unknown kind says nothing', () => {
   const { effects } = step(joined(), golden('event-memberBack'), 1234);
   assert.equal(ofType(effects, 'feed')[0].at, 1234);

@@ -1354,8 +1354,10 @@ class Run:
                        lambda: self.under_node("page_files.mjs"))
             self.check("the service worker: a notification's click, the cache, what it leaves alone, under node",
                        lambda: self.under_node("service_worker.mjs"))
+            self.check("schedules: the panel's requests, days and next sessions, under node",
+                       lambda: self.under_node("schedules_model.mjs"))
         else:
-            print("SKIP stats model, room names, limits, room model and form checks: the pure functions under node (no node here)")
+            print("SKIP stats model, room names, limits, room model, form checks and schedules: the pure functions under node (no node here)")
         try:
             self.a = make_driver()
             self.b = make_driver()

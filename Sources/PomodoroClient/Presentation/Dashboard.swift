@@ -317,8 +317,8 @@ public struct Dashboard: Sendable {
             } else {
                 flash = Notice(words(.refused, ["reason": reason]), kind: .error, at: now)
             }
-        case .stats:
-            break  // the view never asks for stats
+        case .stats, .schedules:
+            break  // the view never asks for stats or schedules
         }
         return effects
     }
@@ -366,6 +366,13 @@ public struct Dashboard: Sendable {
             return member == room.myID ? words(.youHost) : said(.evHost, member)
         case let .controlModeChanged(mode, by):
             return said(mode == .host ? .evHostOnly : .evAnyone, by)
+        case .schedule(let event):
+            switch event {
+            case let .warning(_, name, _, minutes): return "\(name) starts in \(minutes) min"
+            case let .started(_, name, _): return "\(name) started"
+            case let .missed(_, name, _, busy): return busy ? "\(name) skipped: a session was running" : "\(name) was missed"
+            case let .ended(_, name, n): return "\(name) done: \(n) focus session\(n == 1 ? "" : "s")"
+            }
         }
     }
 
