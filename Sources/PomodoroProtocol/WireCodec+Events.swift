@@ -30,6 +30,9 @@ extension WireCodec {
         case let .controlModeChanged(mode, by):
             object.set("mode", mode.rawValue)
             object.set("by", by)
+        case let .lockChanged(locked, by):
+            object.set("locked", locked)
+            object.set("by", by)
         }
     }
 }
@@ -50,6 +53,7 @@ extension FieldReader {
             return .control(action: try enumeration("action"), by: try string("by"), seconds: seconds)
         case "hostChanged": return .hostChanged(member: try optionalString("member"))
         case "controlModeChanged": return .controlModeChanged(mode: try enumeration("mode"), by: try string("by"))
+        case "lockChanged": return .lockChanged(locked: try bool("locked"), by: try string("by"))
         default:
             throw ProtocolError(.unknownType, "unknown event kind", field: name("kind"), ref: ref)
         }

@@ -43,6 +43,7 @@ enum Fixtures {
         .join(room: "vault", name: "Ada", token: nil, passcode: "open sesame", control: .host),
         .join(room: "vault", name: "Ada", token: "tok", passcode: nil, control: .anyone),
         .control(mode: .host), .control(mode: .anyone), .handOff(member: "m2"),
+        .passcode("new soup"), .passcode(nil), .kick(member: "m3"),
         .join(room: "team-alpha", name: "Ada", token: nil, tz: "Europe/Berlin"),
         .join(room: "vault", name: "Ada", token: "tok", passcode: "open sesame", control: .host, tz: ""),
         .stats(room: nil, days: nil, tz: nil, passcode: nil),
@@ -109,6 +110,9 @@ enum Fixtures {
         .hostChanged(member: "m2"),
         .hostChanged(member: nil),
         .controlModeChanged(mode: .host, by: "m1"),
+        .memberLeft(member: "m2", reason: .removed),
+        .lockChanged(locked: true, by: "m1"),
+        .lockChanged(locked: false, by: "m1"),
     ]
 
     static func day(_ date: String, _ sessions: Int, minutes: Int64 = -1, interruptions: Int = 0) -> DayTotalsPayload {

@@ -312,6 +312,8 @@ public struct Dashboard: Sendable {
             let reason = words.language == .en ? text : words.error(code)
             if code == .replaced {
                 flash = Notice(words(.tookOver), kind: .error, at: now)
+            } else if code == .removed {
+                flash = Notice(words(.youRemoved), kind: .error, at: now)
             } else if let command {
                 flash = Notice(words(.refusedCommand, ["command": command, "reason": reason]).capitalizedFirst, kind: .error, at: now)
             } else {
@@ -346,7 +348,11 @@ public struct Dashboard: Sendable {
         case .memberBack(let member):
             return member == room.myID ? words(.youBack) : said(.evIsBack, member)
         case let .memberLeft(member, reason):
-            return said(reason == .left ? .evLeft : .evTimedOut, member)
+            switch reason {
+            case .left: return said(.evLeft, member)
+            case .expired: return said(.evTimedOut, member)
+            case .removed: return member == room.myID ? words(.youRemoved) : said(.evRemoved, member)
+            }
         case let .control(action, by, seconds):
             let phase = words.phase(room.phase)
             switch action {
@@ -366,6 +372,8 @@ public struct Dashboard: Sendable {
             return member == room.myID ? words(.youHost) : said(.evHost, member)
         case let .controlModeChanged(mode, by):
             return said(mode == .host ? .evHostOnly : .evAnyone, by)
+        case let .lockChanged(locked, by):
+            return said(locked ? .evLocked : .evUnlocked, by)
         }
     }
 
