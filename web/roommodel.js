@@ -28,7 +28,7 @@ export const SERVER_MESSAGES = Object.freeze(['welcome', 'state', 'tick', 'event
 /** Every event kind the page has words for. Others, from later versions, are ignored. */
 export const EVENT_KINDS = Object.freeze([
   'phaseCompleted', 'memberJoined', 'memberReturned', 'memberAway', 'memberBack', 'memberLeft', 'control',
-  'hostChanged', 'controlModeChanged',
+  'hostChanged', 'controlModeChanged', 'lockChanged',
 ]);
 
 const CONTROL_WORDS = Object.freeze({
@@ -239,7 +239,7 @@ function event(state, message, effects, now) {
       feed('evBack', { name: name(subject) });
       break;
     case 'memberLeft':
-      feed(message.reason === 'expired' ? 'evExpired' : 'evLeft', { name: name(subject) });
+      feed({ expired: 'evExpired', removed: 'evRemoved' }[message.reason] ?? 'evLeft', { name: name(subject) });
       break;
     case 'control':
       // Another member's settings make our own "saved" note old news.
@@ -261,6 +261,9 @@ function event(state, message, effects, now) {
       break;
     case 'controlModeChanged':
       feed(message.mode === 'host' ? 'evModeHost' : 'evModeAnyone', { name: name(message.by) });
+      break;
+    case 'lockChanged':
+      feed(message.locked ? 'evLocked' : 'evUnlocked', { name: name(message.by) });
       break;
     default:
       break; // event kinds from later versions
@@ -291,7 +294,8 @@ function error(state, message, effects) {
     effects.push({ type: 'settingsError', error: message });
     return { ...state, configureRef: null };
   }
-  if (message.code === 'replaced') return state; // the connection reports it as a state
+  // Being replaced or removed ends the connection: the connection reports it as a state.
+  if (message.code === 'replaced' || message.code === 'removed') return state;
   let next = state;
   if (answers(message, state.controlRef)) {
     next = { ...next, controlRef: null }; // the switch goes back to what the room says
