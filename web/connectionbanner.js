@@ -10,18 +10,17 @@ export function createConnectionBanner({ els, page }) {
     document.body.dataset.conn = status;
     const label = {
       connecting: t('connConnecting'), joined: t('connOnline'), reconnecting: t('connReconnecting'),
-      replaced: t('connReplaced'), removed: t('connRemoved'),
+      replaced: t('connReplaced'),
     }[status] || '';
     els.connPill.hidden = !label;
     setText(els.connText, label);
 
-    const showBanner = status === 'reconnecting' || status === 'replaced' || status === 'removed';
+    const showBanner = status === 'reconnecting' || status === 'replaced';
     els.banner.hidden = !showBanner;
     els.banner.dataset.kind = status;
     els.retry.hidden = status !== 'reconnecting';
     els.useHere.hidden = status !== 'replaced';
     if (status === 'replaced') setText(els.bannerText, t('bannerReplaced'));
-    else if (status === 'removed') setText(els.bannerText, t('bannerRemoved'));
     else if (status === 'reconnecting') countdown();
   }
 
