@@ -81,8 +81,11 @@ import Testing
         let said = ended.replacingOccurrences(of: "\n", with: "")
         #expect(said.contains("pomo: removed from \(room): the host removed you from this room; you may join again in 10 minutes"),
                 "\(ended)")
-        // Back with the stored token: refused until the ban ends.
-        let back = try pomo(["join", room, "--name", "Ivo", "--passcode", "new soup", "--plain"], as: ivo)
+        // Back with the stored token: refused until the ban ends (a join let in would run on: `timeout`
+        // ends it, with 124).
+        let back = try runProgram("/usr/bin/timeout", ["10", Built.pomo, "join", room, "--name", "Ivo", "--passcode",
+                                                       "new soup", "--plain", "--server", server.url],
+                                  environment: Self.environment(ivo))
         #expect(back.status == 1 && back.err.contains("[banned]") && back.err.contains("minutes"), "\(back)")
 
         // The role handed to Jun, who opens the controls again; Hana may no longer.
