@@ -9,8 +9,9 @@ import PomodoroProtocol
 ///
 /// Only the host may give them, and the host is a member, not a visitor: these act as the member
 /// `pomo join` keeps in its state folder for this server and room (its resume token), so run `pomo join`
-/// in the room first. The member shows as disconnected when the command is done, until `pomo join` takes
-/// it back; a `pomo join` of the room running meanwhile is taken over (it exits with status 3).
+/// in the room first. A short visit looks first: a member who is not the host, or a `pomo join` of the
+/// member that is running (which resuming would take over), is refused before anything is resumed. The
+/// member shows as disconnected when the command is done, until `pomo join` takes it back.
 enum Hosting {
     /// What to send, decided from the room as the welcome shows it: a message, or why not (a usage error).
     typealias Decide = @Sendable (SnapshotPayload, _ me: String, LimitsPayload) -> Result<ClientMessage, ValidationError>
@@ -22,6 +23,7 @@ enum Hosting {
             throw fail("only the host may \(verb), as the member pomo join keeps: run pomo join \(room) first",
                        status: PomoExit.refused)
         }
+        try await lookFirst(at: room, for: stored.member, verb: verb, options: options)
         let session: RoomSession
         do {
             session = try RoomSession(address: address, configuration: SessionConfiguration(
@@ -96,6 +98,52 @@ enum Hosting {
         if let failure = failure(for: end, address: address, room: room) { throw failure }
     }
 
+    /// Looks at the room as a short-lived visitor before resuming `member`, so that neither a running
+    /// `pomo join` of that member is taken over nor a member who is not the host is resumed for nothing.
+    static func lookFirst(at room: String, for member: String, verb: String, options: HostOptions) async throws {
+        guard let snapshot = await look(at: room, options: options) else { return }
+        let name = { (id: String) in snapshot.members.first { $0.id == id }?.name ?? id }
+        if snapshot.host != member {
+            throw fail("only the host may \(verb) in \(room), and pomo join's member \(name(member)) is not the host"
+                       + (snapshot.host.map { " (\(name($0)) is)" } ?? ""), status: PomoExit.refused)
+        }
+        if snapshot.members.first(where: { $0.id == member })?.connected == true {
+            throw fail("pomo join is in \(room) as \(name(member)) now: this would take it over. Quit it (q) and "
+                       + "run this again within the grace period", status: PomoExit.refused)
+        }
+    }
+
+    /// The room as a visitor sees it on joining (and leaving at once), or nil when the visitor is not let in
+    /// (a locked room and no passcode given: the member's token gets in without one, so the command goes on
+    /// without looking) or gets no answer.
+    static func look(at room: String, options: HostOptions) async -> SnapshotPayload? {
+        guard let address = try? options.server.address(),
+              let session = try? RoomSession(address: address, configuration: SessionConfiguration(
+                room: room, name: options.visit.name, token: nil, passcode: options.server.effectivePasscode,
+                reconnect: nil, connectTimeoutMs: Int64(options.timeout * 1000))) else { return nil }
+        let sessionTask = Task { await session.run() }
+        let timer = Task {
+            try? await Task.sleep(for: .milliseconds(Int64(options.timeout * 1000)))
+            if !Task.isCancelled { session.stop() }
+        }
+        defer { timer.cancel() }
+        var seen: SnapshotPayload?
+        for await event in session.events {
+            guard case let .message(message, _, _) = event else { continue }
+            switch message {
+            case .welcome(_, let snapshot, _, _, _):
+                seen = snapshot
+                session.send(.leave, ref: .string("leave"))
+            case .ok("leave", _, _), .error:
+                session.stop()
+            default:
+                break
+            }
+        }
+        _ = await sessionTask.value
+        return seen
+    }
+
     /// The room after the change, in one line: who hosts, who may press the controls, the lock, who is in.
     static func summary(_ view: RoomView) -> String {
         guard let s = view.snapshot else { return "" }
@@ -118,26 +166,23 @@ enum Hosting {
     }
 }
 
-/// Options of the host's commands.
+/// Options of the host's commands: the server, the look first's visitor and the time to wait.
 struct HostOptions: ParsableArguments {
-    @OptionGroup var server: ServerOptions
+    @OptionGroup var visit: VisitOptions
 
     @Flag(name: .shortAndLong, help: "Print nothing on success.")
     var quiet = false
 
-    @Option(help: ArgumentHelp("Give up after this many seconds without an answer.", valueName: "seconds"))
-    var timeout: Double = 10
-
-    func validate() throws {
-        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
-    }
+    var server: ServerOptions { visit.server }
+    var timeout: Double { visit.timeout }
 }
 
 extension Hosting {
     static let asTheHost = """
         Only the host may do this. pomo acts as the member pomo join keeps for this server and room (run \
-        pomo join ROOM first); that member shows as disconnected afterwards until pomo join takes it back, \
-        and a pomo join of the room running meanwhile is taken over.
+        pomo join ROOM first, and quit it: a running pomo join is not taken over, the command refuses; in a \
+        locked room give --passcode too, or pomo cannot look first); that \
+        member shows as disconnected afterwards until pomo join takes it back, within the grace period.
         """
 
     struct Passcode: AsyncParsableCommand {

@@ -70,6 +70,11 @@ import Testing
         let new = try pomo(["status", room, "--passcode", "new soup"], as: jun)
         #expect(new.status == 0, "\(new)")
 
+        // Ivo, not the host, with pomo join running: refused after a look, and the running view is not taken over.
+        let notHostRunning = try pomo(["kick", room, "Hana", "--passcode", "new soup"], as: ivo)
+        #expect(notHostRunning.status == 1 && notHostRunning.err.contains("is not the host (Hana is)"), "\(notHostRunning)")
+        #expect(try ivoView.capture().contains("● live"), "Ivo's pomo join was taken over")
+
         // Host-only controls.
         let control = try pomo(["control", room, "host"], as: hana)
         #expect(control.status == 0 && control.out.contains("controls host"), "\(control)")
