@@ -137,4 +137,25 @@ import Testing
         #expect(try t.messages(to: host).filter { $0.label.hasPrefix("ok") }.map(\.label) == ["ok passcode", "ok handOff"])
         #expect(try t.messages(to: host).last?.snapshot?.locked == true)
     }
+
+    @Test func aJoinWhosePasscodeWasCheckedAgainstTheOldLockMustOpenTheNewOne() throws {
+        let t = Self.hub()
+        let (host, _) = try Self.join(t, "Hana", passcode: "old soup", peer: "203.0.113.1")
+        // The host's new passcode is hashed first, then a joiner's old passcode is checked against the old lock;
+        // the new lock is in place by the time the check answers.
+        t.send(.passcode("new soup"), ref: "p", from: host)
+        let late = t.connect(peer: "203.0.113.2")
+        t.send(.join(room: "team", name: "Ivo", token: nil, passcode: "old soup"), ref: "j", from: late)
+        #expect(t.work.pending == 2)
+        t.settle()
+        #expect(try Self.last(t, late)?.failure?.code == .badPasscode)
+        #expect(try t.messages(to: host).last?.snapshot?.members.map(\.name) == ["Hana"])
+        // A check in flight while the host takes the lock away: the room is open now, so the joiner is let in.
+        let lucky = t.connect(peer: "203.0.113.3")
+        t.send(.join(room: "team", name: "Jun", token: nil, passcode: "new soup"), ref: "j", from: lucky)
+        t.send(.passcode(nil), ref: "u", from: host)
+        #expect(t.work.pending == 1)
+        t.settle()
+        #expect(try t.messages(to: lucky).first?.you != nil)
+    }
 }
