@@ -17,6 +17,7 @@ import { createNotices } from './notices.js';
 import { createActivity } from './activity.js';
 import { createFavicon } from './favicon.js';
 import { createHandoff } from './handoff.js';
+import { createHosting } from './hosting.js';
 import { createRoomView } from './roomview.js';
 import { createRoomControls } from './roomcontrols.js';
 import { createSettingsForm } from './settingsform.js';
@@ -52,13 +53,14 @@ const notices = createNotices(els);
 const activity = createActivity(els);
 const favicon = createFavicon(els.favicon, clock);
 const handoff = createHandoff({ els, page, send });
+const hosting = createHosting({ els, page, send });
 const controls = createRoomControls({
   els, page, send,
   explainHostOnly: () => view.explainHostOnly(),
   renderConnectionControls: () => view.renderConnectionControls(),
 });
 const view = createRoomView({
-  els, page, clock, favicon, handoff, announce: notices.announce, wireTaskInput: controls.wireTaskInput,
+  els, page, clock, favicon, handoff, hosting, announce: notices.announce, wireTaskInput: controls.wireTaskInput,
 });
 const settingsForm = createSettingsForm({ els, page, send, render: view.render });
 const joinForm = createJoinForm({ els, page, enterRoom });

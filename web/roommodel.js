@@ -29,7 +29,8 @@ export const SERVER_MESSAGES = Object.freeze(['welcome', 'state', 'tick', 'event
 /** Every event kind the page has words for. Others, from later versions, are ignored. */
 export const EVENT_KINDS = Object.freeze([
   'phaseCompleted', 'memberJoined', 'memberReturned', 'memberAway', 'memberBack', 'memberLeft', 'control',
-  'hostChanged', 'controlModeChanged', 'scheduleWarning', 'scheduleStarted', 'scheduleMissed', 'scheduleEnded',
+  'hostChanged', 'controlModeChanged', 'lockChanged', 'scheduleWarning', 'scheduleStarted', 'scheduleMissed',
+  'scheduleEnded',
 ]);
 
 const CONTROL_WORDS = Object.freeze({
@@ -244,7 +245,7 @@ function event(state, message, effects, now) {
       feed('evBack', { name: name(subject) });
       break;
     case 'memberLeft':
-      feed(message.reason === 'expired' ? 'evExpired' : 'evLeft', { name: name(subject) });
+      feed({ expired: 'evExpired', removed: 'evRemoved' }[message.reason] ?? 'evLeft', { name: name(subject) });
       break;
     case 'control':
       // Another member's settings make our own "saved" note old news.
@@ -283,6 +284,9 @@ function event(state, message, effects, now) {
     case 'scheduleEnded':
       feed('evScheduleEnded', { name: message.name, n: message.focusSessions });
       break;
+    case 'lockChanged':
+      feed(message.locked ? 'evLocked' : 'evUnlocked', { name: name(message.by) });
+      break;
     default:
       break; // event kinds from later versions
   }
@@ -312,7 +316,8 @@ function error(state, message, effects) {
     effects.push({ type: 'settingsError', error: message });
     return { ...state, configureRef: null };
   }
-  if (message.code === 'replaced') return state; // the connection reports it as a state
+  // Being replaced or removed ends the connection: the connection reports it as a state.
+  if (message.code === 'replaced' || message.code === 'removed') return state;
   let next = state;
   if (answers(message, state.controlRef)) {
     next = { ...next, controlRef: null }; // the switch goes back to what the room says

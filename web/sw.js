@@ -14,7 +14,7 @@ const PAGE_FILES = [
   '/icons/icon.svg', '/icons/icon-192.png', '/icons/icon-512.png', '/icons/maskable.svg', '/icons/maskable-512.png',
   '/icons/apple-touch-icon.png',
   '/activity.js', '/address.js', '/alerts.js', '/alertsettings.js', '/app.js', '/clock.js', '/connection.js',
-  '/connectionbanner.js', '/dom.js', '/favicon.js', '/formchecks.js', '/handoff.js', '/i18n.js', '/install.js',
+  '/connectionbanner.js', '/dom.js', '/favicon.js', '/formchecks.js', '/handoff.js', '/hosting.js', '/i18n.js', '/install.js',
   '/joinform.js', '/keys.js', '/limits.js', '/notices.js', '/render.js', '/roomcontrols.js', '/roommodel.js',
   '/roomname.js', '/roomview.js', '/schedules.js', '/scheduleview.js', '/settingsform.js', '/shortcuts.js', '/sound.js', '/stats.js', '/statspanel.js',
   '/statsview.js', '/storage.js', '/toolbar.js', '/wording.js',

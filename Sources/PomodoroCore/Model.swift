@@ -101,6 +101,8 @@ public enum LeaveReason: String, Sendable, Equatable {
     case left
     /// The member did not come back within the grace period.
     case expired
+    /// The host removed the member, who may not come back for a while.
+    case removed
 }
 
 /// The controls a member can press.
@@ -132,12 +134,14 @@ public enum RoomEvent: Equatable, Sendable {
     case hostChanged(MemberID?)
     /// The host changed who may press the controls.
     case controlModeChanged(ControlMode, by: MemberID)
+    /// The host locked the room with a new passcode (`locked`), or unlocked it.
+    case lockChanged(locked: Bool, by: MemberID)
 
     /// One member came, went, or stepped away or back: news for a small room, noise in a crowd.
     public var isAboutOneMember: Bool {
         switch self {
         case .memberJoined, .memberReturned, .memberAway, .memberBack, .memberLeft: true
-        case .phaseCompleted, .control, .hostChanged, .controlModeChanged: false
+        case .phaseCompleted, .control, .hostChanged, .controlModeChanged, .lockChanged: false
         }
     }
 }

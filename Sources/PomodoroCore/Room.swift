@@ -24,6 +24,8 @@ public struct Room: Sendable {
     var access: HostRules
     var credit = FocusCredit()
     var pending = PendingChanges()
+    /// Whom the host removed, until when (`Room+Hosting.swift`).
+    var bans = Bans()
     /// The whole seconds shown by the last tick or state: a tick goes out when this number falls.
     var shownSeconds: Int64 = 0
     /// Since when nobody has been connected and nothing has been running (nil otherwise).

@@ -84,6 +84,7 @@ extension EventPayload {
         case let .control(action, by, seconds): self = .control(action: action, by: by.rawValue, seconds: seconds)
         case let .hostChanged(id): self = .hostChanged(member: id?.rawValue)
         case let .controlModeChanged(mode, by): self = .controlModeChanged(mode: mode, by: by.rawValue)
+        case let .lockChanged(locked, by): self = .lockChanged(locked: locked, by: by.rawValue)
         }
     }
 }

@@ -32,6 +32,10 @@ public enum ClientMessage: Equatable, Sendable {
     case control(mode: ControlMode)
     /// Host only: hand the host role to another member.
     case handOff(member: String)
+    /// Host only: lock the room with a new passcode, or (nil) unlock it.
+    case passcode(String?)
+    /// Host only: remove a member, who may not join again for a while.
+    case kick(member: String)
     /// Ask for a room's stats report, joined or not (nobody in the room sees it). `room` defaults to the
     /// room joined, `days` to 14, `tz` to the one given on `join`, else UTC; `passcode` opens a locked room
     /// not joined. The server checks the bounds.
@@ -56,6 +60,8 @@ public enum ClientMessage: Equatable, Sendable {
         case .ping: "ping"
         case .control: "control"
         case .handOff: "handOff"
+        case .passcode: "passcode"
+        case .kick: "kick"
         case .stats: "stats"
         case .schedule(let request): request.type
         }
@@ -106,6 +112,10 @@ public enum ErrorCode: String, Sendable, Equatable, CaseIterable {
     case forbidden = "forbidden"
     /// The room is locked and the passcode is missing or wrong.
     case badPasscode = "bad_passcode"
+    /// The host removed this member from the room: sent to their connection, which is then closed (4002).
+    case removed = "removed"
+    /// The host removed this member lately: they may not join the room again until their ban ends.
+    case banned = "banned"
     /// The server could not read its store just now; try again later.
     case unavailable = "unavailable"
     /// The server cannot save changes just now (its database is unreachable); nothing changed.
@@ -248,6 +258,7 @@ public enum EventPayload: Equatable, Sendable {
     case controlModeChanged(mode: ControlMode, by: String)
     /// A schedule warned, started, was missed or ended.
     case schedule(ScheduleEventPayload)
+    case lockChanged(locked: Bool, by: String)
 
     public var kind: String {
         switch self {
@@ -261,6 +272,7 @@ public enum EventPayload: Equatable, Sendable {
         case .hostChanged: "hostChanged"
         case .controlModeChanged: "controlModeChanged"
         case .schedule(let event): event.kind
+        case .lockChanged: "lockChanged"
         }
     }
 }

@@ -36,6 +36,7 @@ extension WireCodec {
             case "ping": message = .ping
             case "control": message = .control(mode: try fields.enumeration("mode"))
             case "handOff": message = .handOff(member: try fields.string("member"))
+            case "passcode", "kick": message = try hostingMessage(type, fields)
             case "stats":
                 message = .stats(room: try fields.optionalString("room"), days: try fields.optionalInt("days"),
                                  tz: try fields.optionalString("tz"), passcode: try fields.optionalString("passcode"))
@@ -70,6 +71,8 @@ extension WireCodec {
             object.set("mode", mode.rawValue)
         case let .handOff(member):
             object.set("member", member)
+        case .passcode, .kick:
+            setHosting(frame.message, into: object)
         case .start, .pause, .resume, .skip, .reset, .leave, .ping:
             break
         case let .extend(seconds):

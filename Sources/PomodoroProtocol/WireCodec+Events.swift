@@ -32,6 +32,9 @@ extension WireCodec {
             object.set("by", by)
         case let .schedule(event):
             set(event, into: object)
+        case let .lockChanged(locked, by):
+            object.set("locked", locked)
+            object.set("by", by)
         }
     }
 }
@@ -52,6 +55,7 @@ extension FieldReader {
             return .control(action: try enumeration("action"), by: try string("by"), seconds: seconds)
         case "hostChanged": return .hostChanged(member: try optionalString("member"))
         case "controlModeChanged": return .controlModeChanged(mode: try enumeration("mode"), by: try string("by"))
+        case "lockChanged": return .lockChanged(locked: try bool("locked"), by: try string("by"))
         case let other:
             guard let event = try scheduleEvent(kind: other) else {
                 throw ProtocolError(.unknownType, "unknown event kind", field: name("kind"), ref: ref)

@@ -260,6 +260,8 @@ package final class RoomHub: @unchecked Sendable {
             let outcome = entry.room.leave(member, now: now.monotonic)
             reply(.ok(command: "leave", appliesFrom: nil, ref: frame.ref), to: connection)
             publish(outcome, in: entry, at: now)
+        case .passcode, .kick:
+            handleHosting(frame.message, ref: frame.ref, from: connection, at: now)
         default:
             guard let command = Self.roomCommand(frame.message) else { return }
             guard let (entry, member) = membership(of: connection, ref: frame.ref) else { return }
@@ -307,11 +309,11 @@ package final class RoomHub: @unchecked Sendable {
         case .presence(let away): .setAway(away)
         case .control(let mode): .setControlMode(mode)
         case .handOff(let member): .handOff(to: MemberID(member))
-        case .join, .leave, .ping, .stats, .schedule: nil
+        case .join, .leave, .ping, .stats, .schedule, .passcode, .kick: nil
         }
     }
 
-    private func membership(of connection: ConnectionID, ref: Ref?) -> (RoomEntry, MemberID)? {
+    func membership(of connection: ConnectionID, ref: Ref?) -> (RoomEntry, MemberID)? {
         guard let session = sessions[connection], let roomID = session.room, let member = session.member,
               let entry = rooms[roomID] else {
             reply(.error(code: .notJoined, message: "join a room first", field: nil, ref: ref), to: connection)

@@ -13,6 +13,9 @@ struct Pomo: AsyncParsableCommand {
             they never take over the member of a `pomo join` that is running. `stats` prints the room's focus \
             stats per person and per day without joining it.
 
+            The host's commands (passcode, kick, control, handoff) act as the member `pomo join` keeps for \
+            the room, since only the host may give them: run `pomo join ROOM` first.
+
             SERVER: --server ws://HOST:PORT, else $POMO_SERVER, else \(ServerAddress.defaultURL).
 
             EXIT STATUS:
@@ -28,5 +31,6 @@ struct Pomo: AsyncParsableCommand {
             """,
         subcommands: [Join.self, Status.self, Watch.self, Stats.self,
                       Control.Start.self, Control.Pause.self, Control.Resume.self, Control.Skip.self,
-                      Control.Reset.self, Control.Extend.self, Configure.self, ScheduleCommand.self])
+                      Control.Reset.self, Control.Extend.self, Configure.self, ScheduleCommand.self,
+                      Hosting.Passcode.self, Hosting.Kick.self, Hosting.Control.self, Hosting.HandOff.self])
 }

@@ -26,7 +26,7 @@ import PomodoroCore
         #expect(last.completions == [Completion(.focus, .idle, autoStarted: false, cycle: 1)])
         #expect(last.scheduleEnded?.focusSessionsDone == 2 && last.scheduleEnded?.schedule == ScheduleID(1))
         #expect(t.room.phase == .idle && t.room.status == .idle && t.room.scheduledRun == nil)
-        #expect(t.room.stats.focusCompleted == 2)
+        #expect(t.room.stats.focusSessions == 2)
         #expect(t.room.nextWakeup().map { $0 > t.now } ?? true)
     }
 

@@ -2,6 +2,7 @@ import Testing
 import PomodoroCore
 import PomodoroStore
 @testable import PomodoroPostgres
+import PomodoroTestSupport
 
 /// Schedules kept alike by both stores.
 extension StoreConformanceTests {

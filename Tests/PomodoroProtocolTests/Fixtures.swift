@@ -43,6 +43,7 @@ enum Fixtures {
         .join(room: "vault", name: "Ada", token: nil, passcode: "open sesame", control: .host),
         .join(room: "vault", name: "Ada", token: "tok", passcode: nil, control: .anyone),
         .control(mode: .host), .control(mode: .anyone), .handOff(member: "m2"),
+        .passcode("new soup"), .passcode(nil), .kick(member: "m3"),
         .join(room: "team-alpha", name: "Ada", token: nil, tz: "Europe/Berlin"),
         .join(room: "vault", name: "Ada", token: "tok", passcode: "open sesame", control: .host, tz: ""),
         .stats(room: nil, days: nil, tz: nil, passcode: nil),
@@ -121,6 +122,9 @@ enum Fixtures {
         .schedule(.started(schedule: "s1", name: "Writing block", lateMs: 0)),
         .schedule(.missed(schedule: "s2", name: "Standup", occurrence: 1_767_225_600_000, busy: true)),
         .schedule(.ended(schedule: "s1", name: "Writing block", focusSessions: 4)),
+        .memberLeft(member: "m2", reason: .removed),
+        .lockChanged(locked: true, by: "m1"),
+        .lockChanged(locked: false, by: "m1"),
     ]
 
     static func day(_ date: String, _ sessions: Int, minutes: Int64 = -1, interruptions: Int = 0) -> DayTotalsPayload {

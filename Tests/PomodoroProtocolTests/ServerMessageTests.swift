@@ -153,6 +153,7 @@ struct ServerMessageTests {
         case .schedule(.started): ["schedule", "name", "lateMs"]
         case .schedule(.missed): ["schedule", "name", "occurrence", "busy"]
         case .schedule(.ended): ["schedule", "name", "focusSessions"]
+        case .lockChanged: ["locked", "by"]
         }
         #expect(value.keys == own.union(["type", "room", "kind", "serverTime"]))
         #expect(value["type"] == .string("event"))
@@ -177,7 +178,7 @@ struct ServerMessageTests {
         #expect(ErrorCode.allCases.map(\.rawValue) == [
             "bad_json", "bad_request", "unknown_type", "not_joined", "already_joined", "too_large",
             "binary_unsupported", "invalid_state", "room_full", "replaced", "shutting_down", "rate_limited", "room_limit",
-            "forbidden", "bad_passcode", "unavailable", "store_unavailable", "not_found",
+            "forbidden", "bad_passcode", "removed", "banned", "unavailable", "store_unavailable", "not_found",
             "internal",
         ])
     }

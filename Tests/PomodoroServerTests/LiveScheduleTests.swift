@@ -4,6 +4,7 @@ import PomodoroNet
 import PomodoroProtocol
 import PomodoroServer
 import PomodoroStore
+import PomodoroTestSupport
 import Testing
 
 /// A schedule on the real server: at the next minute (schedules are to the minute, so this waits up to a

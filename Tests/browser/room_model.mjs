@@ -415,6 +415,34 @@ check('before any welcome the page has the limits it was given', () => {
   assert.equal(M.initialState(kept).limits, kept);
 });
 
+// MARK: the host's tools
+
+fixture('event-memberLeft-removed.json', 'a member the host removed', () => {
+  assert.deepEqual(eventLines('event-memberLeft-removed'), ['The host removed Zoë "Z" 🍅']);
+});
+
+fixture('event-lockChanged.json', 'a new passcode is said with who set it', () => {
+  assert.deepEqual(eventLines('event-lockChanged'), ['Ada set a new passcode']);
+});
+
+fixture('event-lockChanged-unlocked.json', 'the passcode removed', () => {
+  assert.deepEqual(eventLines('event-lockChanged-unlocked'), ['Ada removed the passcode']);
+});
+
+fixture('error-removed.json', 'being removed is the connection\'s to report: no notice', () => {
+  const before = joined();
+  const { state, effects } = step(before, golden('error-removed'));
+  assert.equal(state, before);
+  assert.deepEqual(effects, []);
+});
+
+fixture('error-banned.json', 'a join refused for a while says why, with the server\'s words in English', () => {
+  const { effects } = step(joined(), golden('error-banned'));
+  assert.deepEqual(effects.map((e) => e.type), ['notice']);
+  assert.equal(errorWithDetail(effects[0].error),
+    'The host removed you from this room lately; you may join again later. (the host removed you from this room; you may join again in 9 minutes)');
+});
+
 check('every golden server message has a check of its own above', () => {
   const missing = files.map((f) => f).filter((f) => !byFixture.has(f));
   assert.deepEqual(missing, [], `golden messages without a check: ${missing.join(', ')}`);

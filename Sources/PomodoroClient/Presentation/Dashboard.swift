@@ -312,6 +312,8 @@ public struct Dashboard: Sendable {
             let reason = words.language == .en ? text : words.error(code)
             if code == .replaced {
                 flash = Notice(words(.tookOver), kind: .error, at: now)
+            } else if code == .removed {
+                flash = Notice(words(.youRemoved), kind: .error, at: now)
             } else if let command {
                 flash = Notice(words(.refusedCommand, ["command": command, "reason": reason]).capitalizedFirst, kind: .error, at: now)
             } else {
@@ -346,7 +348,11 @@ public struct Dashboard: Sendable {
         case .memberBack(let member):
             return member == room.myID ? words(.youBack) : said(.evIsBack, member)
         case let .memberLeft(member, reason):
-            return said(reason == .left ? .evLeft : .evTimedOut, member)
+            switch reason {
+            case .left: return said(.evLeft, member)
+            case .expired: return said(.evTimedOut, member)
+            case .removed: return member == room.myID ? words(.youRemoved) : said(.evRemoved, member)
+            }
         case let .control(action, by, seconds):
             let phase = words.phase(room.phase)
             switch action {
@@ -373,6 +379,8 @@ public struct Dashboard: Sendable {
             case let .missed(_, name, _, busy): return busy ? "\(name) skipped: a session was running" : "\(name) was missed"
             case let .ended(_, name, n): return "\(name) done: \(n) focus session\(n == 1 ? "" : "s")"
             }
+        case let .lockChanged(locked, by):
+            return said(locked ? .evLocked : .evUnlocked, by)
         }
     }
 
