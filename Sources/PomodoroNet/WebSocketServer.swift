@@ -243,10 +243,11 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
     }
 
     /// Sent with every HTTP response. `connect-src 'self'` covers the page's own ws:// and wss:// origin
-    /// (CSP level 3, as browsers implement it), and nothing else.
+    /// (CSP level 3, as browsers implement it), and nothing else; `manifest-src 'self'` lets the page's web app
+    /// manifest load (under `default-src 'none'` browsers refuse it, and offer no install).
     static let securityHeaders: [(name: String, value: String)] = [
         ("content-security-policy:", "default-src 'none'; img-src 'self' data:; script-src 'self'; font-src 'self'; "
-            + "style-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"),
+            + "style-src 'self'; connect-src 'self'; manifest-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"),
         ("x-content-type-options:", "nosniff"),
         ("x-frame-options:", "deny"),
         ("referrer-policy:", "no-referrer"),
