@@ -6,8 +6,8 @@ import Testing
 struct PostgresConnectionTests {
     let connection: PostgresConnection
 
-    init() throws {
-        connection = try PostgresConnection(try PostgresTestServer.shared.get().makeDatabase())
+    init() async throws {
+        connection = try PostgresConnection(try await PostgresTestServer.makeDatabase())
     }
 
     @Test func parametersAndNullsRoundTrip() throws {

@@ -47,7 +47,7 @@ final class HeldStore: RoomStore, @unchecked Sendable {
 @Suite(.timeLimit(.minutes(3)))
 struct PostgresRoomStoreTests {
     let server: PostgresTestServer
-    init() throws { server = try PostgresTestServer.shared.get() }
+    init() async throws { server = try await PostgresTestServer.shared }
 
     @Test func aFreshDatabaseGetsEveryMigrationOnceAndReopensWithoutRunningThemAgain() throws {
         let url = try server.makeDatabase()
