@@ -16,9 +16,7 @@ struct ExitStressTests {
     /// runs take a minute and block, so they get a thread of their own: a test holding one of Swift
     /// concurrency's few threads (two on a two-core machine) starves the async tests running beside it.
     static func statuses(_ arguments: [String], count: Int) async -> [Int32: Int] {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: blockingStatuses(arguments, count: count)) }.start()
-        }
+        await onOwnThread { blockingStatuses(arguments, count: count) }
     }
 
     private static func blockingStatuses(_ arguments: [String], count: Int) -> [Int32: Int] {
@@ -71,7 +69,7 @@ struct ExitStressTests {
     }
 
     @Test func againstALiveServerEveryRunExitsWith0() async throws {
-        let server = try ServerProcess()
+        let server = try await ServerProcess.start()
         defer { server.stop() }
         let tally = await Self.statuses(["status", "stress", "--server", server.url, "--timeout", "20"],
                                         count: Self.runsPerCase)
