@@ -6,7 +6,7 @@ import PomodoroTestSupport
 import Testing
 
 /// The built `pomo` against the built `pomodoro-server`: in tmux as a person uses it, and as scripts do.
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .serialized, .timeLimit(.minutes(1)))
 struct LivePomoTests {
     /// A second member in the room, through the client library: configures, sets a task.
     final class OtherMember: Sendable {

@@ -5,7 +5,7 @@ import Testing
 
 /// The built `pomo` in tmux, as a person uses it: `m` silences the bell, and the next run still is silent;
 /// the view in Traditional Chinese at 40 columns, from `LANG`.
-@Suite(.serialized) struct LiveSilenceTests {
+@Suite(.onOwnThreads, .serialized) struct LiveSilenceTests {
     /// Whether tmux saw the terminal bell in the session's window since the flag was last cleared.
     func rang(_ tmux: TmuxSession) throws -> Bool {
         try tmux.tmux(["display-message", "-p", "-t", tmux.session, "#{window_bell_flag}"]).output

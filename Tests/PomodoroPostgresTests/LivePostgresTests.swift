@@ -11,7 +11,7 @@ import Testing
 /// The real server on PostgreSQL: what members are told is in the database, a restart loses nothing, and
 /// an outage of the database is waited out. `LiveServer`, `Peer` and `httpGet` come from the test support
 /// (LivePeers.swift).
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(2)))
 struct LivePostgresTests {
     let client: WebSocketClient
 

@@ -1,8 +1,9 @@
 import PomodoroPostgres
+import PomodoroTestSupport
 import Testing
 
 /// The libpq layer against a real PostgreSQL: parameters, NULLs, rows, and errors with their SQLSTATE.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(2)))
 struct PostgresConnectionTests {
     let connection: PostgresConnection
 

@@ -44,7 +44,7 @@ final class HeldStore: RoomStore, @unchecked Sendable {
 
 /// What is particular to PostgreSQL: migrations under a lock and their versions, durability settings,
 /// connections that break, and messages that keep the password out.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(3)))
 struct PostgresRoomStoreTests {
     let server: PostgresTestServer
     init() async throws { server = try await PostgresTestServer.shared }
