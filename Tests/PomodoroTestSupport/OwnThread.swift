@@ -99,12 +99,60 @@ public final class OwnThreadExecutor: TaskExecutor {
 /// ```swift
 /// @Suite(.onOwnThreads, .timeLimit(.minutes(1))) struct LiveRoomTests { … }
 /// ```
+///
+/// Off the pool nothing would bound how many of them run at once, and each starts servers and programs: a
+/// suite with this trait waits, suspended, until fewer than `width` such suites are running (twice the
+/// cores). The wait is the suite's, before any of its tests starts, so it is not counted against their time
+/// limits.
 public struct OnOwnThreads: SuiteTrait, TestTrait, TestScoping {
     public var isRecursive: Bool { true }
 
+    /// How many suites with this trait run at once.
+    public static let width = 2 * ProcessInfo.processInfo.activeProcessorCount
+    static let turns = Turns(width)
+    @TaskLocal static var hasTurn = false
+
+    /// A scope around each suite (its turn) and around each test case (threads of its own).
+    public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+        test.isSuite || testCase != nil ? self : nil
+    }
+
     public func provideScope(for test: Test, testCase: Test.Case?,
                              performing function: @Sendable () async throws -> Void) async throws {
-        try await withTaskExecutorPreference(OwnThreadExecutor.shared) { try await function() }
+        guard test.isSuite else {
+            try await withTaskExecutorPreference(OwnThreadExecutor.shared) { try await function() }
+            return
+        }
+        // A suite inside one that has a turn runs in its turn.
+        guard !Self.hasTurn else { return try await function() }
+        await Self.turns.take()
+        do {
+            try await Self.$hasTurn.withValue(true) { try await function() }
+        } catch {
+            await Self.turns.give()
+            throw error
+        }
+        await Self.turns.give()
+    }
+}
+
+/// At most `width` holders at a time; the others wait, suspended, in order.
+actor Turns {
+    private var free: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(_ width: Int) { free = width }
+
+    func take() async {
+        if free > 0 {
+            free -= 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func give() {
+        if waiting.isEmpty { free += 1 } else { waiting.removeFirst().resume() }
     }
 }
 
