@@ -7,36 +7,46 @@ import Testing
 /// by a signal. `pomo` exits as soon as its command is done, so a service thread still tearing down the
 /// libwebsockets context at that moment would race the process's own exit (atexit handlers, OpenSSL's
 /// cleanup); parallel runs on a loaded machine are where that shows.
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.onOwnThreads, .serialized, .timeLimit(.minutes(3)))
 struct ExitStressTests {
     static let runsPerCase = 300
-    static let batch = 16
+    static let inFlight = 16
 
-    /// The exit status of each of `count` runs of `pomo` with `arguments`, `batch` at a time, tallied. The
-    /// runs take a minute and block, so they get a thread of their own: a test holding one of Swift
-    /// concurrency's few threads (two on a two-core machine) starves the async tests running beside it.
+    /// The exit status of each of `count` runs of `pomo` with `arguments`, `inFlight` at a time, tallied. The
+    /// runs block, so they get threads of their own: a test holding one of Swift concurrency's few threads
+    /// (two on a two-core machine) starves the async tests running beside it.
     static func statuses(_ arguments: [String], count: Int) async -> [Int32: Int] {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: blockingStatuses(arguments, count: count)) }.start()
-        }
+        await onOwnThread { blockingStatuses(arguments, count: count) }
     }
 
+    /// `inFlight` threads, each starting the next run as soon as its last one ended, so that `inFlight` runs
+    /// are always under way. (`DispatchQueue.concurrentPerform` runs no more at once than there are cores:
+    /// two or three runs, not sixteen, on a two-core machine.)
     private static func blockingStatuses(_ arguments: [String], count: Int) -> [Int32: Int] {
-        var tally: [Int32: Int] = [:]
-        var started = 0
-        while started < count {
-            let size = min(batch, count - started)
+        final class Tally: @unchecked Sendable {
             let lock = NSLock()
-            nonisolated(unsafe) var results: [Int32] = []
-            DispatchQueue.concurrentPerform(iterations: size) { _ in
-                let status = (try? ProcessLauncher.run(ProcessLauncher.pomo, arguments, output: .discard,
-                                                       errors: .discard).status) ?? -1
-                lock.withLock { results.append(status) }
-            }
-            for status in results { tally[status, default: 0] += 1 }
-            started += size
+            var started = 0
+            var statuses: [Int32: Int] = [:]
         }
-        return tally
+        let tally = Tally()
+        let done = DispatchGroup()
+        for _ in 0..<min(inFlight, count) {
+            done.enter()
+            Thread {
+                while tally.lock.withLock({ () -> Bool in
+                    guard tally.started < count else { return false }
+                    tally.started += 1
+                    return true
+                }) {
+                    let status = (try? ProcessLauncher.run(ProcessLauncher.pomo, arguments, output: .discard,
+                                                           errors: .discard).status) ?? -1
+                    tally.lock.withLock { tally.statuses[status, default: 0] += 1 }
+                }
+                done.leave()
+            }.start()
+        }
+        done.wait()
+        return tally.lock.withLock { tally.statuses }
     }
 
     /// A loopback port that refuses connections: bound, so nothing else takes it meanwhile, but not listening.
@@ -71,7 +81,7 @@ struct ExitStressTests {
     }
 
     @Test func againstALiveServerEveryRunExitsWith0() async throws {
-        let server = try ServerProcess()
+        let server = try await ServerProcess.start()
         defer { server.stop() }
         let tally = await Self.statuses(["status", "stress", "--server", server.url, "--timeout", "20"],
                                         count: Self.runsPerCase)

@@ -5,31 +5,31 @@ import Testing
 
 /// The built `pomo` in tmux, as a person uses it: `m` silences the bell, and the next run still is silent;
 /// the view in Traditional Chinese at 40 columns, from `LANG`.
-@Suite(.serialized) struct LiveSilenceTests {
+@Suite(.onOwnThreads, .serialized) struct LiveSilenceTests {
     /// Whether tmux saw the terminal bell in the session's window since the flag was last cleared.
     func rang(_ tmux: TmuxSession) throws -> Bool {
         try tmux.tmux(["display-message", "-p", "-t", tmux.session, "#{window_bell_flag}"]).output
             .trimmingCharacters(in: .whitespacesAndNewlines) == "1"
     }
 
-    @Test func theSilenceKeyIsKeptAcrossRunsAndTheViewSpeaksTheLocale() throws {
-        let server = try ServerProcess()
+    @Test func theSilenceKeyIsKeptAcrossRunsAndTheViewSpeaksTheLocale() async throws {
+        let server = try await ServerProcess.start()
         defer { server.stop() }
         let state = NSTemporaryDirectory() + "pomo-silence-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         defer { try? FileManager.default.removeItem(atPath: state) }
         let join = "\(ProcessLauncher.pomo) join quiet --name Ada --server \(server.url) --no-notify; echo pomo-exited-$?"
         // Two-second phases that run one after another, so each run sees a phase end soon.
-        let configure = try runPomo(["configure", "quiet", "--focus", "2s", "--short-break", "2s",
+        let configure = try await runPomo(["configure", "quiet", "--focus", "2s", "--short-break", "2s",
                                      "--long-break", "2s", "--auto-start", "--server", server.url, "-q"])
         #expect(configure.status == 0, "\(configure.errors)")
 
         // First run, in Traditional Chinese at 40 columns: m silences, and the view says so.
         do {
-            let tmux = try TmuxSession(columns: 40, rows: 24, environment: ["XDG_STATE_HOME": state, "LANG": "zh_TW.UTF-8"])
+            let tmux = try await TmuxSession.start(columns: 40, rows: 24, environment: ["XDG_STATE_HOME": state, "LANG": "zh_TW.UTF-8"])
             defer { tmux.kill() }
             try tmux.type(join)
             try tmux.press("Enter")
-            let screen = try tmux.waitFor("the view in Traditional Chinese") {
+            let screen = try await tmux.waitFor("the view in Traditional Chinese") {
                 $0.contains("● 已連線") && $0.contains("Ada（你）") && $0.contains("成員")
             }
             for line in screen.split(separator: "\n") {
@@ -37,34 +37,34 @@ import Testing
             }
             #expect(screen.contains("space 開始 s 跳過 r 重設 ± 135 t a m q"), "\(screen)")
             try tmux.press("Space")
-            try tmux.waitFor("a phase's end with the bell") { _ in (try? rang(tmux)) == true }
+            try await tmux.waitFor("a phase's end with the bell") { _ in (try? rang(tmux)) == true }
             try tmux.press("m")
-            try tmux.waitFor("the silence said") { $0.contains("鈴聲和通知已關閉") }
+            try await tmux.waitFor("the silence said") { $0.contains("鈴聲和通知已關閉") }
             try tmux.press("q")
-            try tmux.waitFor("pomo to exit") { $0.contains("pomo-exited-0") }
+            try await tmux.waitFor("pomo to exit") { $0.contains("pomo-exited-0") }
         }
         let kept = try String(contentsOfFile: state + "/pomo/preferences.json", encoding: .utf8)
         #expect(kept == #"{"silenced":true}"#)
 
         // Second run, in English at 80 columns: still silent, the phases go on ending and nothing rings.
-        let tmux = try TmuxSession(columns: 80, rows: 24, environment: ["XDG_STATE_HOME": state, "LANG": "C.UTF-8"])
+        let tmux = try await TmuxSession.start(columns: 80, rows: 24, environment: ["XDG_STATE_HOME": state, "LANG": "C.UTF-8"])
         defer { tmux.kill() }
         try tmux.type(join)
         try tmux.press("Enter")
-        try tmux.waitFor("the view, silenced") { $0.contains("● live") && $0.contains("m unmute") }
+        try await tmux.waitFor("the view, silenced") { $0.contains("● live") && $0.contains("m unmute") }
         // Two phase ends go by (each line names the phase that ended), with no bell.
-        try tmux.waitFor("a phase's end", timeout: 10) { $0.contains(" done · ") }
+        try await tmux.waitFor("a phase's end", timeout: 10) { $0.contains(" done · ") }
         let first = try tmux.capture().split(separator: "\n").first { $0.contains(" done · ") }.map(String.init)
-        try tmux.waitFor("another phase's end", timeout: 10) { screen in
+        try await tmux.waitFor("another phase's end", timeout: 10) { screen in
             screen.split(separator: "\n").contains { $0.contains(" done · ") && String($0) != first }
         }
         #expect(try !rang(tmux), "the bell rang while silenced")
         // m again: the bell is back for the next end, and the file says so.
         try tmux.press("m")
-        try tmux.waitFor("the sound back") { $0.contains("m mute") && $0.contains("Bell and notifications on") }
-        try tmux.waitFor("the bell at the next end") { _ in (try? rang(tmux)) == true }
+        try await tmux.waitFor("the sound back") { $0.contains("m mute") && $0.contains("Bell and notifications on") }
+        try await tmux.waitFor("the bell at the next end") { _ in (try? rang(tmux)) == true }
         try tmux.press("q")
-        try tmux.waitFor("pomo to exit") { $0.contains("pomo-exited-0") }
+        try await tmux.waitFor("pomo to exit") { $0.contains("pomo-exited-0") }
         #expect(try String(contentsOfFile: state + "/pomo/preferences.json", encoding: .utf8) == #"{"silenced":false}"#)
     }
 }

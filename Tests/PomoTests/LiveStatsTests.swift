@@ -8,7 +8,7 @@ import Testing
 /// The built `pomo stats` over a real WebSocket, against a stand-in server that answers as it is told:
 /// a report, a refusal, or `unknown_type` like a server that keeps no stats. (The real server's `stats`
 /// is tested with the server.)
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .serialized, .timeLimit(.minutes(1)))
 struct LiveStatsTests {
     /// A WebSocket server on a free loopback port that records every frame and answers each with `answer`.
     final class StandIn: WebSocketServerDelegate, @unchecked Sendable {
@@ -63,13 +63,13 @@ struct LiveStatsTests {
             perDay: [DayTotalsPayload(date: "2026-11-20", focusSessions: 1, focusSeconds: 1500, interruptions: 1),
                      DayTotalsPayload(date: "2026-11-21", focusSessions: 2, focusSeconds: 3000, interruptions: 0)])])
 
-    @Test func statsAsksWithoutJoiningAndPrintsTheTable() throws {
+    @Test func statsAsksWithoutJoiningAndPrintsTheTable() async throws {
         let standIn = try StandIn { frame in
             guard case .stats = frame.message else { return nil }
             return .stats(Self.report, ref: frame.ref)
         }
         defer { standIn.stop() }
-        let result = try runPomo(["stats", "team-alpha", "--days", "2", "--passcode", "tomato soup",
+        let result = try await runPomo(["stats", "team-alpha", "--days", "2", "--passcode", "tomato soup",
                                                  "--server", standIn.url], environment: environment)
         #expect(result.status == 0, "\(result)")
         #expect(result.output == StatsRenderer.render(Self.report, columns: 60) + "\n")
@@ -82,7 +82,7 @@ struct LiveStatsTests {
                                      ref: .string("stats")))
 
         // --json: the report object as sent, without type and ref; --tz goes out as given.
-        let json = try runPomo(["stats", "team-alpha", "--json", "--tz", "UTC", "--server", standIn.url],
+        let json = try await runPomo(["stats", "team-alpha", "--json", "--tz", "UTC", "--server", standIn.url],
                                   environment: environment)
         #expect(json.status == 0, "\(json)")
         #expect(json.output.split(separator: "\n").count == 1)
@@ -94,13 +94,13 @@ struct LiveStatsTests {
                                       ref: .string("stats")))
     }
 
-    @Test func aServerWithoutStatsAndARefusalExitWithOne() throws {
+    @Test func aServerWithoutStatsAndARefusalExitWithOne() async throws {
         // What a server from before stats answers: its decoder does not know the type.
         let old = try StandIn { frame in
             .error(code: .unknownType, message: "unknown message type 'stats'", field: "type", ref: frame.ref)
         }
         defer { old.stop() }
-        var result = try runPomo(["stats", "team-alpha", "--server", old.url], environment: environment)
+        var result = try await runPomo(["stats", "team-alpha", "--server", old.url], environment: environment)
         #expect(result.status == 1, "\(result)")
         #expect(result.output.isEmpty)
         #expect(result.errors.hasPrefix("pomo: this server does not keep stats"), "\(result.errors)")
@@ -110,33 +110,33 @@ struct LiveStatsTests {
             .error(code: .badPasscode, message: "this room needs its passcode", field: "passcode", ref: frame.ref)
         }
         defer { locked.stop() }
-        result = try runPomo(["stats", "vault", "--server", locked.url], environment: environment)
+        result = try await runPomo(["stats", "vault", "--server", locked.url], environment: environment)
         #expect(result.status == 1, "\(result)")
         #expect(result.errors == "pomo: the server refused the stats of vault: this room needs its passcode [bad_passcode]\n")
     }
 
-    @Test func aSilentServerTimesOutAndNoServerIsUnreachable() throws {
+    @Test func aSilentServerTimesOutAndNoServerIsUnreachable() async throws {
         let silent = try StandIn { _ in nil }
         defer { silent.stop() }
-        var result = try runPomo(["stats", "team-alpha", "--timeout", "0.5", "--server", silent.url],
+        var result = try await runPomo(["stats", "team-alpha", "--timeout", "0.5", "--server", silent.url],
                                     environment: environment)
         #expect(result.status == 69, "\(result)")
         #expect(result.errors.hasPrefix("pomo: no answer from \(silent.url)"), "\(result.errors)")
 
-        result = try runPomo(["stats", "team-alpha", "--server", "ws://127.0.0.1:1"],
+        result = try await runPomo(["stats", "team-alpha", "--server", "ws://127.0.0.1:1"],
                                 environment: environment)
         #expect(result.status == 69, "\(result)")
         #expect(result.errors.hasPrefix("pomo: cannot reach ws://127.0.0.1:1"), "\(result.errors)")
     }
 
-    @Test func badUsageIsSixtyFourBeforeAnyConnection() throws {
+    @Test func badUsageIsSixtyFourBeforeAnyConnection() async throws {
         for arguments in [["stats", "no spaces"], ["stats", "r", "--days", "0"], ["stats", "r", "--days", "367"],
                           ["stats", "r", "--tz", "Nowhere/Special"], ["stats", "r", "--server", "wss://h"]] {
             let server = arguments.contains("--server") ? [] : ["--server", "ws://127.0.0.1:1"]
-            let result = try runPomo(arguments + server, environment: environment)
+            let result = try await runPomo(arguments + server, environment: environment)
             #expect(result.status == 64, "\(arguments): \(result)")
         }
-        let help = try runPomo(["stats", "--help"])
+        let help = try await runPomo(["stats", "--help"])
         for words in ["--days", "--tz", "--json", "--passcode", "--server", "STREAK", "COLUMNS"] {
             #expect(help.output.contains(words), "pomo stats --help mentions \(words)")
         }

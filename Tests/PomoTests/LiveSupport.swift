@@ -2,10 +2,10 @@ import Foundation
 import PomodoroTestSupport
 import Testing
 
-/// Runs the built `pomo` with `arguments` to its end.
+/// Runs the built `pomo` with `arguments` to its end, waiting on a thread of its own.
 @discardableResult
-func runPomo(_ arguments: [String], environment: [String: String]? = nil) throws -> ProcessResult {
-    try ProcessLauncher.run(ProcessLauncher.pomo, arguments, environment: environment)
+func runPomo(_ arguments: [String], environment: [String: String]? = nil) async throws -> ProcessResult {
+    try await ProcessLauncher.running(ProcessLauncher.pomo, arguments, environment: environment)
 }
 
 /// The real `pomodoro-server` executable on a free loopback port.
@@ -13,6 +13,9 @@ final class ServerProcess: Sendable {
     let process: LaunchedProcess
     let port: Int
     let webRoot: String
+
+    /// A server started (and waited for until it serves) on a thread of its own.
+    static func start() async throws -> ServerProcess { try await onOwnThread { try ServerProcess() } }
 
     init() throws {
         webRoot = NSTemporaryDirectory() + "pomo-web-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -37,6 +40,11 @@ final class ServerProcess: Sendable {
 final class TmuxSession: Sendable {
     let socket: String
     let session = "pomo"
+
+    /// A session started on a thread of its own.
+    static func start(columns: Int = 80, rows: Int = 24, environment: [String: String]) async throws -> TmuxSession {
+        try await onOwnThread { try TmuxSession(columns: columns, rows: rows, environment: environment) }
+    }
 
     init(columns: Int = 80, rows: Int = 24, environment: [String: String]) throws {
         socket = "pomo-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -75,9 +83,15 @@ final class TmuxSession: Sendable {
     /// What the pane shows now, as text.
     func capture() throws -> String { try tmux(["capture-pane", "-p", "-t", session]).output }
 
-    /// Polls the pane until `condition` holds, up to `timeout` seconds; returns the matching screen.
+    /// Polls the pane until `condition` holds, up to `timeout` seconds; returns the matching screen. The polling
+    /// blocks, so it runs on a thread of its own.
     @discardableResult
-    func waitFor(_ what: String, timeout: Double = 10, _ condition: (String) -> Bool) throws -> String {
+    func waitFor(_ what: String, timeout: Double = 10,
+                 _ condition: @escaping @Sendable (String) -> Bool) async throws -> String {
+        try await onOwnThread { try self.poll(what, timeout: timeout, condition) }
+    }
+
+    private func poll(_ what: String, timeout: Double, _ condition: (String) -> Bool) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
         var screen = ""
         while Date() < deadline {

@@ -11,7 +11,7 @@ import Testing
 /// The real server on PostgreSQL: what members are told is in the database, a restart loses nothing, and
 /// an outage of the database is waited out. `LiveServer`, `Peer` and `httpGet` come from the test support
 /// (LivePeers.swift).
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(2)))
 struct LivePostgresTests {
     let client: WebSocketClient
 
@@ -33,9 +33,9 @@ struct LivePostgresTests {
         if case .state(let room) = message, room.status == .running { true } else { nil }
     }
 
-    @Test func aRoomOnPostgresSurvivesARestart() throws {
+    @Test func aRoomOnPostgresSurvivesARestart() async throws {
         defer { finish() }
-        let url = try PostgresTestServer.shared.get().makeDatabase()
+        let url = try await PostgresTestServer.makeDatabase()
         let first = try Self.server(url)
         let ada = try Peer(client, port: first.port)
         // Pipelined, as scripts send: the join looks the room up in PostgreSQL while the rest waits.
@@ -64,9 +64,9 @@ struct LivePostgresTests {
     /// PostgreSQL stops under a running room: the room goes on ticking, `/healthz` says why, a change is
     /// refused with `store_unavailable`; when it is back the server recovers by itself, and what members were
     /// told is in the database.
-    @Test func aDatabaseOutageIsWaitedOut() throws {
+    @Test func aDatabaseOutageIsWaitedOut() async throws {
         defer { finish() }
-        let database = try PostgresTestServer.own()
+        let database = try await onOwnThread { try PostgresTestServer.own() }
         defer { database.stop() }
         let url = try database.makeDatabase()
         let server = try Self.server(url)

@@ -7,7 +7,7 @@ import Testing
 
 /// `pomodoro-server migrate` from an SQLite deployment into PostgreSQL: everything arrives, the counts are
 /// checked, and a second run duplicates nothing.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(2)))
 struct MigrateTests {
     /// Two rooms (one locked), three members, a journal of sessions and interruptions, in an SQLite file.
     static func deployment(at path: String) throws {
@@ -28,11 +28,11 @@ struct MigrateTests {
         return (run.status, run.output, run.errors)
     }
 
-    @Test func aDeploymentMovesToPostgresOnceAndIsVerified() throws {
+    @Test func aDeploymentMovesToPostgresOnceAndIsVerified() async throws {
+        let url = try await PostgresTestServer.makeDatabase()
         try withTemporaryFolder { folder in
             let path = folder.appendingPathComponent("pomodoro.sqlite").path
             try Self.deployment(at: path)
-            let url = try PostgresTestServer.shared.get().makeDatabase()
 
             let first = try Self.migrate(["--from", "sqlite:\(path)", "--to", url])
             #expect(first.status == 0, "\(first.errors)")

@@ -1,13 +1,14 @@
 import PomodoroPostgres
+import PomodoroTestSupport
 import Testing
 
 /// The libpq layer against a real PostgreSQL: parameters, NULLs, rows, and errors with their SQLSTATE.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(2)))
 struct PostgresConnectionTests {
     let connection: PostgresConnection
 
-    init() throws {
-        connection = try PostgresConnection(try PostgresTestServer.shared.get().makeDatabase())
+    init() async throws {
+        connection = try PostgresConnection(try await PostgresTestServer.makeDatabase())
     }
 
     @Test func parametersAndNullsRoundTrip() throws {

@@ -46,10 +46,10 @@ final class HeldStore: RoomStore, @unchecked Sendable {
 
 /// What is particular to PostgreSQL: migrations under a lock and their versions, durability settings,
 /// connections that break, and messages that keep the password out.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(3)))
 struct PostgresRoomStoreTests {
     let server: PostgresTestServer
-    init() throws { server = try PostgresTestServer.shared.get() }
+    init() async throws { server = try await PostgresTestServer.shared }
 
     @Test func aFreshDatabaseGetsEveryMigrationOnceAndReopensWithoutRunningThemAgain() throws {
         let url = try server.makeDatabase()

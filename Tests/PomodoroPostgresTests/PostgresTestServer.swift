@@ -18,7 +18,25 @@ final class PostgresTestServer: @unchecked Sendable {
     private var databases = 0
 
     /// The server every test shares, started on first use.
-    static let shared = Result { try PostgresTestServer() }
+    ///
+    /// It is started on a thread of its own, and the tests await it: starting PostgreSQL takes seconds (far
+    /// more on a busy machine), and tests blocked on a lazily started global would each hold one of Swift
+    /// concurrency's few threads meanwhile.
+    static var shared: PostgresTestServer {
+        get async throws { try await starting.value.get() }
+    }
+
+    private static let starting = Task { await onOwnThread { Result { try startShared() } } }
+
+    /// A new, empty database on the shared server, made on a thread of its own; see `makeDatabase`.
+    static func makeDatabase(icuLocale: String? = nil) async throws -> String {
+        let server = try await shared
+        return try await onOwnThread { try server.makeDatabase(icuLocale: icuLocale) }
+    }
+
+    /// The shared server once started, for the process's end.
+    private static let started = NSLock()
+    nonisolated(unsafe) private static var running: PostgresTestServer?
 
     /// A server of the caller's own, for a test that stops and starts it (`pause`, `resume`); the caller
     /// stops it for good with `stop()`.
@@ -52,7 +70,14 @@ final class PostgresTestServer: @unchecked Sendable {
         try run(["\(binaries)/initdb", "-D", "\(folder)/data", "-U", "pomodoro", "-A", "trust", "-E", "UTF8",
                  "--no-sync", "--no-instructions"])
         try launch()
-        atexit { if case .success(let server) = PostgresTestServer.shared { server.stop() } }
+    }
+
+    /// The shared server, started: stopped when the process exits.
+    private static func startShared() throws -> PostgresTestServer {
+        let server = try PostgresTestServer()
+        started.withLock { running = server }
+        atexit { PostgresTestServer.started.withLock { PostgresTestServer.running }?.stop() }
+        return server
     }
 
     /// Starts `postgres` on the folder and port, and waits (30 s at most) until it accepts connections.

@@ -7,12 +7,17 @@ import PomodoroTestSupport
 
 /// The same scenarios against `SQLiteRoomStore` and `PostgresRoomStore`: both must give the same answers
 /// (and, where the answer is known, the right one).
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(5)))
 struct StoreConformanceTests {
+    let server: PostgresTestServer
+
+    /// The shared server, awaited rather than waited for: see `PostgresTestServer.shared`.
+    init() async throws { server = try await PostgresTestServer.shared }
+
     /// A fresh SQLite store in a temporary folder and a fresh PostgreSQL store, both with `retention`.
     func withBothStores<T>(retention: JournalRetention = .standard,
                            _ body: (SQLiteRoomStore, PostgresRoomStore) throws -> T) throws -> T {
-        let url = try PostgresTestServer.shared.get().makeDatabase()
+        let url = try server.makeDatabase()
         return try withTemporaryFolder { (folder) throws in
             let sqlite = try SQLiteRoomStore.open(path: folder.appendingPathComponent("pomodoro.sqlite").path,
                                                   retention: retention)
@@ -69,7 +74,7 @@ struct StoreConformanceTests {
     /// Text comes back in byte order, as from SQLite, even from a database that sorts by a language's
     /// rules (where '-' and '_' count for little and case comes after the letter).
     @Test func orderIsTheSameWhateverTheDatabaseCollation() throws {
-        let url = try PostgresTestServer.shared.get().makeDatabase(icuLocale: "en-US")
+        let url = try server.makeDatabase(icuLocale: "en-US")
         try withTemporaryFolder { (folder) throws in
             let sqlite = try SQLiteRoomStore.open(path: folder.appendingPathComponent("pomodoro.sqlite").path)
             let postgres = try PostgresRoomStore.open(url: url)
@@ -234,7 +239,7 @@ struct StoreConformanceTests {
     @Test func theSweepPrunesAlike() throws {
         let (sessions, interruptions) = JournalFixtures.journal(seed: 7)
         let changes = sessions.map(StoreChange.focusCompleted) + interruptions.map(StoreChange.interrupted)
-        let url = try PostgresTestServer.shared.get().makeDatabase()
+        let url = try server.makeDatabase()
         try withTemporaryFolder { (folder) throws in
             let path = folder.appendingPathComponent("pomodoro.sqlite").path
             try SQLiteRoomStore.open(path: path, retention: .keepEverything).apply(changes)

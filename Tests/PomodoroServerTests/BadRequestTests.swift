@@ -1,10 +1,11 @@
 import Foundation
 import PomodoroNet
+import PomodoroTestSupport
 import Testing
 
 /// Request heads the library cannot take: each gets a status line, never a bare close, and the server goes on
 /// serving.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
 struct BadRequestTests {
     @Test func aRequestLineTooLongIsAnswered414() throws {
         let server = try HTTPTestServer { _ in .answer(HTTPResponse(status: 200, text: "ok")) }
@@ -80,7 +81,7 @@ struct BadRequestTests {
     }
 }
 
-@Suite struct RequestHeadScreenTests {
+@Suite(.onOwnThreads) struct RequestHeadScreenTests {
     let screen = RequestHeadScreen()
 
     private func verdict(_ head: String) -> RequestHeadScreen.Verdict { screen.verdict(Array(head.utf8)) }

@@ -8,7 +8,7 @@ import Testing
 
 /// A room above its member-list limit (3 here): no events about single members, member-only states at most
 /// once a second and list-capped, counts that still cover everyone; below the limit nothing changes.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
 struct CrowdTests {
     let server: LiveServer
     let client: WebSocketClient

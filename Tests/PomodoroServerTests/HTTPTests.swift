@@ -7,7 +7,7 @@ import Testing
 
 /// The transport's dynamic HTTP on its own: a WebSocketServer with a delegate that answers now, later from
 /// another thread, or never, and hand-written requests over loopback sockets.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
 struct HTTPTests {
     @Test func answersLaterFromAnotherThread() throws {
         let server = try HTTPTestServer { _ in .park }

@@ -9,7 +9,7 @@ import Testing
 /// Broken and hostile clients against a real server. After each attack the server still answers
 /// /healthz, a member of a running room still gets every tick within its second, and no connection or room
 /// is left behind.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(2)))
 struct HostileClientTests {
     let server: LiveServer
     let client: WebSocketClient
@@ -202,7 +202,7 @@ struct HostileClientTests {
 }
 
 /// A client that never reads is dropped once its queue is full; the room goes on.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(2)))
 struct NeverReadingClientTests {
     @Test func aClientThatNeverReadsIsDropped() throws {
         let suite = try HostileClientTests {

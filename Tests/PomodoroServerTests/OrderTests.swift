@@ -10,7 +10,7 @@ import Testing
 
 /// Frames of one connection take effect in the order they were sent, whatever a `join` waits for: a store
 /// look-up, a passcode hash, a slow disk. Scripts, bots and slow phones send without waiting for `welcome`.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
 struct OrderTests {
     /// A folder of its own for a test's database, removed by `remove()`.
     struct Folder {

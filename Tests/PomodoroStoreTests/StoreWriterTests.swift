@@ -63,7 +63,7 @@ func change(_ n: Int) -> StoreChange {
     .interrupted(InterruptionRecord(room: Sample.room, member: nil, name: nil, atMs: Int64(n)))
 }
 
-@Suite struct StoreWriterTests {
+@Suite(.onOwnThreads) struct StoreWriterTests {
     /// A database that cannot be reached is waited out: the batch is tried again until it lands, the ones
     /// behind it keep their order, and the outage shows until then.
     @Test func anUnreachableDatabaseIsWaitedOutInOrder() throws {

@@ -10,11 +10,11 @@ import Testing
 /// tests (CrashRecoveryTests) and the PostgreSQL ones run it with their own `--db`.
 public enum CrashScenario {
     /// One run of the built executable on a free loopback port, on `database`.
-    static func serverRun(database: String) throws -> (process: LaunchedProcess, port: Int) {
+    static func serverRun(database: String) async throws -> (process: LaunchedProcess, port: Int) {
         let process = try ProcessLauncher.start(ProcessLauncher.server,
                                                 ["--port", "0", "--host", "127.0.0.1", "--web-root", LiveServer.webRoot,
                                                  "--db", database, "--log-level", "warning", "--min-focus", "1"])
-        return (process, try process.waitUntilServing())
+        return (process, try await process.serving())
     }
 
     static func wallMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
@@ -22,11 +22,11 @@ public enum CrashScenario {
     /// A short focus runs to its end with two members and the break starts; the server dies by `signal`
     /// (SIGKILL or SIGTERM) and starts again on `database` (a `--db` value), where the members, the break
     /// and the journal must all be as they were.
-    public static func aRestartLosesNothing(database: String, signal: String) throws {
+    public static func aRestartLosesNothing(database: String, signal: String) async throws {
         let room = "crash-\(signal.lowercased())"
 
         // A short focus runs to its end with two members; then the break starts.
-        let first = try serverRun(database: database)
+        let first = try await serverRun(database: database)
         let client = try WebSocketClient()
         client.start()
         defer { client.stop(); client.waitUntilFinished() }
@@ -40,7 +40,7 @@ public enum CrashScenario {
         _ = try ada.expect("configure ok") { if case .ok("configure", _, _) = $0 { true } else { nil } }
         ada.send(.start)
         for peer in [ada, lin] {
-            _ = try peer.expect("the focus to complete", timeout: 10) {
+            _ = try await peer.awaitMessage("the focus to complete", timeout: 10) {
                 if case .event(_, .phaseCompleted(.focus, .shortBreak, _, _), _) = $0 { true } else { nil }
             }
         }
@@ -51,7 +51,7 @@ public enum CrashScenario {
 
         // The server dies.
         if signal == "SIGKILL" { first.process.kill() } else { first.process.terminate() }
-        let ended = try first.process.wait()
+        let ended = try await first.process.ended()
         if signal == "SIGTERM" {
             #expect(ended.exited && ended.status == 0)
         }
@@ -59,7 +59,7 @@ public enum CrashScenario {
         _ = try lin.expectClose()
 
         // Started again on the same database: the members come back with their tokens and keep their ids.
-        let second = try serverRun(database: database)
+        let second = try await serverRun(database: database)
         let ada2 = try Peer(client, port: second.port)
         let lin2 = try Peer(client, port: second.port)
         let (adaBack, snapshot) = try ada2.join(room, name: "Ada", token: adaYou.token)
@@ -92,6 +92,6 @@ public enum CrashScenario {
         #expect(journal.sessions.count == 1)
         #expect(Set(journal.sessions.first?.members.map(\.task) ?? []) == ["write the report", "review slides"])
         second.process.terminate()
-        try second.process.wait()
+        try await second.process.ended()
     }
 }
