@@ -7,10 +7,10 @@ import PomodoroTestSupport
 
 /// A host's new passcode, or its removal, reaches both stores the way the server sends it: with the room's
 /// row that the change saves (`takeStoreChanges` after `lockChanged`), replacing the hash kept before.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.timeLimit(.minutes(5)), .onOwnThreads)
 struct LockChangeStoreTests {
-    @Test func aChangedOrRemovedLockReplacesTheStoredOneInBothStores() throws {
-        let url = try PostgresTestServer.shared.get().makeDatabase()
+    @Test func aChangedOrRemovedLockReplacesTheStoredOneInBothStores() async throws {
+        let url = try await PostgresTestServer.makeDatabase()
         try withTemporaryFolder { folder in
             let stores: [any RoomStore] = [
                 try SQLiteRoomStore.open(path: folder.appendingPathComponent("pomodoro.sqlite").path),
