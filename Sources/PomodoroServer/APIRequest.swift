@@ -7,12 +7,14 @@ import PomodoroStore
 /// A request to the JSON API over a room's journal, checked before anything is read: the path, the method,
 /// the room's name and every query parameter, in that order, each refused with the message the API answers.
 ///
-/// `GET /api/rooms/{room}/stats?days=&tz=` and `GET /api/rooms/{room}/history?limit=&before=&format=&tz=`.
+/// `GET /api/rooms/{room}`, `GET /api/rooms/{room}/stats?days=&tz=` and `GET /api/rooms/{room}/history?limit=&before=&format=&tz=`.
 struct APIRequest: Equatable {
     enum Query: Equatable {
         case stats(days: Int)
         /// A page of at most `limit` sessions ended before `before` (epoch ms), newest first.
         case history(limit: Int, before: Int64?, format: Format)
+        /// The live room's snapshot (`GET /api/rooms/{room}`), from memory, not the journal.
+        case room
     }
 
     enum Format: String, Equatable {
@@ -40,8 +42,11 @@ struct APIRequest: Equatable {
             return number
         }
         let parts = http.path.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 5, parts[1] == "api", parts[2] == "rooms", parts[4] == "stats" || parts[4] == "history" else {
-            return refuse(.notFound, "no such path; try /api/rooms/{room}/stats or /api/rooms/{room}/history")
+        let live = parts.count == 4 && parts[1] == "api" && parts[2] == "rooms"
+        let journal = parts.count == 5 && parts[1] == "api" && parts[2] == "rooms"
+            && (parts[4] == "stats" || parts[4] == "history")
+        guard live || journal else {
+            return refuse(.notFound, "no such path; try /api/rooms/{room}, /api/rooms/{room}/stats or /api/rooms/{room}/history")
         }
         guard http.method == .get || http.method == .head else {
             return refuse(.badRequest, "only GET is answered here", field: "method")
@@ -55,6 +60,7 @@ struct APIRequest: Equatable {
         let bearer = http.authorization.flatMap { header -> String? in
             header.lowercased().hasPrefix("bearer ") ? String(header.dropFirst(7)).trimmingWhitespace() : nil
         }
+        if live { return .success(APIRequest(room: room, zone: zone, query: .room, bearer: bearer)) }
         if parts[4] == "stats" {
             let range = Int64(FocusReport.dayRange.lowerBound)...Int64(FocusReport.dayRange.upperBound)
             guard let days = integer("days", default: Int64(daysByDefault), in: range) else {

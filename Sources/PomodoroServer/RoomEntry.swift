@@ -8,6 +8,8 @@ final class RoomEntry {
     /// Tells this room from one made anew under the same name, for a join that waited off the service thread.
     let serial: UInt64
     var connections: [MemberID: ConnectionID] = [:]
+    /// Connections watching the room without being members: they hear every broadcast, and nobody hears of them.
+    var observers: Set<ConnectionID> = []
     /// Wakes the room at its next deadline (a phase's end, the next tick, its expiry).
     let timer: any HubTimer
     /// Fires the `state` a crowd's member changes were waiting for (see `RoomHub.crowdStateInterval`).

@@ -130,10 +130,13 @@ extension RoomHub {
     }
 
     private func broadcast(_ message: ServerMessage, in entry: RoomEntry, except skip: ConnectionID? = nil) {
-        guard !entry.connections.isEmpty else { return }
+        guard !entry.connections.isEmpty || !entry.observers.isEmpty else { return }
         let frame = OutboundFrame(WireCodec.encode(message))
         var sent = 0
         for connection in entry.connections.values where connection != skip {
+            if transport.send(frame, to: connection) { sent += 1 }
+        }
+        for connection in entry.observers where connection != skip {
             if transport.send(frame, to: connection) { sent += 1 }
         }
         framesSent += sent
@@ -178,6 +181,7 @@ extension RoomHub {
         guard entry.room.isExpired(at: now.monotonic) else { return false }
         entry.cancelTimers()
         rooms[id] = nil
+        dismissObservers(of: entry)
         logger.debug("room dropped", metadata: ["room": "\(id)"])
         return true
     }

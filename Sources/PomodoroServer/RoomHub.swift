@@ -36,6 +36,8 @@ package final class RoomHub: @unchecked Sendable {
         let address: String
         var room: RoomID?
         var member: MemberID?
+        /// The room this connection watches without being a member (`RoomHub+Observers.swift`).
+        var observing: RoomID?
         var bucket: TokenBucket
         /// The time zone named on `join`, for stats requests that name none.
         var timeZone: String?
@@ -145,6 +147,7 @@ package final class RoomHub: @unchecked Sendable {
         // A join still waiting is forgotten; its answers find no session and do nothing.
         joins[connection] = nil
         guard let session = sessions.removeValue(forKey: connection), !stopped else { return }
+        if let watched = session.observing { rooms[watched]?.observers.remove(connection) }
         guard let roomID = session.room, let member = session.member, let entry = rooms[roomID],
               entry.connections[member] == connection else { return }
         entry.connections[member] = nil
@@ -229,6 +232,7 @@ package final class RoomHub: @unchecked Sendable {
             return
         }
         if case .join = frame.message {} else { sessions[connection]?.silentNewMember = false }
+        if observerFrame(frame, from: connection) { return }
         if refusedDuringOutage(frame, from: connection, at: now) { return }
         switch frame.message {
         case .ping:
@@ -245,6 +249,8 @@ package final class RoomHub: @unchecked Sendable {
             join(JoinFlow.Request(room: room, name: name, token: token, passcode: passcode, control: control,
                                   ref: frame.ref),
                  connection: connection, at: now)
+        case let .observe(room, token, passcode):
+            observe(room: room, token: token, passcode: passcode, ref: frame.ref, connection: connection, at: now)
         case let .stats(room, days, tz, passcode):
             stats(room: room, days: days, tz: tz, passcode: passcode, ref: frame.ref, connection: connection, at: now)
         case .leave:
@@ -274,7 +280,7 @@ package final class RoomHub: @unchecked Sendable {
     /// through: its save waits for the database.
     private func refusedDuringOutage(_ frame: ClientFrame, from connection: ConnectionID, at now: ClockReading) -> Bool {
         switch frame.message {
-        case .ping, .stats, .leave: return false
+        case .ping, .stats, .leave, .observe: return false
         default: break
         }
         guard let store, store.outage != nil else { return false }
@@ -302,7 +308,7 @@ package final class RoomHub: @unchecked Sendable {
         case .presence(let away): .setAway(away)
         case .control(let mode): .setControlMode(mode)
         case .handOff(let member): .handOff(to: MemberID(member))
-        case .join, .leave, .ping, .stats: nil
+        case .join, .leave, .ping, .stats, .observe: nil
         }
     }
 

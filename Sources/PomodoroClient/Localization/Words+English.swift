@@ -46,6 +46,6 @@ extension Words {
         .errForbidden: "only the host can do that in this room", .errBadPasscode: "wrong passcode",
         .errUnavailable: "the server could not read its records; try again in a moment",
         .errStoreUnavailable: "the server cannot save changes just now; try again in a moment",
-        .errNotFound: "there is no such room", .errInternal: "something went wrong on the server",
+        .errNotFound: "there is no such room", .errInternal: "something went wrong on the server", .errObserver: "watching only: join the room to take part",
     ]
 }

@@ -48,6 +48,6 @@ extension Words {
         .errForbidden: "이 방에서는 호스트만 할 수 있어요", .errBadPasscode: "비밀번호가 틀렸어요",
         .errUnavailable: "서버가 기록을 읽지 못했어요. 잠시 후 다시 시도하세요",
         .errStoreUnavailable: "서버가 지금은 변경 사항을 저장하지 못해요. 잠시 후 다시 시도하세요",
-        .errNotFound: "그런 방이 없어요", .errInternal: "서버에 문제가 생겼어요",
+        .errNotFound: "그런 방이 없어요", .errInternal: "서버에 문제가 생겼어요", .errObserver: "보기만 하는 중이에요: 참여하려면 방에 들어가세요",
     ]
 }

@@ -46,6 +46,6 @@ extension Words {
         .errForbidden: "在这个房间只有主持人能这样做", .errBadPasscode: "密码错误",
         .errUnavailable: "服务器暂时无法读取记录，请稍后再试",
         .errStoreUnavailable: "服务器暂时无法保存更改，请稍后再试",
-        .errNotFound: "没有这个房间", .errInternal: "服务器发生错误",
+        .errNotFound: "没有这个房间", .errInternal: "服务器发生错误", .errObserver: "仅观看：加入房间才能参与",
     ]
 }

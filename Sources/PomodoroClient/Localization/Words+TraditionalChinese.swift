@@ -46,6 +46,6 @@ extension Words {
         .errForbidden: "在這個房間只有主持人能這樣做", .errBadPasscode: "密碼錯誤",
         .errUnavailable: "伺服器暫時無法讀取紀錄，請稍後再試",
         .errStoreUnavailable: "伺服器暫時無法儲存變更，請稍後再試",
-        .errNotFound: "沒有這個房間", .errInternal: "伺服器發生錯誤",
+        .errNotFound: "沒有這個房間", .errInternal: "伺服器發生錯誤", .errObserver: "僅觀看：加入房間才能參與",
     ]
 }

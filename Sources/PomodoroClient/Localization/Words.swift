@@ -31,7 +31,7 @@ public enum Phrase: String, CaseIterable, Sendable {
     // The server's refusals, by code (PROTOCOL.md §10)
     case errBadJSON, errBadRequest, errUnknownType, errNotJoined, errAlreadyJoined, errTooLarge
     case errBinaryUnsupported, errInvalidState, errRoomFull, errReplaced, errShuttingDown, errRateLimited
-    case errRoomLimit, errForbidden, errBadPasscode, errUnavailable, errStoreUnavailable, errNotFound, errInternal
+    case errRoomLimit, errForbidden, errBadPasscode, errUnavailable, errStoreUnavailable, errNotFound, errInternal, errObserver
 }
 
 /// The phrases of one language, with `{name}` placeholders filled in.
@@ -87,6 +87,7 @@ public struct Words: Sendable, Equatable {
         case .storeUnavailable: self(.errStoreUnavailable)
         case .notFound: self(.errNotFound)
         case .internalError: self(.errInternal)
+        case .observer: self(.errObserver)
         }
     }
 

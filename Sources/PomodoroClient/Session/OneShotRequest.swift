@@ -103,7 +103,8 @@ public struct RequestMachine: Sendable {
     private func isReply(_ message: ServerMessage) -> Bool {
         let ref: Ref?
         switch message {
-        case let .welcome(_, _, _, _, r), let .ok(_, _, r), let .pong(_, r), let .stats(_, r): ref = r
+        case let .welcome(_, _, _, _, r), let .ok(_, _, r), let .pong(_, r), let .stats(_, r),
+             let .observing(_, _, r): ref = r
         case let .error(_, _, _, r):
             guard let r else { return true }
             ref = r
