@@ -20,6 +20,7 @@ extension RoomHub {
         if path == ServerMetrics.path, configuration.metricsEnabled {
             return metrics.response(.init(connections: transport.connectionCount, rooms: rooms.count,
                                           members: rooms.values.reduce(0) { $0 + $1.room.memberCount },
+                                          observers: observerCount,
                                           droppedSlowClients: transport.droppedSlowClients))
         }
         // Invite links name the room in the path (/r/team-alpha): they get the page, which reads the name.

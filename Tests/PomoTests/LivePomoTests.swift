@@ -147,8 +147,10 @@ struct LivePomoTests {
         let pomo = Built.pomo
         let env = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
 
+        // status observes: a room nobody opened is refused, and is not created by asking.
         var result = try runProgram(pomo, ["status", "scripted", "--server", server.url], environment: env)
-        #expect(result.status == 0 && result.out == "Idle 00:00\n", "\(result)")
+        #expect(result.status == 1 && result.out.isEmpty, "\(result)")
+        #expect(result.err.contains("not_found") || result.err.contains("no room of that name is open"), "\(result)")
 
         // Refused by the server: nothing runs, so nothing pauses.
         result = try runProgram(pomo, ["pause", "scripted", "--server", server.url], environment: env)
@@ -158,6 +160,8 @@ struct LivePomoTests {
 
         result = try runProgram(pomo, ["configure", "scripted", "--focus", "10m", "--server", server.url], environment: env)
         #expect(result.status == 0 && result.out.contains("Focus 10m") && result.out.contains("applies now"), "\(result)")
+        result = try runProgram(pomo, ["status", "scripted", "--server", server.url], environment: env)
+        #expect(result.status == 0 && result.out == "Idle 00:00\n", "\(result)")
         result = try runProgram(pomo, ["start", "scripted", "--server", server.url], environment: env)
         #expect(result.status == 0 && result.out.hasPrefix("scripted: Focus 1 of 4, running, "), "\(result)")
         result = try runProgram(pomo, ["extend", "scripted", "-1m", "--server", server.url], environment: env)
@@ -173,7 +177,7 @@ struct LivePomoTests {
                                 environment: env)
         #expect(result.out == "focus running 1/4 0\n", "\(result)")
 
-        // --json: the snapshot, without pomo's own visiting member.
+        // --json: the snapshot; the observer is in none of it.
         result = try runProgram(pomo, ["status", "scripted", "--json", "--server", server.url], environment: env)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [String: Any])
         #expect(json["phase"] as? String == "focus" && json["status"] as? String == "running")
@@ -198,9 +202,12 @@ struct LivePomoTests {
         #expect(result.out == "scripted running\n")
     }
 
-    @Test func watchStreamsOneJSONObjectPerLine() throws {
+    @Test func watchStreamsOneJSONObjectPerLine() async throws {
         let server = try ServerProcess()
         defer { server.stop() }
+        // watch observes: the room must be open.
+        let host = try OtherMember(url: server.url, room: "streamed", name: "Ada")
+        try await host.waitForWelcome()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Built.pomo)
         process.arguments = ["watch", "streamed", "--json", "--server", server.url]
@@ -215,19 +222,20 @@ struct LivePomoTests {
             }
             return try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
         }
-        let welcome = try nextLine()
-        #expect(welcome["type"] as? String == "welcome")
-        #expect((welcome["you"] as? [String: Any])?["token"] as? String == "")
+        let observing = try nextLine()
+        #expect(observing["type"] as? String == "observing")
+        #expect(observing["you"] == nil)
         _ = try runProgram(Built.pomo, ["start", "streamed", "--server", server.url, "--quiet"])
         var types: [String] = []
         while !types.contains("tick") {
             types.append(try nextLine()["type"] as? String ?? "?")
         }
         #expect(types.contains("state") && types.contains("event"))
-        // SIGTERM: watch leaves and exits 0.
+        // SIGTERM: watch ends and exits 0.
         process.terminate()
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
+        await host.stop()
     }
 
     @Test func helpIsComplete() throws {
