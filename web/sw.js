@@ -17,7 +17,7 @@ const PAGE_FILES = [
   '/connectionbanner.js', '/dom.js', '/favicon.js', '/formchecks.js', '/handoff.js', '/i18n.js', '/install.js',
   '/joinform.js', '/keys.js', '/limits.js', '/notices.js', '/render.js', '/roomcontrols.js', '/roommodel.js',
   '/roomname.js', '/roomview.js', '/settingsform.js', '/shortcuts.js', '/sound.js', '/stats.js', '/statspanel.js',
-  '/statsview.js', '/storage.js', '/toolbar.js', '/wording.js',
+  '/statsview.js', '/storage.js', '/toolbar.js', '/walldisplay.js', '/wording.js',
 ];
 
 /** Whether a request is for one of the page's files (or a page address), not the API or the health check. */
