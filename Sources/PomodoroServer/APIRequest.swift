@@ -15,6 +15,8 @@ struct APIRequest: Equatable {
         case history(limit: Int, before: Int64?, format: Format)
         /// The live room's snapshot (`GET /api/rooms/{room}`), from memory, not the journal.
         case room
+        /// The live room as Server-Sent Events (`GET /api/rooms/{room}/events`).
+        case events
     }
 
     enum Format: String, Equatable {
@@ -44,7 +46,7 @@ struct APIRequest: Equatable {
         let parts = http.path.split(separator: "/", omittingEmptySubsequences: false)
         let live = parts.count == 4 && parts[1] == "api" && parts[2] == "rooms"
         let journal = parts.count == 5 && parts[1] == "api" && parts[2] == "rooms"
-            && (parts[4] == "stats" || parts[4] == "history")
+            && (parts[4] == "stats" || parts[4] == "history" || parts[4] == "events")
         guard live || journal else {
             return refuse(.notFound, "no such path; try /api/rooms/{room}, /api/rooms/{room}/stats or /api/rooms/{room}/history")
         }
@@ -61,6 +63,7 @@ struct APIRequest: Equatable {
             header.lowercased().hasPrefix("bearer ") ? String(header.dropFirst(7)).trimmingWhitespace() : nil
         }
         if live { return .success(APIRequest(room: room, zone: zone, query: .room, bearer: bearer)) }
+        if parts[4] == "events" { return .success(APIRequest(room: room, zone: zone, query: .events, bearer: bearer)) }
         if parts[4] == "stats" {
             let range = Int64(FocusReport.dayRange.lowerBound)...Int64(FocusReport.dayRange.upperBound)
             guard let days = integer("days", default: Int64(daysByDefault), in: range) else {

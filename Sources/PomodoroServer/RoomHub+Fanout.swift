@@ -130,6 +130,7 @@ extension RoomHub {
     }
 
     private func broadcast(_ message: ServerMessage, in entry: RoomEntry, except skip: ConnectionID? = nil) {
+        if !entry.streams.isEmpty { stream(message, in: entry) }
         guard !entry.connections.isEmpty || !entry.observers.isEmpty else { return }
         let frame = OutboundFrame(WireCodec.encode(message))
         var sent = 0

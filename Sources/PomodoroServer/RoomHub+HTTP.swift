@@ -21,6 +21,7 @@ extension RoomHub {
             return metrics.response(.init(connections: transport.connectionCount, rooms: rooms.count,
                                           members: rooms.values.reduce(0) { $0 + $1.room.memberCount },
                                           observers: observerCount,
+                                          eventStreams: rooms.values.reduce(0) { $0 + $1.streams.count },
                                           droppedSlowClients: transport.droppedSlowClients))
         }
         // Invite links name the room in the path (/r/team-alpha): they get the page, which reads the name.
@@ -62,6 +63,9 @@ extension RoomHub {
         }
         let room = request.room, zone = request.zone
         if request.query == .room { return liveRoom(room, bearer: request.bearer, address: address, responder: responder) }
+        if request.query == .events {
+            return liveEvents(room, bearer: request.bearer, address: address, responder: responder)
+        }
         let access = journalAccess(to: room, connection: nil, token: request.bearer, credential: request.bearer)
         func read<T: Sendable>(_ query: @escaping @Sendable (any RoomStore) throws(StoreError) -> T,
                                answer: @escaping (T) -> HTTPResponse) {
@@ -80,7 +84,7 @@ extension RoomHub {
                 HTTPResponse(status: 200, contentType: "application/json",
                              body: WireCodec.encodeStatsBody(StatsReportPayload(report)))
             }
-        case .room:
+        case .room, .events:
             break
         case .history(let limit, let before, let format):
             // A page ends at `limit` sessions or at about HistoryPage.maxBytes, whichever comes first; the store

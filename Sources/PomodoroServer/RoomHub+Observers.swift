@@ -120,6 +120,8 @@ extension RoomHub {
             transport.close(connection, code: Self.roomClosedCode, reason: "room closed")
         }
         entry.observers.removeAll()
+        for stream in entry.streams { stream.finish() }
+        entry.streams.removeAll()
     }
 
     static let roomClosedCode: UInt16 = 4004

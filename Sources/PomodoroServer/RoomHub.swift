@@ -84,6 +84,10 @@ package final class RoomHub: @unchecked Sendable {
     /// Set at shutdown: closing connections then changes no room, and no room timer is armed.
     var stopped = false
 
+    /// Keeps event streams alive with a comment (`RoomHub+Events.swift`); armed while any stream is open.
+    var heartbeat: (any HubTimer)?
+    var heartbeatArmed = false
+
     /// - Parameters:
     ///   - transport: set once here; the hub never reaches the network any other way.
     ///   - hashing: where passcode hashes run; a concurrent queue unless a test runs them by hand.
@@ -131,6 +135,7 @@ package final class RoomHub: @unchecked Sendable {
     package func stopTracking() {
         stopped = true
         for entry in rooms.values { entry.cancelTimers() }
+        heartbeat?.cancel()
     }
 
     // MARK: Connections

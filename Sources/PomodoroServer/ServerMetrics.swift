@@ -41,6 +41,8 @@ final class ServerMetrics {
         var members: Int
         /// Connections watching a room without being members (`observe`).
         var observers: Int = 0
+        /// Readers of `/api/rooms/{room}/events`.
+        var eventStreams: Int = 0
         /// The transport's running count; the counter follows it by the difference since the last scrape.
         var droppedSlowClients: Int
     }
@@ -50,6 +52,7 @@ final class ServerMetrics {
     private let rooms: Gauge
     private let members: Gauge
     private let observers: Gauge
+    private let eventStreams: Gauge
     private let framesSent: Counter
     private let bytesSent: Counter
     private let slowClientsDropped: Counter
@@ -64,6 +67,8 @@ final class ServerMetrics {
             "members", help: "Members of every room, connected or within their reconnection grace period."))
         observers = registry.makeGauge(descriptor: Self.name(
             "observers", help: "Connections watching a room without being members of it."))
+        eventStreams = registry.makeGauge(descriptor: Self.name(
+            "event_streams", help: "Readers of a room's Server-Sent Events."))
         framesSent = registry.makeCounter(descriptor: Self.name(
             "frames_sent", unit: "total", help: "Messages queued for clients: replies and broadcasts, one per recipient."))
         bytesSent = registry.makeCounter(descriptor: Self.name(
@@ -112,6 +117,7 @@ final class ServerMetrics {
         rooms.set(Int64(levels.rooms))
         members.set(Int64(levels.members))
         observers.set(Int64(levels.observers))
+        eventStreams.set(Int64(levels.eventStreams))
         if levels.droppedSlowClients > droppedSlowClientsSeen {
             slowClientsDropped.increment(by: Int64(levels.droppedSlowClients - droppedSlowClientsSeen))
             droppedSlowClientsSeen = levels.droppedSlowClients

@@ -140,3 +140,70 @@ import Testing
         #expect(try t.messages(to: ada).isEmpty)
     }
 }
+
+/// `GET /api/rooms/{room}/events` through the hub with no socket.
+@Suite struct HubEventStreamTests {
+    static func open(_ t: TestHub, _ path: String = "/api/rooms/team/events",
+                     authorization: String? = nil) -> RecordedResponse {
+        let response = RecordedResponse()
+        t.hub.receivedHTTP(HTTPRequest(method: .get, path: path, authorization: authorization, peer: "198.51.100.4"),
+                           responder: response)
+        t.settle()
+        return response
+    }
+
+    @Test func aStreamStartsWithTheStateThenCarriesTicksWithRisingIDs() throws {
+        let t = TestHub()
+        let ada = t.connect()
+        t.send(.join(room: "team", name: "Ada", token: nil), from: ada)
+        let response = Self.open(t)
+        let head = try #require(response.response)
+        #expect(head.status == 200 && head.contentType == "text/event-stream; charset=utf-8")
+        let stream = try #require(response.streamed)
+        #expect(stream.pieces.first == "retry: 3000\n\n")
+        #expect(stream.events.dropFirst().first == "state")
+
+        t.send(.start, from: ada)
+        t.pass(.seconds(3))
+        let ticks = stream.pieces.filter { $0.hasPrefix("event: tick\n") }
+        #expect(ticks.count >= 3)
+        let ids = ticks.compactMap { $0.split(separator: "\n")[1].split(separator: " ").last.flatMap { Int($0) } }
+        #expect(ids.count == ticks.count && ids == ids.sorted())
+        #expect(stream.pieces.contains { $0.hasPrefix("event: event\n") && $0.contains("\"kind\":\"control\"") })
+        // Every piece is one SSE event: lines, then a blank line.
+        #expect(stream.pieces.allSatisfy { $0.hasSuffix("\n\n") })
+        // Ada heard nothing of the reader.
+        #expect(!(try t.messages(to: ada)).contains { $0.label.contains("member") && $0.label != "event memberJoined" })
+    }
+
+    @Test func aReaderThatStopsReadingIsDroppedAndTheRoomGoesOn() throws {
+        let t = TestHub()
+        let ada = t.connect()
+        t.send(.join(room: "team", name: "Ada", token: nil), from: ada)
+        let slow = try #require(Self.open(t).streamed)
+        let steady = try #require(Self.open(t).streamed)
+        t.send(.start, from: ada)
+        slow.reading = false
+        t.pass(.seconds(20))
+        #expect(slow.unread == slow.capacity)
+        let room = try #require(t.hub.rooms[try RoomID(validating: "team")])
+        #expect(room.streams.count == 1 && room.streams.first === steady)
+        #expect(steady.pieces.filter { $0.hasPrefix("event: tick\n") }.count >= 20)
+        // The heartbeat reaches the one left.
+        #expect(steady.events.contains(":"))
+        let ticksToAda = try t.messages(to: ada).filter { $0.label == "tick" }.count
+        #expect(ticksToAda >= 20)
+    }
+
+    @Test func aStreamHasTheSameLockAndNeedsAnOpenRoom() throws {
+        let t = TestHub()
+        #expect(Self.open(t, "/api/rooms/nowhere/events").response?.status == 404)
+        let ada = t.connect()
+        t.send(.join(room: "vault", name: "Ada", token: nil, passcode: "open sesame"), from: ada)
+        t.settle()
+        #expect(Self.open(t, "/api/rooms/vault/events").response?.status == 401)
+        #expect(Self.open(t, "/api/rooms/vault/events", authorization: "Bearer nope").response?.status == 401)
+        let opened = Self.open(t, "/api/rooms/vault/events", authorization: "Bearer open sesame")
+        #expect(opened.response?.status == 200 && opened.streamed != nil)
+    }
+}
