@@ -76,8 +76,15 @@ extension WebSocketServer {
         if !exchange.headersWritten {
             var small = HTTPStream.sendBufferBytes
             setsockopt(lws_get_socket_fd(wsi), SOL_SOCKET, SO_SNDBUF, &small, socklen_t(MemoryLayout<Int32>.size))
-            guard writeHeaders(wsi, head, endingTheStream: false, length: lws_filepos_t.max) else { return -1 }
+            guard writeHeaders(wsi, head, endingTheStream: exchange.headersOnly, length: lws_filepos_t.max) else {
+                return -1
+            }
             exchange.headersWritten = true
+            // HEAD: the head alone, then the end (of the connection: the answer has no length).
+            if exchange.headersOnly {
+                stream.isClosed = true
+                return -1
+            }
             lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
             if !stream.queue.isEmpty || stream.finishing { lws_callback_on_writable(wsi) }
             return 0

@@ -63,6 +63,9 @@ struct ExitStressTests {
     @Test func againstALiveServerEveryRunExitsWith0() throws {
         let server = try ServerProcess()
         defer { server.stop() }
+        // status observes, and only an open room can be observed: a one-shot command opens it first.
+        let opened = try runProgram(Built.pomo, ["start", "stress", "--server", server.url, "--quiet"])
+        #expect(opened.status == 0, "\(opened)")
         let tally = try Self.statuses(["status", "stress", "--server", server.url, "--timeout", "20"],
                                       count: Self.runsPerCase)
         #expect(tally == [0: Self.runsPerCase], "exit statuses (128+N: killed by signal N): \(tally)")
