@@ -71,6 +71,7 @@ export function joinStarted(state, roomName, access = {}) {
     room: null,
     seq: -1,
     me: null,
+    observing: false,
     settingsDirty: false,
     names: {},
     stats: newStats(state.stats.open),
@@ -154,7 +155,7 @@ function welcome(state, message, effects) {
     next = { ...next, limits: limitsFrom(message.limits) };
     effects.push({ type: 'limits', limits: next.limits });
   }
-  next = snapshot({ ...next, me: message.you.id, seq: -1 }, message.room, true, effects);
+  next = snapshot({ ...next, me: message.you.id, seq: -1, observing: false }, message.room, true, effects);
   effects.push({ type: 'welcomed' });
   // A passcode or host-only choice only shapes a new room: joining one that already existed, say so.
   const asked = next.asked;

@@ -335,6 +335,9 @@ fixture('observing.json', 'watching: the room is shown with nobody in it who is 
   // Its ticks and states follow as a member's do.
   const ticked = step(state, golden('tick'));
   assert.equal(ticked.state.room.remainingMs, 1498000);
+  // Joining afterwards (a refused watch, then the join form) is a member's page again.
+  assert.equal(M.joinStarted(state, 'team-alpha').observing, false);
+  assert.equal(step(state, golden('welcome')).state.observing, false);
 });
 
 fixture('error-observer.json', 'a control pressed while watching is a notice in words of its own', () => {
