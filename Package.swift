@@ -88,7 +88,7 @@ let package = Package(
                 path: "Tests/PomodoroTestSupport", swiftSettings: strict),
 
         .testTarget(name: "PomodoroCoreTests", dependencies: ["PomodoroCore"], swiftSettings: strict),
-        .testTarget(name: "PomodoroStoreTests", dependencies: ["PomodoroStore", "PomodoroCore"],
+        .testTarget(name: "PomodoroStoreTests", dependencies: ["PomodoroStore", "PomodoroCore", "PomodoroTestSupport"],
                     swiftSettings: strict),
         .testTarget(name: "PomodoroPostgresTests",
                     dependencies: ["PomodoroPostgres", "PomodoroStore", "PomodoroCore", "PomodoroServer", "PomodoroNet",

@@ -17,11 +17,13 @@ import { createNotices } from './notices.js';
 import { createActivity } from './activity.js';
 import { createFavicon } from './favicon.js';
 import { createHandoff } from './handoff.js';
+import { createHosting } from './hosting.js';
 import { createRoomView } from './roomview.js';
 import { createRoomControls } from './roomcontrols.js';
 import { createSettingsForm } from './settingsform.js';
 import { createJoinForm } from './joinform.js';
 import { createStatsView } from './statsview.js';
+import { createScheduleView } from './scheduleview.js';
 import { createToolbar } from './toolbar.js';
 import { createConnectionBanner } from './connectionbanner.js';
 import { wireShortcuts } from './shortcuts.js';
@@ -53,17 +55,19 @@ const notices = createNotices(els);
 const activity = createActivity(els);
 const favicon = createFavicon(els.favicon, clock);
 const handoff = createHandoff({ els, page, send });
+const hosting = createHosting({ els, page, send });
 const controls = createRoomControls({
   els, page, send,
   explainHostOnly: () => view.explainHostOnly(),
   renderConnectionControls: () => view.renderConnectionControls(),
 });
 const view = createRoomView({
-  els, page, clock, favicon, handoff, announce: notices.announce, wireTaskInput: controls.wireTaskInput,
+  els, page, clock, favicon, handoff, hosting, announce: notices.announce, wireTaskInput: controls.wireTaskInput,
 });
 const settingsForm = createSettingsForm({ els, page, send, render: view.render });
 const joinForm = createJoinForm({ els, page, enterRoom });
 const statsView = createStatsView({ els, statsEls, page, connection, notices });
+const scheduleView = createScheduleView({ page, connection, notices });
 const banner = createConnectionBanner({ els, page });
 const alertSettings = createAlertSettings({ els });
 const toolbar = createToolbar({
@@ -109,7 +113,8 @@ function carryOut(effect) {
       save('limits', JSON.stringify(effect.limits));
       applyLimits();
       break;
-    case 'render': view.render(); break;
+    case 'render': view.render(); scheduleView.render(); break;
+    case 'schedules': scheduleView.render(); break;
     case 'frame': view.frame(); break;
     case 'welcomed': joinForm.ready(); break;
     case 'notice':
@@ -201,7 +206,10 @@ function handleStatus(status, info) {
   banner.render();
   view.render();
   // Joined (again): the open panel catches up, since sessions may have ended while we were away.
-  if (status === 'joined') statsView.refresh();
+  if (status === 'joined') {
+    statsView.refresh();
+    scheduleView.refresh();
+  }
 }
 
 function renderStaticLabels() {
@@ -217,6 +225,7 @@ function wire() {
   toolbar.wire();
   joinForm.wire(unlockAudio);
   statsView.wire();
+  scheduleView.wire();
   controls.wire();
   settingsForm.wire();
   alertSettings.wire();

@@ -5,7 +5,8 @@
 //   joined        welcome received
 //   reconnecting  lost; { attempt, retryAt } says when the next try is
 //   replaced      another tab took this member over (close 4001): never reconnects by itself
-//   refused       the server refused the join itself ({ error }): a bad name, a locked room, …
+//   refused       the server refused the join itself ({ error }): a bad name, a locked room, …; or the
+//                 host removed this member (error removed, close 4002), who is not let back for a while
 //   left          we left on purpose
 // Every socket callback checks that it belongs to the current socket, so a socket we gave up on can never
 // change the state (it would otherwise report its own 4001 when the new connection takes it over).
@@ -49,6 +50,7 @@ export class RoomConnection {
     this.nextRef = 1;
     this.joinRef = null;
     this.replacedSeen = false;
+    this.removed = null;
     this.lastWatch = Date.now();
 
     this.watchdog = setInterval(() => this.watch(), 1000);
@@ -155,6 +157,7 @@ export class RoomConnection {
   connect(status) {
     this.detach();
     this.replacedSeen = false;
+    this.removed = null;
     this.setStatus(status, { attempt: this.attempt });
     let ws;
     try {
@@ -205,6 +208,7 @@ export class RoomConnection {
       }
       if (message.type === 'error') {
         if (message.code === 'replaced') { this.replacedSeen = true; return; }
+        if (message.code === 'removed') { this.removed = message; return; }
         if (this.status !== 'joined') {
           // Before the welcome the join is the only request in flight, so this error answers it (matched
           // by state rather than by ref: some servers leave the ref out of room_limit).
@@ -232,6 +236,12 @@ export class RoomConnection {
       if (this.ws !== ws) return;
       if (event.code === 4001 || this.replacedSeen) {
         this.stop('replaced');
+        return;
+      }
+      // Removed by the host (4002): the name and token are refused for a while, so never reconnect; the
+      // landing says why, as for a refused join.
+      if (event.code === 4002 || this.removed) {
+        this.stop('refused', { error: this.removed ?? { code: 'removed' }, sentPasscode: false });
         return;
       }
       this.lost();

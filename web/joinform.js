@@ -21,7 +21,9 @@ export function createJoinForm({ els, page, enterRoom }) {
     else if (error?.field === 'room') text = t('roomInvalid');
     else if (error?.field === 'name') text = t('nameInvalid', { max: limits().maxNameLength });
     else text = errorText(error);
-    if (language() === 'en' && error?.message && error.code === 'bad_request' && error.field !== 'passcode') {
+    // The server's words add what the code alone cannot say: the bad value, or how long a ban has left.
+    const detailed = error?.code === 'bad_request' || error?.code === 'removed' || error?.code === 'banned';
+    if (language() === 'en' && error?.message && detailed && error.field !== 'passcode') {
       text = `${text} (${error.message})`;
     }
     // About the passcode: said right under its field (opened if folded), where the focus goes.

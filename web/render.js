@@ -261,7 +261,12 @@ function makeMemberRow(hooks) {
   makeHostText.className = 'make-host-text';
   makeHost.append(crownIcon('make-host-icon'), makeHostText);
   makeHost.addEventListener('click', () => hooks.makeHost?.(li.dataset.memberId));
-  li.append(avatar, main, makeHost, done);
+  const remove = document.createElement('button');
+  remove.type = 'button';
+  remove.className = 'btn chip remove-member';
+  remove.hidden = true;
+  remove.addEventListener('click', () => hooks.removeMember?.(li.dataset.memberId));
+  li.append(avatar, main, makeHost, remove, done);
   return li;
 }
 
@@ -303,6 +308,13 @@ export function renderMembers(list, members, meId, hostId, hooks) {
         makeHost.setAttribute('aria-label', label);
         makeHost.setAttribute('title', label);
       }
+    }
+    const remove = li.querySelector('.remove-member');
+    if (remove.hidden === offer) remove.hidden = !offer;
+    if (offer) {
+      setText(remove, t('removeMember'));
+      const label = t('removeMemberAria', { name: member.name });
+      if (remove.getAttribute('aria-label') !== label) remove.setAttribute('aria-label', label);
     }
     setText(li.querySelector('.presence-text'), t(state === 'offline' ? 'offline' : state));
 

@@ -19,16 +19,19 @@
 //   dropTimeZone                the server does not know the browser's zone: stop sending it
 //   controls                    the controls' enabled states (the host-only switch was confirmed)
 //   settingsNoteCleared / settingsSaved { appliesFrom } / settingsError { error }   the settings form's notes
+//   schedules                   draw the room's schedules again (the list came, or changed)
 
 import { limitsFrom, DEFAULT_LIMITS } from './limits.js';
 
 /** Every message type the server sends (docs/PROTOCOL.md). Others, from later versions, are ignored. */
-export const SERVER_MESSAGES = Object.freeze(['welcome', 'observing', 'state', 'tick', 'event', 'ok', 'error', 'pong', 'stats']);
+export const SERVER_MESSAGES = Object.freeze(['welcome', 'observing', 'state', 'tick', 'event', 'ok', 'error', 'pong', 'stats',
+  'schedules']);
 
 /** Every event kind the page has words for. Others, from later versions, are ignored. */
 export const EVENT_KINDS = Object.freeze([
   'phaseCompleted', 'memberJoined', 'memberReturned', 'memberAway', 'memberBack', 'memberLeft', 'control',
-  'hostChanged', 'controlModeChanged',
+  'hostChanged', 'controlModeChanged', 'lockChanged', 'scheduleWarning', 'scheduleStarted', 'scheduleMissed',
+  'scheduleEnded',
 ]);
 
 const CONTROL_WORDS = Object.freeze({
@@ -55,6 +58,8 @@ export function initialState(limits = DEFAULT_LIMITS) {
     controlRef: null,
     settingsDirty: false,
     stats: newStats(false),
+    /** The room's schedules as the server last listed them (docs/PROTOCOL.md §15); null until it has. */
+    schedules: null,
     limits,
   };
 }
@@ -75,11 +80,12 @@ export function joinStarted(state, roomName, access = {}) {
     settingsDirty: false,
     names: {},
     stats: newStats(state.stats.open),
+    schedules: null,
   };
 }
 
 export function left(state) {
-  return { ...state, room: null, roomName: null, stats: { ...state.stats, open: false } };
+  return { ...state, room: null, roomName: null, schedules: null, stats: { ...state.stats, open: false } };
 }
 
 /** A request that waits for its answer: `configure` or `control` with its ref. */
@@ -144,6 +150,7 @@ export function reduce(state, message, { now = 0 } = {}) {
     case 'ok': next = ok(state, message, effects); break;
     case 'error': next = error(state, message, effects); break;
     case 'stats': next = stats(state, message, effects); break;
+    case 'schedules': next = schedules(state, message, effects); break;
     default: break; // pong (its server time is all it brings), and message types from later versions
   }
   return { state: next, effects };
@@ -248,7 +255,7 @@ function event(state, message, effects, now) {
       feed('evBack', { name: name(subject) });
       break;
     case 'memberLeft':
-      feed(message.reason === 'expired' ? 'evExpired' : 'evLeft', { name: name(subject) });
+      feed({ expired: 'evExpired', removed: 'evRemoved' }[message.reason] ?? 'evLeft', { name: name(subject) });
       break;
     case 'control':
       // Another member's settings make our own "saved" note old news.
@@ -270,6 +277,25 @@ function event(state, message, effects, now) {
       break;
     case 'controlModeChanged':
       feed(message.mode === 'host' ? 'evModeHost' : 'evModeAnyone', { name: name(message.by) });
+      break;
+    case 'scheduleWarning': {
+      const words = { key: 'evScheduleWarning', values: { name: message.name, n: message.minutes } };
+      feed(words.key, words.values);
+      effects.push({ type: 'notify', title: words, body: { key: 'evScheduleWarning', values: words.values } });
+      break;
+    }
+    case 'scheduleStarted':
+      feed('evScheduleStarted', { name: message.name }, 'focus');
+      effects.push({ type: 'announce', text: { key: 'evScheduleStarted', values: { name: message.name } } });
+      break;
+    case 'scheduleMissed':
+      feed(message.busy ? 'evScheduleSkipped' : 'evScheduleMissed', { name: message.name });
+      break;
+    case 'scheduleEnded':
+      feed('evScheduleEnded', { name: message.name, n: message.focusSessions });
+      break;
+    case 'lockChanged':
+      feed(message.locked ? 'evLocked' : 'evUnlocked', { name: name(message.by) });
       break;
     default:
       break; // event kinds from later versions
@@ -300,7 +326,8 @@ function error(state, message, effects) {
     effects.push({ type: 'settingsError', error: message });
     return { ...state, configureRef: null };
   }
-  if (message.code === 'replaced') return state; // the connection reports it as a state
+  // Being replaced or removed ends the connection: the connection reports it as a state.
+  if (message.code === 'replaced' || message.code === 'removed') return state;
   let next = state;
   if (answers(message, state.controlRef)) {
     next = { ...next, controlRef: null }; // the switch goes back to what the room says
@@ -326,4 +353,11 @@ function stats(state, message, effects) {
   if (message.ref === undefined || message.ref !== state.stats.ref) return state;
   effects.push({ type: 'statsPanel' });
   return { ...state, stats: { ...state.stats, ref: null, loading: false, error: null, data: message } };
+}
+
+/** The room's schedules: only for the room shown (a list for another room is old news). */
+function schedules(state, message, effects) {
+  if (!state.room || message.room !== state.room.id || !Array.isArray(message.schedules)) return state;
+  effects.push({ type: 'schedules' });
+  return { ...state, schedules: message.schedules };
 }

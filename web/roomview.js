@@ -7,7 +7,7 @@ import {
   titleFor, setText, mayControl,
 } from './render.js';
 
-export function createRoomView({ els, page, clock, favicon, handoff, announce, wireTaskInput }) {
+export function createRoomView({ els, page, clock, favicon, handoff, hosting, announce, wireTaskInput }) {
   let lastTitle = '';
 
   function render() {
@@ -18,7 +18,7 @@ export function createRoomView({ els, page, clock, favicon, handoff, announce, w
     renderPhase(els, room);
     if (!favicon.hasColors() || phaseBefore !== room.phase) favicon.refreshColors();
     renderDialStatus(els, room, clock);
-    renderMembers(els.members, room.members, me, room.host, { wireTaskInput, makeHost: handoff.ask });
+    renderMembers(els.members, room.members, me, room.host, { wireTaskInput, makeHost: handoff.ask, removeMember: hosting.remove });
     renderMemberCounts(room);
     renderAccess(room);
     const mine = room.members.find((m) => m.id === me);
@@ -91,6 +91,7 @@ export function createRoomView({ els, page, clock, favicon, handoff, announce, w
     }
     els.kbdHint.hidden = !allowed;
     els.hostTools.hidden = !iHost;
+    els.removePasscode.hidden = !room.locked;
     if (controlRef === null) els.hostOnlyToggle.checked = room.control === 'host';
     // A confirmation that no longer fits the room goes away.
     if (!allowed && els.resetDialog.open) els.resetDialog.close();

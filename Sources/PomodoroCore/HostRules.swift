@@ -22,6 +22,11 @@ struct HostRules: Sendable {
         if hostOnly && host != id { throw .forbidden }
     }
 
+    /// Throws `forbidden` unless `id` holds the host role (for the host's tools: removing, the lock).
+    func checkHost(_ id: MemberID) throws(RoomError) {
+        if host != id { throw .forbidden }
+    }
+
     /// A member arrived: the first of an empty room hosts it. Returns whether the host changed.
     mutating func memberJoined(_ id: MemberID) -> Bool {
         guard host == nil else { return false }

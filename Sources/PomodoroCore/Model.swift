@@ -27,11 +27,13 @@ public enum TimerStatus: String, Sendable, Equatable {
 /// ran). For the room: focus phases that ran to their end, the time a focus was running, and the running
 /// focuses that were paused, skipped or reset.
 public struct FocusStats: Equatable, Sendable {
-    public var focusCompleted = 0
+    /// Completed focus sessions, as the stats reports (`FocusReport`) count them too; the snapshot on the wire
+    /// calls this count `focusCompleted` (docs/PROTOCOL.md §8).
+    public var focusSessions = 0
     public var focusTime: Duration = .zero
     public var interruptions = 0
-    public init(focusCompleted: Int = 0, focusTime: Duration = .zero, interruptions: Int = 0) {
-        self.focusCompleted = focusCompleted
+    public init(focusSessions: Int = 0, focusTime: Duration = .zero, interruptions: Int = 0) {
+        self.focusSessions = focusSessions
         self.focusTime = focusTime
         self.interruptions = interruptions
     }
@@ -71,7 +73,7 @@ public struct Member: Sendable {
     var creditedSince: Instant?
     /// Place in the join order: lower joined earlier. Never reused, so a stored row keeps its place without
     /// the rows after it being rewritten when someone leaves.
-    var rank = 0
+    var joinOrder = 0
 
     /// Focus time and session focus time at `now`, with the running span added.
     func earned(at now: Instant) -> (stats: MemberStats, session: Duration) {
@@ -99,6 +101,8 @@ public enum LeaveReason: String, Sendable, Equatable {
     case left
     /// The member did not come back within the grace period.
     case expired
+    /// The host removed the member, who may not come back for a while.
+    case removed
 }
 
 /// The controls a member can press.
@@ -130,12 +134,14 @@ public enum RoomEvent: Equatable, Sendable {
     case hostChanged(MemberID?)
     /// The host changed who may press the controls.
     case controlModeChanged(ControlMode, by: MemberID)
+    /// The host locked the room with a new passcode (`locked`), or unlocked it.
+    case lockChanged(locked: Bool, by: MemberID)
 
     /// One member came, went, or stepped away or back: news for a small room, noise in a crowd.
     public var isAboutOneMember: Bool {
         switch self {
         case .memberJoined, .memberReturned, .memberAway, .memberBack, .memberLeft: true
-        case .phaseCompleted, .control, .hostChanged, .controlModeChanged: false
+        case .phaseCompleted, .control, .hostChanged, .controlModeChanged, .lockChanged: false
         }
     }
 }
@@ -164,6 +170,8 @@ public struct Outcome: Equatable, Sendable {
     public var tick: Tick?
     /// For `configure`: when the new settings apply.
     public var appliesFrom: AppliesFrom?
+    /// A scheduled session did its last focus and the room stopped.
+    public var scheduleEnded: ScheduledRun?
     public init() {}
 
     /// The state changed only in its members (joins, leaves, presence, tasks), not in its timer, settings,

@@ -62,7 +62,7 @@ public struct RoomRecord: Equatable, Sendable {
 public struct MemberRecord: Equatable, Sendable {
     public var id: MemberID
     /// Place in the room's join order (lower joined earlier; gaps are allowed).
-    public var order: Int
+    public var joinOrder: Int
     public var name: String
     /// The SHA-256 of the member's resume token, as 64 lowercase hex digits (`ResumeToken.hash`), so the
     /// member gets their place back after a restart while the store never holds a usable token.
@@ -80,10 +80,10 @@ public struct MemberRecord: Equatable, Sendable {
     /// right on its own, and one member's change rewrites no other member's row.
     public var creditedSinceMs: Int64?
 
-    public init(id: MemberID, order: Int, name: String, tokenHash: String, task: String, away: Bool,
+    public init(id: MemberID, joinOrder: Int, name: String, tokenHash: String, task: String, away: Bool,
                 connected: Bool, stats: FocusStats, sessionFocusMs: Int64, creditedSinceMs: Int64? = nil) {
         self.id = id
-        self.order = order
+        self.joinOrder = joinOrder
         self.name = name
         self.tokenHash = tokenHash
         self.task = task
@@ -155,6 +155,8 @@ public enum StoreChange: Equatable, Sendable {
     case removeMember(RoomID, MemberID)
     case focusCompleted(FocusSessionRecord)
     case interrupted(InterruptionRecord)
+    /// Replace the room's schedules by these (an empty list removes them all).
+    case saveSchedules(RoomID, [Schedule])
 }
 
 /// A room as it comes back from a store at start-up.

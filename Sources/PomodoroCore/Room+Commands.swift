@@ -82,6 +82,7 @@ extension Room {
     private mutating func reset(by id: MemberID, now: Instant, into outcome: inout Outcome) throws(RoomError) {
         guard phase != .idle || cycle != 1 else { throw .invalidState("the timer is already reset") }
         if isFocusRunning { countInterruption(at: now) }
+        endScheduledRun()
         phase = .idle
         timer = .idle
         phaseLength = .zero

@@ -8,6 +8,7 @@ extension Room {
         let name = try TextRules.clean(rawName, field: "name", allowEmpty: false, maxLength: policy.maxNameLength)
         var outcome = Outcome()
         advanceInternal(to: now, into: &outcome)
+        try checkBan(name: name, token: token, at: now)
         if let token, let id = roster.member(withTokenHash: token.hash) {
             creditFocus(until: now)
             let wasConnected = roster[id]!.connected

@@ -86,23 +86,30 @@ extension Room {
         if finished == .longBreak { cycle = 1 } else if finished != .focus && finished != .idle { cycle += 1 }
         // Fewer sessions per set now: start a new set, but a break keeps the cycle of the focus it follows.
         if next == .focus && cycle > settings.longBreakEvery { cycle = 1 }
-        enter(next, at: t, running: mayAutoStart && settings.autoStart && roster.connectedCount > 0)
+        // A scheduled session runs its set by itself, seen or not.
+        let autoStart = scheduledRun != nil || (settings.autoStart && roster.connectedCount > 0)
+        enter(next, at: t, running: mayAutoStart && autoStart)
     }
 
     mutating func complete(at t: Instant, into outcome: inout Outcome, mayAutoStart: Bool = true) {
         let finished = phase
         if finished == .focus {
             recreditAll(at: t)
-            stats.focusCompleted += 1
+            stats.focusSessions += 1
             var participants: [(MemberID, name: String, task: String, focus: Duration)] = []
             for id in roster.ids where roster[id]!.isPresent {
-                roster.update(id) { $0.stats.focusCompleted += 1 }
+                roster.update(id) { $0.stats.focusSessions += 1 }
                 let member = roster[id]!
                 participants.append((id, member.name, member.task, member.sessionFocusTime))
                 pending.memberChanged(id)
             }
             pending.record(.focusCompleted(startedAt: credit.focusStartedAt ?? t - phaseLength, endedAt: t,
                                            length: phaseLength, participants: participants))
+        }
+        if finished == .focus, scheduledFocusCompleted(at: t, into: &outcome) {
+            outcome.events.append(.phaseCompleted(completed: finished, next: .idle, autoStarted: false, cycle: cycle))
+            changed(&outcome)
+            return
         }
         moveOn(at: t, mayAutoStart: mayAutoStart)
         outcome.events.append(.phaseCompleted(completed: finished, next: phase,

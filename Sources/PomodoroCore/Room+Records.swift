@@ -17,7 +17,7 @@ extension Room {
         var changes: [StoreChange] = []
         if taken.roomDirty { changes.append(.saveRoom(record(wallOffsetNanoseconds: offset), passcode: passcode)) }
         for id in taken.removedMembers { changes.append(.removeMember(self.id, id)) }
-        let saved = taken.dirtyMembers.compactMap { roster[$0] }.sorted { $0.rank < $1.rank }
+        let saved = taken.dirtyMembers.compactMap { roster[$0] }.sorted { $0.joinOrder < $1.joinOrder }
         for member in saved {
             changes.append(.saveMember(self.id, memberRecord(member, wallOffsetNanoseconds: offset)))
         }
@@ -60,7 +60,7 @@ extension Room {
     }
 
     private func memberRecord(_ member: Member, wallOffsetNanoseconds offset: Int64) -> MemberRecord {
-        MemberRecord(id: member.id, order: member.rank, name: member.name, tokenHash: member.tokenHash,
+        MemberRecord(id: member.id, joinOrder: member.joinOrder, name: member.name, tokenHash: member.tokenHash,
                      task: member.task, away: member.away, connected: member.connected, stats: member.stats,
                      sessionFocusMs: member.sessionFocusTime.milliseconds,
                      creditedSinceMs: member.creditedSince.map { Self.wallMs($0, offset) })
@@ -91,9 +91,9 @@ extension Room {
         roster = Roster(nextMemberNumber: record.nextMemberNumber)
         credit = FocusCredit(creditedUntil: record.focusCreditedUntilMs.map(instant),
                              focusStartedAt: record.focusStartedAtMs.map(instant))
-        for row in stored.sorted(by: { $0.order < $1.order }) {
+        for row in stored.sorted(by: { $0.joinOrder < $1.joinOrder }) {
             var member = Member(id: row.id, name: row.name, tokenHash: row.tokenHash)
-            member.rank = row.order
+            member.joinOrder = row.joinOrder
             member.task = row.task
             member.away = row.away
             member.connected = row.connected

@@ -24,10 +24,14 @@ public struct Room: Sendable {
     var access: HostRules
     var credit = FocusCredit()
     var pending = PendingChanges()
+    /// Whom the host removed, until when (`Room+Hosting.swift`).
+    var bans = Bans()
     /// The whole seconds shown by the last tick or state: a tick goes out when this number falls.
     var shownSeconds: Int64 = 0
     /// Since when nobody has been connected and nothing has been running (nil otherwise).
     var quietSince: Instant?
+    /// The session a schedule started, while it runs (`Room+Schedule.swift`).
+    public internal(set) var scheduledRun: ScheduledRun?
 
     public init(id: RoomID, settings: RoomSettings = .standard, policy: RoomPolicy = .standard,
                 controlMode: ControlMode = .anyone, now: Instant) {
@@ -145,7 +149,7 @@ public struct Room: Sendable {
         let expired = roster.disconnected.filter { id in
             roster[id].map { member in member.disconnectedAt.map { now >= $0 + grace(of: member) } ?? false } ?? false
         }
-        for id in expired.sorted(by: { roster[$0]!.rank < roster[$1]!.rank }) {
+        for id in expired.sorted(by: { roster[$0]!.joinOrder < roster[$1]!.joinOrder }) {
             remove(id, reason: .expired, into: &outcome)
             changed(&outcome)
         }

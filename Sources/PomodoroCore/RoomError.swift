@@ -10,4 +10,6 @@ public enum RoomError: Error, Equatable, Sendable {
     case unknownMember
     /// In `host` control mode, a member who is not the host pressed a control.
     case forbidden
+    /// The host removed this member (by name or resume token), and they may not join again for `remaining`.
+    case banned(remaining: Duration)
 }

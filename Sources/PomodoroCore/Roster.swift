@@ -33,20 +33,20 @@ struct Roster: Sendable {
         ids.first { ResumeToken.sameHash(members[$0]!.tokenHash, hash) }
     }
 
-    /// Adds a new member at the end of the join order, with the next member number as id and rank.
+    /// Adds a new member at the end of the join order, with the next member number as id and place in the join order.
     mutating func add(name: String, tokenHash: String, _ setUp: (inout Member) -> Void = { _ in }) -> MemberID {
         let id = MemberID("m\(nextMemberNumber)")
         var member = Member(id: id, name: name, tokenHash: tokenHash)
-        member.rank = nextMemberNumber
+        member.joinOrder = nextMemberNumber
         setUp(&member)
         nextMemberNumber += 1
         insert(member)
         return id
     }
 
-    /// Puts back a member as a store kept them; rows come in join order (`rank`).
+    /// Puts back a member as a store kept them; rows come in join order (`joinOrder`).
     mutating func restore(_ member: Member) {
-        nextMemberNumber = max(nextMemberNumber, member.rank + 1)
+        nextMemberNumber = max(nextMemberNumber, member.joinOrder + 1)
         insert(member)
     }
 

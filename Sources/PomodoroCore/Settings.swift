@@ -74,6 +74,8 @@ public struct RoomPolicy: Equatable, Sendable {
     /// this bounds how fast a room (with auto-start) can write them. Tests that run phases of a second or
     /// two lower it; a room's settings from before are not touched.
     public var minFocusSeconds: Int
+    /// How long a member the host removed may not join the room again.
+    public var removalBan: Duration = .seconds(600)
 
     public init(reconnectGrace: Duration = .seconds(120), emptyRoomLifetime: Duration = .seconds(600),
                 maxMembers: Int = 10_000, maxTaskLength: Int = 200, maxNameLength: Int = 40,

@@ -10,6 +10,19 @@ public struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
 
 /// Everything the server can be told to do at start.
 public struct WebSocketServerOptions: Sendable {
+    /// The defaults that other layers share, by name: the application's limits (`ServerLimits`), the server's
+    /// configuration and the clients start from these rather than repeating the numbers.
+    public enum Defaults {
+        /// The port a server listens on, and its clients look for it on, unless told otherwise.
+        public static let port = 8080
+        public static let maxMessageBytes = 16 * 1024
+        public static let maxQueuedFrames = 256
+        public static let maxQueuedBytes = 1 << 20
+        public static let pingAfterSeconds: UInt16 = 30
+        public static let hangUpAfterSeconds: UInt16 = 75
+        public static let handshakeTimeoutSeconds = 5
+    }
+
     /// The address to listen on; nil for every interface.
     public var host: String?
     /// The TCP port; 0 picks a free one (read it back from `port`).
@@ -31,13 +44,13 @@ public struct WebSocketServerOptions: Sendable {
     /// more are answered 429 at once. 0 for no limit.
     public var maxHTTPRequestsPerAddress = 8
     /// The largest message accepted; larger ones are discarded and reported.
-    public var maxMessageBytes = 16 * 1024
+    public var maxMessageBytes = Defaults.maxMessageBytes
     /// Frames waiting for a slow reader at most, and their bytes: past either the connection is dropped.
-    public var maxQueuedFrames = 256
-    public var maxQueuedBytes = 1 << 20
+    public var maxQueuedFrames = Defaults.maxQueuedFrames
+    public var maxQueuedBytes = Defaults.maxQueuedBytes
     /// Seconds without traffic before a ping, and before a silent peer is hung up on.
-    public var pingAfterSeconds: UInt16 = 30
-    public var hangUpAfterSeconds: UInt16 = 75
+    public var pingAfterSeconds = Defaults.pingAfterSeconds
+    public var hangUpAfterSeconds = Defaults.hangUpAfterSeconds
     /// Origins (scheme://host[:port]) whose pages may open WebSockets. Empty: only the server's own, taken
     /// from each request's `Host`; else exactly these (list the server's own public origin too). Requests
     /// without an Origin header (non-browser clients) are not affected.
@@ -49,7 +62,7 @@ public struct WebSocketServerOptions: Sendable {
     /// socket's peer is the client.
     public var trustedProxies = TrustedProxies.none
     /// Seconds a connection may take to complete its HTTP request or WebSocket handshake.
-    public var handshakeTimeoutSeconds = 5
+    public var handshakeTimeoutSeconds = Defaults.handshakeTimeoutSeconds
     /// PEM certificate (chain) and private key: when both are set the port speaks TLS (https and wss).
     public var tlsCertificatePath: String?
     public var tlsPrivateKeyPath: String?

@@ -111,7 +111,37 @@ extension PostgresRoomStore {
                 try addTotals(delta, room: interruption.room, on: connection)
             }
             try countJournalRows(room: interruption.room, sessions: 0, interruptions: 1, on: connection)
+        case let .saveSchedules(room, schedules):
+            try connection.query("DELETE FROM schedule WHERE room_id = $1", [room.rawValue])
+            for schedule in schedules {
+                try connection.query(insertScheduleSQL, values(of: ScheduleRow(schedule), in: room))
+            }
         }
+    }
+
+    // MARK: Schedules
+
+    private static let insertScheduleSQL = """
+        INSERT INTO schedule (room_id, \(ScheduleRow.columns.joined(separator: ", ")))
+        VALUES (\((0...ScheduleRow.columns.count).map { "$\($0 + 1)" }.joined(separator: ", ")))
+        """
+
+    private static func values(of r: ScheduleRow, in room: RoomID) -> [String?] {
+        [room.rawValue, String(r.number), r.name, r.time, r.zone, r.date, r.weekdays, r.focusS.map { String($0) },
+         r.shortBreakS.map { String($0) }, r.longBreakS.map { String($0) }, r.longBreakEvery.map { String($0) },
+         r.autoStart.map { String($0) }, r.sessions.map { String($0) }, String(r.warningMinutes), String(r.enabled),
+         String(r.sinceMs), String(r.handledThroughMs), String(r.missed)]
+    }
+
+    static func scheduleRow(_ row: Row) throws(StoreError) -> ScheduleRow {
+        ScheduleRow(number: try row.int64("id"), name: try row.string("name"), time: try row.string("time"),
+                    zone: try row.string("zone"), date: try row.text("date"), weekdays: try row.text("weekdays"),
+                    focusS: try row.int64("focus_s"), shortBreakS: try row.int64("short_break_s"),
+                    longBreakS: try row.int64("long_break_s"), longBreakEvery: try row.int64("long_break_every"),
+                    autoStart: try row.bool("auto_start"), sessions: try row.int64("sessions"),
+                    warningMinutes: try row.int64("warning_min"), enabled: try row.bool("enabled"),
+                    sinceMs: try row.int64("since_ms"), handledThroughMs: try row.int64("handled_through_ms"),
+                    missed: try row.int64("missed"))
     }
 
     // MARK: Running totals
@@ -231,7 +261,7 @@ extension PostgresRoomStore {
             pending.map { String($0.longBreak) }, pending.map { String($0.longBreakEvery) },
             pending.map { String($0.autoStart) },
             room.phase.rawValue, timerKind, timerMs.map { String($0) }, String(room.phaseLengthMs), String(room.cycle),
-            String(room.stats.focusCompleted), String(storedNanoseconds(room.stats.focusTime)),
+            String(room.stats.focusSessions), String(storedNanoseconds(room.stats.focusTime)),
             String(room.stats.interruptions), room.controlMode.rawValue, room.host?.rawValue,
             String(room.nextMemberNumber), room.focusStartedAtMs.map { String($0) },
             room.focusCreditedUntilMs.map { String($0) }, String(Int64(bitPattern: room.seq)), passcode,
@@ -290,8 +320,8 @@ extension PostgresRoomStore {
 
     private static func values(of member: MemberRecord, in room: RoomID) -> [String?] {
         [
-            room.rawValue, member.id.rawValue, String(member.order), member.name, member.tokenHash, member.task,
-            String(member.away), String(member.connected), String(member.stats.focusCompleted),
+            room.rawValue, member.id.rawValue, String(member.joinOrder), member.name, member.tokenHash, member.task,
+            String(member.away), String(member.connected), String(member.stats.focusSessions),
             String(storedNanoseconds(member.stats.focusTime)), String(member.stats.interruptions),
             String(member.sessionFocusMs), member.creditedSinceMs.map { String($0) },
         ]
@@ -299,7 +329,7 @@ extension PostgresRoomStore {
 
     static func member(from row: Row) throws(StoreError) -> MemberRecord {
         MemberRecord(
-            id: MemberID(try row.string("id")), order: try row.int("ord"), name: try row.string("name"),
+            id: MemberID(try row.string("id")), joinOrder: try row.int("ord"), name: try row.string("name"),
             tokenHash: try row.string("token_sha256"), task: try row.string("task"), away: try row.bool("away"),
             connected: try row.bool("connected"), stats: try stats(from: row),
             sessionFocusMs: try row.int64("session_focus_ms"), creditedSinceMs: try row.int64("credited_since_ms"))
@@ -307,7 +337,7 @@ extension PostgresRoomStore {
 
     /// The stats columns, named alike in `room` and `member`.
     private static func stats(from row: Row) throws(StoreError) -> FocusStats {
-        FocusStats(focusCompleted: try row.int("focus_completed"), focusTime: .nanoseconds(try row.int64("focus_ns") as Int64),
+        FocusStats(focusSessions: try row.int("focus_completed"), focusTime: .nanoseconds(try row.int64("focus_ns") as Int64),
                    interruptions: try row.int("interruptions"))
     }
 

@@ -148,6 +148,33 @@ extension PostgresRoomStore {
             SELECT room_id, 0, COUNT(*) FROM interruption GROUP BY room_id
             ON CONFLICT (room_id) DO UPDATE SET interruptions = excluded.interruptions;
             """),
+        // A room's schedules (Schedule, ScheduleRow): one row each, numbered within the room.
+        Migration(version: "v6", sql: """
+            CREATE TABLE schedule (
+                room_id text NOT NULL REFERENCES room(id) ON DELETE CASCADE,
+                id bigint NOT NULL,
+                name text NOT NULL,
+                time text NOT NULL,
+                zone text NOT NULL,
+                -- One of the two: a one-time schedule's date, or a weekly one's days ('mon,wed').
+                date text,
+                weekdays text,
+                -- The settings to run with: all NULL (the room's), or all set.
+                focus_s bigint,
+                short_break_s bigint,
+                long_break_s bigint,
+                long_break_every bigint,
+                auto_start boolean,
+                -- NULL: until stopped.
+                sessions bigint,
+                warning_min bigint NOT NULL,
+                enabled boolean NOT NULL,
+                since_ms bigint NOT NULL,
+                handled_through_ms bigint NOT NULL,
+                missed bigint NOT NULL,
+                PRIMARY KEY (room_id, id)
+            );
+            """),
     ]
 
     /// The statements of v5 that build one totals table from the journal: the room's and each named member's

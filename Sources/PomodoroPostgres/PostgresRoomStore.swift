@@ -235,6 +235,31 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
         return StoredRoom(record: try Self.room(from: row), members: list, passcode: try row.text("passcode"))
     }
 
+    public func loadSchedules() throws(StoreError) -> [RoomID: [Schedule]] {
+        let rows = try withReader("loading schedules") { connection throws(PostgresError) in
+            try connection.query("SELECT * FROM schedule ORDER BY room_id COLLATE \"C\", id")
+        }
+        var schedules: [RoomID: [Schedule]] = [:]
+        for row in rows.rows {
+            let raw = try row.string("room_id")
+            let room: RoomID
+            do { room = try RoomID(validating: raw) } catch {
+                throw StoreError("a stored schedule's room id is not valid: \(raw.debugDescription)")
+            }
+            schedules[room, default: []].append(try Self.scheduleRow(row).schedule(room: room))
+        }
+        return schedules
+    }
+
+    public func loadSchedules(room: RoomID) throws(StoreError) -> [Schedule] {
+        let rows = try withReader("loading the schedules of \(room)") { connection throws(PostgresError) in
+            try connection.query("SELECT * FROM schedule WHERE room_id = $1 ORDER BY id", [room.rawValue])
+        }
+        var schedules: [Schedule] = []
+        for row in rows.rows { schedules.append(try Self.scheduleRow(row).schedule(room: room)) }
+        return schedules
+    }
+
     public func apply(_ changes: [StoreChange]) throws(StoreError) {
         guard !changes.isEmpty else { return }
         let retention = retention

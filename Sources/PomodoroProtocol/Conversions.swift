@@ -26,7 +26,7 @@ public struct ClockReading: Equatable, Sendable {
 
 extension StatsPayload {
     public init(_ stats: FocusStats) {
-        self.init(focusCompleted: stats.focusCompleted, focusSeconds: stats.focusTime.nanoseconds / 1_000_000_000,
+        self.init(focusCompleted: stats.focusSessions, focusSeconds: stats.focusTime.nanoseconds / 1_000_000_000,
                   interruptions: stats.interruptions)
     }
 }
@@ -84,6 +84,7 @@ extension EventPayload {
         case let .control(action, by, seconds): self = .control(action: action, by: by.rawValue, seconds: seconds)
         case let .hostChanged(id): self = .hostChanged(member: id?.rawValue)
         case let .controlModeChanged(mode, by): self = .controlModeChanged(mode: mode, by: by.rawValue)
+        case let .lockChanged(locked, by): self = .lockChanged(locked: locked, by: by.rawValue)
         }
     }
 }

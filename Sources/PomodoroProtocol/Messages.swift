@@ -32,6 +32,10 @@ public enum ClientMessage: Equatable, Sendable {
     case control(mode: ControlMode)
     /// Host only: hand the host role to another member.
     case handOff(member: String)
+    /// Host only: lock the room with a new passcode, or (nil) unlock it.
+    case passcode(String?)
+    /// Host only: remove a member, who may not join again for a while.
+    case kick(member: String)
     /// Ask for a room's stats report, joined or not (nobody in the room sees it). `room` defaults to the
     /// room joined, `days` to 14, `tz` to the one given on `join`, else UTC; `passcode` opens a locked room
     /// not joined. The server checks the bounds.
@@ -39,6 +43,8 @@ public enum ClientMessage: Equatable, Sendable {
     /// Watch a room without joining it: its snapshot, ticks, states and events, as a member gets them, but
     /// no place in it. The room must be open already; a locked one needs its `passcode` or a member's `token`.
     case observe(room: String, token: String? = nil, passcode: String? = nil)
+    /// List, add, change, switch or delete the room's schedules (`SchedulePayloads.swift`).
+    case schedule(ScheduleRequest)
 
     /// The `type` field on the wire.
     public var type: String {
@@ -57,8 +63,11 @@ public enum ClientMessage: Equatable, Sendable {
         case .ping: "ping"
         case .control: "control"
         case .handOff: "handOff"
+        case .passcode: "passcode"
+        case .kick: "kick"
         case .stats: "stats"
         case .observe: "observe"
+        case .schedule(let request): request.type
         }
     }
 }
@@ -107,6 +116,10 @@ public enum ErrorCode: String, Sendable, Equatable, CaseIterable {
     case forbidden = "forbidden"
     /// The room is locked and the passcode is missing or wrong.
     case badPasscode = "bad_passcode"
+    /// The host removed this member from the room: sent to their connection, which is then closed (4002).
+    case removed = "removed"
+    /// The host removed this member lately: they may not join the room again until their ban ends.
+    case banned = "banned"
     /// The server could not read its store just now; try again later.
     case unavailable = "unavailable"
     /// The server cannot save changes just now (its database is unreachable); nothing changed.
@@ -139,6 +152,8 @@ public struct MemberPayload: Equatable, Sendable {
 
 /// Counters as sent on the wire (member and room alike).
 public struct StatsPayload: Equatable, Sendable {
+    /// Completed focus sessions: `FocusStats.focusSessions`, under the name the wire has always given it
+    /// (the `stats` reports call the same count `focusSessions`).
     public var focusCompleted: Int
     public var focusSeconds: Int64
     public var interruptions: Int
@@ -179,12 +194,15 @@ public struct SnapshotPayload: Equatable, Sendable {
     public var host: String?
     /// Whether joining needs a passcode.
     public var locked: Bool
+    /// The room's next scheduled start; nil (and left out on the wire) when none is coming.
+    public var nextSession: NextSessionPayload?
 
     public init(room: String, phase: Phase, status: TimerStatus, running: Bool, remainingMs: Int64,
                 phaseLengthMs: Int64, endsAt: Int64?, cycle: Int, settings: RoomSettings,
                 pendingSettings: RoomSettings?, members: [MemberPayload], memberCount: Int? = nil,
                 presentCount: Int? = nil, membersTruncated: Bool? = nil, stats: StatsPayload, seq: UInt64,
-                serverTime: Int64, control: ControlMode = .anyone, host: String? = nil, locked: Bool = false) {
+                serverTime: Int64, control: ControlMode = .anyone, host: String? = nil, locked: Bool = false,
+                nextSession: NextSessionPayload? = nil) {
         // Left out, the counts are those of the list, which is then the whole room.
         let memberCount = memberCount ?? members.count
         self.memberCount = memberCount
@@ -193,6 +211,7 @@ public struct SnapshotPayload: Equatable, Sendable {
         self.control = control
         self.host = host
         self.locked = locked
+        self.nextSession = nextSession
         self.room = room
         self.phase = phase
         self.status = status
@@ -243,6 +262,9 @@ public enum EventPayload: Equatable, Sendable {
     case control(action: ControlAction, by: String, seconds: Int?)
     case hostChanged(member: String?)
     case controlModeChanged(mode: ControlMode, by: String)
+    /// A schedule warned, started, was missed or ended.
+    case schedule(ScheduleEventPayload)
+    case lockChanged(locked: Bool, by: String)
 
     public var kind: String {
         switch self {
@@ -255,6 +277,8 @@ public enum EventPayload: Equatable, Sendable {
         case .control: "control"
         case .hostChanged: "hostChanged"
         case .controlModeChanged: "controlModeChanged"
+        case .schedule(let event): event.kind
+        case .lockChanged: "lockChanged"
         }
     }
 }
@@ -319,6 +343,8 @@ public enum ServerMessage: Equatable, Sendable {
     case stats(StatsReportPayload, ref: Ref?)
     /// The reply to `observe`: the room as it is now; its ticks, states and events follow.
     case observing(room: SnapshotPayload, serverTime: Int64, ref: Ref?)
+    /// The room's schedules: the reply to `schedules`, and to every member after a change.
+    case schedules(SchedulesPayload, ref: Ref?)
 
     public var type: String {
         switch self {
@@ -331,6 +357,7 @@ public enum ServerMessage: Equatable, Sendable {
         case .pong: "pong"
         case .stats: "stats"
         case .observing: "observing"
+        case .schedules: "schedules"
         }
     }
 }

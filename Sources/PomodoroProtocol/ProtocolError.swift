@@ -35,6 +35,8 @@ public struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible
             self.init(code: .notJoined, message: "join a room first", ref: ref)
         case .forbidden:
             self.init(code: .forbidden, message: "only the host may do that in this room", ref: ref)
+        case let .banned(remaining):
+            self.init(code: .banned, message: Self.bannedMessage(remaining), ref: ref)
         }
     }
 

@@ -36,13 +36,18 @@ extension WireCodec {
             case "ping": message = .ping
             case "control": message = .control(mode: try fields.enumeration("mode"))
             case "handOff": message = .handOff(member: try fields.string("member"))
+            case "passcode", "kick": message = try hostingMessage(type, fields)
             case "stats":
                 message = .stats(room: try fields.optionalString("room"), days: try fields.optionalInt("days"),
                                  tz: try fields.optionalString("tz"), passcode: try fields.optionalString("passcode"))
             case "observe":
                 message = .observe(room: try fields.string("room"), token: try fields.optionalString("token"),
                                    passcode: try fields.optionalString("passcode"))
-            default: throw ProtocolError(.unknownType, "unknown message type\(quotedIfShort(type))", field: "type", ref: ref)
+            case let other:
+                guard let request = try fields.scheduleRequest(type: other) else {
+                    throw ProtocolError(.unknownType, "unknown message type\(quotedIfShort(type))", field: "type", ref: ref)
+                }
+                message = .schedule(request)
             }
             return ClientFrame(message, ref: ref)
         }
@@ -73,6 +78,8 @@ extension WireCodec {
             object.set("mode", mode.rawValue)
         case let .handOff(member):
             object.set("member", member)
+        case .passcode, .kick:
+            setHosting(frame.message, into: object)
         case .start, .pause, .resume, .skip, .reset, .leave, .ping:
             break
         case let .extend(seconds):
@@ -83,6 +90,8 @@ extension WireCodec {
             object.set("text", text)
         case let .presence(away):
             object.set("away", away)
+        case let .schedule(request):
+            set(request, into: object)
         }
         if let ref = frame.ref { set(ref, into: object) }
         return object.serialize()

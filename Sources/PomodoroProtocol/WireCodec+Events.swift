@@ -30,6 +30,11 @@ extension WireCodec {
         case let .controlModeChanged(mode, by):
             object.set("mode", mode.rawValue)
             object.set("by", by)
+        case let .schedule(event):
+            set(event, into: object)
+        case let .lockChanged(locked, by):
+            object.set("locked", locked)
+            object.set("by", by)
         }
     }
 }
@@ -50,8 +55,12 @@ extension FieldReader {
             return .control(action: try enumeration("action"), by: try string("by"), seconds: seconds)
         case "hostChanged": return .hostChanged(member: try optionalString("member"))
         case "controlModeChanged": return .controlModeChanged(mode: try enumeration("mode"), by: try string("by"))
-        default:
-            throw ProtocolError(.unknownType, "unknown event kind", field: name("kind"), ref: ref)
+        case "lockChanged": return .lockChanged(locked: try bool("locked"), by: try string("by"))
+        case let other:
+            guard let event = try scheduleEvent(kind: other) else {
+                throw ProtocolError(.unknownType, "unknown event kind", field: name("kind"), ref: ref)
+            }
+            return .schedule(event)
         }
     }
 }

@@ -54,6 +54,9 @@ extension WireCodec {
             object.set("room", snapshot(room))
             object.set("serverTime", serverTime)
             if let ref { set(ref, into: object) }
+        case let .schedules(payload, ref):
+            set(payload, into: object)
+            if let ref { set(ref, into: object) }
         }
         return object.serialize()
     }
@@ -101,6 +104,8 @@ extension WireCodec {
                 case "observing":
                     return .observing(room: try fields.object("room").snapshot(),
                                       serverTime: try fields.int64("serverTime"), ref: ref)
+                case "schedules":
+                    return .schedules(try fields.schedules(), ref: ref)
                 case let type:
                     throw ProtocolError(.unknownType, "unknown message type\(quotedIfShort(type))", field: "type",
                                         ref: ref)

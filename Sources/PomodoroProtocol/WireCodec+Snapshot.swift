@@ -36,6 +36,8 @@ extension WireCodec {
         object.set("control", s.control.rawValue)
         object.set("host", s.host.map(JSONBuilder.string))  // always present: null when nobody hosts
         object.set("locked", s.locked)
+        // Left out when no session is coming, so rooms without schedules read as before.
+        if let next = s.nextSession { object.set("nextSession", nextSessionObject(next)) }
         return object
     }
 
@@ -81,7 +83,7 @@ extension FieldReader {
             presentCount: try optionalInt("presentCount"), membersTruncated: try optionalBool("membersTruncated"),
             stats: try object("stats").stats(), seq: try uint64("seq"),
             serverTime: try int64("serverTime"), control: try enumeration("control"),
-            host: try optionalString("host"), locked: try bool("locked"))
+            host: try optionalString("host"), locked: try bool("locked"), nextSession: try nextSession())
     }
 
     func stats() throws(ProtocolError) -> StatsPayload {

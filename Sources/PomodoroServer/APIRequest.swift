@@ -17,6 +17,8 @@ struct APIRequest: Equatable {
         case room
         /// The live room as Server-Sent Events (`GET /api/rooms/{room}/events`).
         case events
+        /// The room's schedules as JSON, or (`calendar`) as an iCalendar feed.
+        case schedules(calendar: Bool)
     }
 
     enum Format: String, Equatable {
@@ -46,7 +48,7 @@ struct APIRequest: Equatable {
         let parts = http.path.split(separator: "/", omittingEmptySubsequences: false)
         let live = parts.count == 4 && parts[1] == "api" && parts[2] == "rooms"
         let journal = parts.count == 5 && parts[1] == "api" && parts[2] == "rooms"
-            && (parts[4] == "stats" || parts[4] == "history" || parts[4] == "events")
+            && ["stats", "history", "events", "schedules", "calendar.ics"].contains(parts[4])
         guard live || journal else {
             return refuse(.notFound, "no such path; try /api/rooms/{room}, /api/rooms/{room}/stats or /api/rooms/{room}/history")
         }
@@ -64,6 +66,10 @@ struct APIRequest: Equatable {
         }
         if live { return .success(APIRequest(room: room, zone: zone, query: .room, bearer: bearer)) }
         if parts[4] == "events" { return .success(APIRequest(room: room, zone: zone, query: .events, bearer: bearer)) }
+        if parts[4] == "schedules" || parts[4] == "calendar.ics" {
+            return .success(APIRequest(room: room, zone: zone, query: .schedules(calendar: parts[4] == "calendar.ics"),
+                                       bearer: bearer))
+        }
         if parts[4] == "stats" {
             let range = Int64(FocusReport.dayRange.lowerBound)...Int64(FocusReport.dayRange.upperBound)
             guard let days = integer("days", default: Int64(daysByDefault), in: range) else {

@@ -3,16 +3,18 @@ import PomodoroNet
 import PomodoroStore
 
 /// Bounds that keep one client from hurting the others. Each has a documented default and a server option.
+/// Those the network layer enforces start from its defaults (`WebSocketServerOptions.Defaults`).
 public struct ServerLimits: Sendable, Equatable {
     /// Largest client message, in bytes (`too_large` beyond).
-    public var maxMessageBytes = 16 * 1024
+    public var maxMessageBytes = WebSocketServerOptions.Defaults.maxMessageBytes
     /// Messages a connection may send per second, sustained (`rate_limited` beyond) ...
     public var messagesPerSecond = 20
     /// ... and at once after a quiet spell.
     public var messageBurst = 40
     /// Refused messages in a row after which the connection is closed (1008).
     public var rateLimitStrikes = 40
-    /// WebSocket connections one address may hold at once (0: no limit).
+    /// WebSocket connections one address may hold at once (0: no limit). The network layer's own default
+    /// is no limit; a public server wants one.
     public var maxConnectionsPerAddress = 64
     /// Rooms one address may create per minute (`room_limit` beyond; 0: no limit).
     public var roomsCreatedPerAddressPerMinute = 30
@@ -25,13 +27,13 @@ public struct ServerLimits: Sendable, Equatable {
     public var apiRequestsPerSecond = 10
     public var apiBurst = 30
     /// Frames queued for one slow reader at most, and their bytes: past either it is dropped (1008).
-    public var maxQueuedFrames = 256
-    public var maxQueuedBytes = 1 << 20
+    public var maxQueuedFrames = WebSocketServerOptions.Defaults.maxQueuedFrames
+    public var maxQueuedBytes = WebSocketServerOptions.Defaults.maxQueuedBytes
     /// Seconds to finish an HTTP request or WebSocket handshake (slow-loris).
-    public var handshakeTimeoutSeconds = 5
+    public var handshakeTimeoutSeconds = WebSocketServerOptions.Defaults.handshakeTimeoutSeconds
     /// Seconds of silence before a ping, and before a peer that answers no ping is dropped.
-    public var pingAfterSeconds = 30
-    public var hangUpAfterSeconds = 75
+    public var pingAfterSeconds = Int(WebSocketServerOptions.Defaults.pingAfterSeconds)
+    public var hangUpAfterSeconds = Int(WebSocketServerOptions.Defaults.hangUpAfterSeconds)
 
     public init() {}
     public static let standard = ServerLimits()
@@ -48,6 +50,8 @@ public struct ServerConfiguration: Sendable {
     public var port: Int
     /// Folder of the web page's static files; nil serves no page.
     public var webRoot: String?
+    /// The web root when none is given: `web` in the working directory, as in a checkout.
+    public static let defaultWebRoot = "web"
     /// Settings a new room starts with.
     public var defaultSettings: RoomSettings
     /// Rules every room follows (reconnection grace, empty-room lifetime, members, text lengths).
@@ -74,7 +78,8 @@ public struct ServerConfiguration: Sendable {
     /// What the store deletes from the focus journal (stats keep counting what it deletes).
     public var journalRetention = JournalRetention.standard
 
-    public init(host: String? = nil, port: Int = 8080, webRoot: String? = "web",
+    public init(host: String? = nil, port: Int = WebSocketServerOptions.Defaults.port,
+                webRoot: String? = ServerConfiguration.defaultWebRoot,
                 defaultSettings: RoomSettings = .standard, roomPolicy: RoomPolicy = .standard,
                 limits: ServerLimits = .standard, allowedOrigins: [String] = [],
                 tlsCertificatePath: String? = nil, tlsPrivateKeyPath: String? = nil,

@@ -82,8 +82,8 @@ struct JoinFlow: Equatable {
         case idle
         case lookingUp
         case hashing
-        /// A passcode check against the lock of the room in memory that had `serial`.
-        case checkingLive(serial: UInt64)
+        /// A passcode check against `lock`, the lock of the room in memory that had `serial`.
+        case checkingLive(serial: UInt64, lock: PasscodeVerifier)
         /// A passcode check against the lock of a room only the store has.
         case checkingStored(StoredRoom)
         case done
@@ -160,11 +160,14 @@ struct JoinFlow: Equatable {
     mutating func checked(matched: Bool, room: Sighting) -> Action {
         guard matched else { return finish(.refuse(Refusal(code: .badPasscode, message: "wrong passcode", field: "passcode"))) }
         switch state {
-        case .checkingLive(let serial):
+        case .checkingLive(let serial, let checked):
             // The room may have been dropped while the passcode was checked (and even made anew).
-            guard case .live(serial, _, _) = room else {
+            guard case .live(serial, let lock, let resumes) = room else {
                 return finish(.refuse(Refusal(code: .invalidState, message: "the room closed meanwhile; join again")))
             }
+            // The host changed the lock meanwhile: the passcode must open the lock the room has now (an
+            // unlocked room lets anyone in).
+            if lock?.encoded != checked.encoded { return joinLive(serial: serial, lock: lock, resumes: resumes) }
             return finish(.admit)
         case .checkingStored(let stored):
             return bringIn(stored, room: room)
@@ -186,7 +189,7 @@ struct JoinFlow: Equatable {
     /// else once their passcode matches.
     private mutating func joinLive(serial: UInt64, lock: PasscodeVerifier?, resumes: Bool) -> Action {
         guard let lock, !resumes else { return finish(.admit) }
-        return check(against: lock, then: .checkingLive(serial: serial))
+        return check(against: lock, then: .checkingLive(serial: serial, lock: lock))
     }
 
     private mutating func check(against lock: PasscodeVerifier, then waiting: State) -> Action {

@@ -50,9 +50,11 @@ public final class PomodoroServer: Sendable {
         transport = try WebSocketServer(options: options)
         var writer: StoreWriter?
         var stored: [StoredRoom] = []
+        var schedules: [RoomID: [Schedule]] = [:]
         let store = try given ?? configuration.database.open(retention: configuration.journalRetention)
         if let store {
             stored = try store.loadRooms()
+            schedules = try store.loadSchedules()
             // The writer prunes each room's journal as it writes to it; rooms that no longer write are pruned
             // here, once, off the service thread.
             let nowMs = clock.now().wallMs
@@ -72,7 +74,7 @@ public final class PomodoroServer: Sendable {
         delegate = HubDelegate(hub: hub)
         transport.delegate = delegate
         // Rooms come back on the service thread, on its first turn, before anyone has connected.
-        transport.post { [hub, stored] in hub.restore(stored) }
+        transport.post { [hub, stored, schedules] in hub.restore(stored, schedules: schedules) }
     }
 
     /// The port actually bound (useful with port 0).

@@ -32,6 +32,9 @@ final class RoomEntry {
     /// room each address holds (connected or within their grace), for `membersPerAddressPerRoom`.
     var addressOf: [MemberID: String] = [:]
     var membersFrom: [String: Int] = [:]
+    /// The room's schedules (`RoomHub+Schedules.swift`), and the timer for their next warning or start.
+    var schedules = ScheduleBook()
+    var scheduleTimer: (any HubTimer)?
 
     init(room: Room, serial: UInt64, timer: any HubTimer, stateTimer: any HubTimer, passcode: PasscodeVerifier?) {
         self.room = room
@@ -44,6 +47,7 @@ final class RoomEntry {
     func cancelTimers() {
         timer.cancel()
         stateTimer.cancel()
+        scheduleTimer?.cancel()
     }
 
     func counted(_ member: MemberID, from address: String) {

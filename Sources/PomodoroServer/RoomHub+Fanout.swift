@@ -36,7 +36,9 @@ extension RoomHub {
     }
 
     func snapshot(of entry: RoomEntry, at now: ClockReading) -> SnapshotPayload {
-        SnapshotPayload(entry.room.snapshot(at: now.monotonic), clock: now, locked: entry.passcode != nil)
+        var payload = SnapshotPayload(entry.room.snapshot(at: now.monotonic), clock: now, locked: entry.passcode != nil)
+        payload.nextSession = nextSession(of: entry, at: now)
+        return payload
     }
 
     /// Brings a room up to `now` and broadcasts what that produced (a phase that ended a moment before its
@@ -71,6 +73,11 @@ extension RoomHub {
         var messages: [ServerMessage] = outcome.events.filter { !(crowd && $0.isAboutOneMember) }.map {
             .event(room: roomID.rawValue, EventPayload($0), serverTime: now.wallMs)
         }
+        if let run = outcome.scheduleEnded {
+            messages.append(.event(room: roomID.rawValue, .schedule(.ended(schedule: run.schedule.description, name: run.name,
+                                                                          focusSessions: run.focusSessionsDone)),
+                                   serverTime: now.wallMs))
+        }
         if let tick = outcome.tick { messages.append(.tick(TickPayload(tick, room: roomID, clock: now))) }
         var sendsState = outcome.stateChanged
         if sendsState && crowd && outcome.changedOnlyMembers {
@@ -86,7 +93,8 @@ extension RoomHub {
         save(entry, at: now)
         entry.announce(announce)
         if dropIfExpired(roomID, entry, at: now) { return }
-        if let wakeup = entry.room.nextWakeup() {
+        // A room kept for its schedules past its empty lifetime has that moment behind it: not a wake-up.
+        if let wakeup = entry.room.nextWakeup(), wakeup > now.monotonic || entry.schedules.schedules.isEmpty {
             arm(entry.timer, afterNanoseconds: (wakeup - now.monotonic).nanoseconds)
         } else {
             entry.timer.cancel()
@@ -129,7 +137,7 @@ extension RoomHub {
         entry.announce { [self] in broadcast(state, in: entry) }
     }
 
-    private func broadcast(_ message: ServerMessage, in entry: RoomEntry, except skip: ConnectionID? = nil) {
+    func broadcast(_ message: ServerMessage, in entry: RoomEntry, except skip: ConnectionID? = nil) {
         if !entry.streams.isEmpty { stream(message, in: entry) }
         guard !entry.connections.isEmpty || !entry.observers.isEmpty else { return }
         let frame = OutboundFrame(WireCodec.encode(message))
@@ -151,10 +159,15 @@ extension RoomHub {
     /// crash right after cannot take it back. The service thread never waits; ticks of an unchanged room
     /// are not held unless a commit is in flight.
     private func save(_ entry: RoomEntry, at now: ClockReading) {
-        guard let store else { return }
+        guard store != nil else { return }
         let changes = entry.room.takeStoreChanges(wallOffsetNanoseconds: now.wallOffsetNanoseconds,
                                                   passcode: entry.passcode?.encoded)
-        guard !changes.isEmpty else { return }
+        commit(changes, of: entry)
+    }
+
+    /// Hands `changes` of the room to the store's writer; the room's broadcasts wait until they are committed.
+    func commit(_ changes: [StoreChange], of entry: RoomEntry) {
+        guard let store, !changes.isEmpty else { return }
         if entry.held == nil { entry.held = [] }
         entry.uncommitted += 1
         let roomID = entry.room.id
@@ -179,7 +192,8 @@ extension RoomHub {
 
     @discardableResult
     private func dropIfExpired(_ id: RoomID, _ entry: RoomEntry, at now: ClockReading) -> Bool {
-        guard entry.room.isExpired(at: now.monotonic) else { return false }
+        // A room with schedules stays: it must be there to start at their time.
+        guard entry.room.isExpired(at: now.monotonic), entry.schedules.schedules.isEmpty else { return false }
         entry.cancelTimers()
         rooms[id] = nil
         dismissObservers(of: entry)

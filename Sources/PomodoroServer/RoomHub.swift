@@ -107,7 +107,7 @@ package final class RoomHub: @unchecked Sendable {
     /// Brings back the rooms a store kept (on the service thread, before anyone connects): their timers go
     /// on from their stored end times, and a phase that ended meanwhile completes now and is journaled.
     /// At most `--max-rooms` come back: the rest stay stored and return when someone joins them.
-    package func restore(_ stored: [StoredRoom]) {
+    package func restore(_ stored: [StoredRoom], schedules: [RoomID: [Schedule]] = [:]) {
         let now = clock.now()
         let occupied = stored.filter { !$0.members.isEmpty }
         if occupied.count > configuration.limits.maxRooms {
@@ -119,6 +119,7 @@ package final class RoomHub: @unchecked Sendable {
             logger.info("room restored", metadata: ["room": "\(entry.room.id)", "members": "\(entry.room.memberCount)",
                                                     "status": "\(entry.room.status.rawValue)"])
         }
+        restoreSchedules(schedules, rooms: stored)
     }
 
     /// Writes everything still queued for the store and waits until it is durable (at shutdown).
@@ -258,6 +259,10 @@ package final class RoomHub: @unchecked Sendable {
             observe(room: room, token: token, passcode: passcode, ref: frame.ref, connection: connection, at: now)
         case let .stats(room, days, tz, passcode):
             stats(room: room, days: days, tz: tz, passcode: passcode, ref: frame.ref, connection: connection, at: now)
+        case let .schedule(request):
+            guard let (entry, member) = membership(of: connection, ref: frame.ref) else { return }
+            catchUp(entry, at: now)
+            scheduleRequest(request, ref: frame.ref, entry: entry, member: member, connection: connection, at: now)
         case .leave:
             guard let (entry, member) = membership(of: connection, ref: frame.ref) else { return }
             entry.connections[member] = nil
@@ -266,6 +271,8 @@ package final class RoomHub: @unchecked Sendable {
             let outcome = entry.room.leave(member, now: now.monotonic)
             reply(.ok(command: "leave", appliesFrom: nil, ref: frame.ref), to: connection)
             publish(outcome, in: entry, at: now)
+        case .passcode, .kick:
+            handleHosting(frame.message, ref: frame.ref, from: connection, at: now)
         default:
             guard let command = Self.roomCommand(frame.message) else { return }
             guard let (entry, member) = membership(of: connection, ref: frame.ref) else { return }
@@ -285,7 +292,7 @@ package final class RoomHub: @unchecked Sendable {
     /// through: its save waits for the database.
     private func refusedDuringOutage(_ frame: ClientFrame, from connection: ConnectionID, at now: ClockReading) -> Bool {
         switch frame.message {
-        case .ping, .stats, .leave, .observe: return false
+        case .ping, .stats, .leave, .observe, .schedule(.list): return false
         default: break
         }
         guard let store, store.outage != nil else { return false }
@@ -313,11 +320,11 @@ package final class RoomHub: @unchecked Sendable {
         case .presence(let away): .setAway(away)
         case .control(let mode): .setControlMode(mode)
         case .handOff(let member): .handOff(to: MemberID(member))
-        case .join, .leave, .ping, .stats, .observe: nil
+        case .join, .leave, .ping, .stats, .observe, .schedule, .passcode, .kick: nil
         }
     }
 
-    private func membership(of connection: ConnectionID, ref: Ref?) -> (RoomEntry, MemberID)? {
+    func membership(of connection: ConnectionID, ref: Ref?) -> (RoomEntry, MemberID)? {
         guard let session = sessions[connection], let roomID = session.room, let member = session.member,
               let entry = rooms[roomID] else {
             reply(.error(code: .notJoined, message: "join a room first", field: nil, ref: ref), to: connection)

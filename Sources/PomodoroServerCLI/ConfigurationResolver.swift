@@ -12,7 +12,8 @@ public struct ResolvedConfiguration: Sendable {
 
 /// Merges the command line, the environment and the config file: for each setting the first of them that
 /// gives it a value wins (option > environment > file > default). Pure: the environment is a dictionary and
-/// the file is read through `readFile`.
+/// the file is read through `readFile`. Why this is ours rather than `apple/swift-configuration`'s: README.md,
+/// "Configuring and deploying the server".
 public enum ConfigurationResolver {
     /// The config file's path comes from `--config`, else from this variable.
     public static let configEnvironmentVariable = Setting.environmentPrefix + "CONFIG"

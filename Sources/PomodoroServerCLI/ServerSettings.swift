@@ -14,8 +14,8 @@ public enum LogFormat: String, Sendable, CaseIterable {
 /// `Setting.all` says how each one is named and read; `serverConfiguration` hands it to the composition root.
 public struct ServerSettings: Sendable, Equatable {
     public var host: String?
-    public var port = 8080
-    public var webRoot = "web"
+    public var port = WebSocketServerOptions.Defaults.port
+    public var webRoot = ServerConfiguration.defaultWebRoot
     public var database = DatabaseLocation.sqlite(path: "./data/pomodoro.sqlite")
     /// 0 keeps journal rows for ever.
     public var journalRetentionDays = 0
@@ -62,11 +62,12 @@ public struct ServerSettings: Sendable, Equatable {
     /// files `make install` put beside the executable (`<prefix>/bin/..` → `<prefix>/share/pomodoro/web`),
     /// else `web` again, so that the warning about a missing folder names what was looked for.
     public static func defaultWebRoot(executablePath: String, isDirectory: (String) -> Bool) -> String {
-        if isDirectory("web") { return "web" }
+        let checkout = ServerConfiguration.defaultWebRoot
+        if isDirectory(checkout) { return checkout }
         var parts = executablePath.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count >= 3 else { return "web" }
+        guard parts.count >= 3 else { return checkout }
         parts.removeLast(2)  // the executable, and bin/
         let installed = (parts + ["share", "pomodoro", "web"]).joined(separator: "/")
-        return isDirectory(installed) ? installed : "web"
+        return isDirectory(installed) ? installed : checkout
     }
 }

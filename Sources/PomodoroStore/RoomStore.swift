@@ -12,6 +12,10 @@ public protocol RoomStore: Sendable {
     func loadRooms() throws(StoreError) -> [StoredRoom]
     /// One stored room, with or without members; nil when it was never stored.
     func loadRoom(_ id: RoomID) throws(StoreError) -> StoredRoom?
+    /// Every room's schedules, by room, each room's in id order (`StoreChange.saveSchedules` writes them).
+    func loadSchedules() throws(StoreError) -> [RoomID: [Schedule]]
+    /// One room's schedules, in id order.
+    func loadSchedules(room: RoomID) throws(StoreError) -> [Schedule]
     /// Makes `changes` durable in order, all or none.
     func apply(_ changes: [StoreChange]) throws(StoreError)
     /// The room's completed focus sessions that ended in `[from, before)` (either bound may be open),

@@ -63,7 +63,40 @@ extension SQLiteRoomStore {
                                        interruption.name, interruption.atMs])
             if let delta = JournalTotals.delta(of: interruption) { try addTotals(delta, room: interruption.room, in: db) }
             try countJournalRows(room: interruption.room, sessions: 0, interruptions: 1, in: db)
+        case let .saveSchedules(room, schedules):
+            try db.execute(sql: "DELETE FROM schedule WHERE room_id = ?", arguments: [room.rawValue])
+            for schedule in schedules {
+                try db.execute(sql: insertScheduleSQL,
+                               arguments: StatementArguments(values(of: ScheduleRow(schedule), in: room)))
+            }
         }
+    }
+
+    // MARK: Schedules
+
+    private static let insertScheduleSQL = """
+        INSERT INTO schedule (room_id, \(ScheduleRow.columns.joined(separator: ", ")))
+        VALUES (\(Array(repeating: "?", count: ScheduleRow.columns.count + 1).joined(separator: ", ")))
+        """
+
+    private static func values(of r: ScheduleRow, in room: RoomID) -> [(any DatabaseValueConvertible)?] {
+        [room.rawValue, r.number, r.name, r.time, r.zone, r.date, r.weekdays, r.focusS, r.shortBreakS, r.longBreakS,
+         r.longBreakEvery, r.autoStart, r.sessions, r.warningMinutes, r.enabled, r.sinceMs, r.handledThroughMs,
+         r.missed]
+    }
+
+    static func scheduleRow(_ row: Row) throws -> ScheduleRow {
+        ScheduleRow(number: try row.decode(forColumn: "id"), name: try row.decode(forColumn: "name"),
+                    time: try row.decode(forColumn: "time"), zone: try row.decode(forColumn: "zone"),
+                    date: try row.decode(forColumn: "date"), weekdays: try row.decode(forColumn: "weekdays"),
+                    focusS: try row.decode(forColumn: "focus_s"), shortBreakS: try row.decode(forColumn: "short_break_s"),
+                    longBreakS: try row.decode(forColumn: "long_break_s"),
+                    longBreakEvery: try row.decode(forColumn: "long_break_every"),
+                    autoStart: try row.decode(forColumn: "auto_start"), sessions: try row.decode(forColumn: "sessions"),
+                    warningMinutes: try row.decode(forColumn: "warning_min"), enabled: try row.decode(forColumn: "enabled"),
+                    sinceMs: try row.decode(forColumn: "since_ms"),
+                    handledThroughMs: try row.decode(forColumn: "handled_through_ms"),
+                    missed: try row.decode(forColumn: "missed"))
     }
 
     // MARK: Running totals
@@ -170,7 +203,7 @@ extension SQLiteRoomStore {
             room.settings.longBreakEvery, room.settings.autoStart,
             pending?.focus, pending?.shortBreak, pending?.longBreak, pending?.longBreakEvery, pending?.autoStart,
             room.phase.rawValue, timerKind, timerMs, room.phaseLengthMs, room.cycle,
-            room.stats.focusCompleted, room.stats.focusTime.storedNanoseconds, room.stats.interruptions,
+            room.stats.focusSessions, room.stats.focusTime.storedNanoseconds, room.stats.interruptions,
             room.controlMode.rawValue, room.host?.rawValue, room.nextMemberNumber,
             room.focusStartedAtMs, room.focusCreditedUntilMs, Int64(bitPattern: room.seq), passcode,
         ]
@@ -230,15 +263,15 @@ extension SQLiteRoomStore {
 
     private static func values(of member: MemberRecord, in room: RoomID) -> [(any DatabaseValueConvertible)?] {
         [
-            room.rawValue, member.id.rawValue, member.order, member.name, member.tokenHash, member.task,
-            member.away, member.connected, member.stats.focusCompleted, member.stats.focusTime.storedNanoseconds,
+            room.rawValue, member.id.rawValue, member.joinOrder, member.name, member.tokenHash, member.task,
+            member.away, member.connected, member.stats.focusSessions, member.stats.focusTime.storedNanoseconds,
             member.stats.interruptions, member.sessionFocusMs, member.creditedSinceMs,
         ]
     }
 
     static func member(from row: Row) throws -> MemberRecord {
         MemberRecord(
-            id: MemberID(try row.decode(String.self, forColumn: "id")), order: try row.decode(forColumn: "ord"),
+            id: MemberID(try row.decode(String.self, forColumn: "id")), joinOrder: try row.decode(forColumn: "ord"),
             name: try row.decode(forColumn: "name"), tokenHash: try row.decode(forColumn: "token_sha256"),
             task: try row.decode(forColumn: "task"), away: try row.decode(forColumn: "away"),
             connected: try row.decode(forColumn: "connected"), stats: try stats(from: row),
@@ -248,7 +281,7 @@ extension SQLiteRoomStore {
 
     /// The stats columns, named alike in `room` and `member`.
     private static func stats(from row: Row) throws -> FocusStats {
-        FocusStats(focusCompleted: try row.decode(forColumn: "focus_completed"),
+        FocusStats(focusSessions: try row.decode(forColumn: "focus_completed"),
                    focusTime: .nanoseconds(try row.decode(Int64.self, forColumn: "focus_ns")),
                    interruptions: try row.decode(forColumn: "interruptions"))
     }

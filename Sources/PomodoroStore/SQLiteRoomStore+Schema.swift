@@ -197,6 +197,36 @@ extension SQLiteRoomStore {
                 """)
         }
 
+        // A room's schedules (Schedule, ScheduleRow): one row each, numbered within the room.
+        migrator.registerMigration("v6") { db in
+            try db.execute(sql: """
+                CREATE TABLE schedule (
+                    room_id TEXT NOT NULL REFERENCES room(id) ON DELETE CASCADE,
+                    id INTEGER NOT NULL,
+                    name TEXT NOT NULL,
+                    time TEXT NOT NULL,
+                    zone TEXT NOT NULL,
+                    -- One of the two: a one-time schedule's date, or a weekly one's days ('mon,wed').
+                    date TEXT,
+                    weekdays TEXT,
+                    -- The settings to run with: all NULL (the room's), or all set.
+                    focus_s INTEGER,
+                    short_break_s INTEGER,
+                    long_break_s INTEGER,
+                    long_break_every INTEGER,
+                    auto_start INTEGER,
+                    -- NULL: until stopped.
+                    sessions INTEGER,
+                    warning_min INTEGER NOT NULL,
+                    enabled INTEGER NOT NULL,
+                    since_ms INTEGER NOT NULL,
+                    handled_through_ms INTEGER NOT NULL,
+                    missed INTEGER NOT NULL,
+                    PRIMARY KEY (room_id, id)
+                ) WITHOUT ROWID;
+                """)
+        }
+
         return migrator
     }()
 

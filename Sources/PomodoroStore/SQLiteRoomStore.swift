@@ -116,6 +116,38 @@ public final class SQLiteRoomStore: RoomStore {
         }
     }
 
+    public func loadSchedules() throws(StoreError) -> [RoomID: [Schedule]] {
+        let rows = try withStoreError("loading schedules from \(path)") {
+            try pool.read { db in
+                try Row.fetchAll(db, sql: "SELECT * FROM schedule ORDER BY room_id, id").map { row in
+                    (try row.decode(forColumn: "room_id") as String, try Self.scheduleRow(row))
+                }
+            }
+        }
+        var schedules: [RoomID: [Schedule]] = [:]
+        for (name, row) in rows {
+            let room = try Self.storedRoomID(name)
+            schedules[room, default: []].append(try row.schedule(room: room))
+        }
+        return schedules
+    }
+
+    public func loadSchedules(room: RoomID) throws(StoreError) -> [Schedule] {
+        let rows = try withStoreError("loading the schedules of \(room) from \(path)") {
+            try pool.read { db in
+                try Row.fetchAll(db, sql: "SELECT * FROM schedule WHERE room_id = ? ORDER BY id",
+                                 arguments: [room.rawValue]).map(Self.scheduleRow)
+            }
+        }
+        var schedules: [Schedule] = []
+        for row in rows { schedules.append(try row.schedule(room: room)) }
+        return schedules
+    }
+
+    private static func storedRoomID(_ name: String) throws(StoreError) -> RoomID {
+        do { return try RoomID(validating: name) } catch { throw StoreError("a stored schedule's room \(name): \(error)") }
+    }
+
     public func loadRoom(_ id: RoomID) throws(StoreError) -> StoredRoom? {
         try withStoreError("loading room \(id) from \(path)") {
             try pool.read { db in

@@ -14,6 +14,7 @@ extension Array where Element == StoreChange {
             case .saveRoom(let record, _): .room(record.id)
             case .saveMember(let room, let member): .member(room, member.id)
             case .removeMember(let room, let member): .member(room, member)
+            case .saveSchedules(let room, _): .schedules(room)
             case .focusCompleted, .interrupted: nil
             }
         }
@@ -28,8 +29,9 @@ extension Array where Element == StoreChange {
     }
 }
 
-/// The row a change writes over: a room's, or a member's.
+/// The rows a change writes over: a room's, a member's, or a room's schedules.
 private enum RowKey: Hashable {
     case room(RoomID)
     case member(RoomID, MemberID)
+    case schedules(RoomID)
 }

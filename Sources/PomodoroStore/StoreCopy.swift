@@ -1,9 +1,9 @@
 import PomodoroCore
 
-/// Copies one store's rooms, members (with their token hashes and locks) and focus journal into another,
+/// Copies one store's rooms, members (with their token hashes and locks), schedules and focus journal into another,
 /// through `RoomStore` alone, so any store can move to any other (`pomodoro-server migrate`).
 ///
-/// Running it again copies nothing twice: rooms and members are saved over (the source's rows win), and a
+/// Running it again copies nothing twice: rooms, members and schedules are saved over (the source's rows win), and a
 /// journal row the target already has (the same room, start, end and length; the same room, member and
 /// moment for an interruption) is skipped. The target's running totals are built by its own `apply`, from
 /// the rows copied: rows that retention had already deleted from the source count there no more.
@@ -12,6 +12,7 @@ public enum StoreCopy {
     public struct Counts: Equatable, Sendable {
         public var rooms = 0
         public var members = 0
+        public var schedules = 0
         public var sessions = 0
         public var interruptions = 0
         public init() {}
@@ -39,8 +40,9 @@ public enum StoreCopy {
         var report = Report()
         for stored in try source.loadRooms() {
             let id = stored.record.id
+            let schedules = try source.loadSchedules(room: id)
             try target.apply([.saveRoom(stored.record, passcode: stored.passcode)]
-                             + stored.members.map { .saveMember(id, $0) })
+                             + stored.members.map { .saveMember(id, $0) } + [.saveSchedules(id, schedules)])
 
             let sessions = try source.sessions(room: id, endedFrom: nil, before: nil, limit: nil)
             let present = Set(try target.sessions(room: id, endedFrom: nil, before: nil, limit: nil).map(SessionKey.init))
@@ -61,6 +63,7 @@ public enum StoreCopy {
             var room = Counts()
             room.rooms = 1
             room.members = stored.members.count
+            room.schedules = schedules.count
             room.sessions = sessions.count
             room.interruptions = interruptions.count
             report.source.add(room)
@@ -76,6 +79,7 @@ public enum StoreCopy {
         guard let stored = try store.loadRoom(id) else { return counts }
         counts.rooms = 1
         counts.members = stored.members.count
+        counts.schedules = try store.loadSchedules(room: id).count
         counts.sessions = try store.sessions(room: id, endedFrom: nil, before: nil, limit: nil).count
         counts.interruptions = try store.interruptions(room: id, from: nil, before: nil).count
         return counts
@@ -103,6 +107,7 @@ extension StoreCopy.Counts {
     mutating func add(_ other: StoreCopy.Counts) {
         rooms += other.rooms
         members += other.members
+        schedules += other.schedules
         sessions += other.sessions
         interruptions += other.interruptions
     }

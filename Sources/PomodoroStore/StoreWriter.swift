@@ -4,9 +4,11 @@ import PomodoroCore
 /// Hands changes to a `RoomStore` off the service thread, which never waits on disk.
 ///
 /// Batches are applied strictly in the order `enqueue` was called, on one serial queue. When several are
-/// waiting by the time the queue gets to them, they go into one transaction (group commit: one fsync for
-/// all of them), and then each completion is called, in order. Should that shared transaction fail, the
-/// batches are applied again one by one, so a bad batch fails alone and the others still land.
+/// waiting by the time the queue gets to them, they go into one `apply`, one transaction (group commit: one
+/// commit for all of them, so one append to SQLite's WAL, which `SQLiteRoomStore` fsyncs only at checkpoints,
+/// or one WAL flush on PostgreSQL), and then each completion is called, in order. Should that shared
+/// transaction fail, the batches are applied again one by one, so a bad batch fails alone and the others
+/// still land.
 ///
 /// Queries run on a separate concurrent queue: they read a committed snapshot, never hold up the writer,
 /// and never block their caller.

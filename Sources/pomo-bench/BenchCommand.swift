@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import PomodoroBench
 import PomodoroClient
+import PomodoroNet
 
 @main
 struct BenchCommand: ParsableCommand {
@@ -43,7 +44,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "The server's address (default 127.0.0.1).")
     var host: String?
 
-    @Option(help: "The server's port (default 8080).")
+    @Option(help: "The server's port (default \(WebSocketServerOptions.Defaults.port)).")
     var port: Int?
 
     @Option(help: "Members to simulate, one connection each.")
@@ -137,7 +138,7 @@ struct BenchCommand: ParsableCommand {
             do { return try ServerAddress(parsing: url) } catch { throw ValidationError(error.description) }
         }
         let host = host ?? "127.0.0.1"
-        let port = port ?? 8080
+        let port = port ?? WebSocketServerOptions.Defaults.port
         guard (1...65535).contains(port) else { throw ValidationError("--port must be 1–65535") }
         return ServerAddress(host: host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host, port: port)
     }

@@ -15,6 +15,9 @@ struct Pomo: AsyncParsableCommand {
             `pomo join` that is running. `stats` prints the room's focus \
             stats per person and per day without joining it.
 
+            The host's commands (passcode, kick, control, handoff) act as the member `pomo join` keeps for \
+            the room, since only the host may give them: run `pomo join ROOM` first.
+
             SERVER: --server ws://HOST:PORT, else $POMO_SERVER, else \(ServerAddress.defaultURL).
 
             EXIT STATUS:
@@ -31,5 +34,6 @@ struct Pomo: AsyncParsableCommand {
             """,
         subcommands: [Join.self, Status.self, Watch.self, Stats.self,
                       Control.Start.self, Control.Pause.self, Control.Resume.self, Control.Skip.self,
-                      Control.Reset.self, Control.Extend.self, Configure.self])
+                      Control.Reset.self, Control.Extend.self, Configure.self, ScheduleCommand.self,
+                      Hosting.Passcode.self, Hosting.Kick.self, Hosting.Control.self, Hosting.HandOff.self])
 }

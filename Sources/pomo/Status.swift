@@ -21,6 +21,8 @@ struct Status: AsyncParsableCommand {
               %m  members present
               %M  members in the room
               %o  the room's name
+              %N  the next scheduled session's start, HH:MM local time (empty when none): 'next focus %N'
+              %T  the next scheduled session's name (empty when none)
               %%  a percent sign
 
             --json prints the room snapshot as the server sent it (docs/PROTOCOL.md §5), keys sorted.

@@ -85,6 +85,8 @@ func failure(for end: SessionEnd, address: ServerAddress, room: String) -> ExitC
                     + "not reconnecting", status: PomoExit.replaced)
     case .unreachable(let why):
         return fail("cannot reach \(address): \(why) (is pomodoro-server running there?)", status: PomoExit.unavailable)
+    case let .refused(.removed, message):
+        return fail("removed from \(room): \(message); not reconnecting [removed]", status: PomoExit.refused)
     case let .refused(code, message):
         return fail("the server refused to let us into \(room): \(message) [\(code.rawValue)]", status: PomoExit.refused)
     case .lost(let why):

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PomodoroTestSupport
 import Testing
 
 /// Many short-lived `pomo status` processes at once: each must end with its documented exit status, never
@@ -11,8 +12,16 @@ struct ExitStressTests {
     static let runsPerCase = 300
     static let batch = 16
 
-    /// The exit status of each of `count` runs of `pomo` with `arguments`, `batch` at a time.
-    static func statuses(_ arguments: [String], count: Int) throws -> [Int32: Int] {
+    /// The exit status of each of `count` runs of `pomo` with `arguments`, `batch` at a time, tallied. The
+    /// runs take a minute and block, so they get a thread of their own: a test holding one of Swift
+    /// concurrency's few threads (two on a two-core machine) starves the async tests running beside it.
+    static func statuses(_ arguments: [String], count: Int) async -> [Int32: Int] {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: blockingStatuses(arguments, count: count)) }.start()
+        }
+    }
+
+    private static func blockingStatuses(_ arguments: [String], count: Int) -> [Int32: Int] {
         var tally: [Int32: Int] = [:]
         var started = 0
         while started < count {
@@ -20,7 +29,8 @@ struct ExitStressTests {
             let lock = NSLock()
             nonisolated(unsafe) var results: [Int32] = []
             DispatchQueue.concurrentPerform(iterations: size) { _ in
-                let status = (try? spawnAndWait(Built.pomo, arguments)) ?? -1
+                let status = (try? ProcessLauncher.run(ProcessLauncher.pomo, arguments, output: .discard,
+                                                       errors: .discard).status) ?? -1
                 lock.withLock { results.append(status) }
             }
             for status in results { tally[status, default: 0] += 1 }
@@ -46,28 +56,28 @@ struct ExitStressTests {
                     bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
                 }
             }
-            guard fd >= 0, bound else { throw LiveFailure(description: "cannot reserve a loopback port") }
+            guard fd >= 0, bound else { throw LiveTestFailure(description: "cannot reserve a loopback port") }
             port = Int(UInt16(bigEndian: address.sin_port))
         }
 
         deinit { close(fd) }
     }
 
-    @Test func againstAClosedPortEveryRunExitsWith69() throws {
+    @Test func againstAClosedPortEveryRunExitsWith69() async throws {
         let closed = try ClosedPort()
-        let tally = try Self.statuses(["status", "stress", "--server", "ws://127.0.0.1:\(closed.port)", "--timeout", "20"],
-                                      count: Self.runsPerCase)
+        let tally = await Self.statuses(["status", "stress", "--server", "ws://127.0.0.1:\(closed.port)",
+                                         "--timeout", "20"], count: Self.runsPerCase)
         #expect(tally == [69: Self.runsPerCase], "exit statuses (128+N: killed by signal N): \(tally)")
     }
 
-    @Test func againstALiveServerEveryRunExitsWith0() throws {
+    @Test func againstALiveServerEveryRunExitsWith0() async throws {
         let server = try ServerProcess()
         defer { server.stop() }
         // status observes, and only an open room can be observed: a one-shot command opens it first.
-        let opened = try runProgram(Built.pomo, ["start", "stress", "--server", server.url, "--quiet"])
+        let opened = try runPomo(["start", "stress", "--server", server.url, "--quiet"])
         #expect(opened.status == 0, "\(opened)")
-        let tally = try Self.statuses(["status", "stress", "--server", server.url, "--timeout", "20"],
-                                      count: Self.runsPerCase)
+        let tally = await Self.statuses(["status", "stress", "--server", server.url, "--timeout", "20"],
+                                        count: Self.runsPerCase)
         #expect(tally == [0: Self.runsPerCase], "exit statuses (128+N: killed by signal N): \(tally)")
     }
 }

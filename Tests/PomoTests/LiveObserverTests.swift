@@ -2,6 +2,7 @@ import Foundation
 import PomodoroClient
 import PomodoroCore
 import PomodoroProtocol
+import PomodoroTestSupport
 import Testing
 
 /// `pomo watch` and `pomo status` observe: two members complete a focus while a watch runs and status is
@@ -37,7 +38,7 @@ struct LiveObserverTests {
                 if messages.contains(where: condition) { return }
                 try await Task.sleep(for: .milliseconds(20))
             }
-            throw LiveFailure(description: "no \(what) within \(seconds) s")
+            throw LiveTestFailure(description: "no \(what) within \(seconds) s")
         }
 
         func stop() async {
@@ -54,19 +55,11 @@ struct LiveObserverTests {
         let bo = try Member(url: server.url, room: "quiet", name: "Bo")
         try await bo.waitFor("welcome") { if case .welcome = $0 { true } else { false } }
 
-        let watch = Process()
-        watch.executableURL = URL(fileURLWithPath: Built.pomo)
-        watch.arguments = ["watch", "quiet", "--json", "--server", server.url]
-        let output = Pipe()
-        watch.standardOutput = output
-        try watch.run()
+        let watch = try ProcessLauncher.start(ProcessLauncher.pomo, ["watch", "quiet", "--json", "--server", server.url])
         defer { if watch.isRunning { watch.terminate() } }
         func nextLine() throws -> [String: Any] {
-            var line = [UInt8]()
-            while let byte = try output.fileHandleForReading.read(upToCount: 1)?.first, byte != UInt8(ascii: "\n") {
-                line.append(byte)
-            }
-            return try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
+            let line = try watch.nextLine()
+            return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         }
         let first = try nextLine()
         #expect(first["type"] as? String == "observing")
@@ -76,8 +69,8 @@ struct LiveObserverTests {
         // A focus, shortened to end two seconds from now, completed by both.
         ada.session.send(.start, ref: .string("s"))
         try await ada.waitFor("ok start") { if case .ok("start", _, _) = $0 { true } else { false } }
-        let status = try runProgram(Built.pomo, ["status", "quiet", "--format", "%p %M", "--server", server.url])
-        #expect(status.status == 0 && status.out == "Focus 2\n", "\(status)")
+        let status = try runPomo(["status", "quiet", "--format", "%p %M", "--server", server.url])
+        #expect(status.status == 0 && status.output == "Focus 2\n", "\(status)")
         ada.session.send(.extend(seconds: -(25 * 60 - 2)), ref: .string("e"))
         let completed: (ServerMessage) -> Bool = {
             if case .event(_, .phaseCompleted(.focus, _, _, _), _) = $0 { true } else { false }
@@ -92,8 +85,7 @@ struct LiveObserverTests {
         }
         #expect(types.contains("tick"))
         watch.terminate()
-        watch.waitUntilExit()
-        #expect(watch.terminationStatus == 0)
+        #expect(try watch.wait().status == 0)
         // Once the watch has gone, a last state: its leaving would have been announced before it.
         ada.session.send(.task(text: "after"), ref: .string("t"))
         try await ada.waitFor("ok task") { if case .ok("task", _, _) = $0 { true } else { false } }

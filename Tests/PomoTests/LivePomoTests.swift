@@ -2,6 +2,7 @@ import Foundation
 import PomodoroClient
 import PomodoroCore
 import PomodoroProtocol
+import PomodoroTestSupport
 import Testing
 
 /// The built `pomo` against the built `pomodoro-server`: in tmux as a person uses it, and as scripts do.
@@ -31,7 +32,7 @@ struct LivePomoTests {
 
         func waitForWelcome() async throws {
             for await _ in welcomed { return }
-            throw LiveFailure(description: "the second member was not welcomed")
+            throw LiveTestFailure(description: "the second member was not welcomed")
         }
 
         func stop() async {
@@ -59,7 +60,7 @@ struct LivePomoTests {
         let tmux = try TmuxSession(environment: ["XDG_STATE_HOME": state, "LANG": "C.UTF-8"])
         defer { tmux.kill() }
 
-        try tmux.type("\(Built.pomo) join live --name Ada --server \(server.url) --no-notify; echo pomo-exited-$?")
+        try tmux.type("\(ProcessLauncher.pomo) join live --name Ada --server \(server.url) --no-notify; echo pomo-exited-$?")
         try tmux.press("Enter")
         try tmux.waitFor("the view") { $0.contains("● live") && $0.contains("Ada (you)") && $0.contains("IDLE") }
 
@@ -96,9 +97,12 @@ struct LivePomoTests {
         #expect(!finished.isEmpty, "the phase ended in the view")
         #expect(seen.count >= 2, "the digits changed while running: \(seen)")
         #expect(seen == seen.sorted(by: >), "the digits only fell: \(seen)")
-        #expect(finished.contains("SHORT BREAK") && finished.contains("Focus done · Short break next"))
+        // The phase's end comes as an event and then the room's new state, two messages: a capture between
+        // the two redraws shows the first without the second, so the break is waited for.
+        let onBreak = try tmux.waitFor("the short break") { $0.contains("SHORT BREAK") }
+        #expect(onBreak.contains("Focus done · Short break next"))
         // Both present members earned the completed focus.
-        let counts = finished.split(separator: "\n").filter { $0.contains("Ada (you)") || $0.contains("Lin ") }
+        let counts = onBreak.split(separator: "\n").filter { $0.contains("Ada (you)") || $0.contains("Lin ") }
         #expect(counts.count == 2 && counts.allSatisfy { $0.hasSuffix("1") }, "\(counts)")
 
         // q leaves the full-screen view: the shell is back as it was, the view is gone.
@@ -116,90 +120,81 @@ struct LivePomoTests {
         defer { try? FileManager.default.removeItem(atPath: state) }
         let tmux = try TmuxSession(columns: 40, rows: 24, environment: ["XDG_STATE_HOME": state, "LANG": "C.UTF-8"])
         defer { tmux.kill() }
-        try tmux.type("\(Built.pomo) join takeover --name Ada --server \(server.url); echo pomo-exited-$?")
+        try tmux.type("\(ProcessLauncher.pomo) join takeover --name Ada --server \(server.url); echo pomo-exited-$?")
         try tmux.press("Enter")
         try tmux.waitFor("the narrow view") { $0.contains("● live") && $0.contains("Ada (you)") }
 
         // The same person joins again elsewhere (plain lines, into a pipe): same token, same member.
-        let second = Process()
-        second.executableURL = URL(fileURLWithPath: Built.pomo)
-        second.arguments = ["join", "takeover", "--name", "Ada", "--server", server.url]
-        second.environment = ["XDG_STATE_HOME": state, "PATH": "/usr/bin:/bin"]
-        let output = Pipe()
-        second.standardOutput = output
-        second.standardError = FileHandle.nullDevice
-        try second.run()
-        defer { second.terminate() }
+        let second = try ProcessLauncher.start(ProcessLauncher.pomo,
+                                               ["join", "takeover", "--name", "Ada", "--server", server.url],
+                                               environment: ["XDG_STATE_HOME": state, "PATH": "/usr/bin:/bin"],
+                                               errors: .discard)
+        defer { second.stop() }
 
         let screen = try tmux.waitFor("the first join to give up") { $0.contains("pomo-exited-3") }
         #expect(screen.contains("another connection took over"))
         // The second one has the member, resumed.
-        var line = [UInt8]()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1)?.first, byte != UInt8(ascii: "\n") {
-            line.append(byte)
-        }
-        #expect(String(decoding: line, as: UTF8.self).contains("Joined takeover as Ada (m1), place resumed"))
+        #expect(try second.nextLine().contains("Joined takeover as Ada (m1), place resumed"))
     }
 
     @Test func scriptsGetOneLineJSONAndHonestExitStatuses() throws {
         let server = try ServerProcess()
         defer { server.stop() }
-        let pomo = Built.pomo
         let env = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
 
         // status observes: a room nobody opened is refused, and is not created by asking.
-        var result = try runProgram(pomo, ["status", "scripted", "--server", server.url], environment: env)
-        #expect(result.status == 1 && result.out.isEmpty, "\(result)")
-        #expect(result.err.contains("not_found") || result.err.contains("no room of that name is open"), "\(result)")
+        var result = try runPomo(["status", "scripted", "--server", server.url], environment: env)
+        #expect(result.status == 1 && result.output.isEmpty, "\(result)")
+        #expect(result.errors.contains("not_found") || result.errors.contains("no room of that name is open"), "\(result)")
 
         // Refused by the server: nothing runs, so nothing pauses.
-        result = try runProgram(pomo, ["pause", "scripted", "--server", server.url], environment: env)
+        result = try runPomo(["pause", "scripted", "--server", server.url], environment: env)
         #expect(result.status == 1)
-        #expect(result.err.hasPrefix("pomo: the server refused to pause in scripted:"), "\(result.err)")
-        #expect(result.err.split(separator: "\n").count == 1)
+        #expect(result.errors.hasPrefix("pomo: the server refused to pause in scripted:"), "\(result.errors)")
+        #expect(result.errors.split(separator: "\n").count == 1)
 
-        result = try runProgram(pomo, ["configure", "scripted", "--focus", "10m", "--server", server.url], environment: env)
-        #expect(result.status == 0 && result.out.contains("Focus 10m") && result.out.contains("applies now"), "\(result)")
-        result = try runProgram(pomo, ["status", "scripted", "--server", server.url], environment: env)
-        #expect(result.status == 0 && result.out == "Idle 00:00\n", "\(result)")
-        result = try runProgram(pomo, ["start", "scripted", "--server", server.url], environment: env)
-        #expect(result.status == 0 && result.out.hasPrefix("scripted: Focus 1 of 4, running, "), "\(result)")
-        result = try runProgram(pomo, ["extend", "scripted", "-1m", "--server", server.url], environment: env)
-        #expect(result.status == 0 && result.out.contains(", 0") && result.out.contains(" left"), "\(result)")
+        result = try runPomo(["configure", "scripted", "--focus", "10m", "--server", server.url], environment: env)
+        #expect(result.status == 0 && result.output.contains("Focus 10m") && result.output.contains("applies now"), "\(result)")
+        result = try runPomo(["status", "scripted", "--server", server.url], environment: env)
+        #expect(result.status == 0 && result.output == "Idle 00:00\n", "\(result)")
+        result = try runPomo(["start", "scripted", "--server", server.url], environment: env)
+        #expect(result.status == 0 && result.output.hasPrefix("scripted: Focus 1 of 4, running, "), "\(result)")
+        result = try runPomo(["extend", "scripted", "-1m", "--server", server.url], environment: env)
+        #expect(result.status == 0 && result.output.contains(", 0") && result.output.contains(" left"), "\(result)")
         // Out of the bounds the server sent in welcome: a usage error, and nothing is sent.
-        result = try runProgram(pomo, ["extend", "scripted", "2h", "--server", server.url], environment: env)
-        #expect(result.status == 64 && result.err == "pomo: at most 1h either way per call\n", "\(result)")
-        result = try runProgram(pomo, ["configure", "scripted", "--long-break-every", "13", "--server", server.url],
+        result = try runPomo(["extend", "scripted", "2h", "--server", server.url], environment: env)
+        #expect(result.status == 64 && result.errors == "pomo: at most 1h either way per call\n", "\(result)")
+        result = try runPomo(["configure", "scripted", "--long-break-every", "13", "--server", server.url],
                                 environment: env)
-        #expect(result.status == 64 && result.err == "pomo: --long-break-every must be 1–12\n", "\(result)")
+        #expect(result.status == 64 && result.errors == "pomo: --long-break-every must be 1–12\n", "\(result)")
 
-        result = try runProgram(pomo, ["status", "scripted", "--format", "%P %s %c/%n %M", "--server", server.url],
+        result = try runPomo(["status", "scripted", "--format", "%P %s %c/%n %M", "--server", server.url],
                                 environment: env)
-        #expect(result.out == "focus running 1/4 0\n", "\(result)")
+        #expect(result.output == "focus running 1/4 0\n", "\(result)")
 
         // --json: the snapshot; the observer is in none of it.
-        result = try runProgram(pomo, ["status", "scripted", "--json", "--server", server.url], environment: env)
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [String: Any])
+        result = try runPomo(["status", "scripted", "--json", "--server", server.url], environment: env)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
         #expect(json["phase"] as? String == "focus" && json["status"] as? String == "running")
         #expect((json["members"] as? [Any])?.isEmpty == true)
-        #expect(result.out.split(separator: "\n").count == 1)
+        #expect(result.output.split(separator: "\n").count == 1)
 
         // Cannot connect: 69 and one line naming the address.
-        result = try runProgram(pomo, ["status", "scripted", "--server", "ws://127.0.0.1:1"], environment: env)
+        result = try runPomo(["status", "scripted", "--server", "ws://127.0.0.1:1"], environment: env)
         #expect(result.status == 69)
-        #expect(result.err.hasPrefix("pomo: cannot reach ws://127.0.0.1:1") && result.err.split(separator: "\n").count == 1)
+        #expect(result.errors.hasPrefix("pomo: cannot reach ws://127.0.0.1:1") && result.errors.split(separator: "\n").count == 1)
 
         // Bad usage: 64, before any connection.
         for arguments in [["status", "no spaces"], ["status", "r", "--format", "%q"], ["extend", "r", "soon"],
                           ["join", "r", "--name", ""], ["status", "r", "--server", "wss://h"]] {
-            result = try runProgram(pomo, arguments, environment: env)
+            result = try runPomo(arguments, environment: env)
             #expect(result.status == 64, "\(arguments): \(result)")
         }
 
         // The environment picks the server too.
-        result = try runProgram(pomo, ["status", "scripted", "--format", "%o %s"],
+        result = try runPomo(["status", "scripted", "--format", "%o %s"],
                                 environment: env.merging(["POMO_SERVER": server.url]) { $1 })
-        #expect(result.out == "scripted running\n")
+        #expect(result.output == "scripted running\n")
     }
 
     @Test func watchStreamsOneJSONObjectPerLine() async throws {
@@ -208,24 +203,16 @@ struct LivePomoTests {
         // watch observes: the room must be open.
         let host = try OtherMember(url: server.url, room: "streamed", name: "Ada")
         try await host.waitForWelcome()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Built.pomo)
-        process.arguments = ["watch", "streamed", "--json", "--server", server.url]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        let process = try ProcessLauncher.start(ProcessLauncher.pomo,
+                                                ["watch", "streamed", "--json", "--server", server.url])
         func nextLine() throws -> [String: Any] {
-            var line = [UInt8]()
-            while let byte = try output.fileHandleForReading.read(upToCount: 1)?.first, byte != UInt8(ascii: "\n") {
-                line.append(byte)
-            }
-            return try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
+            let line = try process.nextLine()
+            return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         }
         let observing = try nextLine()
         #expect(observing["type"] as? String == "observing")
         #expect(observing["you"] == nil)
-        _ = try runProgram(Built.pomo, ["start", "streamed", "--server", server.url, "--quiet"])
+        _ = try runPomo(["start", "streamed", "--server", server.url, "--quiet"])
         var types: [String] = []
         while !types.contains("tick") {
             types.append(try nextLine()["type"] as? String ?? "?")
@@ -233,28 +220,27 @@ struct LivePomoTests {
         #expect(types.contains("state") && types.contains("event"))
         // SIGTERM: watch ends and exits 0.
         process.terminate()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        #expect(try process.wait().status == 0)
         await host.stop()
     }
 
     @Test func helpIsComplete() throws {
-        let root = try runProgram(Built.pomo, ["--help"])
+        let root = try runPomo(["--help"])
         #expect(root.status == 0)
         for subcommand in ["join", "status", "watch", "stats", "start", "pause", "resume", "skip", "reset", "extend", "configure"] {
-            #expect(root.out.contains("  \(subcommand) "), "pomo --help lists \(subcommand)")
-            let help = try runProgram(Built.pomo, [subcommand, "--help"])
-            #expect(help.status == 0 && help.out.contains("OVERVIEW:") && help.out.contains("--server"), "\(subcommand)")
+            #expect(root.output.contains("  \(subcommand) "), "pomo --help lists \(subcommand)")
+            let help = try runPomo([subcommand, "--help"])
+            #expect(help.status == 0 && help.output.contains("OVERVIEW:") && help.output.contains("--server"), "\(subcommand)")
         }
         for words in ["EXIT STATUS", "64", "69", "POMO_SERVER", "XDG_STATE_HOME"] {
-            #expect(root.out.contains(words), "pomo --help mentions \(words)")
+            #expect(root.output.contains(words), "pomo --help mentions \(words)")
         }
-        let join = try runProgram(Built.pomo, ["join", "--help"]).out
+        let join = try runPomo(["join", "--help"]).output
         for words in ["--name", "--no-bell", "--no-notify", "--color", "space", "reset", "task", "away", "quit",
                       "notify-send", "NO_COLOR"] {
             #expect(join.contains(words), "pomo join --help mentions \(words)")
         }
-        let status = try runProgram(Built.pomo, ["status", "--help"]).out
+        let status = try runPomo(["status", "--help"]).output
         for spec in ["%p", "%P", "%r", "%R", "%c", "%n", "%s", "%i", "%b", "%e", "%m", "%M", "%o", "%%", "--json"] {
             #expect(status.contains(spec), "pomo status --help documents \(spec)")
         }

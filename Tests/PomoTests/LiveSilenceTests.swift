@@ -1,5 +1,6 @@
 import Foundation
 import PomodoroClient
+import PomodoroTestSupport
 import Testing
 
 /// The built `pomo` in tmux, as a person uses it: `m` silences the bell, and the next run still is silent;
@@ -7,7 +8,7 @@ import Testing
 @Suite(.serialized) struct LiveSilenceTests {
     /// Whether tmux saw the terminal bell in the session's window since the flag was last cleared.
     func rang(_ tmux: TmuxSession) throws -> Bool {
-        try tmux.tmux(["display-message", "-p", "-t", tmux.session, "#{window_bell_flag}"]).out
+        try tmux.tmux(["display-message", "-p", "-t", tmux.session, "#{window_bell_flag}"]).output
             .trimmingCharacters(in: .whitespacesAndNewlines) == "1"
     }
 
@@ -16,11 +17,11 @@ import Testing
         defer { server.stop() }
         let state = NSTemporaryDirectory() + "pomo-silence-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         defer { try? FileManager.default.removeItem(atPath: state) }
-        let join = "\(Built.pomo) join quiet --name Ada --server \(server.url) --no-notify; echo pomo-exited-$?"
+        let join = "\(ProcessLauncher.pomo) join quiet --name Ada --server \(server.url) --no-notify; echo pomo-exited-$?"
         // Two-second phases that run one after another, so each run sees a phase end soon.
-        let configure = try runProgram(Built.pomo, ["configure", "quiet", "--focus", "2s", "--short-break", "2s",
-                                                    "--long-break", "2s", "--auto-start", "--server", server.url, "-q"])
-        #expect(configure.status == 0, "\(configure.err)")
+        let configure = try runPomo(["configure", "quiet", "--focus", "2s", "--short-break", "2s",
+                                     "--long-break", "2s", "--auto-start", "--server", server.url, "-q"])
+        #expect(configure.status == 0, "\(configure.errors)")
 
         // First run, in Traditional Chinese at 40 columns: m silences, and the view says so.
         do {

@@ -2,6 +2,7 @@ import Foundation
 import PomodoroClient
 import PomodoroNet
 import PomodoroProtocol
+import PomodoroTestSupport
 import Testing
 
 /// The built `pomo stats` over a real WebSocket, against a stand-in server that answers as it is told:
@@ -68,11 +69,11 @@ struct LiveStatsTests {
             return .stats(Self.report, ref: frame.ref)
         }
         defer { standIn.stop() }
-        let result = try runProgram(Built.pomo, ["stats", "team-alpha", "--days", "2", "--passcode", "tomato soup",
+        let result = try runPomo(["stats", "team-alpha", "--days", "2", "--passcode", "tomato soup",
                                                  "--server", standIn.url], environment: environment)
         #expect(result.status == 0, "\(result)")
-        #expect(result.out == StatsRenderer.render(Self.report, columns: 60) + "\n")
-        #expect(result.out.contains("Ada") && result.out.contains("Whole room") && result.out.contains("██"))
+        #expect(result.output == StatsRenderer.render(Self.report, columns: 60) + "\n")
+        #expect(result.output.contains("Ada") && result.output.contains("Whole room") && result.output.contains("██"))
         // One frame, and no join among them: nobody in the room sees the request.
         let sent = standIn.received
         #expect(sent.count == 1, "\(sent)")
@@ -81,12 +82,12 @@ struct LiveStatsTests {
                                      ref: .string("stats")))
 
         // --json: the report object as sent, without type and ref; --tz goes out as given.
-        let json = try runProgram(Built.pomo, ["stats", "team-alpha", "--json", "--tz", "UTC", "--server", standIn.url],
+        let json = try runPomo(["stats", "team-alpha", "--json", "--tz", "UTC", "--server", standIn.url],
                                   environment: environment)
         #expect(json.status == 0, "\(json)")
-        #expect(json.out.split(separator: "\n").count == 1)
-        #expect(try WireCodec.decodeStatsBody([UInt8](json.out.utf8)) == Self.report)
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
+        #expect(json.output.split(separator: "\n").count == 1)
+        #expect(try WireCodec.decodeStatsBody([UInt8](json.output.utf8)) == Self.report)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
         #expect(object["type"] == nil && object["ref"] == nil)
         let second = try WireCodec.decodeClientFrame([UInt8](standIn.received[1].utf8))
         #expect(second == ClientFrame(.stats(room: "team-alpha", days: 14, tz: "UTC", passcode: nil),
@@ -99,45 +100,45 @@ struct LiveStatsTests {
             .error(code: .unknownType, message: "unknown message type 'stats'", field: "type", ref: frame.ref)
         }
         defer { old.stop() }
-        var result = try runProgram(Built.pomo, ["stats", "team-alpha", "--server", old.url], environment: environment)
+        var result = try runPomo(["stats", "team-alpha", "--server", old.url], environment: environment)
         #expect(result.status == 1, "\(result)")
-        #expect(result.out.isEmpty)
-        #expect(result.err.hasPrefix("pomo: this server does not keep stats"), "\(result.err)")
-        #expect(result.err.split(separator: "\n").count == 1)
+        #expect(result.output.isEmpty)
+        #expect(result.errors.hasPrefix("pomo: this server does not keep stats"), "\(result.errors)")
+        #expect(result.errors.split(separator: "\n").count == 1)
 
         let locked = try StandIn { frame in
             .error(code: .badPasscode, message: "this room needs its passcode", field: "passcode", ref: frame.ref)
         }
         defer { locked.stop() }
-        result = try runProgram(Built.pomo, ["stats", "vault", "--server", locked.url], environment: environment)
+        result = try runPomo(["stats", "vault", "--server", locked.url], environment: environment)
         #expect(result.status == 1, "\(result)")
-        #expect(result.err == "pomo: the server refused the stats of vault: this room needs its passcode [bad_passcode]\n")
+        #expect(result.errors == "pomo: the server refused the stats of vault: this room needs its passcode [bad_passcode]\n")
     }
 
     @Test func aSilentServerTimesOutAndNoServerIsUnreachable() throws {
         let silent = try StandIn { _ in nil }
         defer { silent.stop() }
-        var result = try runProgram(Built.pomo, ["stats", "team-alpha", "--timeout", "0.5", "--server", silent.url],
+        var result = try runPomo(["stats", "team-alpha", "--timeout", "0.5", "--server", silent.url],
                                     environment: environment)
         #expect(result.status == 69, "\(result)")
-        #expect(result.err.hasPrefix("pomo: no answer from \(silent.url)"), "\(result.err)")
+        #expect(result.errors.hasPrefix("pomo: no answer from \(silent.url)"), "\(result.errors)")
 
-        result = try runProgram(Built.pomo, ["stats", "team-alpha", "--server", "ws://127.0.0.1:1"],
+        result = try runPomo(["stats", "team-alpha", "--server", "ws://127.0.0.1:1"],
                                 environment: environment)
         #expect(result.status == 69, "\(result)")
-        #expect(result.err.hasPrefix("pomo: cannot reach ws://127.0.0.1:1"), "\(result.err)")
+        #expect(result.errors.hasPrefix("pomo: cannot reach ws://127.0.0.1:1"), "\(result.errors)")
     }
 
     @Test func badUsageIsSixtyFourBeforeAnyConnection() throws {
         for arguments in [["stats", "no spaces"], ["stats", "r", "--days", "0"], ["stats", "r", "--days", "367"],
                           ["stats", "r", "--tz", "Nowhere/Special"], ["stats", "r", "--server", "wss://h"]] {
             let server = arguments.contains("--server") ? [] : ["--server", "ws://127.0.0.1:1"]
-            let result = try runProgram(Built.pomo, arguments + server, environment: environment)
+            let result = try runPomo(arguments + server, environment: environment)
             #expect(result.status == 64, "\(arguments): \(result)")
         }
-        let help = try runProgram(Built.pomo, ["stats", "--help"])
+        let help = try runPomo(["stats", "--help"])
         for words in ["--days", "--tz", "--json", "--passcode", "--server", "STREAK", "COLUMNS"] {
-            #expect(help.out.contains(words), "pomo stats --help mentions \(words)")
+            #expect(help.output.contains(words), "pomo stats --help mentions \(words)")
         }
     }
 }

@@ -36,6 +36,17 @@ import Testing
                 == "Long break 1:02:03 ⏸")
     }
 
+    @Test func theNextScheduledSessionExpandsInLocalTime() throws {
+        var room = Fixture.snapshot()
+        let idle = view(room)
+        #expect(try StatusFormat("next focus %N|%T").expand(idle, now: Fixture.local(0), utcOffsetSeconds: 0)
+                == "next focus |")
+        // 08:30 UTC is 09:30 an hour east.
+        room.nextSession = NextSessionPayload(schedule: "s1", name: "Standup", startsAt: 1_796_027_400_000)
+        #expect(try StatusFormat("next focus %N · %T").expand(view(room), now: Fixture.local(0), utcOffsetSeconds: 3600)
+                == "next focus 09:30 · Standup")
+    }
+
     @Test func aBigRoomIsCountedWholeNotByItsList() throws {
         var room = Fixture.snapshot(members: [Fixture.member("m1", "Ada"), Fixture.member("m2", "Lin", present: false)])
         room.memberCount = 5000
@@ -149,5 +160,29 @@ import Testing
         // Ticks add nothing.
         #expect(lines.lines(for: .message(Fixture.tick(remainingMs: 1_499_000, endsAt: Fixture.serverEpoch + 1_505_000,
                                                        seq: 5), raw: [], receivedAt: Fixture.local(6000))) == [])
+    }
+}
+
+/// `pomo schedule`'s list, with the next start in the reader's zone.
+@Suite struct ScheduleLinesTests {
+    @Test func eachScheduleIsOneLineWithItsNextStartInTheReadersZone() throws {
+        let payload = SchedulesPayload(room: "team-alpha", schedules: [
+            SchedulePayload(id: "s1", fields: ScheduleFields(name: "Standup", time: "09:30", zone: "Europe/Berlin",
+                                                             days: ["mon", "tue", "wed", "thu", "fri"], sessions: 2,
+                                                             warning: 5, enabled: true),
+                            missed: 0, next: 1_796_027_400_000),  // Monday 30 Nov 2026, 08:30 UTC
+            SchedulePayload(id: "s2", fields: ScheduleFields(name: "Launch", time: "14:00", zone: "America/New_York",
+                                                             date: "2026-12-03",
+                                                             settings: RoomSettings(focus: 3000, shortBreak: 600),
+                                                             warning: 0, enabled: false),
+                            missed: 1, next: nil),
+        ])
+        let newYork = try #require(TimeZone(identifier: "America/New_York"))
+        #expect(ScheduleLines.lines(payload, viewer: newYork) == [
+            "s1  on   Standup · weekdays at 09:30 Europe/Berlin · 2 focus sessions · next Mon 30 Nov 03:30 here",
+            "s2  off  Launch · on 2026-12-03 at 14:00 America/New_York · until stopped · 50/10 min · missed 1",
+        ])
+        #expect(ScheduleLines.lines(SchedulesPayload(room: "empty", schedules: []), viewer: newYork)
+                == ["empty: no schedules"])
     }
 }

@@ -47,7 +47,7 @@ import PomodoroCore
         #expect(rows.map(\.stats.focusTime) == [.zero, .zero], "realized at the last change, not at every tick")
         #expect(t.member(ada)?.stats.focusTime == .seconds(150))
         #expect(t.member(bob)?.stats.focusTime == .seconds(50))
-        #expect(rows.map(\.order) == rows.map(\.order).sorted())
+        #expect(rows.map(\.joinOrder) == rows.map(\.joinOrder).sorted())
     }
 
     @Test func aRestartFromSelfContainedRowsCreditsEachMemberFromTheirOwnSpan() throws {
@@ -69,7 +69,7 @@ import PomodoroCore
         #expect(outcome.completions.count == 1)
         let snapshot = room.snapshot(at: now)
         #expect(snapshot.members.map(\.stats.focusTime) == [.seconds(600), .seconds(500), .zero])
-        #expect(snapshot.members.map(\.stats.focusCompleted) == [1, 1, 0])
+        #expect(snapshot.members.map(\.stats.focusSessions) == [1, 1, 0])
         #expect(snapshot.stats.focusTime == .seconds(600))
         #expect([ada, bob, cy] == snapshot.members.map(\.id))
     }
@@ -83,7 +83,7 @@ import PomodoroCore
         t.leave(bob)
         #expect(savedMembers(take(&t)).isEmpty)
         let dee = try t.add("Dee")
-        let orders = t.room.memberRecords(wallOffsetNanoseconds: offset).map { ($0.id, $0.order) }
+        let orders = t.room.memberRecords(wallOffsetNanoseconds: offset).map { ($0.id, $0.joinOrder) }
         #expect(orders.map(\.0) == [ada, cy, dee])
         #expect(Set(orders.map(\.1)).count == 3, "no two rows share a place")
         #expect(orders.map(\.1) == orders.map(\.1).sorted())

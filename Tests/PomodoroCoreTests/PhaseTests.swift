@@ -160,7 +160,7 @@ import PomodoroCore
         #expect(t.deadline == start + .seconds(1500 + 300 + 1500 + 300))
         #expect(t.remaining == .seconds(290))
         #expect(t.room.seq >= seq + 3, "each completed phase is a state change")
-        #expect(t.room.stats.focusCompleted == 2)
+        #expect(t.room.stats.focusSessions == 2)
         #expect(t.room.stats.focusTime == .seconds(3000))
     }
 
@@ -273,7 +273,7 @@ import PomodoroCore
         #expect(t.room.phase == .shortBreak)
         #expect(t.room.cycle == 1)
         #expect(t.room.timer == .ready(remaining: .seconds(300)))
-        #expect(t.room.stats.focusCompleted == 0)
+        #expect(t.room.stats.focusSessions == 0)
         #expect(t.room.stats.interruptions == 1)
     }
 

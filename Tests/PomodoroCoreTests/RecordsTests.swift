@@ -63,7 +63,7 @@ import PomodoroCore
             room: t.room.id, startedAtMs: wallMs(startedAt), endedAtMs: wallMs(startedAt + .seconds(600)),
             lengthSeconds: 600,
             participants: [.init(member: ada, name: "Ada", task: "write the report", focusMs: 600_000)])])
-        #expect(savedMembers(changes).first { $0.id == ada }?.stats.focusCompleted == 1)
+        #expect(savedMembers(changes).first { $0.id == ada }?.stats.focusSessions == 1)
     }
 
     @Test func aPausedFocusKeepsItsFirstStartAndItsLengthIncludesExtensions() throws {
@@ -154,9 +154,9 @@ import PomodoroCore
         #expect(outcome.completions == [Completion(.focus, .shortBreak, autoStarted: false, cycle: 1)],
                 "completed once; the break waits, since nobody is there to see it start")
         #expect(room.status == .ready)
-        #expect(room.stats.focusCompleted == 1)
+        #expect(room.stats.focusSessions == 1)
         #expect(room.stats.focusTime == .seconds(600))
-        #expect(room.member(ada)?.stats.focusCompleted == 1, "Ada was present when the server stopped")
+        #expect(room.member(ada)?.stats.focusSessions == 1, "Ada was present when the server stopped")
         let entry = try #require(sessions(room.takeStoreChanges(wallOffsetNanoseconds: newOffset, passcode: nil)).first)
         #expect(entry.startedAtMs == wallMs(startedAt))
         #expect(entry.endedAtMs == wallMs(startedAt + .seconds(600)))

@@ -36,10 +36,10 @@ import Testing
             #expect(roster.disconnected == slow.disconnected, "step \(step)")
             #expect(roster.count == roster.ids.count)
         }
-        // Join order is rank order, and numbers are never reused.
-        let ranks = roster.inOrder.map(\.rank)
-        #expect(ranks == ranks.sorted())
-        #expect(roster.nextMemberNumber > ranks.max() ?? 0)
+        // Members come in join order, and numbers are never reused.
+        let joinOrders = roster.inOrder.map(\.joinOrder)
+        #expect(joinOrders == joinOrders.sorted())
+        #expect(roster.nextMemberNumber > joinOrders.max() ?? 0)
     }
 
     @Test func aRemovedMemberLeavesNoTraceAndTheirNumberIsNotReused() {
@@ -62,9 +62,9 @@ import Testing
     @Test func restoredMembersKeepTheirPlacesAndNewOnesFollow() {
         var roster = Roster(nextMemberNumber: 4)
         var m3 = Member(id: MemberID("m3"), name: "Ada", tokenHash: "a")
-        m3.rank = 3
+        m3.joinOrder = 3
         var m7 = Member(id: MemberID("m7"), name: "Bo", tokenHash: "b")
-        m7.rank = 7
+        m7.joinOrder = 7
         roster.restore(m3)
         roster.restore(m7)
         // A stored counter behind the rows cannot hand out an id that is taken.

@@ -13,11 +13,11 @@ import PomodoroCore
         t.advance(by: .seconds(1000))
         #expect(t.room.stats.focusTime == .seconds(1000))
         #expect(t.member(ada)?.stats.focusTime == .seconds(1000))
-        #expect(t.room.stats.focusCompleted == 0)
+        #expect(t.room.stats.focusSessions == 0)
 
         t.advance(by: .seconds(2000))                   // well past the end, then a ready break
-        #expect(t.room.stats == RoomStats(focusCompleted: 1, focusTime: .seconds(1500), interruptions: 0))
-        #expect(t.member(ada)?.stats == MemberStats(focusCompleted: 1, focusTime: .seconds(1500), interruptions: 0))
+        #expect(t.room.stats == RoomStats(focusSessions: 1, focusTime: .seconds(1500), interruptions: 0))
+        #expect(t.member(ada)?.stats == MemberStats(focusSessions: 1, focusTime: .seconds(1500), interruptions: 0))
     }
 
     @Test func focusTimeIsCreditedByElapsedTimeToTheNanosecond() throws {
@@ -56,8 +56,8 @@ import PomodoroCore
         t.advance(by: .seconds(600))
         let bob = try t.add("Bob")
         t.advance(to: deadline)
-        #expect(t.member(ada)?.stats == MemberStats(focusCompleted: 1, focusTime: .seconds(1500)))
-        #expect(t.member(bob)?.stats == MemberStats(focusCompleted: 1, focusTime: .seconds(900)))
+        #expect(t.member(ada)?.stats == MemberStats(focusSessions: 1, focusTime: .seconds(1500)))
+        #expect(t.member(bob)?.stats == MemberStats(focusSessions: 1, focusTime: .seconds(900)))
         #expect(t.room.stats.focusTime == .seconds(1500))
     }
 
@@ -75,9 +75,9 @@ import PomodoroCore
         try t.send(.setAway(true), by: bob)
         t.advance(to: deadline)                         // completes while Bob is away
 
-        #expect(t.member(bob)?.stats == MemberStats(focusCompleted: 0, focusTime: .seconds(300), interruptions: 2))
-        #expect(t.member(ada)?.stats == MemberStats(focusCompleted: 1, focusTime: .seconds(1500), interruptions: 0))
-        #expect(t.room.stats == RoomStats(focusCompleted: 1, focusTime: .seconds(1500), interruptions: 0))
+        #expect(t.member(bob)?.stats == MemberStats(focusSessions: 0, focusTime: .seconds(300), interruptions: 2))
+        #expect(t.member(ada)?.stats == MemberStats(focusSessions: 1, focusTime: .seconds(1500), interruptions: 0))
+        #expect(t.room.stats == RoomStats(focusSessions: 1, focusTime: .seconds(1500), interruptions: 0))
     }
 
     @Test func goingAwayOutsideARunningFocusIsNoInterruption() throws {
@@ -100,8 +100,8 @@ import PomodoroCore
         t.advance(by: .seconds(300))
         t.disconnect(bob)
         t.advance(to: deadline)
-        #expect(t.member(bob)?.stats == MemberStats(focusCompleted: 0, focusTime: .seconds(300), interruptions: 1))
-        #expect(t.room.stats == RoomStats(focusCompleted: 1, focusTime: .seconds(1500), interruptions: 0))
+        #expect(t.member(bob)?.stats == MemberStats(focusSessions: 0, focusTime: .seconds(300), interruptions: 1))
+        #expect(t.room.stats == RoomStats(focusSessions: 1, focusTime: .seconds(1500), interruptions: 0))
     }
 
     @Test func aReturningMemberEarnsAgainFromTheirReturn() throws {
@@ -115,7 +115,7 @@ import PomodoroCore
         t.advance(by: .seconds(100))
         try t.join("Bob", token: bob.token)
         t.advance(to: deadline)
-        #expect(t.member(bob.memberID)?.stats == MemberStats(focusCompleted: 1, focusTime: .seconds(1400), interruptions: 1))
+        #expect(t.member(bob.memberID)?.stats == MemberStats(focusSessions: 1, focusTime: .seconds(1400), interruptions: 1))
     }
 
     @Test func leavingDuringAFocusDoesNotInterruptTheRoom() throws {
@@ -126,7 +126,7 @@ import PomodoroCore
         t.advance(by: .seconds(300))
         t.leave(bob)
         t.advance(by: .seconds(1200))
-        #expect(t.room.stats == RoomStats(focusCompleted: 1, focusTime: .seconds(1500), interruptions: 0))
+        #expect(t.room.stats == RoomStats(focusSessions: 1, focusTime: .seconds(1500), interruptions: 0))
         #expect(t.member(ada)?.stats.interruptions == 0)
     }
 
@@ -156,8 +156,8 @@ import PomodoroCore
         try t.send(.start, by: ada)
         t.advance(by: .seconds(30))
         try t.send(.reset, by: ada)
-        #expect(t.room.stats == RoomStats(focusCompleted: 0, focusTime: .seconds(90), interruptions: 2))
-        #expect(t.member(ada)?.stats == MemberStats(focusCompleted: 0, focusTime: .seconds(90), interruptions: 2))
+        #expect(t.room.stats == RoomStats(focusSessions: 0, focusTime: .seconds(90), interruptions: 2))
+        #expect(t.member(ada)?.stats == MemberStats(focusSessions: 0, focusTime: .seconds(90), interruptions: 2))
     }
 
     @Test func stoppingAPausedFocusOrARunningBreakCountsNothingMore() throws {
@@ -175,7 +175,7 @@ import PomodoroCore
         #expect(t.member(ada)?.stats.interruptions == 1)
     }
 
-    @Test func focusCompletedCountsOnlyMembersPresentAtTheEnd() throws {
+    @Test func focusSessionsCountOnlyMembersPresentAtTheEnd() throws {
         var t = TestRoom()
         let ada = try t.add("Ada")
         let bob = try t.add("Bob")
@@ -184,9 +184,9 @@ import PomodoroCore
         t.advance(to: deadline - .seconds(1))
         try t.send(.setAway(true), by: ada)
         t.advance(to: deadline)
-        #expect(t.member(ada)?.stats.focusCompleted == 0)
-        #expect(t.member(bob)?.stats.focusCompleted == 1)
-        #expect(t.room.stats.focusCompleted == 1)
+        #expect(t.member(ada)?.stats.focusSessions == 0)
+        #expect(t.member(bob)?.stats.focusSessions == 1)
+        #expect(t.room.stats.focusSessions == 1)
     }
 
     @Test func aCatchUpCreditsEachFocusByItsOwnLength() throws {
@@ -195,9 +195,9 @@ import PomodoroCore
         try t.send(.start, by: ada)
         // Four focus sessions, three short breaks, the long break, then 100 s into the next focus.
         t.advance(by: .seconds(4 * 600 + 3 * 60 + 120 + 100))
-        #expect(t.room.stats.focusCompleted == 4)
+        #expect(t.room.stats.focusSessions == 4)
         #expect(t.room.stats.focusTime == .seconds(4 * 600 + 100))
-        #expect(t.member(ada)?.stats == MemberStats(focusCompleted: 4, focusTime: .seconds(2500)))
+        #expect(t.member(ada)?.stats == MemberStats(focusSessions: 4, focusTime: .seconds(2500)))
     }
 
     @Test func aFocusRunningWithNobodyPresentStillCountsForTheRoom() throws {
@@ -206,7 +206,7 @@ import PomodoroCore
         try t.send(.start, by: ada)
         t.disconnect(ada)
         t.advance(by: .seconds(1500))
-        #expect(t.room.stats == RoomStats(focusCompleted: 1, focusTime: .seconds(1500), interruptions: 0))
-        #expect(t.member(ada)?.stats == MemberStats(focusCompleted: 0, focusTime: .zero, interruptions: 1))
+        #expect(t.room.stats == RoomStats(focusSessions: 1, focusTime: .seconds(1500), interruptions: 0))
+        #expect(t.member(ada)?.stats == MemberStats(focusSessions: 0, focusTime: .zero, interruptions: 1))
     }
 }

@@ -5,10 +5,11 @@ import PomodoroNet
 import PomodoroPostgres
 import PomodoroProtocol
 import PomodoroServer
+import PomodoroTestSupport
 import Testing
 
 /// The real server on PostgreSQL: what members are told is in the database, a restart loses nothing, and
-/// an outage of the database is waited out. `LiveServer`, `Peer` and `httpGet` are the server tests' own
+/// an outage of the database is waited out. `LiveServer`, `Peer` and `httpGet` come from the test support
 /// (LivePeers.swift).
 @Suite(.timeLimit(.minutes(2)))
 struct LivePostgresTests {

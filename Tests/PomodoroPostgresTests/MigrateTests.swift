@@ -2,6 +2,7 @@ import Foundation
 import PomodoroCore
 import PomodoroPostgres
 @testable import PomodoroStore
+import PomodoroTestSupport
 import Testing
 
 /// `pomodoro-server migrate` from an SQLite deployment into PostgreSQL: everything arrives, the counts are
@@ -23,7 +24,7 @@ struct MigrateTests {
     }
 
     static func migrate(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
-        let run = try ExecutableRun.finished(["migrate"] + arguments)
+        let run = try ProcessLauncher.run(ProcessLauncher.server, ["migrate"] + arguments)
         return (run.status, run.output, run.errors)
     }
 

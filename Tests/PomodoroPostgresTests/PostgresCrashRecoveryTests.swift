@@ -1,3 +1,4 @@
+import PomodoroTestSupport
 import Testing
 
 /// The real `pomodoro-server` on PostgreSQL, killed mid-session and started again on the same database:

@@ -3,6 +3,7 @@ import Testing
 import PomodoroCore
 import PomodoroStore
 @testable import PomodoroPostgres
+import PomodoroTestSupport
 
 /// A PostgreSQL store whose first `apply` waits, once started, until the test lets it go, and which
 /// records the size of every `apply`: so the test can make batches queue up behind it.
@@ -34,6 +35,8 @@ final class HeldStore: RoomStore, @unchecked Sendable {
 
     func loadRooms() throws(StoreError) -> [StoredRoom] { try store.loadRooms() }
     func loadRoom(_ id: RoomID) throws(StoreError) -> StoredRoom? { try store.loadRoom(id) }
+    func loadSchedules() throws(StoreError) -> [RoomID: [Schedule]] { try store.loadSchedules() }
+    func loadSchedules(room: RoomID) throws(StoreError) -> [Schedule] { try store.loadSchedules(room: room) }
     func sessions(room: RoomID, endedFrom from: Int64?, before: Int64?, limit: Int?) throws(StoreError)
         -> [FocusSessionRecord] { try store.sessions(room: room, endedFrom: from, before: before, limit: limit) }
     func interruptions(room: RoomID, from: Int64?, before: Int64?) throws(StoreError) -> [InterruptionRecord] {
@@ -51,7 +54,7 @@ struct PostgresRoomStoreTests {
     @Test func aFreshDatabaseGetsEveryMigrationOnceAndReopensWithoutRunningThemAgain() throws {
         let url = try server.makeDatabase()
         let store = try PostgresRoomStore.open(url: url)
-        #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5"])
+        #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6"])
         let first = try store.column(sql: "SELECT applied_at::text FROM schema_migrations ORDER BY version")
         try store.apply([.saveRoom(Sample.roomRecord(), passcode: nil)])
         let again = try PostgresRoomStore.open(url: url)
@@ -79,7 +82,7 @@ struct PostgresRoomStoreTests {
         #expect(results.current.count == 4)
         for result in results.current {
             let store = try result.get()
-            #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5"])
+            #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6"])
         }
     }
 
@@ -118,7 +121,7 @@ struct PostgresRoomStoreTests {
         try connection.execute("COMMIT")
 
         let migrated = try PostgresRoomStore.open(url: url, retention: .keepEverything)
-        #expect(try migrated.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5"])
+        #expect(try migrated.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6"])
         #expect(try migrated.loadRoom(Sample.room)?.members.first?.tokenHash == ResumeToken(token).hash)
         #expect(try migrated.sessions(room: Sample.room, endedFrom: nil, before: nil, limit: nil) == sessions)
         #expect(try migrated.column(sql: "SELECT sessions || ' ' || interruptions FROM journal_size")

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import PomodoroPostgres
+import PomodoroTestSupport
 
 /// A real PostgreSQL server for the tests: Debian's `postgres`, in a temporary folder, on a free loopback
 /// port, run as the unprivileged `postgres` user when the tests run as root (PostgreSQL refuses root).
@@ -11,7 +12,7 @@ import PomodoroPostgres
 final class PostgresTestServer: @unchecked Sendable {
     let folder: String
     let port: Int
-    private var process = Process()
+    private var process: LaunchedProcess?
     private let binaries: String
     private let lock = NSLock()
     private var databases = 0
@@ -56,15 +57,13 @@ final class PostgresTestServer: @unchecked Sendable {
 
     /// Starts `postgres` on the folder and port, and waits (30 s at most) until it accepts connections.
     private func launch() throws {
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = asServerUser(["timeout", "-s", "INT", "1200", "\(binaries)/postgres", "-D", "\(folder)/data",
-                                          "-p", "\(port)", "-k", folder, "-c", "listen_addresses=127.0.0.1",
-                                          "-c", "fsync=off", "-c", "max_connections=200"])
-        let log = FileHandle(forWritingAtPath: "/dev/null")
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
+        let process = try ProcessLauncher.start(
+            "/usr/bin/env",
+            asServerUser(["timeout", "-s", "INT", "1200", "\(binaries)/postgres", "-D", "\(folder)/data",
+                          "-p", "\(port)", "-k", folder, "-c", "listen_addresses=127.0.0.1",
+                          "-c", "fsync=off", "-c", "max_connections=200"]),
+            output: .discard, errors: .discard)
+        self.process = process
         let deadline = Date().addingTimeInterval(30)
         while !PostgresConnection.isAccepting(url(database: "postgres")) {
             guard process.isRunning, Date() < deadline else {
@@ -78,7 +77,7 @@ final class PostgresTestServer: @unchecked Sendable {
     /// Stops the server as an outage would (open connections are ended), keeping its data for `resume`.
     func pause() throws {
         try run(["\(binaries)/pg_ctl", "-D", "\(folder)/data", "stop", "-m", "fast", "-w", "-t", "20"])
-        process.waitUntilExit()
+        try process?.wait()
     }
 
     /// Starts a paused server again, on the same port with the same data.
@@ -86,10 +85,10 @@ final class PostgresTestServer: @unchecked Sendable {
 
     /// Stops the server (fast shutdown: open connections are ended) and removes its folder.
     func stop() {
-        if process.isRunning {
+        if let process, process.isRunning {
             // pg_ctl signals the postmaster itself: runuser does not pass a signal on to it.
             try? run(["\(binaries)/pg_ctl", "-D", "\(folder)/data", "stop", "-m", "fast", "-w", "-t", "20"])
-            process.waitUntilExit()
+            process.stop()
         }
         try? FileManager.default.removeItem(atPath: folder)
     }
@@ -100,16 +99,8 @@ final class PostgresTestServer: @unchecked Sendable {
     }
 
     private func run(_ arguments: [String]) throws {
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        child.arguments = asServerUser(arguments)
-        let output = Pipe()
-        child.standardOutput = output
-        child.standardError = output
-        try child.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        child.waitUntilExit()
-        guard child.terminationStatus == 0 else { throw Failure("\(arguments[0]) failed: \(text)") }
+        let result = try ProcessLauncher.run("/usr/bin/env", asServerUser(arguments), timeout: 120)
+        guard result.status == 0 else { throw Failure("\(arguments[0]) failed: \(result.output)\(result.errors)") }
     }
 
     /// The newest installed PostgreSQL's bin folder.

@@ -3,6 +3,7 @@ import Testing
 import PomodoroCore
 import PomodoroStore
 @testable import PomodoroPostgres
+import PomodoroTestSupport
 
 /// The same scenarios against `SQLiteRoomStore` and `PostgresRoomStore`: both must give the same answers
 /// (and, where the answer is known, the right one).
@@ -32,7 +33,7 @@ struct StoreConformanceTests {
         try withBothStores { sqlite, postgres in
             let other = roomID("team-b")
             var members = [Sample.member(1, name: "Ada"), Sample.member(2, name: "Émile ✓", away: true),
-                           Sample.member(3, name: "Lin; DROP TABLE room; --", order: 0, connected: false)]
+                           Sample.member(3, name: "Lin; DROP TABLE room; --", joinOrder: 0, connected: false)]
             members[0].creditedSinceMs = 1_795_000_100_000
             let changes: [StoreChange] = [
                 .saveRoom(Sample.roomRecord(timer: .running(endsAtMs: 1_795_000_900_000), phase: .focus,
@@ -76,7 +77,7 @@ struct StoreConformanceTests {
             var changes = rooms.map { StoreChange.saveRoom(Sample.roomRecord($0, host: nil), passcode: nil) }
             for room in rooms {
                 for (number, name) in ["bob", "Bob", "Ábel", "zed", "Zoë", "a-b", "ab"].enumerated() {
-                    var member = Sample.member(number, name: name, order: 1)
+                    var member = Sample.member(number, name: name, joinOrder: 1)
                     member.id = MemberID(["m-1", "m1", "M1", "m_1", "m10", "m2", "m"][number])
                     changes.append(.saveMember(room, member))
                 }

@@ -43,6 +43,7 @@ enum Fixtures {
         .join(room: "vault", name: "Ada", token: nil, passcode: "open sesame", control: .host),
         .join(room: "vault", name: "Ada", token: "tok", passcode: nil, control: .anyone),
         .control(mode: .host), .control(mode: .anyone), .handOff(member: "m2"),
+        .passcode("new soup"), .passcode(nil), .kick(member: "m3"),
         .join(room: "team-alpha", name: "Ada", token: nil, tz: "Europe/Berlin"),
         .join(room: "vault", name: "Ada", token: "tok", passcode: "open sesame", control: .host, tz: ""),
         .stats(room: nil, days: nil, tz: nil, passcode: nil),
@@ -55,6 +56,14 @@ enum Fixtures {
         .stats(room: "", days: 0, tz: "Mars/Olympus", passcode: nil),
         .stats(room: nil, days: -1, tz: nil, passcode: nil),
         .stats(room: nil, days: .max, tz: nil, passcode: nil),
+        .schedule(.list),
+        .schedule(.add(ScheduleFields(name: "Writing block", time: "14:00", zone: "Europe/Berlin", days: ["thu"],
+                                      sessions: 4))),
+        .schedule(.add(ScheduleFields(name: "Launch \"day\" 🚀", time: "02:30", zone: "America/New_York",
+                                      date: "2027-03-14", settings: custom, warning: 0, enabled: false))),
+        .schedule(.change(id: "s2", ScheduleFields(name: "", time: "", zone: "", days: []))),
+        .schedule(.setEnabled(id: "s1", enabled: true)), .schedule(.setEnabled(id: "s1", enabled: false)),
+        .schedule(.delete(id: "s3")),
     ]
 
     static func member(_ n: Int, name: String = "Member", task: String = "") -> MemberPayload {
@@ -109,6 +118,13 @@ enum Fixtures {
         .hostChanged(member: "m2"),
         .hostChanged(member: nil),
         .controlModeChanged(mode: .host, by: "m1"),
+        .schedule(.warning(schedule: "s1", name: "Writing block", startsAt: 1_767_225_600_000, minutes: 5)),
+        .schedule(.started(schedule: "s1", name: "Writing block", lateMs: 0)),
+        .schedule(.missed(schedule: "s2", name: "Standup", occurrence: 1_767_225_600_000, busy: true)),
+        .schedule(.ended(schedule: "s1", name: "Writing block", focusSessions: 4)),
+        .memberLeft(member: "m2", reason: .removed),
+        .lockChanged(locked: true, by: "m1"),
+        .lockChanged(locked: false, by: "m1"),
     ]
 
     static func day(_ date: String, _ sessions: Int, minutes: Int64 = -1, interruptions: Int = 0) -> DayTotalsPayload {

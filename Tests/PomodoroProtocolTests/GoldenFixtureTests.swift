@@ -21,6 +21,7 @@ struct GoldenFixtureTests {
         case history(HistoryPayload)
         case httpError(code: ErrorCode, message: String, field: String?)
         case roomBody(SnapshotPayload)
+        case schedulesBody(SchedulesPayload)
 
         var bytes: [UInt8] {
             switch self {
@@ -30,6 +31,7 @@ struct GoldenFixtureTests {
             case .history(let history): WireCodec.encodeHistory(history)
             case let .httpError(code, message, field): WireCodec.encodeHTTPError(code: code, message: message, field: field)
             case .roomBody(let room): WireCodec.encodeSnapshotBody(room)
+            case .schedulesBody(let payload): WireCodec.encodeSchedulesBody(payload)
             }
         }
     }
@@ -81,10 +83,23 @@ struct GoldenFixtureTests {
                                                                 interruptions: 3, currentStreak: 2, longestStreak: 9),
                                      perDay: [day1, day2])])
 
+    static let schedules = SchedulesPayload(room: "team-alpha", schedules: [
+        SchedulePayload(id: "s1", fields: ScheduleFields(name: "Writing block", time: "14:00", zone: "Europe/Berlin",
+                                                         days: ["mon", "thu"], sessions: 4, warning: 5, enabled: true),
+                        missed: 1, next: epoch + 86_400_000),
+        SchedulePayload(id: "s2", fields: ScheduleFields(name: "Launch day", time: "02:30", zone: "America/New_York",
+                                                         date: "2027-03-14",
+                                                         settings: RoomSettings(focus: 3000, shortBreak: 600),
+                                                         warning: 0, enabled: false),
+                        missed: 0, next: nil),
+    ])
+
     static func event(_ payload: EventPayload) -> Shape { .server(.event(room: "team-alpha", payload, serverTime: epoch)) }
 
     /// Every fixture by its path under Tests/fixtures/wire.
-    static let table: [(String, Shape)] = [
+    static let table: [(String, Shape)] = coreTable + hostingTable
+
+    static let coreTable: [(String, Shape)] = [
         ("server/welcome.json", .server(.welcome(you: YouPayload(id: "m1", token: token, resumed: false), room: running,
                                                  serverTime: epoch + 1000, limits: limits, ref: .string("j1")))),
         ("server/welcome-resumed.json", .server(.welcome(you: YouPayload(id: "m1", token: token, resumed: true),
@@ -122,6 +137,19 @@ struct GoldenFixtureTests {
         ("server/observing.json", .server(.observing(room: running, serverTime: epoch + 1000, ref: .string("o1")))),
         ("server/pong.json", .server(.pong(serverTime: epoch, ref: .number(99)))),
         ("server/stats.json", .server(.stats(report, ref: .number(9)))),
+        ("server/schedules.json", .server(.schedules(schedules, ref: .number(11)))),
+        ("server/state-next-session.json", .server(.state({
+            var room = idle
+            room.nextSession = NextSessionPayload(schedule: "s1", name: "Writing block", startsAt: epoch + 86_400_000)
+            return room
+        }()))),
+        ("server/event-scheduleWarning.json",
+         event(.schedule(.warning(schedule: "s1", name: "Writing block", startsAt: epoch + 300_000, minutes: 5)))),
+        ("server/event-scheduleStarted.json", event(.schedule(.started(schedule: "s1", name: "Writing block", lateMs: 3)))),
+        ("server/event-scheduleMissed.json",
+         event(.schedule(.missed(schedule: "s1", name: "Writing block", occurrence: epoch - 60_000, busy: true)))),
+        ("server/event-scheduleEnded.json",
+         event(.schedule(.ended(schedule: "s1", name: "Writing block", focusSessions: 4)))),
         ("client/join.json", .client(ClientFrame(.join(room: "team-alpha", name: "Ada", token: nil), ref: .string("j1")))),
         ("client/join-full.json", .client(ClientFrame(.join(room: "design-crit", name: "Ada", token: token,
                                                             passcode: "tomato soup", control: .host, tz: "Europe/Berlin"),
@@ -148,6 +176,18 @@ struct GoldenFixtureTests {
         ("client/observe.json", .client(ClientFrame(.observe(room: "team-alpha"), ref: .string("o1")))),
         ("client/observe-full.json", .client(ClientFrame(.observe(room: "team-alpha", token: token,
                                                                   passcode: "tomato soup")))),
+        ("client/schedules.json", .client(ClientFrame(.schedule(.list), ref: .number(12)))),
+        ("client/addSchedule.json", .client(ClientFrame(.schedule(.add(ScheduleFields(
+            name: "Writing block", time: "14:00", zone: "Europe/Berlin", days: ["mon", "thu"], sessions: 4))),
+                                                        ref: .number(13)))),
+        ("client/addSchedule-once.json", .client(ClientFrame(.schedule(.add(ScheduleFields(
+            name: "Launch day", time: "02:30", zone: "America/New_York", date: "2027-03-14",
+            settings: RoomSettings(focus: 3000, shortBreak: 600), warning: 0, enabled: false)))))),
+        ("client/changeSchedule.json", .client(ClientFrame(.schedule(.change(id: "s1", ScheduleFields(
+            name: "Writing block", time: "15:00", zone: "Europe/Berlin", days: ["thu"], warning: 10)))))),
+        ("client/switchSchedule.json", .client(ClientFrame(.schedule(.setEnabled(id: "s1", enabled: false))))),
+        ("client/deleteSchedule.json", .client(ClientFrame(.schedule(.delete(id: "s1")), ref: .string("del")))),
+        ("http/schedules.json", .schedulesBody(schedules)),
         ("http/stats.json", .statsBody(report)),
         ("http/room.json", .roomBody(running)),
         ("http/history.json", .history(HistoryPayload(
@@ -202,6 +242,7 @@ struct GoldenFixtureTests {
             case "http/history.json": again = WireCodec.encodeHistory(try WireCodec.decodeHistory(bytes))
             case "http/room.json": again = WireCodec.encodeSnapshotBody(try WireCodec.decodeSnapshotBody(bytes))
             case "http/error.json": again = WireCodec.encodeHTTPError(try WireCodec.decodeHTTPError(bytes))
+            case "http/schedules.json": again = WireCodec.encodeSchedulesBody(try WireCodec.decodeSchedulesBody(bytes))
             default:
                 Issue.record("no decoder for \(path)")
                 continue

@@ -149,6 +149,11 @@ struct ServerMessageTests {
         case .control: ["action", "by", "seconds"]
         case .hostChanged: ["member"]
         case .controlModeChanged: ["mode", "by"]
+        case .schedule(.warning): ["schedule", "name", "startsAt", "minutes"]
+        case .schedule(.started): ["schedule", "name", "lateMs"]
+        case .schedule(.missed): ["schedule", "name", "occurrence", "busy"]
+        case .schedule(.ended): ["schedule", "name", "focusSessions"]
+        case .lockChanged: ["locked", "by"]
         }
         #expect(value.keys == own.union(["type", "room", "kind", "serverTime"]))
         #expect(value["type"] == .string("event"))
@@ -173,7 +178,7 @@ struct ServerMessageTests {
         #expect(ErrorCode.allCases.map(\.rawValue) == [
             "bad_json", "bad_request", "unknown_type", "not_joined", "already_joined", "too_large",
             "binary_unsupported", "invalid_state", "room_full", "replaced", "shutting_down", "rate_limited", "room_limit",
-            "forbidden", "bad_passcode", "unavailable", "store_unavailable", "not_found", "observer",
+            "forbidden", "bad_passcode", "removed", "banned", "unavailable", "store_unavailable", "not_found", "observer",
             "internal",
         ])
     }

@@ -1,27 +1,12 @@
 import Foundation
+import PomodoroTestSupport
 import Testing
 
 /// The built `pomodoro-server`, as an admin runs it to check a configuration.
 @Suite(.timeLimit(.minutes(1)))
 struct PrintConfigExecutableTests {
-    static var executable: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("pomodoro-server")
-    }
-
-    func run(_ arguments: [String], environment: [String: String]) throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.executableURL = Self.executable
-        process.arguments = arguments
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, output, errors)
+    func run(_ arguments: [String], environment: [String: String]) throws -> ProcessResult {
+        try ProcessLauncher.run(ProcessLauncher.server, arguments, environment: environment)
     }
 
     @Test func printConfigShowsTheMergeAndExitsZero() throws {
@@ -31,14 +16,14 @@ struct PrintConfigExecutableTests {
         let result = try run(["--print-config", "--max-rooms", "11"],
                              environment: ["POMODORO_CONFIG": file.path, "POMODORO_HOST": "127.0.0.1"])
         #expect(result.status == 0)
-        #expect(result.out.contains("port = 7000                                 # from \(file.path):1"))
-        #expect(result.out.contains("host = 127.0.0.1                            # from POMODORO_HOST"))
-        #expect(result.out.contains("max-rooms = 11                              # from --max-rooms"))
+        #expect(result.output.contains("port = 7000                                 # from \(file.path):1"))
+        #expect(result.output.contains("host = 127.0.0.1                            # from POMODORO_HOST"))
+        #expect(result.output.contains("max-rooms = 11                              # from --max-rooms"))
     }
 
     @Test func aBadConfigurationExits78WithTheReason() throws {
         let result = try run(["--print-config"], environment: ["POMODORO_PORT": "eighty"])
         #expect(result.status == 78)
-        #expect(result.err == "pomodoro-server: configuration error: POMODORO_PORT: 'eighty' is not a whole number\n")
+        #expect(result.errors == "pomodoro-server: configuration error: POMODORO_PORT: 'eighty' is not a whole number\n")
     }
 }

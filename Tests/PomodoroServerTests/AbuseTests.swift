@@ -5,6 +5,7 @@ import PomodoroNet
 import PomodoroProtocol
 @testable import PomodoroServer
 import PomodoroStore
+import PomodoroTestSupport
 import Testing
 
 /// The server as an attacker on loopback sees it: limits that must hold under bursts and parallel requests,

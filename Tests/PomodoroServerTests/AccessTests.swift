@@ -2,6 +2,7 @@ import PomodoroCore
 import PomodoroNet
 import PomodoroProtocol
 import PomodoroServer
+import PomodoroTestSupport
 import Testing
 
 /// Locked rooms and host-only controls against the real server.

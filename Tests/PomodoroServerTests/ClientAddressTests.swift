@@ -1,4 +1,5 @@
 import PomodoroNet
+import PomodoroTestSupport
 import Testing
 
 @Suite struct AddressRangeTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PomodoroTestSupport
 import Testing
 
 /// The real `pomodoro-server` killed mid-session and started again on the same SQLite file: nothing a member

@@ -3,6 +3,7 @@ import PomodoroCore
 import PomodoroNet
 import PomodoroProtocol
 import PomodoroServer
+import PomodoroTestSupport
 import Testing
 
 /// A room above its member-list limit (3 here): no events about single members, member-only states at most

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import PomodoroNet
 import PomodoroProtocol
+import PomodoroTestSupport
 import Testing
 
 /// The built `pomodoro-server` executable, run as an admin would.
@@ -9,9 +10,10 @@ import Testing
 struct ExecutableTests {
     @Test(arguments: ["SIGINT", "SIGTERM"])
     func aSignalClosesConnectionsWith1001AndExitsZero(signal: String) throws {
-        let (process, port) = try ExecutableRun.serving(["--port", "0", "--host", "127.0.0.1", "--web-root",
-                                                         LiveServer.webRoot, "--db", "none", "--log-level", "warning"])
-        defer { if process.isRunning { process.terminate() } }
+        let process = try ProcessLauncher.start(ProcessLauncher.server,
+                                                ["--port", "0", "--host", "127.0.0.1", "--web-root", LiveServer.webRoot,
+                                                 "--db", "none", "--log-level", "warning"])
+        let port = try process.waitUntilServing()
 
         #expect(try httpGet(port: port, path: "/healthz").status == 200)
         let client = try WebSocketClient()
@@ -22,12 +24,12 @@ struct ExecutableTests {
 
         if signal == "SIGINT" { process.interrupt() } else { process.terminate() }
         #expect(try peer.expectClose() == 1001)
-        process.waitUntilExit()
-        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+        let ended = try process.wait()
+        #expect(ended.exited && ended.status == 0)
     }
 
     @Test func helpExplainsEveryOption() throws {
-        let run = try ExecutableRun.finished(["--help"])
+        let run = try ProcessLauncher.run(ProcessLauncher.server, ["--help"])
         let help = run.output
         #expect(run.status == 0)
         for option in ["--port", "--host", "--web-root", "--log-level", "--reconnect-grace", "--empty-room-lifetime",
@@ -40,8 +42,8 @@ struct ExecutableTests {
     @Test func aTakenPortIsAClearErrorNotACrash() throws {
         let server = try LiveServer()
         defer { server.stop() }
-        let run = try ExecutableRun.finished(["--port", "\(server.port)", "--host", "127.0.0.1", "--web-root",
-                                              LiveServer.webRoot, "--db", "none"])
+        let run = try ProcessLauncher.run(ProcessLauncher.server, ["--port", "\(server.port)", "--host", "127.0.0.1",
+                                                                   "--web-root", LiveServer.webRoot, "--db", "none"])
         #expect(run.status == 1)
         #expect(run.errors.contains("cannot listen"))
     }
@@ -50,8 +52,9 @@ struct ExecutableTests {
         let server = try LiveServer()
         defer { server.stop() }
         // A taken port makes libwebsockets itself log errors before the server gives up.
-        let run = try ExecutableRun.finished(["--port", "\(server.port)", "--host", "127.0.0.1", "--web-root",
-                                              LiveServer.webRoot, "--db", "none", "--log-format", "json"])
+        let run = try ProcessLauncher.run(ProcessLauncher.server, ["--port", "\(server.port)", "--host", "127.0.0.1",
+                                                                   "--web-root", LiveServer.webRoot, "--db", "none",
+                                                                   "--log-format", "json"])
         let lines = run.errors.split(separator: "\n")
         let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(!lines.isEmpty && objects.count == lines.count, "non-JSON lines: \(lines)")
@@ -67,17 +70,19 @@ struct ExecutableTests {
     }
 
     /// Starts `executable` in `directory` on a free loopback port, without --web-root; returns it and its port.
-    static func startWithoutWebRoot(_ executable: URL, in directory: URL) throws -> (Process, Int) {
-        try ExecutableRun.serving(["--port", "0", "--host", "127.0.0.1", "--db", "none", "--log-level", "warning"],
-                                  executable: executable, in: directory, quiet: true)
+    static func startWithoutWebRoot(_ executable: String, in directory: URL) throws -> (LaunchedProcess, Int) {
+        let process = try ProcessLauncher.start(executable, ["--port", "0", "--host", "127.0.0.1", "--db", "none",
+                                                             "--log-level", "warning"],
+                                                directory: directory.path, errors: .discard)
+        return (process, try process.waitUntilServing())
     }
 
     /// Started where there is no ./web and nothing installed beside it: the API and WebSocket work, the page 404s.
     @Test func outsideTheCheckoutTheAPIIsServedAndThePageAnswers404() throws {
         let elsewhere = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: elsewhere) }
-        let (process, port) = try Self.startWithoutWebRoot(ExecutableRun.executable, in: elsewhere)
-        defer { process.terminate(); process.waitUntilExit() }
+        let (process, port) = try Self.startWithoutWebRoot(ProcessLauncher.server, in: elsewhere)
+        defer { process.stop() }
 
         #expect(try httpGet(port: port, path: "/healthz").status == 200)
         #expect(try httpGet(port: port, path: "/").status == 404)
@@ -96,21 +101,21 @@ struct ExecutableTests {
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: web, withIntermediateDirectories: true)
         let installed = bin.appendingPathComponent("pomodoro-server")
-        try FileManager.default.copyItem(at: ExecutableRun.executable, to: installed)
+        try FileManager.default.copyItem(at: URL(fileURLWithPath: ProcessLauncher.server), to: installed)
         try Data("<!doctype html><title>the installed page</title>\n".utf8).write(to: web.appendingPathComponent("index.html"))
         let elsewhere = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: elsewhere) }
 
-        let (process, port) = try Self.startWithoutWebRoot(installed, in: elsewhere)
-        defer { process.terminate(); process.waitUntilExit() }
+        let (process, port) = try Self.startWithoutWebRoot(installed.path, in: elsewhere)
+        defer { process.stop() }
         let page = try httpGet(port: port, path: "/")
         #expect(page.status == 200 && page.body.contains("the installed page"), "\(page)")
     }
 
     /// A web root the admin named but that is not there: one line that says so and names --web-root.
     @Test func aNamedWebRootThatIsMissingIsAOneLineConfigurationError() throws {
-        let run = try ExecutableRun.finished(["--port", "0", "--host", "127.0.0.1", "--db", "none",
-                                              "--web-root", "/nonexistent/web"])
+        let run = try ProcessLauncher.run(ProcessLauncher.server, ["--port", "0", "--host", "127.0.0.1", "--db", "none",
+                                                                   "--web-root", "/nonexistent/web"])
         let text = run.errors
         #expect(run.status == 78)
         let lines = text.split(separator: "\n")
@@ -133,8 +138,9 @@ struct ExecutableTests {
         try #require(bound)
         let port = Int(UInt16(bigEndian: address.sin_port))
 
-        let run = try ExecutableRun.finished(["--port", "0", "--host", "127.0.0.1", "--web-root", LiveServer.webRoot,
-                                              "--db", "postgres://focus:s3cr%40t-pw@127.0.0.1:\(port)/pomodoro"])
+        let run = try ProcessLauncher.run(ProcessLauncher.server,
+                                          ["--port", "0", "--host", "127.0.0.1", "--web-root", LiveServer.webRoot,
+                                           "--db", "postgres://focus:s3cr%40t-pw@127.0.0.1:\(port)/pomodoro"])
         let text = run.errors
         #expect(run.exited && run.status == 69)
         #expect(text.split(separator: "\n").count == 1 && text.hasSuffix("\n"), "\(text)")

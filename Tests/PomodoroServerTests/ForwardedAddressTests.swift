@@ -1,6 +1,7 @@
 import Foundation
 import PomodoroNet
 import PomodoroServer
+import PomodoroTestSupport
 import Testing
 
 /// Behind a trusted proxy the server counts and serves clients by the address the proxy forwards; from anyone

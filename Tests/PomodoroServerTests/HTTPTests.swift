@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Glibc
 import PomodoroNet
+import PomodoroTestSupport
 import Testing
 
 /// The transport's dynamic HTTP on its own: a WebSocketServer with a delegate that answers now, later from
@@ -327,7 +328,7 @@ struct HTTPTests {
         let big = try Curl(["-o", saved.path, "\(base)/big"])
         let (_, responder) = try #require(server.delegate.next())
         DispatchQueue.global().async { responder.respond(HTTPResponse(status: 200, body: body)) }
-        #expect(big.finish() == "0 2 200 \(size)")
+        #expect(try big.finish() == "0 2 200 \(size)")
         #expect(try Data(contentsOf: saved) == Data(body))
 
         #expect(try Curl(["-o", "/dev/null", "\(base)/empty"]).finish() == "0 2 204 0")
@@ -477,23 +478,18 @@ private final class Cell<Value>: @unchecked Sendable {
 
 /// One curl transfer over HTTP/2, trusting any certificate, given at most 10 seconds.
 final class Curl {
-    private let process = Process()
-    private let output = Pipe()
+    private let process: LaunchedProcess
 
     init(_ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["--silent", "--insecure", "--http2", "--max-time", "10",
-                             "--write-out", "%{http_version} %{http_code} %{size_download}"] + arguments
-        process.standardOutput = output
-        process.standardError = Pipe()
-        try process.run()
+        process = try ProcessLauncher.start("/usr/bin/curl",
+                                            ["--silent", "--insecure", "--http2", "--max-time", "10",
+                                             "--write-out", "%{http_version} %{http_code} %{size_download}"] + arguments)
     }
 
     /// "exit-status http-version status bytes-received" once curl is done.
-    func finish() -> String {
-        let written = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return "\(process.terminationStatus) " + String(decoding: written, as: UTF8.self)
+    func finish() throws -> String {
+        let result = try process.wait(timeout: 20)
+        return "\(result.status) " + result.output
     }
 }
 

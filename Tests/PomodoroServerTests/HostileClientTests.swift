@@ -3,6 +3,7 @@ import PomodoroCore
 import PomodoroNet
 import PomodoroProtocol
 import PomodoroServer
+import PomodoroTestSupport
 import Testing
 
 /// Broken and hostile clients against a real server. After each attack the server still answers

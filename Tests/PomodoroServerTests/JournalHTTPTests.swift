@@ -2,6 +2,7 @@ import Foundation
 import PomodoroCore
 import PomodoroProtocol
 import PomodoroStore
+import PomodoroTestSupport
 import Testing
 
 /// History answers end at about `HistoryPage.maxBytes` and say where to go on; stats come from the running

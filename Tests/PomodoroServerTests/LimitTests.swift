@@ -4,6 +4,7 @@ import PomodoroCore
 import PomodoroNet
 import PomodoroProtocol
 import PomodoroServer
+import PomodoroTestSupport
 import Testing
 
 /// Each limit, hit on purpose against the real server: a clear error or close, and the server goes on.

@@ -2,6 +2,7 @@ import PomodoroCore
 import PomodoroNet
 import PomodoroProtocol
 import PomodoroServer
+import PomodoroTestSupport
 import Testing
 
 /// The real server on a loopback port with real WebSocket clients.

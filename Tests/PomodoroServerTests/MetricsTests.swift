@@ -2,6 +2,7 @@ import PomodoroCore
 import PomodoroNet
 import PomodoroProtocol
 import PomodoroServer
+import PomodoroTestSupport
 import Testing
 
 /// `GET /metrics` on a real server: the levels read at scrape time, and counters that match exactly what

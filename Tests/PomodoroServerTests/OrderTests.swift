@@ -5,6 +5,7 @@ import PomodoroNet
 import PomodoroProtocol
 import PomodoroServer
 import PomodoroStore
+import PomodoroTestSupport
 import Testing
 
 /// Frames of one connection take effect in the order they were sent, whatever a `join` waits for: a store
@@ -240,6 +241,8 @@ final class GatedStore: RoomStore, @unchecked Sendable {
     }
 
     func loadRooms() throws(StoreError) -> [StoredRoom] { restoresNothing ? [] : try inner.loadRooms() }
+    func loadSchedules() throws(StoreError) -> [RoomID: [Schedule]] { try inner.loadSchedules() }
+    func loadSchedules(room: RoomID) throws(StoreError) -> [Schedule] { try inner.loadSchedules(room: room) }
     func apply(_ changes: [StoreChange]) throws(StoreError) { try inner.apply(changes) }
     func sessions(room: RoomID, endedFrom from: Int64?, before: Int64?, limit: Int?) throws(StoreError)
         -> [FocusSessionRecord] { try inner.sessions(room: room, endedFrom: from, before: before, limit: limit) }

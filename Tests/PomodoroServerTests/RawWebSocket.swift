@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PomodoroTestSupport
 
 /// A deliberately crude WebSocket client over a plain socket, for sending what a well-behaved client never
 /// would: truncated frames, fragment floods, invalid UTF-8, and reading nothing at all.

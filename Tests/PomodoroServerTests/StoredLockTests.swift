@@ -4,6 +4,7 @@ import PomodoroNet
 import PomodoroProtocol
 @testable import PomodoroServer
 import PomodoroStore
+import PomodoroTestSupport
 import Testing
 
 /// A locked room's stored passcode hash read back by the server: one it cannot read keeps the room locked

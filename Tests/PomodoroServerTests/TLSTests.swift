@@ -2,6 +2,7 @@ import Foundation
 import PomodoroNet
 import PomodoroProtocol
 import PomodoroServer
+import PomodoroTestSupport
 import Testing
 
 /// TLS on the server itself, with a self-signed certificate made for the test.
@@ -14,15 +15,10 @@ struct TLSTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let certificate = folder.appendingPathComponent("cert.pem").path
         let key = folder.appendingPathComponent("key.pem").path
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        openssl.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                             "-keyout", key, "-out", certificate]
-        openssl.standardError = Pipe()
-        openssl.standardOutput = Pipe()
-        try openssl.run()
-        openssl.waitUntilExit()
-        guard openssl.terminationStatus == 0 else { throw LiveTestFailure(description: "openssl failed") }
+        let openssl = try ProcessLauncher.run("/usr/bin/openssl",
+                                              ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                                               "-subj", "/CN=127.0.0.1", "-keyout", key, "-out", certificate])
+        guard openssl.status == 0 else { throw LiveTestFailure(description: "openssl failed: \(openssl.errors)") }
         return (certificate, key)
     }
 

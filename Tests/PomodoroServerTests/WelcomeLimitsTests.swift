@@ -2,6 +2,7 @@ import PomodoroCore
 import PomodoroNet
 import PomodoroProtocol
 import PomodoroServer
+import PomodoroTestSupport
 import Testing
 
 /// What the server tells a client about its bounds, and how it words a refusal from the core.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PomodoroCore
 @testable import PomodoroStore
+import PomodoroTestSupport
 
 /// The journal as CSV: one row per participant, local times with offsets, RFC 4180 quoting, and no
 /// formulas for a spreadsheet to run.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PomodoroCore
 @testable import PomodoroStore
+import PomodoroTestSupport
 
 /// Streaks, day windows and members, with days counted in the zone the client names.
 @Suite struct FocusReportTests {

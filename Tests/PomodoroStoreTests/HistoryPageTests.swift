@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PomodoroCore
 @testable import PomodoroStore
+import PomodoroTestSupport
 
 /// History pages bounded by count and by bytes, read no further than the page.
 @Suite struct HistoryPageTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PomodoroCore
 @testable import PomodoroStore
+import PomodoroTestSupport
 
 /// Reports from running totals against reports from the whole journal, on generated journals that cross
 /// daylight-saving changes in zones with whole-hour, half-hour and 45-minute offsets.

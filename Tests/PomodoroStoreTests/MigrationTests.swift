@@ -2,12 +2,13 @@ import Foundation
 import Testing
 import PomodoroCore
 @testable import PomodoroStore
+import PomodoroTestSupport
 
 /// The schema from an empty file and from each earlier version, with the data an older server left.
 @Suite struct MigrationTests {
     static let schema = [
         "focus_session", "focus_session_by_room_end", "interruption", "interruption_by_room_time", "journal_day",
-        "journal_quarter", "journal_size", "member", "room", "session_member",
+        "journal_quarter", "journal_size", "member", "room", "schedule", "session_member",
     ]
     static let schemaSQL = """
         SELECT name FROM sqlite_master
@@ -16,7 +17,7 @@ import PomodoroCore
 
     @Test func anEmptyFileGetsEveryMigration() throws {
         try withStore { (store, _) throws in
-            #expect(SQLiteRoomStore.migrationIdentifiers == ["v1", "v2", "v3", "v4", "v5"])
+            #expect(SQLiteRoomStore.migrationIdentifiers == ["v1", "v2", "v3", "v4", "v5", "v6"])
             #expect(try store.appliedMigrations() == SQLiteRoomStore.migrationIdentifiers)
             #expect(try store.column(sql: Self.schemaSQL) == Self.schema)
         }

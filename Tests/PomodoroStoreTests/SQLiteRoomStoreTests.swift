@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PomodoroCore
 @testable import PomodoroStore
+import PomodoroTestSupport
 
 /// Every record kind written to a real SQLite file and read back; atomic batches; the file's settings.
 @Suite struct SQLiteRoomStoreTests {
@@ -37,10 +38,10 @@ import PomodoroCore
 
     @Test func membersWithEveryFieldComeBackInJoinOrder() throws {
         try withStore { (store, _) throws in
-            var ada = Sample.member(1, name: "Ada", order: 2)
+            var ada = Sample.member(1, name: "Ada", joinOrder: 2)
             ada.creditedSinceMs = 1_795_000_600_123
-            let zoe = Sample.member(2, name: "Zoë 🍅, \"the\" tester", order: 0, away: true, connected: false)
-            let bob = Sample.member(3, name: "Bob", order: 1, away: false, connected: false)
+            let zoe = Sample.member(2, name: "Zoë 🍅, \"the\" tester", joinOrder: 0, away: true, connected: false)
+            let bob = Sample.member(3, name: "Bob", joinOrder: 1, away: false, connected: false)
             let other = roomID("team-b")
             try store.apply([
                 .saveRoom(Sample.roomRecord(), passcode: nil), .saveRoom(Sample.roomRecord(other), passcode: nil),

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PomodoroCore
 @testable import PomodoroStore
+import PomodoroTestSupport
 
 /// A store that records what it is asked to apply, can hold the writer inside `apply` until released,
 /// and fails any batch that removes member "fail".
@@ -50,6 +51,8 @@ final class RecordingStore: RoomStore, @unchecked Sendable {
 
     func loadRooms() throws(StoreError) -> [StoredRoom] { [] }
     func loadRoom(_ id: RoomID) throws(StoreError) -> StoredRoom? { nil }
+    func loadSchedules() throws(StoreError) -> [RoomID: [Schedule]] { [:] }
+    func loadSchedules(room: RoomID) throws(StoreError) -> [Schedule] { [] }
     func sessions(room: RoomID, endedFrom from: Int64?, before: Int64?, limit: Int?) throws(StoreError)
         -> [FocusSessionRecord] { [] }
     func interruptions(room: RoomID, from: Int64?, before: Int64?) throws(StoreError) -> [InterruptionRecord] { [] }

@@ -14,6 +14,7 @@ extension ServerMessage {
         case .pong: "pong"
         case .stats: "stats"
         case .observing: "observing"
+        case .schedules: "schedules"
         }
     }
 

@@ -243,6 +243,44 @@ fixture('event-controlModeChanged.json', 'host-only and back', () => {
   assert.deepEqual(eventLines('event-controlModeChanged', joined(), { mode: 'anyone' }), ['Ada let everyone control the timer']);
 });
 
+fixture('event-scheduleWarning.json', 'a warning names the schedule and the minutes, in the feed and as a notification', () => {
+  const { effects } = step(joined(), golden('event-scheduleWarning'));
+  assert.deepEqual(feedText(effects), ['Writing block starts in 5 min']);
+  assert.deepEqual(ofType(effects, 'notify').map((e) => say(e.title)), ['Writing block starts in 5 min']);
+  assert.deepEqual(eventLines('event-scheduleWarning', joined(), { minutes: 1 }), ['Writing block starts in 1 min']);
+});
+
+fixture('event-scheduleStarted.json', 'a scheduled start is said and announced', () => {
+  const { effects } = step(joined(), golden('event-scheduleStarted'));
+  assert.deepEqual(feedText(effects), ['Writing block started on schedule']);
+  assert.deepEqual(ofType(effects, 'announce').map((e) => say(e.text)), ['Writing block started on schedule']);
+});
+
+fixture('event-scheduleMissed.json', 'skipped while busy, or missed', () => {
+  assert.deepEqual(eventLines('event-scheduleMissed'), ['Writing block was skipped: a session was running']);
+  assert.deepEqual(eventLines('event-scheduleMissed', joined(), { busy: false }), ['Writing block was missed']);
+});
+
+fixture('event-scheduleEnded.json', 'the set is done', () => {
+  assert.deepEqual(eventLines('event-scheduleEnded'), ['Writing block is done: 4 focus sessions']);
+  assert.deepEqual(eventLines('event-scheduleEnded', joined(), { focusSessions: 1 }), ['Writing block is done: 1 focus session']);
+});
+
+fixture('schedules.json', "the room's schedules are kept for the room shown only", () => {
+  const { state, effects } = step(joined(), golden('schedules'));
+  assert.deepEqual(state.schedules, golden('schedules').schedules);
+  assert.deepEqual(effects, [{ type: 'schedules' }]);
+  const other = step(joined(), { ...golden('schedules'), room: 'team-beta' });
+  assert.equal(other.state.schedules, null);
+  assert.deepEqual(other.effects, []);
+  assert.equal(step(M.initialState(), golden('schedules')).state.schedules, null);
+});
+
+fixture('state-next-session.json', 'the next session comes with the room', () => {
+  const { state } = run([golden('welcome-resumed'), golden('state-next-session')]);
+  assert.deepEqual(state.room.nextSession, { schedule: 's1', name: 'Writing block', startsAt: 1767312000000 });
+});
+
 check('the feed is stamped with the time it came in, and an unknown kind says nothing', () => {
   const { effects } = step(joined(), golden('event-memberBack'), 1234);
   assert.equal(ofType(effects, 'feed')[0].at, 1234);
@@ -397,6 +435,34 @@ check('before any welcome the page has the limits it was given', () => {
   assert.equal(M.initialState().limits, DEFAULT_LIMITS);
   const kept = { ...DEFAULT_LIMITS, maxNameLength: 8 };
   assert.equal(M.initialState(kept).limits, kept);
+});
+
+// MARK: the host's tools
+
+fixture('event-memberLeft-removed.json', 'a member the host removed', () => {
+  assert.deepEqual(eventLines('event-memberLeft-removed'), ['The host removed Zoë "Z" 🍅']);
+});
+
+fixture('event-lockChanged.json', 'a new passcode is said with who set it', () => {
+  assert.deepEqual(eventLines('event-lockChanged'), ['Ada set a new passcode']);
+});
+
+fixture('event-lockChanged-unlocked.json', 'the passcode removed', () => {
+  assert.deepEqual(eventLines('event-lockChanged-unlocked'), ['Ada removed the passcode']);
+});
+
+fixture('error-removed.json', 'being removed is the connection\'s to report: no notice', () => {
+  const before = joined();
+  const { state, effects } = step(before, golden('error-removed'));
+  assert.equal(state, before);
+  assert.deepEqual(effects, []);
+});
+
+fixture('error-banned.json', 'a join refused for a while says why, with the server\'s words in English', () => {
+  const { effects } = step(joined(), golden('error-banned'));
+  assert.deepEqual(effects.map((e) => e.type), ['notice']);
+  assert.equal(errorWithDetail(effects[0].error),
+    'The host removed you from this room lately; you may join again later. (the host removed you from this room; you may join again in 9 minutes)');
 });
 
 check('every golden server message has a check of its own above', () => {

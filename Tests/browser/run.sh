@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The browser tests: installs what is missing (Debian's chromium, chromium-driver and a CJK font, Python's selenium),
 # starts the real server on a free loopback port, runs Tests/browser/test_room.py, and stops the server.
-#   bash Tests/browser/run.sh [path/to/pomodoro-server]
+#   bash Tests/browser/run.sh [path/to/pomodoro-server [--only WORDS]]
 # Without an argument the debug build is used (built first when missing).
 set -euo pipefail
 
@@ -70,4 +70,4 @@ if [ -z "$port" ]; then
 fi
 echo "server: $server on 127.0.0.1:$port"
 
-python3 "$root/Tests/browser/test_room.py" --base "http://127.0.0.1:$port" --server-bin "$server" --out "$out"
+python3 "$root/Tests/browser/test_room.py" --base "http://127.0.0.1:$port" --server-bin "$server" --out "$out" "${@:2}"

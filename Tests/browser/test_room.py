@@ -827,6 +827,83 @@ class Run:
         c = controls(self.b)
         assert not c["reset"] and not c["skip"] and not any(c["extend"]), f"controls after reset: {c}"
 
+    def host_tools(self):
+        """The host of a locked room sets a new passcode (the old one no longer opens it, the new one does,
+        the member inside stays), removes the passcode, and removes a member, who is told why and refused
+        when they come back with their token (a reload) until the ban ends."""
+        room = "keep-" + secrets.token_hex(3)
+        a = b = c = None
+        try:
+            a, b, c = make_driver(), make_driver(), make_driver()
+            self.extra = [("A3", a), ("B3", b), ("C3", c)]
+            a.get(f"{self.base}/#{room}")
+            wait(a, lambda d: by_id(d, "room-input").get_attribute("value") == room, "the landing for the new room")
+            landing_join(a, "Hana", "old soup")
+            wait(a, is_joined, "Hana in her new locked room")
+            b.get(f"{self.base}/r/{room}")
+            wait(b, lambda d: by_id(d, "room-input").get_attribute("value") == room, "B's landing")
+            landing_join(b, "Ivo", "old soup")
+            wait(b, is_joined, "Ivo in with the first passcode")
+            assert not by_id(b, "host-passcode-form").is_displayed(), "B sees the host's passcode form"
+
+            # A new passcode, set from the host tools.
+            assert by_id(a, "host-passcode-form").is_displayed(), "no passcode form for the host"
+            assert by_id(a, "btn-remove-passcode").is_displayed(), "no Remove passcode in a locked room"
+            by_id(a, "host-passcode-input").send_keys("new soup")
+            self.shot_element(a, "#host-tools", "host-tools.png")
+            by_id(a, "btn-set-passcode").click()
+            wait(b, lambda d: "Hana set a new passcode" in activity_lines(d), "the new passcode in B's activity")
+            assert by_id(a, "host-passcode-input").get_attribute("value") == "", "the passcode stays in the field"
+            assert is_joined(b) and by_id(b, "room-lock").is_displayed(), "B was put out, or the lock went"
+
+            # The old passcode no longer opens the room; the new one does.
+            c.get(f"{self.base}/r/{room}")
+            wait(c, lambda d: by_id(d, "room-input").get_attribute("value") == room, "C's landing")
+            landing_join(c, "Kai", "old soup")
+            wait(c, lambda d: join_error(d) == "Wrong passcode", "the old passcode refused")
+            landing_join(c, "Kai", "new soup")
+            wait(c, is_joined, "Kai in with the new passcode")
+            for driver in (a, b, c):
+                wait(driver, lambda d: len(member_rows(d)) == 3, "three members")
+
+            # No passcode: the lock goes for everyone.
+            by_id(a, "btn-remove-passcode").click()
+            for driver in (a, b, c):
+                wait(driver, lambda d: not by_id(d, "room-lock").is_displayed(), "the lock gone")
+            wait(b, lambda d: "Hana removed the passcode" in activity_lines(d), "the unlock in B's activity")
+            wait(a, lambda d: not by_id(d, "btn-remove-passcode").is_displayed(), "Remove passcode still offered")
+
+            # Removing Kai, after a confirmation.
+            assert not b.find_elements(By.CSS_SELECTOR, "#members .remove-member:not([hidden])"), "B may remove"
+            kai = wait(a, lambda d: next(li for li in d.find_elements(By.CSS_SELECTOR, "#members > li")
+                                         if "Kai" in li.text).find_element(By.CSS_SELECTOR, ".remove-member"),
+                       "Remove on Kai's row")
+            assert kai.is_displayed() and kai.text == "Remove", kai.text
+            kai.click()
+            alert = WebDriverWait(a, TIMEOUT).until(lambda d: d.switch_to.alert)
+            assert "Kai" in alert.text and "10 minutes" in alert.text, alert.text
+            alert.accept()
+            wait(c, lambda d: (join_error(d) or "").startswith("The host removed you from this room. (the host"),
+                 "Kai back on the landing, told why")
+            self.shot(c, "removed.png")
+            for driver in (a, b):
+                wait(driver, lambda d: len(member_rows(d)) == 2, "Kai gone from the list")
+            wait(b, lambda d: "The host removed Kai" in activity_lines(d), "the removal in B's activity")
+            time.sleep(1)
+            assert body_data(c, "view") == "landing" and len(member_rows(a)) == 2, "Kai's page joined again by itself"
+
+            # Kai reloads: the stored token is refused, with the reason.
+            c.get(f"{self.base}/r/{room}")
+            wait(c, lambda d: (join_error(d) or "").startswith("The host removed you from this room lately; you may join again later. (the host removed you from this room; you may join again in 10 minutes)"),
+                 "Kai refused on the way back")
+            self.shot(c, "removed-refused.png")
+            assert len(member_rows(a)) == 2, "Kai got back in"
+        finally:
+            for driver in (a, b, c):
+                if driver is not None:
+                    driver.quit()
+            self.extra = []
+
     def locked_room_with_a_host(self):
         """A creates a locked, host-only room; B needs the passcode; only the host runs the timer; A hands
         the role to B."""
@@ -1394,8 +1471,10 @@ class Run:
                        lambda: self.under_node("page_files.mjs"))
             self.check("the service worker: a notification's click, the cache, what it leaves alone, under node",
                        lambda: self.under_node("service_worker.mjs"))
+            self.check("schedules: the panel's requests, days and next sessions, under node",
+                       lambda: self.under_node("schedules_model.mjs"))
         else:
-            print("SKIP stats model, room names, limits, room model and form checks: the pure functions under node (no node here)")
+            print("SKIP stats model, room names, limits, room model, form checks and schedules: the pure functions under node (no node here)")
         try:
             self.a = make_driver()
             self.b = make_driver()
@@ -1427,6 +1506,7 @@ class Run:
                 ("screenshots: desktop, phone, dark", self.screenshots),
                 ("the wall display observes: large, no controls, unseen by the members", self.wall_display_observes),
                 ("a locked room with a host: passcode, host-only controls, hand-off", self.locked_room_with_a_host),
+                ("host tools: a new passcode, no passcode, removing a member", self.host_tools),
                 ("wrong passcodes: refused, then rate limited", self.wrong_passcodes_are_rate_limited),
                 ("stats: a locked room's journal with the member's token", self.stats_in_a_locked_room),
                 ("language switch: Korean labels, remembered", self.korean_labels),

@@ -27,11 +27,13 @@ public enum Phrase: String, CaseIterable, Sendable {
     case you, evJoined, evIsBack, youAway, evAway, evLost, youBack, evLeft, evTimedOut
     case evStarted, evPaused, evResumed, evSkipped, evReset, evConfigured, evAdded, evTookOff
     case amountMin, amountSec, youHost, evHost, evHostOnly, evAnyone
+    case evRemoved, youRemoved, evLocked, evUnlocked
     case phaseDoneStarted, phaseDoneNext, focusOf
     // The server's refusals, by code (PROTOCOL.md §10)
     case errBadJSON, errBadRequest, errUnknownType, errNotJoined, errAlreadyJoined, errTooLarge
     case errBinaryUnsupported, errInvalidState, errRoomFull, errReplaced, errShuttingDown, errRateLimited
-    case errRoomLimit, errForbidden, errBadPasscode, errUnavailable, errStoreUnavailable, errNotFound, errInternal, errObserver
+    case errRoomLimit, errForbidden, errBadPasscode, errUnavailable, errStoreUnavailable, errNotFound, errInternal
+    case errRemoved, errBanned, errObserver
 }
 
 /// The phrases of one language, with `{name}` placeholders filled in.
@@ -83,6 +85,8 @@ public struct Words: Sendable, Equatable {
         case .roomLimit: self(.errRoomLimit)
         case .forbidden: self(.errForbidden)
         case .badPasscode: self(.errBadPasscode)
+        case .removed: self(.errRemoved)
+        case .banned: self(.errBanned)
         case .unavailable: self(.errUnavailable)
         case .storeUnavailable: self(.errStoreUnavailable)
         case .notFound: self(.errNotFound)

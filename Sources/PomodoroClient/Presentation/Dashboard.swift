@@ -315,13 +315,15 @@ public struct Dashboard: Sendable {
             let reason = words.language == .en ? text : words.error(code)
             if code == .replaced {
                 flash = Notice(words(.tookOver), kind: .error, at: now)
+            } else if code == .removed {
+                flash = Notice(words(.youRemoved), kind: .error, at: now)
             } else if let command {
                 flash = Notice(words(.refusedCommand, ["command": command, "reason": reason]).capitalizedFirst, kind: .error, at: now)
             } else {
                 flash = Notice(words(.refused, ["reason": reason]), kind: .error, at: now)
             }
-        case .stats:
-            break  // the view never asks for stats
+        case .stats, .schedules:
+            break  // the view never asks for stats or schedules
         }
         return effects
     }
@@ -349,7 +351,11 @@ public struct Dashboard: Sendable {
         case .memberBack(let member):
             return member == room.myID ? words(.youBack) : said(.evIsBack, member)
         case let .memberLeft(member, reason):
-            return said(reason == .left ? .evLeft : .evTimedOut, member)
+            switch reason {
+            case .left: return said(.evLeft, member)
+            case .expired: return said(.evTimedOut, member)
+            case .removed: return member == room.myID ? words(.youRemoved) : said(.evRemoved, member)
+            }
         case let .control(action, by, seconds):
             let phase = words.phase(room.phase)
             switch action {
@@ -369,6 +375,15 @@ public struct Dashboard: Sendable {
             return member == room.myID ? words(.youHost) : said(.evHost, member)
         case let .controlModeChanged(mode, by):
             return said(mode == .host ? .evHostOnly : .evAnyone, by)
+        case .schedule(let event):
+            switch event {
+            case let .warning(_, name, _, minutes): return "\(name) starts in \(minutes) min"
+            case let .started(_, name, _): return "\(name) started"
+            case let .missed(_, name, _, busy): return busy ? "\(name) skipped: a session was running" : "\(name) was missed"
+            case let .ended(_, name, n): return "\(name) done: \(n) focus session\(n == 1 ? "" : "s")"
+            }
+        case let .lockChanged(locked, by):
+            return said(locked ? .evLocked : .evUnlocked, by)
         }
     }
 

@@ -19,6 +19,8 @@ import PomodoroProtocol
 /// | `%M` | members in the room (not counting pomo's own visit) | `3` |
 /// | `%o` | room name | `team-alpha` |
 /// | `%e` | when the phase ends, HH:MM local time (empty unless running) | `14:25` |
+/// | `%N` | the next scheduled session's start, HH:MM local time (empty when none is coming) | `09:30` |
+/// | `%T` | the next scheduled session's name (empty when none is coming) | `Standup` |
 public struct StatusFormat: Equatable, Sendable {
     public static let `default` = "%p %r"
 
@@ -27,7 +29,7 @@ public struct StatusFormat: Equatable, Sendable {
         case spec(Character)
     }
 
-    static let specs: Set<Character> = ["p", "P", "r", "R", "c", "n", "s", "i", "b", "m", "M", "o", "e", "%"]
+    static let specs: Set<Character> = ["p", "P", "r", "R", "c", "n", "s", "i", "b", "m", "M", "o", "e", "N", "T", "%"]
 
     let pieces: [Piece]
     public let source: String
@@ -95,6 +97,11 @@ public struct StatusFormat: Equatable, Sendable {
                         out += Labels.timeOfDay(epochMs: now.wallMs + view.remainingMs(at: now),
                                                 utcOffsetSeconds: utcOffsetSeconds)
                     }
+                case "N":
+                    if let next = s.nextSession {
+                        out += Labels.timeOfDay(epochMs: next.startsAt, utcOffsetSeconds: utcOffsetSeconds)
+                    }
+                case "T": out += s.nextSession?.name ?? ""
                 default: break
                 }
             }

@@ -1,4 +1,6 @@
 import PomodoroCore
+import PomodoroNet
+
 /// Where a Pomodoro server's WebSocket endpoint is: parsed from `ws://HOST:PORT[/PATH]`.
 public struct ServerAddress: Equatable, Hashable, Sendable, CustomStringConvertible {
     public var host: String
@@ -6,7 +8,7 @@ public struct ServerAddress: Equatable, Hashable, Sendable, CustomStringConverti
     public var path: String
 
     /// The address used when neither `--server` nor `POMO_SERVER` says otherwise.
-    public static let defaultURL = "ws://127.0.0.1:8080"
+    public static let defaultURL = "ws://127.0.0.1:\(WebSocketServerOptions.Defaults.port)"
 
     public init(host: String, port: Int, path: String = "/ws") {
         self.host = host

@@ -125,6 +125,8 @@ public struct SessionMachine: Sendable {
     private var lastReceived = LocalInstant(monotonicMs: 0, wallMs: 0)
     private var pingSentAt: LocalInstant?
     private var replacedAnnounced = false
+    /// The host removed this member: the server said why before closing (4002).
+    private var removedAnnounced: String?
     private var random: SplitMix64
 
     public init(configuration: SessionConfiguration, seed: UInt64 = 0x5eed) {
@@ -199,6 +201,7 @@ public struct SessionMachine: Sendable {
             }
         case .joined, .closing:
             if case .error(.replaced, _, _, _) = message { replacedAnnounced = true }
+            if case let .error(.removed, text, _, _) = message { removedAnnounced = text }
             return [emit]
         default:
             return []
@@ -214,6 +217,10 @@ public struct SessionMachine: Sendable {
             return []
         case .connecting, .joining, .joined:
             if code == 4001 || replacedAnnounced { return end(.replaced) }
+            // Removed by the host (4002): the name and token are refused for a while, so never reconnect.
+            if code == 4002 || removedAnnounced != nil {
+                return end(.refused(code: .removed, message: removedAnnounced ?? "the host removed you from this room"))
+            }
             let why: String
             switch code {
             case 1001?: why = "the server is shutting down"

@@ -1,13 +1,13 @@
 import PomodoroCore
 import PomodoroStore
 
-// Generated journals, shared by the store tests of every backend (Tests/PomodoroPostgresTests links this
-// file), so each store is checked against the same data.
+// Generated journals, shared by the store tests of every backend (PomodoroStoreTests, PomodoroPostgresTests),
+// so each store is checked against the same data.
 
-enum JournalFixtures {
+public enum JournalFixtures {
     /// A generated journal: days with 0–6 sessions at any millisecond (some days none, so streaks break),
     /// names repeated within a session, interruptions of the room, of named members and of unnamed ones.
-    static func journal(seed: UInt64, room: RoomID = Sample.room) -> ([FocusSessionRecord], [InterruptionRecord]) {
+    public static func journal(seed: UInt64, room: RoomID = Sample.room) -> ([FocusSessionRecord], [InterruptionRecord]) {
         var random = SplitMix(seed: seed)
         let names = ["Ada", "Bob", "Cy", "Dee", "Émile"]
         var sessions: [FocusSessionRecord] = []
@@ -47,10 +47,10 @@ enum JournalFixtures {
 }
 
 /// A small seeded generator, so a failing journal can be made again.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next(_ bound: Int) -> Int {
+public struct SplitMix {
+    public var state: UInt64
+    public init(seed: UInt64) { state = seed }
+    public mutating func next(_ bound: Int) -> Int {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

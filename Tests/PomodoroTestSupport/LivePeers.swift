@@ -6,17 +6,18 @@ import PomodoroServer
 import PomodoroStore
 
 /// Why a live test gave up waiting.
-struct LiveTestFailure: Error, CustomStringConvertible {
-    let description: String
+public struct LiveTestFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(description: String) { self.description = description }
 }
 
 /// A real server on a free loopback port, stopped (with its connections closed) by `stop()`.
-final class LiveServer: Sendable {
-    let server: PomodoroServer
-    var port: Int { server.port }
+public final class LiveServer: Sendable {
+    public let server: PomodoroServer
+    public var port: Int { server.port }
 
     /// - Parameter store: a store of the test's own, instead of the configuration's database.
-    init(store: (any RoomStore)? = nil, _ configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
+    public init(store: (any RoomStore)? = nil, _ configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
         var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, webRoot: LiveServer.webRoot)
         // Live tests run focus phases of a few seconds.
         configuration.roomPolicy.minFocusSeconds = 1
@@ -25,13 +26,13 @@ final class LiveServer: Sendable {
         server.start()
     }
 
-    func stop() {
+    public func stop() {
         server.shutdown()
         server.waitUntilFinished()
     }
 
     /// The repository's web/ folder, found from this source file's path.
-    static var webRoot: String {
+    public static var webRoot: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("web").path
     }
@@ -39,12 +40,14 @@ final class LiveServer: Sendable {
 
 /// Everything one connection received, in order, with a way to wait for the next message.
 /// One condition both guards the list and wakes the waiting test.
-final class Inbox: @unchecked Sendable {
+public final class Inbox: @unchecked Sendable {
     private var items: [(event: ClientEvent, arrived: Date)] = []
     private var read = 0
     private let condition = NSCondition()
 
-    func add(_ event: ClientEvent) {
+    public init() {}
+
+    public func add(_ event: ClientEvent) {
         condition.lock()
         items.append((event, Date()))
         condition.broadcast()
@@ -52,10 +55,10 @@ final class Inbox: @unchecked Sendable {
     }
 
     /// The next event not yet read, waiting for it up to `timeout` seconds.
-    func next(timeout: Double) -> ClientEvent? { nextWithArrival(timeout: timeout)?.event }
+    public func next(timeout: Double) -> ClientEvent? { nextWithArrival(timeout: timeout)?.event }
 
     /// The next event with the moment it arrived (not the moment the test got round to reading it).
-    func nextWithArrival(timeout: Double) -> (event: ClientEvent, arrived: Date)? {
+    public func nextWithArrival(timeout: Double) -> (event: ClientEvent, arrived: Date)? {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }
@@ -68,12 +71,12 @@ final class Inbox: @unchecked Sendable {
 }
 
 /// One WebSocket connection to the server, speaking the protocol through the shared codec.
-final class Peer: Sendable {
-    let client: WebSocketClient
-    let id: ClientConnectionID
-    let inbox = Inbox()
+public final class Peer: Sendable {
+    public let client: WebSocketClient
+    public let id: ClientConnectionID
+    public let inbox = Inbox()
 
-    init(_ client: WebSocketClient, port: Int, path: String = "/ws",
+    public init(_ client: WebSocketClient, port: Int, path: String = "/ws",
          security: WebSocketClient.Security = .none) throws {
         self.client = client
         let inbox = self.inbox
@@ -81,16 +84,16 @@ final class Peer: Sendable {
         guard case .opened = inbox.next(timeout: 5) else { throw LiveTestFailure(description: "connection did not open") }
     }
 
-    func send(_ message: ClientMessage, ref: Ref? = nil) {
+    public func send(_ message: ClientMessage, ref: Ref? = nil) {
         client.send(WireCodec.encode(ClientFrame(message, ref: ref)), on: id)
     }
 
-    func sendRaw(_ text: String) { client.send(Array(text.utf8), on: id) }
-    func sendBinary(_ bytes: [UInt8]) { client.send(bytes, on: id, binary: true) }
-    func close() { client.close(id) }
+    public func sendRaw(_ text: String) { client.send(Array(text.utf8), on: id) }
+    public func sendBinary(_ bytes: [UInt8]) { client.send(bytes, on: id, binary: true) }
+    public func close() { client.close(id) }
 
     /// The next message, raw and decoded.
-    func nextRaw(timeout: Double = 5) throws -> (bytes: [UInt8], message: ServerMessage) {
+    public func nextRaw(timeout: Double = 5) throws -> (bytes: [UInt8], message: ServerMessage) {
         switch inbox.next(timeout: timeout) {
         case .text(let bytes)?: return (bytes, try WireCodec.decodeServerMessage(bytes))
         case let event?: throw LiveTestFailure(description: "expected a message, got \(event)")
@@ -98,10 +101,10 @@ final class Peer: Sendable {
         }
     }
 
-    func next(timeout: Double = 5) throws -> ServerMessage { try nextRaw(timeout: timeout).message }
+    public func next(timeout: Double = 5) throws -> ServerMessage { try nextRaw(timeout: timeout).message }
 
     /// The next tick and when it arrived, skipping other messages.
-    func nextTick(timeout: Double = 5) throws -> (tick: TickPayload, arrived: Date) {
+    public func nextTick(timeout: Double = 5) throws -> (tick: TickPayload, arrived: Date) {
         let deadline = Date().addingTimeInterval(timeout)
         while let (event, arrived) = inbox.nextWithArrival(timeout: max(0, deadline.timeIntervalSinceNow)) {
             if case .text(let bytes) = event, case .tick(let tick) = try WireCodec.decodeServerMessage(bytes) {
@@ -112,7 +115,7 @@ final class Peer: Sendable {
     }
 
     /// Reads messages until `match` accepts one, returning what it extracted.
-    func expect<T>(_ what: String, timeout: Double = 5, _ match: (ServerMessage) -> T?) throws -> T {
+    public func expect<T>(_ what: String, timeout: Double = 5, _ match: (ServerMessage) -> T?) throws -> T {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             let left = deadline.timeIntervalSinceNow
@@ -122,7 +125,7 @@ final class Peer: Sendable {
     }
 
     /// Reads until the connection closes, returning the close code the server sent.
-    func expectClose(timeout: Double = 5) throws -> UInt16? {
+    public func expectClose(timeout: Double = 5) throws -> UInt16? {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             let left = deadline.timeIntervalSinceNow
@@ -134,7 +137,7 @@ final class Peer: Sendable {
     }
 
     /// Joins a room and returns the welcome's parts.
-    func join(_ room: String, name: String, token: String? = nil) throws -> (you: YouPayload, room: SnapshotPayload) {
+    public func join(_ room: String, name: String, token: String? = nil) throws -> (you: YouPayload, room: SnapshotPayload) {
         send(.join(room: room, name: name, token: token))
         return try expect("welcome") {
             if case let .welcome(you, snapshot, _, _, _) = $0 { return (you, snapshot) }
@@ -144,7 +147,7 @@ final class Peer: Sendable {
 }
 
 /// A minimal HTTP/1.1 GET over a loopback socket: status line and body.
-func httpGet(port: Int, path: String) throws -> (status: Int, body: String) {
+public func httpGet(port: Int, path: String) throws -> (status: Int, body: String) {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw LiveTestFailure(description: "socket failed") }
     defer { Glibc.close(fd) }

@@ -8,20 +8,13 @@ import Testing
 /// The real `pomodoro-server` killed mid-session and started again on the same database: nothing a member
 /// was told is lost, and the running phase goes on. One scenario for every kind of database: the SQLite
 /// tests (CrashRecoveryTests) and the PostgreSQL ones run it with their own `--db`.
-enum CrashScenario {
-    /// The executable sits beside the test bundle in the build folder.
-    /// One run of the executable on a free loopback port.
-    final class ServerRun {
-        let process: Process
-        let port: Int
-
-        init(database: String) throws {
-            (process, port) = try ExecutableRun.serving(["--port", "0", "--host", "127.0.0.1", "--web-root",
-                                                         LiveServer.webRoot, "--db", database, "--log-level", "warning",
-                                                         "--min-focus", "1"])
-        }
-
-        deinit { if process.isRunning { process.terminate() } }
+public enum CrashScenario {
+    /// One run of the built executable on a free loopback port, on `database`.
+    static func serverRun(database: String) throws -> (process: LaunchedProcess, port: Int) {
+        let process = try ProcessLauncher.start(ProcessLauncher.server,
+                                                ["--port", "0", "--host", "127.0.0.1", "--web-root", LiveServer.webRoot,
+                                                 "--db", database, "--log-level", "warning", "--min-focus", "1"])
+        return (process, try process.waitUntilServing())
     }
 
     static func wallMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
@@ -29,11 +22,11 @@ enum CrashScenario {
     /// A short focus runs to its end with two members and the break starts; the server dies by `signal`
     /// (SIGKILL or SIGTERM) and starts again on `database` (a `--db` value), where the members, the break
     /// and the journal must all be as they were.
-    static func aRestartLosesNothing(database: String, signal: String) throws {
+    public static func aRestartLosesNothing(database: String, signal: String) throws {
         let room = "crash-\(signal.lowercased())"
 
         // A short focus runs to its end with two members; then the break starts.
-        let first = try ServerRun(database: database)
+        let first = try serverRun(database: database)
         let client = try WebSocketClient()
         client.start()
         defer { client.stop(); client.waitUntilFinished() }
@@ -57,16 +50,16 @@ enum CrashScenario {
         }
 
         // The server dies.
-        if signal == "SIGKILL" { kill(first.process.processIdentifier, SIGKILL) } else { first.process.terminate() }
-        first.process.waitUntilExit()
+        if signal == "SIGKILL" { first.process.kill() } else { first.process.terminate() }
+        let ended = try first.process.wait()
         if signal == "SIGTERM" {
-            #expect(first.process.terminationReason == .exit && first.process.terminationStatus == 0)
+            #expect(ended.exited && ended.status == 0)
         }
         _ = try ada.expectClose()
         _ = try lin.expectClose()
 
         // Started again on the same database: the members come back with their tokens and keep their ids.
-        let second = try ServerRun(database: database)
+        let second = try serverRun(database: database)
         let ada2 = try Peer(client, port: second.port)
         let lin2 = try Peer(client, port: second.port)
         let (adaBack, snapshot) = try ada2.join(room, name: "Ada", token: adaYou.token)
@@ -99,6 +92,6 @@ enum CrashScenario {
         #expect(journal.sessions.count == 1)
         #expect(Set(journal.sessions.first?.members.map(\.task) ?? []) == ["write the report", "review slides"])
         second.process.terminate()
-        second.process.waitUntilExit()
+        try second.process.wait()
     }
 }

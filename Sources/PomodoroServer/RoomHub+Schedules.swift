@@ -1,0 +1,178 @@
+import PomodoroCore
+import PomodoroNet
+import PomodoroProtocol
+import PomodoroStore
+
+// A room's schedules in the hub: members' requests, the timer that starts the room at a schedule's time,
+// the warnings and misses, the list and the calendar feed over HTTP, and schedules brought back at start-up.
+//
+// The book (`ScheduleBook`) lives on the wall clock; its next wake-up is turned into a delay on this boot's
+// monotonic clock, and a timer that fires a little early finds nothing due and is armed again for the rest.
+// A room with schedules stays in memory while it has them, so that nobody needs to be in it for it to start.
+
+extension RoomHub {
+    /// A member's request about the room's schedules. Anyone in the room may list them; changes need the
+    /// host in a host-only room.
+    func scheduleRequest(_ request: ScheduleRequest, ref: Ref?, entry: RoomEntry, member: MemberID,
+                         connection: ConnectionID, at now: ClockReading) {
+        let wall = WallTime(milliseconds: now.wallMs)
+        if case .list = request {
+            reply(.schedules(listing(entry, at: wall), ref: ref), to: connection)
+            return
+        }
+        if entry.room.controlMode == .host && entry.room.hostID != member {
+            refuse(.forbidden, ref: ref, to: connection)
+            return
+        }
+        let policy = entry.room.policy
+        do {
+            switch request {
+            case .list:
+                break
+            case .add(let fields):
+                try entry.schedules.add(try fields.draft(), settingsPolicy: policy, now: wall)
+            case let .change(id, fields):
+                try entry.schedules.change(try Self.scheduleID(id), to: try fields.draft(), settingsPolicy: policy, now: wall)
+            case let .setEnabled(id, enabled):
+                try entry.schedules.setEnabled(try Self.scheduleID(id), enabled, now: wall)
+            case .delete(let id):
+                try entry.schedules.remove(try Self.scheduleID(id))
+            }
+        } catch {
+            refuse(error, ref: ref, to: connection)
+            return
+        }
+        reply(.ok(command: request.type, appliesFrom: nil, ref: ref), to: connection)
+        logger.debug("schedules changed", metadata: ["room": "\(entry.room.id)", "member": "\(member)"])
+        schedulesChanged(entry, at: now)
+    }
+
+    /// A start this late is still on time: the focus runs from the schedule's own second.
+    static let onTimeSlackMs: Int64 = 1000
+
+    private static func scheduleID(_ text: String) throws(RoomError) -> ScheduleID {
+        guard let id = ScheduleID(parsing: text) else {
+            throw .invalidArgument(field: "id", reason: "a schedule id reads s1, s2, ...")
+        }
+        return id
+    }
+
+    /// The room's schedules as listed, each with its next start.
+    func listing(_ entry: RoomEntry, at wall: WallTime) -> SchedulesPayload {
+        SchedulesPayload(room: entry.room.id.rawValue, schedules: entry.schedules.schedules.map { s in
+            SchedulePayload(s, next: s.enabled ? s.nextOccurrence(onOrAfter: max(wall, s.handledThrough) + 1) : nil)
+        })
+    }
+
+    /// The next scheduled start, for the snapshot.
+    func nextSession(of entry: RoomEntry, at now: ClockReading) -> NextSessionPayload? {
+        guard let next = entry.schedules.nextSession(after: WallTime(milliseconds: now.wallMs)) else { return nil }
+        return NextSessionPayload(schedule: next.schedule.id.description, name: next.schedule.name,
+                                  startsAt: next.at.milliseconds)
+    }
+
+    /// After a change: stored (the list goes out once it is committed, like every broadcast), listed to
+    /// every member, the snapshot's next session sent, the timer armed.
+    func schedulesChanged(_ entry: RoomEntry, at now: ClockReading) {
+        commit([.saveSchedules(entry.room.id, entry.schedules.schedules)], of: entry)
+        let list = ServerMessage.schedules(listing(entry, at: WallTime(milliseconds: now.wallMs)), ref: nil)
+        entry.announce { [self] in broadcast(list, in: entry) }
+        var outcome = Outcome()
+        outcome.stateChanged = true
+        publish(outcome, in: entry, at: now)
+        armSchedules(entry, at: now)
+    }
+
+    /// Arms the room's schedule timer for the book's next wake-up, on this boot's monotonic clock.
+    func armSchedules(_ entry: RoomEntry, at now: ClockReading) {
+        guard !stopped, let next = entry.schedules.nextWakeup(after: WallTime(milliseconds: now.wallMs)) else {
+            entry.scheduleTimer?.cancel()
+            return
+        }
+        if entry.scheduleTimer == nil {
+            let id = entry.room.id
+            entry.scheduleTimer = transport.timer { [unowned self] in scheduleTimerFired(id) }
+        }
+        let wallNow = now.monotonic.nanoseconds + now.wallOffsetNanoseconds
+        entry.scheduleTimer?.schedule(afterNanoseconds: max(0, next.seconds * 1_000_000_000 - wallNow))
+    }
+
+    /// What the book says is due now: warnings, a start, misses; each said as an event.
+    func scheduleTimerFired(_ id: RoomID) {
+        guard let entry = rooms[id] else { return }
+        let now = clock.now()
+        catchUp(entry, at: now)
+        let actions = entry.schedules.due(at: WallTime(milliseconds: now.wallMs), roomBusy: entry.room.isBusy)
+        var events: [ScheduleEventPayload] = []
+        var outcome = Outcome()
+        var handled = false
+        for action in actions {
+            switch action {
+            case let .warn(s, startsAt):
+                events.append(.warning(schedule: s.id.description, name: s.name, startsAt: startsAt.milliseconds,
+                                       minutes: s.warningMinutes))
+            case let .start(s, occurrence, _):
+                handled = true
+                // On the deadline discipline: woken a moment late, the focus still runs from the schedule's
+                // second, so its end does not drift by the wake-up latency. A start after a restart (seconds
+                // or minutes late) runs from now, whole.
+                let lateMs = now.wallMs - occurrence.milliseconds
+                let due = Instant(nanoseconds: occurrence.seconds * 1_000_000_000 - now.wallOffsetNanoseconds)
+                let startAt = lateMs <= Self.onTimeSlackMs ? min(due, now.monotonic) : now.monotonic
+                do {
+                    outcome = try entry.room.startScheduled(s, now: startAt)
+                    events.append(.started(schedule: s.id.description, name: s.name,
+                                           lateMs: max(0, now.wallMs - occurrence.milliseconds)))
+                    logger.info("scheduled session started", metadata: [
+                        "room": "\(id)", "schedule": "\(s.id)", "late_ms": "\(now.wallMs - occurrence.milliseconds)"])
+                } catch {
+                    events.append(.missed(schedule: s.id.description, name: s.name,
+                                          occurrence: occurrence.milliseconds, busy: true))
+                }
+            case let .missed(s, occurrence, busy):
+                handled = true
+                events.append(.missed(schedule: s.id.description, name: s.name, occurrence: occurrence.milliseconds,
+                                      busy: busy))
+            }
+        }
+        let messages = events.map { ServerMessage.event(room: id.rawValue, .schedule($0), serverTime: now.wallMs) }
+        entry.announce { [self] in for message in messages { broadcast(message, in: entry) } }
+        if handled {
+            schedulesChanged(entry, at: now)
+            if outcome.stateChanged { publish(outcome, in: entry, at: now) }
+        } else {
+            armSchedules(entry, at: now)
+        }
+    }
+
+    /// At start-up: each room's schedules back in its room, brought back from `stored` when nobody is in it,
+    /// and what fell due while the server was down dealt with at once (a late start within the grace).
+    func restoreSchedules(_ schedules: [RoomID: [Schedule]], rooms stored: [StoredRoom]) {
+        let now = clock.now()
+        for (id, list) in schedules.sorted(by: { $0.key < $1.key }) where !list.isEmpty {
+            var entry = rooms[id]
+            if entry == nil, let room = stored.first(where: { $0.record.id == id }) {
+                entry = bringBack(room, at: now)
+            }
+            guard let entry else { continue }
+            entry.schedules = ScheduleBook(schedules: list)
+            logger.info("schedules restored", metadata: ["room": "\(id)", "schedules": "\(list.count)"])
+            scheduleTimerFired(id)
+        }
+    }
+
+    /// `GET /api/rooms/{room}/schedules` and `/calendar.ics`, for a room in memory (every room with
+    /// schedules is); an unknown room has none.
+    func schedulesResponse(_ room: RoomID, calendar: Bool) -> HTTPResponse {
+        let now = clock.now()
+        let wall = WallTime(milliseconds: now.wallMs)
+        let entry = rooms[room]
+        if calendar {
+            let feed = CalendarFeed.write(room: room, schedules: entry?.schedules.schedules ?? [],
+                                          roomSettings: entry?.room.settings ?? .standard, now: wall)
+            return HTTPResponse(status: 200, contentType: "text/calendar; charset=utf-8", body: Array(feed.utf8))
+        }
+        let payload = entry.map { listing($0, at: wall) } ?? SchedulesPayload(room: room.rawValue, schedules: [])
+        return HTTPResponse(status: 200, contentType: "application/json", body: WireCodec.encodeSchedulesBody(payload))
+    }
+}

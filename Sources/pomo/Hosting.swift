@@ -1,0 +1,317 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import PomodoroClient
+import PomodoroCore
+import PomodoroProtocol
+
+/// The host's commands: a room's passcode, removing a member, the control mode, handing the role on.
+///
+/// Only the host may give them, and the host is a member, not a visitor: these act as the member
+/// `pomo join` keeps in its state folder for this server and room (its resume token), so run `pomo join`
+/// in the room first. A short visit looks first: a member who is not the host, or a `pomo join` of the
+/// member that is running (which resuming would take over), is refused before anything is resumed. The
+/// member shows as disconnected when the command is done, until `pomo join` takes it back.
+enum Hosting {
+    /// What to send, decided from the room as the welcome shows it: a message, or why not (a usage error).
+    typealias Decide = @Sendable (SnapshotPayload, _ me: String, LimitsPayload) -> Result<ClientMessage, ValidationError>
+
+    static func perform(verb: String, room: String, options: HostOptions, decide: @escaping Decide) async throws {
+        let address = try options.server.address()
+        let environment = ProcessInfo.processInfo.environment
+        guard let stored = StateFile.location(environment: environment, server: address, room: room)?.load() else {
+            throw fail("only the host may \(verb), as the member pomo join keeps: run pomo join \(room) first",
+                       status: PomoExit.refused)
+        }
+        try await lookFirst(at: room, for: stored.member, verb: verb, options: options)
+        let session: RoomSession
+        do {
+            session = try RoomSession(address: address, configuration: SessionConfiguration(
+                room: room, name: stored.name, token: stored.token, passcode: options.server.effectivePasscode,
+                reconnect: nil, connectTimeoutMs: Int64(options.timeout * 1000)))
+        } catch {
+            throw fail("cannot start the WebSocket client: \(error)", status: PomoExit.unavailable)
+        }
+        let sessionTask = Task { await session.run() }
+        let timeoutMs = Int64(options.timeout * 1000)
+        let timer = Task {
+            try? await Task.sleep(for: .milliseconds(timeoutMs))
+            if !Task.isCancelled { session.stop() }
+        }
+        defer { timer.cancel() }
+
+        let ref = Ref.string("host")
+        var view = RoomView()
+        var result: ExitCode?? = nil
+        var replied = false
+        var baseline: UInt64 = 0
+        var end = SessionEnd.stopped
+        func finish(_ code: ExitCode?) {
+            guard result == nil else { return }
+            result = .some(code)
+            session.stop()
+        }
+        for await event in session.events {
+            if case .ended(let why) = event { end = why }
+            guard case let .message(message, _, at) = event, result == nil else { continue }
+            view.apply(message, receivedAt: at)
+            switch message {
+            case let .welcome(you, snapshot, _, limits, _):
+                guard you.resumed else {
+                    // The stored member is gone (left, timed out, removed): this is a new member, not the host.
+                    session.send(.leave, ref: .string("leave"))
+                    finish(fail("pomo join's member is no longer in \(room): join it again first", status: PomoExit.refused))
+                    continue
+                }
+                guard snapshot.host == you.id else {
+                    finish(fail("only the host may \(verb) in \(room), and \(you.id) is not the host"
+                                + (snapshot.host.flatMap { id in snapshot.members.first { $0.id == id }?.name }
+                                    .map { " (\($0) is)" } ?? ""), status: PomoExit.refused))
+                    continue
+                }
+                baseline = snapshot.seq
+                switch decide(snapshot, you.id, limits) {
+                case .success(let request): session.send(request, ref: ref)
+                case .failure(let reason): finish(fail(reason.message, status: PomoExit.usage))
+                }
+            case .ok(_, _, ref?) where ref == .string("host"):
+                replied = true
+            case let .error(code, text, _, ref?) where ref == .string("host"):
+                finish(fail("the server refused to \(verb) in \(room): \(text) [\(code.rawValue)]", status: PomoExit.refused))
+            default:
+                break
+            }
+            // Done once the reply and the state it caused are both in (their order is not fixed).
+            if replied, view.seq > baseline {
+                if !options.quiet { printLine(summary(view)) }
+                finish(nil)
+            }
+        }
+        _ = await sessionTask.value
+        if case .some(let code) = result {
+            if let code { throw code }
+            return
+        }
+        if end == .stopped {
+            throw fail("no answer from \(address) within \(Int(options.timeout)) s", status: PomoExit.unavailable)
+        }
+        if let failure = failure(for: end, address: address, room: room) { throw failure }
+    }
+
+    /// Looks at the room as a short-lived visitor before resuming `member`, so that neither a running
+    /// `pomo join` of that member is taken over nor a member who is not the host is resumed for nothing.
+    static func lookFirst(at room: String, for member: String, verb: String, options: HostOptions) async throws {
+        guard let snapshot = await look(at: room, options: options) else { return }
+        let name = { (id: String) in snapshot.members.first { $0.id == id }?.name ?? id }
+        if snapshot.host != member {
+            throw fail("only the host may \(verb) in \(room), and pomo join's member \(name(member)) is not the host"
+                       + (snapshot.host.map { " (\(name($0)) is)" } ?? ""), status: PomoExit.refused)
+        }
+        if snapshot.members.first(where: { $0.id == member })?.connected == true {
+            throw fail("pomo join is in \(room) as \(name(member)) now: this would take it over. Quit it (q) and "
+                       + "run this again within the grace period", status: PomoExit.refused)
+        }
+    }
+
+    /// The room as a visitor sees it on joining (and leaving at once), or nil when the visitor is not let in
+    /// (a locked room and no passcode given: the member's token gets in without one, so the command goes on
+    /// without looking) or gets no answer.
+    static func look(at room: String, options: HostOptions) async -> SnapshotPayload? {
+        guard let address = try? options.server.address(),
+              let session = try? RoomSession(address: address, configuration: SessionConfiguration(
+                room: room, name: options.visit.name, token: nil, passcode: options.server.effectivePasscode,
+                reconnect: nil, connectTimeoutMs: Int64(options.timeout * 1000))) else { return nil }
+        let sessionTask = Task { await session.run() }
+        let timer = Task {
+            try? await Task.sleep(for: .milliseconds(Int64(options.timeout * 1000)))
+            if !Task.isCancelled { session.stop() }
+        }
+        defer { timer.cancel() }
+        var seen: SnapshotPayload?
+        for await event in session.events {
+            guard case let .message(message, _, _) = event else { continue }
+            switch message {
+            case .welcome(_, let snapshot, _, _, _):
+                seen = snapshot
+                session.send(.leave, ref: .string("leave"))
+            case .ok("leave", _, _), .error:
+                session.stop()
+            default:
+                break
+            }
+        }
+        _ = await sessionTask.value
+        return seen
+    }
+
+    /// The room after the change, in one line: who hosts, who may press the controls, the lock, who is in.
+    static func summary(_ view: RoomView) -> String {
+        guard let s = view.snapshot else { return "" }
+        let host = s.host.flatMap { view.name(of: $0) } ?? "nobody"
+        let members = s.members.map(\.name).joined(separator: ", ")
+        return "\(s.room): host \(host), controls \(s.control.rawValue), \(s.locked ? "locked" : "open"); members: \(members)"
+    }
+
+    /// A member by id (`m2`) or by name (any case); a name two members share must be given as an id.
+    static func member(_ text: String, in snapshot: SnapshotPayload) -> Result<String, ValidationError> {
+        if let byID = snapshot.members.first(where: { $0.id == text }) { return .success(byID.id) }
+        let named = snapshot.members.filter { $0.name.lowercased() == text.lowercased() }
+        switch named.count {
+        case 1: return .success(named[0].id)
+        case 0: return .failure(ValidationError("nobody called '\(text)' is in \(snapshot.room) (members: "
+                                                + snapshot.members.map { "\($0.id) \($0.name)" }.joined(separator: ", ") + ")"))
+        default: return .failure(ValidationError("more than one member is called '\(text)': give the id ("
+                                                 + named.map(\.id).joined(separator: ", ") + ")"))
+        }
+    }
+}
+
+/// Options of the host's commands: the server, the look first's visitor and the time to wait.
+struct HostOptions: ParsableArguments {
+    @OptionGroup var visit: VisitOptions
+
+    @Flag(name: .shortAndLong, help: "Print nothing on success.")
+    var quiet = false
+
+    var server: ServerOptions { visit.server }
+    var timeout: Double { visit.timeout }
+}
+
+extension Hosting {
+    static let asTheHost = """
+        Only the host may do this. pomo acts as the member pomo join keeps for this server and room (run \
+        pomo join ROOM first, and quit it: a running pomo join is not taken over, the command refuses; in a \
+        locked room give --passcode too, or pomo cannot look first); that \
+        member shows as disconnected afterwards until pomo join takes it back, within the grace period.
+        """
+
+    struct Passcode: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Lock the room with a new passcode, or remove its passcode.",
+            discussion: """
+                pomo passcode team-alpha "new soup" locks the room with it (4–64 characters): new joins need it, \
+                the members inside stay and their resume tokens still work. pomo passcode team-alpha --remove \
+                unlocks it. \(Hosting.asTheHost)
+                """)
+
+        @Argument(help: "The room's name.")
+        var room: String
+
+        @Argument(help: ArgumentHelp("The new passcode.", valueName: "passcode"))
+        var passcode: String?
+
+        @Flag(help: "Remove the passcode: anyone may join again.")
+        var remove = false
+
+        @OptionGroup var options: HostOptions
+
+        func validate() throws {
+            try validateRoom(room)
+            guard (passcode != nil) != remove else {
+                throw ValidationError("give the new passcode, or --remove to unlock the room")
+            }
+        }
+
+        func run() async throws {
+            let passcode = passcode
+            try await Hosting.perform(verb: passcode == nil ? "remove the passcode" : "change the passcode",
+                                      room: room, options: options) { _, _, limits in
+                if let passcode, !(limits.minPasscodeLength...limits.maxPasscodeLength).contains(passcode.count) {
+                    return .failure(ValidationError("a passcode has \(limits.minPasscodeLength)–\(limits.maxPasscodeLength) characters"))
+                }
+                return .success(.passcode(passcode))
+            }
+        }
+    }
+
+    struct Kick: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove a member from the room; they may not join it again for a while.",
+            discussion: """
+                MEMBER is an id (m2) or a name. The member is told the host removed them, and their name and \
+                resume token are refused for 10 minutes. \(Hosting.asTheHost)
+                """)
+
+        @Argument(help: "The room's name.")
+        var room: String
+
+        @Argument(help: ArgumentHelp("Who: a member id (m2) or a name.", valueName: "member"))
+        var member: String
+
+        @OptionGroup var options: HostOptions
+
+        func validate() throws { try validateRoom(room) }
+
+        func run() async throws {
+            let member = member
+            try await Hosting.perform(verb: "remove \(member)", room: room, options: options) { snapshot, me, _ in
+                Hosting.member(member, in: snapshot).flatMap { id in
+                    id == me ? .failure(ValidationError("the host cannot remove themselves: leave instead"))
+                        : .success(.kick(member: id))
+                }
+            }
+        }
+    }
+
+    struct Control: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "control",
+            abstract: "Let anyone press the room's controls, or the host only.",
+            discussion: "host: only the host starts, pauses, skips, resets, extends and configures; everyone still sets "
+                + "their own task and presence. anyone: everyone may. \(Hosting.asTheHost)")
+
+        @Argument(help: "The room's name.")
+        var room: String
+
+        @Argument(help: ArgumentHelp("host or anyone.", valueName: "mode"))
+        var mode: ControlModeArgument
+
+        @OptionGroup var options: HostOptions
+
+        func validate() throws { try validateRoom(room) }
+
+        func run() async throws {
+            let mode = mode.mode
+            try await Hosting.perform(verb: "change who controls the timer", room: room, options: options) { snapshot, _, _ in
+                snapshot.control == mode ? .failure(ValidationError("\(snapshot.room) is already in \(mode.rawValue) mode"))
+                    : .success(.control(mode: mode))
+            }
+        }
+    }
+
+    struct HandOff: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "handoff",
+            abstract: "Hand the host role to another member.",
+            discussion: "MEMBER is an id (m2) or a name. \(Hosting.asTheHost)")
+
+        @Argument(help: "The room's name.")
+        var room: String
+
+        @Argument(help: ArgumentHelp("Who: a member id (m2) or a name.", valueName: "member"))
+        var member: String
+
+        @OptionGroup var options: HostOptions
+
+        func validate() throws { try validateRoom(room) }
+
+        func run() async throws {
+            let member = member
+            try await Hosting.perform(verb: "hand the host role to \(member)", room: room, options: options) { snapshot, me, _ in
+                Hosting.member(member, in: snapshot).flatMap { id in
+                    id == me ? .failure(ValidationError("you are the host already")) : .success(.handOff(member: id))
+                }
+            }
+        }
+    }
+}
+
+/// `host` or `anyone` on the command line.
+struct ControlModeArgument: ExpressibleByArgument, Sendable {
+    let mode: ControlMode
+    init?(argument: String) {
+        guard let mode = ControlMode(rawValue: argument.lowercased()) else { return nil }
+        self.mode = mode
+    }
+    static var allValueStrings: [String] { ControlMode.allCases.map(\.rawValue) }
+}

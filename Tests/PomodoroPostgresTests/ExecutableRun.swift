@@ -1,1 +1,0 @@
-../PomodoroServerTests/ExecutableRun.swift

@@ -1,1 +1,0 @@
-../PomodoroStoreTests/JournalFixtures.swift

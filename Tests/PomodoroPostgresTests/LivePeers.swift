@@ -1,1 +1,0 @@
-../PomodoroServerTests/LivePeers.swift

@@ -1,1 +1,0 @@
-../PomodoroStoreTests/Support.swift
