@@ -87,13 +87,17 @@ extension RoomHub {
                      })
     }
 
-    /// A frame from an observer: `ping`, `stats` and `leave` (which ends the watch) are answered as for
-    /// anyone; anything else is refused with `observer`. Returns whether the frame was dealt with here.
-    func observerFrame(_ frame: ClientFrame, from connection: ConnectionID) -> Bool {
+    /// A frame from an observer: `ping`, `stats`, `schedules` (the list) and `leave` (which ends the watch)
+    /// are answered as for anyone; anything else, a schedule change too, is refused with `observer`. Returns whether the frame was dealt with here.
+    func observerFrame(_ frame: ClientFrame, from connection: ConnectionID, at now: ClockReading) -> Bool {
         guard let id = sessions[connection]?.observing else { return false }
         switch frame.message {
         case .ping, .stats:
             return false
+        case .schedule(.list):
+            // Reading the schedules is looking, as stats is; changing them (any other schedule message) is not.
+            guard let entry = rooms[id] else { return true }
+            reply(.schedules(listing(entry, at: WallTime(milliseconds: now.wallMs)), ref: frame.ref), to: connection)
         case .leave:
             stopObserving(connection, room: id)
             reply(.ok(command: "leave", appliesFrom: nil, ref: frame.ref), to: connection)

@@ -238,7 +238,7 @@ package final class RoomHub: @unchecked Sendable {
             return
         }
         if case .join = frame.message {} else { sessions[connection]?.silentNewMember = false }
-        if observerFrame(frame, from: connection) { return }
+        if observerFrame(frame, from: connection, at: now) { return }
         if refusedDuringOutage(frame, from: connection, at: now) { return }
         switch frame.message {
         case .ping:

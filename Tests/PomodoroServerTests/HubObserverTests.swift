@@ -66,6 +66,44 @@ import Testing
         #expect(try t.messages(to: watcher).suffix(1).map(\.label) == ["ok leave"])
     }
 
+    @Test func anObserverMayListTheSchedulesButNotChangeThem() throws {
+        let t = TestHub()
+        let ada = t.connect(peer: "203.0.113.1"), watcher = t.connect(peer: "203.0.113.9")
+        t.send(Self.join("Ada"), from: ada)
+        t.send(.schedule(.add(ScheduleFields(name: "Standup", time: "09:30", zone: "UTC", days: ["mon"]))), from: ada)
+        t.settle()
+        t.send(.observe(room: "team"), from: watcher)
+        t.transport.clearSent()
+        let fields = ScheduleFields(name: "Lurking", time: "10:00", zone: "UTC", days: ["tue"])
+        for request: ScheduleRequest in [.add(fields), .change(id: "s1", fields), .setEnabled(id: "s1", enabled: false),
+                                         .delete(id: "s1")] {
+            t.send(.schedule(request), ref: "s", from: watcher)
+        }
+        t.send(.passcode("sesame-seed"), ref: "p", from: watcher)
+        t.send(.kick(member: "m1"), ref: "k", from: watcher)
+        t.settle()
+        let codes = try t.messages(to: watcher).compactMap(\.failure?.code)
+        #expect(codes == Array(repeating: .observer, count: 6))
+        #expect(try t.messages(to: ada).isEmpty)
+
+        // Listing is looking: allowed, and the list is the room's.
+        t.transport.clearSent()
+        t.send(.schedule(.list), ref: "l", from: watcher)
+        let listed = try #require(try t.messages(to: watcher).first)
+        guard case let .schedules(payload, ref) = listed else {
+            Issue.record("expected schedules, got \(listed.label)")
+            return
+        }
+        #expect(ref == .string("l") && payload.schedules.map(\.fields.name) == ["Standup"])
+        #expect(try t.messages(to: ada).isEmpty)
+
+        // A member's change reaches the observer as it reaches the members.
+        t.transport.clearSent()
+        t.send(.schedule(.delete(id: "s1")), from: ada)
+        t.settle()
+        #expect(try t.messages(to: watcher).map(\.label).contains("schedules"))
+    }
+
     @Test func aLockedRoomNeedsItsPasscodeOrAMembersToken() throws {
         let t = TestHub()
         let ada = t.connect(peer: "203.0.113.1")
