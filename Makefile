@@ -33,6 +33,7 @@ test: deps
 	$(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory bench-smoke
 	bash Tests/browser/run.sh "$$($(SWIFT) build --show-bin-path)/pomodoro-server"
+	bash Tests/events/run.sh "$$($(SWIFT) build --show-bin-path)/pomodoro-server" "$$($(SWIFT) build --show-bin-path)/pomo"
 	bash Tests/calendar/run.sh
 	$(MAKE) fuzz FUZZ_SECONDS=30
 	$(MAKE) --no-print-directory test-deploy

@@ -31,6 +31,7 @@ import { createAlertSettings } from './alertsettings.js';
 import { registerServiceWorker } from './install.js';
 import { warningStep, NO_WARNING } from './alerts.js';
 import { remainingMs } from './clock.js';
+import { wantsWallDisplay, wallDisplayPath, keepScreenAwake } from './walldisplay.js';
 
 /** What the page is showing and how its connection stands; `model` is the room model's state. The server's
  *  limits start as the last ones a server sent (kept), until this one's welcome says otherwise. */
@@ -45,6 +46,7 @@ const clock = new ServerClock();
 const connection = new RoomConnection({ onMessage: handleMessage, onStatus: handleStatus });
 
 function send(type, fields = {}) {
+  if (page.model.observing) return null; // the wall display watches: it presses nothing
   unlockAudio();
   return connection.request({ type, ...fields });
 }
@@ -162,9 +164,21 @@ function enterRoom(room, name, access = {}) {
   save('name', name);
   save('lastRoom', room);
   setText(els.roomTitle, room);
+  els.wallDisplay.href = wallDisplayPath(room);
   if (window.location.pathname !== `/r/${room}`) history.replaceState(null, '', `/r/${encodeURIComponent(room)}`);
   showView('room');
   connection.join(room, name, access);
+  view.render();
+}
+
+/** The wall display: the room observed (nobody in it sees this page), large, with no controls. */
+function enterWallDisplay(room) {
+  document.body.dataset.tv = 'on';
+  page.model = joinStarted(page.model, room, {});
+  setText(els.roomTitle, room);
+  showView('room');
+  connection.observe(room);
+  keepScreenAwake();
   view.render();
 }
 
@@ -184,6 +198,7 @@ function handleStatus(status, info) {
   page.conn = status;
   page.connInfo = info;
   if (status === 'refused') {
+    delete document.body.dataset.tv;
     showView('landing');
     history.replaceState(null, '', '/');
     joinForm.refused(info);
@@ -256,6 +271,10 @@ function start() {
   showView('landing');
   banner.render();
 
+  if (room && wantsWallDisplay()) {
+    enterWallDisplay(room);
+    return;
+  }
   // A reload (or a return) to a room this browser is a member of goes straight back in.
   if (room && name && load(tokenKey(room))) {
     enterRoom(room, name);

@@ -77,6 +77,20 @@ export class RoomConnection {
     this.connect('connecting');
   }
 
+  /**
+   * Watches a room without joining it (the wall display): `observe`, with this browser's token for the room
+   * when it has one (a locked room lets a member's token in) and `passcode` when given. Nobody in the room
+   * sees it.
+   */
+  observe(room, { passcode = null } = {}) {
+    this.room = room;
+    this.observing = true;
+    this.passcode = passcode || null;
+    this.control = null;
+    this.attempt = 0;
+    this.connect('connecting');
+  }
+
   /** Joins the same room again (after `replaced`: the token then takes the member back here). */
   rejoin(name = this.name) {
     if (!this.room) return;
@@ -158,6 +172,13 @@ export class RoomConnection {
       if (this.ws !== ws) return;
       clearTimeout(this.openTimer);
       this.joinRef = `join-${this.nextRef++}`;
+      if (this.observing) {
+        const observe = { type: 'observe', room: this.room, ref: this.joinRef };
+        if (this.token) observe.token = this.token;
+        if (this.passcode) observe.passcode = this.passcode;
+        ws.send(JSON.stringify(observe));
+        return;
+      }
       const join = { type: 'join', room: this.room, name: this.name, ref: this.joinRef };
       const token = this.token;
       if (token) join.token = token;
@@ -172,6 +193,12 @@ export class RoomConnection {
       let message;
       try { message = JSON.parse(event.data); } catch { return; }
       if (!message || typeof message !== 'object' || typeof message.type !== 'string') return;
+      if (message.type === 'observing') {
+        this.attempt = 0;
+        this.onMessage(message);
+        this.setStatus('joined', { observing: true });
+        return;
+      }
       if (message.type === 'welcome') {
         if (message.you?.token) save(tokenKey(this.room), message.you.token);
         this.attempt = 0;

@@ -4,6 +4,7 @@ export const $ = (id) => document.getElementById(id);
 
 export const els = {
   roomBar: $('room-bar'), roomTitle: $('room-title'), invite: $('btn-invite'), inviteLabel: $('invite-label'),
+  wallDisplay: $('btn-tv'),
   connPill: $('conn-pill'), connText: $('conn-text'), sound: $('btn-sound'), notify: $('btn-notify'),
   lang: $('lang-select'),
   banner: $('conn-banner'), bannerText: $('conn-banner-text'), retry: $('btn-retry'), useHere: $('btn-use-here'),

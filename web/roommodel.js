@@ -10,7 +10,7 @@
 //   serverTime { serverTime }   a sample for the server clock (clock.js)
 //   limits { limits }           the server's limits: keep them, and put them on the form fields
 //   render / frame              draw the room again / only the clock's frame (a tick)
-//   welcomed                    the join is done: the join button can be pressed again
+//   welcomed                    the join (or the watch) is done: the join button can be pressed again
 //   notice { title?, text? | error }   the small notice: words, or a refusal said with its code's meaning
 //   feed { text, phase?, at }   a line in the activity feed
 //   announce { text }           said to screen readers
@@ -24,7 +24,8 @@
 import { limitsFrom, DEFAULT_LIMITS } from './limits.js';
 
 /** Every message type the server sends (docs/PROTOCOL.md). Others, from later versions, are ignored. */
-export const SERVER_MESSAGES = Object.freeze(['welcome', 'state', 'tick', 'event', 'ok', 'error', 'pong', 'stats', 'schedules']);
+export const SERVER_MESSAGES = Object.freeze(['welcome', 'observing', 'state', 'tick', 'event', 'ok', 'error', 'pong', 'stats',
+  'schedules']);
 
 /** Every event kind the page has words for. Others, from later versions, are ignored. */
 export const EVENT_KINDS = Object.freeze([
@@ -75,6 +76,7 @@ export function joinStarted(state, roomName, access = {}) {
     room: null,
     seq: -1,
     me: null,
+    observing: false,
     settingsDirty: false,
     names: {},
     stats: newStats(state.stats.open),
@@ -141,6 +143,7 @@ export function reduce(state, message, { now = 0 } = {}) {
   let next = state;
   switch (message?.type) {
     case 'welcome': next = welcome(state, message, effects); break;
+    case 'observing': next = observing(state, message, effects); break;
     case 'state': next = snapshot(state, message.room, false, effects); break;
     case 'tick': next = tick(state, message, effects); break;
     case 'event': next = event(state, message, effects, now); break;
@@ -159,7 +162,7 @@ function welcome(state, message, effects) {
     next = { ...next, limits: limitsFrom(message.limits) };
     effects.push({ type: 'limits', limits: next.limits });
   }
-  next = snapshot({ ...next, me: message.you.id, seq: -1 }, message.room, true, effects);
+  next = snapshot({ ...next, me: message.you.id, seq: -1, observing: false }, message.room, true, effects);
   effects.push({ type: 'welcomed' });
   // A passcode or host-only choice only shapes a new room: joining one that already existed, say so.
   const asked = next.asked;
@@ -170,6 +173,13 @@ function welcome(state, message, effects) {
     const controlIgnored = asked.control === 'host' && room.control !== 'host';
     if (passcodeIgnored || controlIgnored) effects.push({ type: 'notice', text: { key: 'accessNotApplied' } });
   }
+  return next;
+}
+
+/** The answer to `observe` (the wall display): the room, with nobody in it who is me. */
+function observing(state, message, effects) {
+  const next = snapshot({ ...state, me: null, seq: -1, observing: true }, message.room, true, effects);
+  effects.push({ type: 'welcomed' });
   return next;
 }
 

@@ -128,8 +128,8 @@ public struct HTTPResponse: Sendable {
 /// coordination. A responder released without answering answers 500, so a forgotten code path does not
 /// leave the client waiting for the timeout.
 public final class HTTPResponder: Sendable {
-    private let server: WebSocketServer
-    private let exchange: UInt64
+    let server: WebSocketServer
+    let exchange: UInt64
     private let answered = Atomic<Bool>(false)
 
     init(server: WebSocketServer, exchange: UInt64) {
@@ -141,6 +141,11 @@ public final class HTTPResponder: Sendable {
         if !answered.load(ordering: .acquiring) {
             server.deliver(HTTPResponse(status: 500, text: "no answer\n"), to: exchange)
         }
+    }
+
+    /// Takes the one answer this request gets; false if it was already taken.
+    func claim() -> Bool {
+        answered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
     }
 
     /// Sends `response`; returns false, doing nothing, if this request was already answered.

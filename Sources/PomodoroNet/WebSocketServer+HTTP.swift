@@ -13,6 +13,8 @@ final class HTTPExchange {
     var bodyWritten = 0
     /// When the answer must be written by: set as its first byte goes out.
     var deadline: ContinuousClock.Instant?
+    /// Set for an answer that goes on (`HTTPResponder.stream`, WebSocketServer+Streams.swift).
+    var stream: HTTPStream?
 
     init(id: UInt64, wsi: OpaquePointer, headersOnly: Bool, addressKey: String) {
         self.id = id
@@ -125,6 +127,7 @@ extension WebSocketServer {
         guard let id = httpExchangeOn[wsi], let exchange = httpExchanges[id], let response = exchange.response else {
             return 0
         }
+        if let stream = exchange.stream { return writeStream(exchange, stream, head: response) }
         // Each piece's progress is bounded by the response timeout, the whole answer by its deadline.
         if exchange.deadline == nil {
             exchange.deadline = .now + .seconds(max(1, options.httpResponseDeadlineSeconds))
@@ -168,7 +171,9 @@ extension WebSocketServer {
     /// Forgets the exchange a connection carries (LWS_CALLBACK_CLOSED_HTTP, or a new request on it).
     func endExchange(on wsi: OpaquePointer) {
         guard let id = httpExchangeOn.removeValue(forKey: wsi) else { return }
-        if let key = httpExchanges.removeValue(forKey: id)?.addressKey {
+        if let exchange = httpExchanges.removeValue(forKey: id) {
+            exchange.stream?.isClosed = true
+            let key = exchange.addressKey
             let left = httpExchangesPerAddress[key, default: 1] - 1
             httpExchangesPerAddress[key] = left > 0 ? left : nil
         }
@@ -218,7 +223,8 @@ extension WebSocketServer {
 
     /// Status, type, length, `Cache-Control: no-store` unless the answer names its own, the answer's headers.
     /// With nothing to follow (HEAD, an empty body) they end the stream: HTTP/2 needs that said, HTTP/1 ignores it.
-    private func writeHeaders(_ wsi: OpaquePointer, _ response: HTTPResponse, endingTheStream: Bool) -> Bool {
+    func writeHeaders(_ wsi: OpaquePointer, _ response: HTTPResponse, endingTheStream: Bool,
+                      length: lws_filepos_t? = nil) -> Bool {
         let extra = response.sendableHeaders
         // Room for the library's own lines (status, security headers) and ours.
         let size = LWS.pre + 2048 + extra.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 8 }
@@ -228,7 +234,7 @@ extension WebSocketServer {
             let start = buffer.baseAddress! + LWS.pre
             var cursor: UnsafeMutablePointer<UInt8>? = start
             let end = buffer.baseAddress! + buffer.count - 1
-            if lws_add_http_common_headers(wsi, status, response.contentType, lws_filepos_t(response.body.count),
+            if lws_add_http_common_headers(wsi, status, response.contentType, length ?? lws_filepos_t(response.body.count),
                                            &cursor, end) != 0 {
                 return false
             }

@@ -40,6 +40,9 @@ public enum ClientMessage: Equatable, Sendable {
     /// room joined, `days` to 14, `tz` to the one given on `join`, else UTC; `passcode` opens a locked room
     /// not joined. The server checks the bounds.
     case stats(room: String?, days: Int?, tz: String?, passcode: String?)
+    /// Watch a room without joining it: its snapshot, ticks, states and events, as a member gets them, but
+    /// no place in it. The room must be open already; a locked one needs its `passcode` or a member's `token`.
+    case observe(room: String, token: String? = nil, passcode: String? = nil)
     /// List, add, change, switch or delete the room's schedules (`SchedulePayloads.swift`).
     case schedule(ScheduleRequest)
 
@@ -63,6 +66,7 @@ public enum ClientMessage: Equatable, Sendable {
         case .passcode: "passcode"
         case .kick: "kick"
         case .stats: "stats"
+        case .observe: "observe"
         case .schedule(let request): request.type
         }
     }
@@ -120,8 +124,10 @@ public enum ErrorCode: String, Sendable, Equatable, CaseIterable {
     case unavailable = "unavailable"
     /// The server cannot save changes just now (its database is unreachable); nothing changed.
     case storeUnavailable = "store_unavailable"
-    /// HTTP only: no such path, or a room name that cannot be one.
+    /// No such path (HTTP), a room name that cannot be one, or (`observe`) no open room of that name.
     case notFound = "not_found"
+    /// The connection observes a room: it may not press the controls, set a task or presence (`join` to).
+    case observer = "observer"
     /// Something went wrong on the server; the request was not carried out.
     case internalError = "internal"
 }
@@ -335,6 +341,8 @@ public enum ServerMessage: Equatable, Sendable {
     case pong(serverTime: Int64, ref: Ref?)
     /// The reply to a `stats` request.
     case stats(StatsReportPayload, ref: Ref?)
+    /// The reply to `observe`: the room as it is now; its ticks, states and events follow.
+    case observing(room: SnapshotPayload, serverTime: Int64, ref: Ref?)
     /// The room's schedules: the reply to `schedules`, and to every member after a change.
     case schedules(SchedulesPayload, ref: Ref?)
 
@@ -348,6 +356,7 @@ public enum ServerMessage: Equatable, Sendable {
         case .error: "error"
         case .pong: "pong"
         case .stats: "stats"
+        case .observing: "observing"
         case .schedules: "schedules"
         }
     }

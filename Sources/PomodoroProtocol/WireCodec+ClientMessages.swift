@@ -40,6 +40,9 @@ extension WireCodec {
             case "stats":
                 message = .stats(room: try fields.optionalString("room"), days: try fields.optionalInt("days"),
                                  tz: try fields.optionalString("tz"), passcode: try fields.optionalString("passcode"))
+            case "observe":
+                message = .observe(room: try fields.string("room"), token: try fields.optionalString("token"),
+                                   passcode: try fields.optionalString("passcode"))
             case let other:
                 guard let request = try fields.scheduleRequest(type: other) else {
                     throw ProtocolError(.unknownType, "unknown message type\(quotedIfShort(type))", field: "type", ref: ref)
@@ -66,6 +69,10 @@ extension WireCodec {
             if let room { object.set("room", room) }
             if let days { object.set("days", days) }
             if let tz { object.set("tz", tz) }
+            if let passcode { object.set("passcode", passcode) }
+        case let .observe(room, token, passcode):
+            object.set("room", room)
+            if let token { object.set("token", token) }
             if let passcode { object.set("passcode", passcode) }
         case let .control(mode):
             object.set("mode", mode.rawValue)

@@ -50,6 +50,10 @@ extension WireCodec {
         case let .stats(report, ref):
             set(report, into: object)
             if let ref { set(ref, into: object) }
+        case let .observing(room, serverTime, ref):
+            object.set("room", snapshot(room))
+            object.set("serverTime", serverTime)
+            if let ref { set(ref, into: object) }
         case let .schedules(payload, ref):
             set(payload, into: object)
             if let ref { set(ref, into: object) }
@@ -97,6 +101,9 @@ extension WireCodec {
                     return .pong(serverTime: try fields.int64("serverTime"), ref: ref)
                 case "stats":
                     return .stats(try fields.statsReport(), ref: ref)
+                case "observing":
+                    return .observing(room: try fields.object("room").snapshot(),
+                                      serverTime: try fields.int64("serverTime"), ref: ref)
                 case "schedules":
                     return .schedules(try fields.schedules(), ref: ref)
                 case let type:

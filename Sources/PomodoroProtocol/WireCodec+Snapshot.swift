@@ -97,3 +97,15 @@ extension FieldReader {
                      longBreakEvery: try int("longBreakEvery"), autoStart: try bool("autoStart"))
     }
 }
+
+extension WireCodec {
+    /// The body of `GET /api/rooms/{room}`: the snapshot object alone, as `state.room` carries it.
+    public static func encodeSnapshotBody(_ room: SnapshotPayload) -> [UInt8] {
+        snapshot(room).serialize()
+    }
+
+    /// Reads a snapshot body (for clients and tests).
+    public static func decodeSnapshotBody(_ bytes: [UInt8]) throws(ProtocolError) -> SnapshotPayload {
+        try decodeObject(bytes) { (fields) throws(ProtocolError) in try fields.snapshot() }
+    }
+}

@@ -133,7 +133,7 @@ extension WireCodec {
     }
 
     /// Parses a whole HTTP body, which must be one JSON object, and reads it with `body`.
-    private static func decodeObject<T>(_ bytes: [UInt8],
+    static func decodeObject<T>(_ bytes: [UInt8],
                                         _ body: (FieldReader) throws(ProtocolError) -> T) throws(ProtocolError) -> T {
         try withBytes(of: bytes) { (buffer) throws(ProtocolError) -> T in
             try JSONNode.parse(buffer, maxDepth: serverMaxDepth) { (root) throws(ProtocolError) -> T in

@@ -7,12 +7,16 @@ import PomodoroStore
 /// A request to the JSON API over a room's journal, checked before anything is read: the path, the method,
 /// the room's name and every query parameter, in that order, each refused with the message the API answers.
 ///
-/// `GET /api/rooms/{room}/stats?days=&tz=` and `GET /api/rooms/{room}/history?limit=&before=&format=&tz=`.
+/// `GET /api/rooms/{room}`, `GET /api/rooms/{room}/stats?days=&tz=` and `GET /api/rooms/{room}/history?limit=&before=&format=&tz=`.
 struct APIRequest: Equatable {
     enum Query: Equatable {
         case stats(days: Int)
         /// A page of at most `limit` sessions ended before `before` (epoch ms), newest first.
         case history(limit: Int, before: Int64?, format: Format)
+        /// The live room's snapshot (`GET /api/rooms/{room}`), from memory, not the journal.
+        case room
+        /// The live room as Server-Sent Events (`GET /api/rooms/{room}/events`).
+        case events
         /// The room's schedules as JSON, or (`calendar`) as an iCalendar feed.
         case schedules(calendar: Bool)
     }
@@ -42,8 +46,11 @@ struct APIRequest: Equatable {
             return number
         }
         let parts = http.path.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 5, parts[1] == "api", parts[2] == "rooms", ["stats", "history", "schedules", "calendar.ics"].contains(parts[4]) else {
-            return refuse(.notFound, "no such path; try /api/rooms/{room}/stats or /api/rooms/{room}/history")
+        let live = parts.count == 4 && parts[1] == "api" && parts[2] == "rooms"
+        let journal = parts.count == 5 && parts[1] == "api" && parts[2] == "rooms"
+            && ["stats", "history", "events", "schedules", "calendar.ics"].contains(parts[4])
+        guard live || journal else {
+            return refuse(.notFound, "no such path; try /api/rooms/{room}, /api/rooms/{room}/stats or /api/rooms/{room}/history")
         }
         guard http.method == .get || http.method == .head else {
             return refuse(.badRequest, "only GET is answered here", field: "method")
@@ -57,6 +64,8 @@ struct APIRequest: Equatable {
         let bearer = http.authorization.flatMap { header -> String? in
             header.lowercased().hasPrefix("bearer ") ? String(header.dropFirst(7)).trimmingWhitespace() : nil
         }
+        if live { return .success(APIRequest(room: room, zone: zone, query: .room, bearer: bearer)) }
+        if parts[4] == "events" { return .success(APIRequest(room: room, zone: zone, query: .events, bearer: bearer)) }
         if parts[4] == "schedules" || parts[4] == "calendar.ics" {
             return .success(APIRequest(room: room, zone: zone, query: .schedules(calendar: parts[4] == "calendar.ics"),
                                        bearer: bearer))

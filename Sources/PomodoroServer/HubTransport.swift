@@ -34,6 +34,18 @@ package protocol HubTimer: AnyObject {
 package protocol HTTPAnswering: Sendable {
     @discardableResult
     func respond(_ response: HTTPResponse) -> Bool
+    /// Answers with `head` and a body that goes on (Server-Sent Events); service thread only. Nil if the
+    /// request was answered already or is gone.
+    func stream(_ head: HTTPResponse) -> (any HubEventStream)?
+}
+
+/// The body of an answer that goes on, written as the hub hands it pieces (`HTTPStream` over a socket).
+package protocol HubEventStream: AnyObject {
+    /// Queues a piece; false once the reader has gone or was dropped for not reading.
+    @discardableResult
+    func send(_ piece: [UInt8]) -> Bool
+    /// Ends the answer once what is queued is written.
+    func finish()
 }
 
 /// What the hub uses of `StoreWriter`: writes in order with a completion, reads off the service thread, and

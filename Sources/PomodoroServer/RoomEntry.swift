@@ -8,6 +8,12 @@ final class RoomEntry {
     /// Tells this room from one made anew under the same name, for a join that waited off the service thread.
     let serial: UInt64
     var connections: [MemberID: ConnectionID] = [:]
+    /// Connections watching the room without being members: they hear every broadcast, and nobody hears of them.
+    var observers: Set<ConnectionID> = []
+    /// Server-Sent Events readers of `GET /api/rooms/{room}/events`: observers over HTTP.
+    var streams: [any HubEventStream] = []
+    /// The `id:` of the next event on the room's streams: one more for each event sent.
+    var nextEventID: UInt64 = 1
     /// Wakes the room at its next deadline (a phase's end, the next tick, its expiry).
     let timer: any HubTimer
     /// Fires the `state` a crowd's member changes were waiting for (see `RoomHub.crowdStateInterval`).

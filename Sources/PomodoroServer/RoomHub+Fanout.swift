@@ -138,10 +138,14 @@ extension RoomHub {
     }
 
     func broadcast(_ message: ServerMessage, in entry: RoomEntry, except skip: ConnectionID? = nil) {
-        guard !entry.connections.isEmpty else { return }
+        if !entry.streams.isEmpty { stream(message, in: entry) }
+        guard !entry.connections.isEmpty || !entry.observers.isEmpty else { return }
         let frame = OutboundFrame(WireCodec.encode(message))
         var sent = 0
         for connection in entry.connections.values where connection != skip {
+            if transport.send(frame, to: connection) { sent += 1 }
+        }
+        for connection in entry.observers where connection != skip {
             if transport.send(frame, to: connection) { sent += 1 }
         }
         framesSent += sent
@@ -192,6 +196,7 @@ extension RoomHub {
         guard entry.room.isExpired(at: now.monotonic), entry.schedules.schedules.isEmpty else { return false }
         entry.cancelTimers()
         rooms[id] = nil
+        dismissObservers(of: entry)
         logger.debug("room dropped", metadata: ["room": "\(id)"])
         return true
     }

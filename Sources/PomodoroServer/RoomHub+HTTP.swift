@@ -20,6 +20,8 @@ extension RoomHub {
         if path == ServerMetrics.path, configuration.metricsEnabled {
             return metrics.response(.init(connections: transport.connectionCount, rooms: rooms.count,
                                           members: rooms.values.reduce(0) { $0 + $1.room.memberCount },
+                                          observers: observerCount,
+                                          eventStreams: rooms.values.reduce(0) { $0 + $1.streams.count },
                                           droppedSlowClients: transport.droppedSlowClients))
         }
         // Invite links name the room in the path (/r/team-alpha): they get the page, which reads the name.
@@ -60,6 +62,10 @@ extension RoomHub {
         case .failure(let refusal): return fail(refusal)
         }
         let room = request.room, zone = request.zone
+        if request.query == .room { return liveRoom(room, bearer: request.bearer, address: address, responder: responder) }
+        if request.query == .events {
+            return liveEvents(room, bearer: request.bearer, address: address, responder: responder)
+        }
         let access = journalAccess(to: room, connection: nil, token: request.bearer, credential: request.bearer)
         func read<T: Sendable>(_ query: @escaping @Sendable (any RoomStore) throws(StoreError) -> T,
                                answer: @escaping (T) -> HTTPResponse) {
@@ -78,6 +84,8 @@ extension RoomHub {
                 HTTPResponse(status: 200, contentType: "application/json",
                              body: WireCodec.encodeStatsBody(StatsReportPayload(report)))
             }
+        case .room, .events:
+            break
         case .history(let limit, let before, let format):
             // A page ends at `limit` sessions or at about HistoryPage.maxBytes, whichever comes first; the store
             // reads no further, so neither a large `limit` nor large sessions make a large answer.
@@ -92,8 +100,22 @@ extension RoomHub {
         }
     }
 
+    /// `GET /api/rooms/{room}`: the open room's snapshot as `state.room` has it, behind the same lock as
+    /// `observe` (the Bearer credential is its passcode or a member's token). Nobody in the room hears of it.
+    private func liveRoom(_ id: RoomID, bearer: String?, address: String, responder: any HTTPAnswering) {
+        func fail(_ refusal: Refusal) { responder.respond(Self.errorResponse(refusal)) }
+        guard let entry = openRoom(id, at: clock.now()) else { return fail(Self.noOpenRoom) }
+        mayObserve(entry, token: bearer, passcode: bearer, address: address,
+                   hint: "send Authorization: Bearer <its passcode or a member's resume token>") { [self] refusal in
+            if let refusal { return fail(refusal) }
+            guard let entry = openRoom(id, at: clock.now()) else { return fail(Self.noOpenRoom) }
+            responder.respond(HTTPResponse(status: 200, contentType: "application/json",
+                                           body: WireCodec.encodeSnapshotBody(snapshot(of: entry, at: clock.now()))))
+        }
+    }
+
     /// An API error as JSON, with the headers that tell a client what to do about it.
-    private static func errorResponse(_ refusal: Refusal) -> HTTPResponse {
+    static func errorResponse(_ refusal: Refusal) -> HTTPResponse {
         var response = HTTPResponse(status: refusal.code.httpStatus, contentType: "application/json",
                                     body: WireCodec.encodeHTTPError(code: refusal.code, message: refusal.message,
                                                                     field: refusal.field))

@@ -180,6 +180,7 @@ extension RoomHub {
             if entry.room.memberCount == 0 {
                 entry.cancelTimers()
                 rooms[roomID] = nil
+                dismissObservers(of: entry)
             }
         }
         catchUp(entry, at: now)

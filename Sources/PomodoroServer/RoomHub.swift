@@ -36,6 +36,8 @@ package final class RoomHub: @unchecked Sendable {
         let address: String
         var room: RoomID?
         var member: MemberID?
+        /// The room this connection watches without being a member (`RoomHub+Observers.swift`).
+        var observing: RoomID?
         var bucket: TokenBucket
         /// The time zone named on `join`, for stats requests that name none.
         var timeZone: String?
@@ -81,6 +83,10 @@ package final class RoomHub: @unchecked Sendable {
 
     /// Set at shutdown: closing connections then changes no room, and no room timer is armed.
     var stopped = false
+
+    /// Keeps event streams alive with a comment (`RoomHub+Events.swift`); armed while any stream is open.
+    var heartbeat: (any HubTimer)?
+    var heartbeatArmed = false
 
     /// - Parameters:
     ///   - transport: set once here; the hub never reaches the network any other way.
@@ -130,6 +136,7 @@ package final class RoomHub: @unchecked Sendable {
     package func stopTracking() {
         stopped = true
         for entry in rooms.values { entry.cancelTimers() }
+        heartbeat?.cancel()
     }
 
     // MARK: Connections
@@ -146,6 +153,7 @@ package final class RoomHub: @unchecked Sendable {
         // A join still waiting is forgotten; its answers find no session and do nothing.
         joins[connection] = nil
         guard let session = sessions.removeValue(forKey: connection), !stopped else { return }
+        if let watched = session.observing { rooms[watched]?.observers.remove(connection) }
         guard let roomID = session.room, let member = session.member, let entry = rooms[roomID],
               entry.connections[member] == connection else { return }
         entry.connections[member] = nil
@@ -230,6 +238,7 @@ package final class RoomHub: @unchecked Sendable {
             return
         }
         if case .join = frame.message {} else { sessions[connection]?.silentNewMember = false }
+        if observerFrame(frame, from: connection, at: now) { return }
         if refusedDuringOutage(frame, from: connection, at: now) { return }
         switch frame.message {
         case .ping:
@@ -246,6 +255,8 @@ package final class RoomHub: @unchecked Sendable {
             join(JoinFlow.Request(room: room, name: name, token: token, passcode: passcode, control: control,
                                   ref: frame.ref),
                  connection: connection, at: now)
+        case let .observe(room, token, passcode):
+            observe(room: room, token: token, passcode: passcode, ref: frame.ref, connection: connection, at: now)
         case let .stats(room, days, tz, passcode):
             stats(room: room, days: days, tz: tz, passcode: passcode, ref: frame.ref, connection: connection, at: now)
         case let .schedule(request):
@@ -281,7 +292,7 @@ package final class RoomHub: @unchecked Sendable {
     /// through: its save waits for the database.
     private func refusedDuringOutage(_ frame: ClientFrame, from connection: ConnectionID, at now: ClockReading) -> Bool {
         switch frame.message {
-        case .ping, .stats, .leave, .schedule(.list): return false
+        case .ping, .stats, .leave, .observe, .schedule(.list): return false
         default: break
         }
         guard let store, store.outage != nil else { return false }
@@ -309,7 +320,7 @@ package final class RoomHub: @unchecked Sendable {
         case .presence(let away): .setAway(away)
         case .control(let mode): .setControlMode(mode)
         case .handOff(let member): .handOff(to: MemberID(member))
-        case .join, .leave, .ping, .stats, .schedule, .passcode, .kick: nil
+        case .join, .leave, .ping, .stats, .observe, .schedule, .passcode, .kick: nil
         }
     }
 

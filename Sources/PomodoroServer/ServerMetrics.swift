@@ -39,6 +39,10 @@ final class ServerMetrics {
         var rooms: Int
         /// Members held by every room: connected, or within their reconnection grace period.
         var members: Int
+        /// Connections watching a room without being members (`observe`).
+        var observers: Int = 0
+        /// Readers of `/api/rooms/{room}/events`.
+        var eventStreams: Int = 0
         /// The transport's running count; the counter follows it by the difference since the last scrape.
         var droppedSlowClients: Int
     }
@@ -47,6 +51,8 @@ final class ServerMetrics {
     private let connections: Gauge
     private let rooms: Gauge
     private let members: Gauge
+    private let observers: Gauge
+    private let eventStreams: Gauge
     private let framesSent: Counter
     private let bytesSent: Counter
     private let slowClientsDropped: Counter
@@ -59,6 +65,10 @@ final class ServerMetrics {
         rooms = registry.makeGauge(descriptor: Self.name("rooms", help: "Rooms the server holds now."))
         members = registry.makeGauge(descriptor: Self.name(
             "members", help: "Members of every room, connected or within their reconnection grace period."))
+        observers = registry.makeGauge(descriptor: Self.name(
+            "observers", help: "Connections watching a room without being members of it."))
+        eventStreams = registry.makeGauge(descriptor: Self.name(
+            "event_streams", help: "Readers of a room's Server-Sent Events."))
         framesSent = registry.makeCounter(descriptor: Self.name(
             "frames_sent", unit: "total", help: "Messages queued for clients: replies and broadcasts, one per recipient."))
         bytesSent = registry.makeCounter(descriptor: Self.name(
@@ -106,6 +116,8 @@ final class ServerMetrics {
         connections.set(Int64(levels.connections))
         rooms.set(Int64(levels.rooms))
         members.set(Int64(levels.members))
+        observers.set(Int64(levels.observers))
+        eventStreams.set(Int64(levels.eventStreams))
         if levels.droppedSlowClients > droppedSlowClientsSeen {
             slowClientsDropped.increment(by: Int64(levels.droppedSlowClients - droppedSlowClientsSeen))
             droppedSlowClientsSeen = levels.droppedSlowClients

@@ -9,7 +9,11 @@ extension WebSocketServer: HubTransport {
 
 extension LoopTimer: HubTimer {}
 
-extension HTTPResponder: HTTPAnswering {}
+extension HTTPResponder: HTTPAnswering {
+    package func stream(_ head: HTTPResponse) -> (any HubEventStream)? { stream(head) as HTTPStream? }
+}
+
+extension HTTPStream: HubEventStream {}
 
 /// Hands what the server reports to the hub. The server holds its delegate weakly: the composition root
 /// keeps this alive. `@unchecked Sendable` only so that root may hold it; it is used on the service thread.

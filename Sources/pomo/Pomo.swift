@@ -7,10 +7,12 @@ struct Pomo: AsyncParsableCommand {
         commandName: "pomo",
         abstract: "The terminal client of a Pomodoro server: join a shared focus room, or script one.",
         discussion: """
-            `pomo join ROOM` opens a full-screen view of the room. `status`, `watch` and the control commands \
-            (start, pause, resume, skip, reset, extend, configure) are for scripts and status bars: they visit \
-            the room as a short-lived member named pomo-cli (change it with --name) and leave when done, so \
-            they never take over the member of a `pomo join` that is running. `stats` prints the room's focus \
+            `pomo join ROOM` opens a full-screen view of the room. `status` and `watch` are for scripts, status bars \
+            and dashboards: they observe the room without joining it, so nobody in it sees them and they are \
+            never counted, never host and earn nothing. The control commands (start, pause, resume, skip, \
+            reset, extend, configure) act, so they join: they visit the room as a short-lived member named \
+            pomo-cli (change it with --name) and leave when done, so they never take over the member of a \
+            `pomo join` that is running. `stats` prints the room's focus \
             stats per person and per day without joining it.
 
             The host's commands (passcode, kick, control, handoff) act as the member `pomo join` keeps for \
@@ -20,7 +22,8 @@ struct Pomo: AsyncParsableCommand {
 
             EXIT STATUS:
               0   done
-              1   the server refused the request or the join (e.g. pause when idle), or keeps no stats
+              1   the server refused the request, the join or the watch (e.g. pause when idle, a room that is \
+                  not open for status or watch), or keeps no stats
               3   join: another connection took this member over (close code 4001)
               64  bad usage: unknown option, bad room name, bad format
               69  the server could not be reached, or the connection was lost

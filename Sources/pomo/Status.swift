@@ -24,14 +24,13 @@ struct Status: AsyncParsableCommand {
               %N  the next scheduled session's start, HH:MM local time (empty when none): 'next focus %N'
               %T  the next scheduled session's name (empty when none)
               %%  a percent sign
-            Member counts leave out pomo's own visiting member.
 
-            --json prints the room snapshot as the server sent it (docs/PROTOCOL.md §5), without pomo's own \
-            visiting member, keys sorted.
+            --json prints the room snapshot as the server sent it (docs/PROTOCOL.md §5), keys sorted.
 
-            Each call joins the room briefly as a member named pomo-cli and leaves again, which the others \
-            see. A status bar that refreshes often is better fed by `pomo watch ROOM --format …`, which stays \
-            in the room and prints a line whenever the text changes (polybar: tail = true).
+            status observes the room without joining it: nobody in the room sees it, it is not counted, \
+            and a room that is not open is refused (exit 1), never created. A locked room needs \
+            --passcode. A status bar that refreshes often is better fed by `pomo watch ROOM --format …`, \
+            which keeps watching and prints a line whenever the text changes (polybar: tail = true).
 
             Examples:
               pomo status team-alpha                           prints: Focus 12:34
@@ -58,11 +57,11 @@ struct Status: AsyncParsableCommand {
     func run() async throws {
         let format = try StatusFormat(self.format)
         let json = self.json
-        try await Visit(room: room, options: visit).run { event, view in
-            guard case let .message(.welcome(you, _, _, _, _), raw, at) = event else { return .wait }
+        try await Visit(room: room, options: visit).run(observe: true) { event, view in
+            guard case let .message(.observing, raw, at) = event else { return .wait }
             if json {
-                guard let text = snapshotJSON(raw, without: you.id) else {
-                    return .finish(fail("the server's welcome was not readable JSON", status: 70))
+                guard let text = snapshotJSON(raw, without: nil) else {
+                    return .finish(fail("the server's answer was not readable JSON", status: 70))
                 }
                 printLine(text)
             } else {
@@ -74,7 +73,7 @@ struct Status: AsyncParsableCommand {
 }
 
 /// The `room` object of a welcome, without the given member, as compact JSON with sorted keys.
-func snapshotJSON(_ welcome: [UInt8], without member: String) -> String? {
+func snapshotJSON(_ welcome: [UInt8], without member: String?) -> String? {
     guard let object = try? JSONSerialization.jsonObject(with: Data(welcome)) as? [String: Any],
           var room = object["room"] as? [String: Any] else { return nil }
     if let members = room["members"] as? [[String: Any]] {

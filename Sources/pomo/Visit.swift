@@ -9,7 +9,8 @@ struct VisitOptions: ParsableArguments {
     @OptionGroup var server: ServerOptions
 
     @Option(name: .shortAndLong, help: ArgumentHelp(
-        "The name of pomo's short-lived member, as others see it come and go.", valueName: "name"))
+        "The name of pomo's short-lived member, as others see it come and go (commands that join only).",
+        valueName: "name"))
     var name = "pomo-cli"
 
     @Option(help: ArgumentHelp("Give up after this many seconds without an answer.", valueName: "seconds"))
@@ -21,8 +22,8 @@ struct VisitOptions: ParsableArguments {
     }
 }
 
-/// A short visit to a room: join as a new member, do one thing, `leave` (so no member is left behind),
-/// close. The visit never uses `pomo join`'s stored token: resuming that member would take it over from a
+/// A short visit to a room: join as a new member (or observe, joining nothing), do one thing, `leave` (so
+/// no member is left behind), close. The visit never uses `pomo join`'s stored token: resuming that member would take it over from a
 /// running `pomo join` (which would then exit with "replaced").
 struct Visit {
     let room: String
@@ -37,14 +38,17 @@ struct Visit {
     }
 
     /// Runs the visit; `step` sees every session event with the room as known so far.
-    func run(reconnect: Bool = false, _ step: @escaping (SessionEvent, RoomView) -> Step) async throws {
+    ///   `observe`: watch the room instead of joining it (nobody in it sees the visit).
+    func run(reconnect: Bool = false, observe: Bool = false, _ step: @escaping (SessionEvent, RoomView) -> Step) async throws {
         let address = try options.server.address()
         let session: RoomSession
         do {
-            session = try RoomSession(address: address, configuration: SessionConfiguration(
+            var configuration = SessionConfiguration(
                 room: room, name: options.name, token: nil, passcode: options.server.effectivePasscode,
                 reconnect: reconnect ? .standard : nil,
-                connectTimeoutMs: Int64(options.timeout * 1000)))
+                connectTimeoutMs: Int64(options.timeout * 1000))
+            configuration.observe = observe
+            session = try RoomSession(address: address, configuration: configuration)
         } catch {
             throw fail("cannot start the WebSocket client: \(error)", status: PomoExit.unavailable)
         }

@@ -5,18 +5,21 @@ import PomodoroProtocol
 
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Stay in the room and print what happens, until interrupted.",
+        abstract: "Watch the room (without joining it) and print what happens, until interrupted.",
         discussion: """
             Without options: one readable line per event (joins, phase changes, controls), as `pomo join` \
             prints into a pipe.
             --json: every message from the server, one JSON object per line, as sent (docs/PROTOCOL.md §5), \
-            including the once-a-second ticks; the visiting member's resume token is blanked.
+            including the once-a-second ticks.
             --format: a status line (see `pomo status --help` for the specifiers), printed again whenever \
             its text changes, e.g. every second while the timer runs. For polybar: \
             exec = pomo watch team-alpha --format '%p %r' with tail = true.
 
-            watch is in the room as a member named pomo-cli (change with --name) for as long as it runs, \
-            reconnects by itself when the connection drops, and leaves on Ctrl-C or SIGTERM.
+            watch observes the room: it is no member, nobody in the room sees it or is told of it, and it \
+            earns nothing; a room that is not open is an error, never created. A locked room needs \
+            --passcode. It reconnects by itself when the connection drops, and ends on Ctrl-C or SIGTERM. \
+            To take part, use `pomo join`; the one-shot controls (start, pause, task, …) join briefly \
+            as a member.
             """)
 
     @Argument(help: "The room's name.")
@@ -39,25 +42,21 @@ struct Watch: AsyncParsableCommand {
     func run() async throws {
         let address = try visit.server.address()
         if json {
-            try await Visit(room: room, options: visit).run(reconnect: true) { event, _ in
-                guard case let .message(message, raw, _) = event else { return .wait }
-                var text = String(decoding: raw, as: UTF8.self)
-                if case let .welcome(you, _, _, _, _) = message {
-                    text = text.replacingOccurrences(of: "\"\(you.token)\"", with: "\"\"")
-                }
-                printLine(text)
+            try await Visit(room: room, options: visit).run(reconnect: true, observe: true) { event, _ in
+                guard case let .message(_, raw, _) = event else { return .wait }
+                printLine(String(decoding: raw, as: UTF8.self))
                 return .wait
             }
         } else if let format = try format.map({ try StatusFormat($0) }) {
             let ticker = FormatTicker(format: format)
-            try await Visit(room: room, options: visit).run(reconnect: true) { event, view in
+            try await Visit(room: room, options: visit).run(reconnect: true, observe: true) { event, view in
                 ticker.update(view, event: event)
                 return .wait
             }
             ticker.stop()
         } else {
             var lines = EventLines(roomName: room, serverLabel: address.description, utcOffsetSeconds: utcOffsetNow())
-            try await Visit(room: room, options: visit).run(reconnect: true) { event, _ in
+            try await Visit(room: room, options: visit).run(reconnect: true, observe: true) { event, _ in
                 for line in lines.lines(for: event) { printLine(line) }
                 return .wait
             }

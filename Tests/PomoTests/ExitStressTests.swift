@@ -83,6 +83,9 @@ struct ExitStressTests {
     @Test func againstALiveServerEveryRunExitsWith0() async throws {
         let server = try await ServerProcess.start()
         defer { server.stop() }
+        // status observes, and only an open room can be observed: a one-shot command opens it first.
+        let opened = try await runPomo(["start", "stress", "--server", server.url, "--quiet"])
+        #expect(opened.status == 0, "\(opened)")
         let tally = await Self.statuses(["status", "stress", "--server", server.url, "--timeout", "20"],
                                         count: Self.runsPerCase)
         #expect(tally == [0: Self.runsPerCase], "exit statuses (128+N: killed by signal N): \(tally)")

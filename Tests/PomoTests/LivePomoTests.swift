@@ -142,8 +142,10 @@ struct LivePomoTests {
         defer { server.stop() }
         let env = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
 
+        // status observes: a room nobody opened is refused, and is not created by asking.
         var result = try await runPomo(["status", "scripted", "--server", server.url], environment: env)
-        #expect(result.status == 0 && result.output == "Idle 00:00\n", "\(result)")
+        #expect(result.status == 1 && result.output.isEmpty, "\(result)")
+        #expect(result.errors.contains("not_found") || result.errors.contains("no room of that name is open"), "\(result)")
 
         // Refused by the server: nothing runs, so nothing pauses.
         result = try await runPomo(["pause", "scripted", "--server", server.url], environment: env)
@@ -153,6 +155,8 @@ struct LivePomoTests {
 
         result = try await runPomo(["configure", "scripted", "--focus", "10m", "--server", server.url], environment: env)
         #expect(result.status == 0 && result.output.contains("Focus 10m") && result.output.contains("applies now"), "\(result)")
+        result = try await runPomo(["status", "scripted", "--server", server.url], environment: env)
+        #expect(result.status == 0 && result.output == "Idle 00:00\n", "\(result)")
         result = try await runPomo(["start", "scripted", "--server", server.url], environment: env)
         #expect(result.status == 0 && result.output.hasPrefix("scripted: Focus 1 of 4, running, "), "\(result)")
         result = try await runPomo(["extend", "scripted", "-1m", "--server", server.url], environment: env)
@@ -168,7 +172,7 @@ struct LivePomoTests {
                                 environment: env)
         #expect(result.output == "focus running 1/4 0\n", "\(result)")
 
-        // --json: the snapshot, without pomo's own visiting member.
+        // --json: the snapshot; the observer is in none of it.
         result = try await runPomo(["status", "scripted", "--json", "--server", server.url], environment: env)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
         #expect(json["phase"] as? String == "focus" && json["status"] as? String == "running")
@@ -196,24 +200,28 @@ struct LivePomoTests {
     @Test func watchStreamsOneJSONObjectPerLine() async throws {
         let server = try await ServerProcess.start()
         defer { server.stop() }
+        // watch observes: the room must be open.
+        let host = try OtherMember(url: server.url, room: "streamed", name: "Ada")
+        try await host.waitForWelcome()
         let process = try ProcessLauncher.start(ProcessLauncher.pomo,
                                                 ["watch", "streamed", "--json", "--server", server.url])
         func nextLine() async throws -> [String: Any] {
             let line = try await process.line()
             return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         }
-        let welcome = try await nextLine()
-        #expect(welcome["type"] as? String == "welcome")
-        #expect((welcome["you"] as? [String: Any])?["token"] as? String == "")
+        let observing = try await nextLine()
+        #expect(observing["type"] as? String == "observing")
+        #expect(observing["you"] == nil)
         _ = try await runPomo(["start", "streamed", "--server", server.url, "--quiet"])
         var types: [String] = []
         while !types.contains("tick") {
             types.append(try await nextLine()["type"] as? String ?? "?")
         }
         #expect(types.contains("state") && types.contains("event"))
-        // SIGTERM: watch leaves and exits 0.
+        // SIGTERM: watch ends and exits 0.
         process.terminate()
         #expect(try await process.ended().status == 0)
+        await host.stop()
     }
 
     @Test func helpIsComplete() async throws {

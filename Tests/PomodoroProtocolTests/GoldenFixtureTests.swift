@@ -20,6 +20,7 @@ struct GoldenFixtureTests {
         case statsBody(StatsReportPayload)
         case history(HistoryPayload)
         case httpError(code: ErrorCode, message: String, field: String?)
+        case roomBody(SnapshotPayload)
         case schedulesBody(SchedulesPayload)
 
         var bytes: [UInt8] {
@@ -29,6 +30,7 @@ struct GoldenFixtureTests {
             case .statsBody(let report): WireCodec.encodeStatsBody(report)
             case .history(let history): WireCodec.encodeHistory(history)
             case let .httpError(code, message, field): WireCodec.encodeHTTPError(code: code, message: message, field: field)
+            case .roomBody(let room): WireCodec.encodeSnapshotBody(room)
             case .schedulesBody(let payload): WireCodec.encodeSchedulesBody(payload)
             }
         }
@@ -130,6 +132,9 @@ struct GoldenFixtureTests {
         ("server/error-invalid-state.json", .server(.error(ProtocolError(RoomError.invalidState("the timer is not running"))))),
         ("server/error-replaced.json", .server(.error(code: .replaced, message: "this member joined from another connection",
                                                       field: nil, ref: nil))),
+        ("server/error-observer.json", .server(.error(code: .observer, message: "observers cannot start; join the room to take part",
+                                                      field: nil, ref: .number(3)))),
+        ("server/observing.json", .server(.observing(room: running, serverTime: epoch + 1000, ref: .string("o1")))),
         ("server/pong.json", .server(.pong(serverTime: epoch, ref: .number(99)))),
         ("server/stats.json", .server(.stats(report, ref: .number(9)))),
         ("server/schedules.json", .server(.schedules(schedules, ref: .number(11)))),
@@ -168,6 +173,9 @@ struct GoldenFixtureTests {
         ("client/stats.json", .client(ClientFrame(.stats(room: nil, days: nil, tz: nil, passcode: nil), ref: .number(8)))),
         ("client/stats-full.json", .client(ClientFrame(.stats(room: "design-crit", days: 7, tz: "Europe/Berlin",
                                                               passcode: "tomato soup"), ref: .number(10)))),
+        ("client/observe.json", .client(ClientFrame(.observe(room: "team-alpha"), ref: .string("o1")))),
+        ("client/observe-full.json", .client(ClientFrame(.observe(room: "team-alpha", token: token,
+                                                                  passcode: "tomato soup")))),
         ("client/schedules.json", .client(ClientFrame(.schedule(.list), ref: .number(12)))),
         ("client/addSchedule.json", .client(ClientFrame(.schedule(.add(ScheduleFields(
             name: "Writing block", time: "14:00", zone: "Europe/Berlin", days: ["mon", "thu"], sessions: 4))),
@@ -181,6 +189,7 @@ struct GoldenFixtureTests {
         ("client/deleteSchedule.json", .client(ClientFrame(.schedule(.delete(id: "s1")), ref: .string("del")))),
         ("http/schedules.json", .schedulesBody(schedules)),
         ("http/stats.json", .statsBody(report)),
+        ("http/room.json", .roomBody(running)),
         ("http/history.json", .history(HistoryPayload(
             room: "team-alpha",
             sessions: [FocusSessionPayload(startedAt: epoch, endedAt: epoch + 1_500_000, lengthSeconds: 1500, members: [
@@ -231,6 +240,7 @@ struct GoldenFixtureTests {
             case let p where p.hasPrefix("client/"): again = WireCodec.encode(try WireCodec.decodeClientFrame(bytes))
             case "http/stats.json": again = WireCodec.encodeStatsBody(try WireCodec.decodeStatsBody(bytes))
             case "http/history.json": again = WireCodec.encodeHistory(try WireCodec.decodeHistory(bytes))
+            case "http/room.json": again = WireCodec.encodeSnapshotBody(try WireCodec.decodeSnapshotBody(bytes))
             case "http/error.json": again = WireCodec.encodeHTTPError(try WireCodec.decodeHTTPError(bytes))
             case "http/schedules.json": again = WireCodec.encodeSchedulesBody(try WireCodec.decodeSchedulesBody(bytes))
             default:

@@ -178,7 +178,7 @@ struct ServerMessageTests {
         #expect(ErrorCode.allCases.map(\.rawValue) == [
             "bad_json", "bad_request", "unknown_type", "not_joined", "already_joined", "too_large",
             "binary_unsupported", "invalid_state", "room_full", "replaced", "shutting_down", "rate_limited", "room_limit",
-            "forbidden", "bad_passcode", "removed", "banned", "unavailable", "store_unavailable", "not_found",
+            "forbidden", "bad_passcode", "removed", "banned", "unavailable", "store_unavailable", "not_found", "observer",
             "internal",
         ])
     }

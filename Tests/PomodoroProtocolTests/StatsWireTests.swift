@@ -279,7 +279,7 @@ struct ProtocolDocumentTests {
         for line in lines {
             let bytes = [UInt8](line.utf8)
             let value = try JSONValue.parse(bytes)
-            let serverTypes: Set = ["welcome", "state", "tick", "event", "ok", "error", "pong"]
+            let serverTypes: Set = ["welcome", "observing", "state", "tick", "event", "ok", "error", "pong"]
             do {
                 switch value["type"] {
                 case .string("stats")?:
@@ -295,6 +295,7 @@ struct ProtocolDocumentTests {
                 default:
                     if value["error"] != nil { _ = try WireCodec.decodeHTTPError(bytes); kinds["http error", default: 0] += 1 }
                     else if value["sessions"] != nil { _ = try WireCodec.decodeHistory(bytes); kinds["history", default: 0] += 1 }
+                    else if value["phase"] != nil { _ = try WireCodec.decodeSnapshotBody(bytes); kinds["room body", default: 0] += 1 }
                     else { _ = try WireCodec.decodeStatsBody(bytes); kinds["stats body", default: 0] += 1 }
                 }
             } catch {

@@ -13,6 +13,7 @@ extension ServerMessage {
         case .error(let code, _, _, _): "error \(code.rawValue)"
         case .pong: "pong"
         case .stats: "stats"
+        case .observing: "observing"
         case .schedules: "schedules"
         }
     }
@@ -20,7 +21,7 @@ extension ServerMessage {
     /// The room a `welcome` or `state` shows.
     package var snapshot: SnapshotPayload? {
         switch self {
-        case .welcome(_, let room, _, _, _), .state(let room): room
+        case .welcome(_, let room, _, _, _), .state(let room), .observing(let room, _, _): room
         default: nil
         }
     }

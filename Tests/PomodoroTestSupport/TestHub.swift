@@ -112,4 +112,49 @@ package final class RecordedResponse: HTTPAnswering, @unchecked Sendable {
 
     /// The answer, once there is one.
     package var response: HTTPResponse? { lock.withLock { answer } }
+
+    /// The stream the answer went on, if it was one.
+    package private(set) var streamed: RecordedStream?
+
+    package func stream(_ head: HTTPResponse) -> (any HubEventStream)? {
+        guard respond(head) else { return nil }
+        let stream = RecordedStream()
+        streamed = stream
+        return stream
+    }
+}
+
+/// An event stream's pieces, as a reader would get them; `capacity` pieces at most wait unread, beyond
+/// which the reader is dropped (as `HTTPStream` drops one that does not read).
+package final class RecordedStream: HubEventStream {
+    package private(set) var pieces: [String] = []
+    package private(set) var unread = 0
+    package private(set) var closed = false
+    package private(set) var finished = false
+    /// A reader that stops reading: pieces pile up unread.
+    package var reading = true
+    package var capacity = 8
+
+    package func send(_ piece: [UInt8]) -> Bool {
+        guard !closed else { return false }
+        if !reading {
+            guard unread < capacity else {
+                closed = true
+                return false
+            }
+            unread += 1
+        }
+        pieces.append(String(decoding: piece, as: UTF8.self))
+        return true
+    }
+
+    package func finish() { finished = true }
+
+    /// The `event:` names of the pieces so far (comments as `:`).
+    package var events: [String] {
+        pieces.map { piece in
+            piece.hasPrefix(":") ? ":" : piece.split(separator: "\n").first { $0.hasPrefix("event: ") }
+                .map { String($0.dropFirst(7)) } ?? "?"
+        }
+    }
 }

@@ -362,6 +362,28 @@ fixture('error-replaced.json', 'being replaced is the connection\'s to report: n
   assert.deepEqual(effects, []);
 });
 
+fixture('observing.json', 'watching: the room is shown with nobody in it who is me, and nothing is asked of it', () => {
+  const message = golden('observing');
+  const { state, effects } = step(M.joinStarted(M.initialState(), 'team-alpha'), message);
+  assert.deepEqual(state.room, message.room);
+  assert.equal(state.me, null);
+  assert.equal(state.observing, true);
+  assert.equal(state.seq, 42);
+  assert.deepEqual(effects.map((e) => e.type), ['serverTime', 'render', 'welcomed']);
+  // Its ticks and states follow as a member's do.
+  const ticked = step(state, golden('tick'));
+  assert.equal(ticked.state.room.remainingMs, 1498000);
+  // Joining afterwards (a refused watch, then the join form) is a member's page again.
+  assert.equal(M.joinStarted(state, 'team-alpha').observing, false);
+  assert.equal(step(state, golden('welcome')).state.observing, false);
+});
+
+fixture('error-observer.json', 'a control pressed while watching is a notice in words of its own', () => {
+  const { effects } = step(joined(), golden('error-observer'));
+  assert.deepEqual(effects.map((e) => e.type), ['notice']);
+  assert.equal(errorWithDetail(effects[0].error).startsWith('Watching only: join the room to take part'), true);
+});
+
 fixture('stats.json', 'the answer to the latest stats request is shown; an older one is not', () => {
   const message = golden('stats');
   const asked = M.statsRequested(M.statsOpened(joined(), true), 9, 'Europe/Berlin');

@@ -751,6 +751,46 @@ class Run:
         set_dark(self.b, False)
         set_viewport(self.b, *DESKTOP)
 
+    def wall_display_observes(self):
+        # The room is running (screenshots). A third browser opens the wall display: it shows the room, large,
+        # with nothing to press, and nobody in the room sees it.
+        before = [row[:2] for row in member_rows(self.a)]
+        feed_before = len(activity_lines(self.a))
+        href = by_id(self.a, "btn-tv").get_attribute("href")
+        assert href.endswith(f"/r/{self.room}?view=tv"), href
+        tv = self.own_driver("TV")
+        try:
+            set_viewport(tv, 1920, 1080)
+            tv.get(href)
+            wait(tv, lambda d: body_data(d, "conn") == "joined" and body_data(d, "tv") == "on"
+                 and body_data(d, "status") == "running", "the wall display showing the running room")
+            wait(tv, lambda d: [row[1] for row in member_rows(d)] == [name for _, name in before],
+                 "the wall display listing the members")
+            assert my_id(tv) is None, "the wall display is nobody in the room"
+            for element_id in ("btn-toggle", "btn-skip", "btn-reset", "btn-away", "btn-leave", "btn-invite"):
+                assert not by_id(tv, element_id).is_displayed(), f"{element_id} shown on the wall display"
+            dial = js(tv, "return document.querySelector('.dial').getBoundingClientRect().width")
+            digits = js(tv, "return parseFloat(getComputedStyle(document.getElementById('time')).fontSize)")
+            assert dial >= 700 and digits >= 150, f"the dial is {dial} px wide, the time {digits} px high"
+            first = seconds_of(shown_time(tv))
+            wait(tv, lambda d: seconds_of(shown_time(d)) < first, "the wall display's time falling")
+            # Space on the wall display presses nothing.
+            status = body_data(self.a, "status")
+            tv.find_element(By.TAG_NAME, "body").send_keys(Keys.SPACE)
+            self.shot(tv, "tv-desktop.png")
+            set_viewport(tv, *PHONE, mobile=True)
+            wait(tv, lambda d: js(d, "return document.querySelector('.dial').getBoundingClientRect().width") < 400,
+                 "the dial fitting a phone")
+            self.shot(tv, "tv-phone.png")
+            assert body_data(self.a, "status") == status, "a key on the wall display changed the room"
+            # The members saw nothing: the same list, no line in the activity feed.
+            assert [row[:2] for row in member_rows(self.a)] == before, member_rows(self.a)
+            assert [row[:2] for row in member_rows(self.b)] == before, member_rows(self.b)
+            assert len(activity_lines(self.a)) == feed_before, activity_lines(self.a)
+        finally:
+            self.done_with(tv)
+        assert len(activity_lines(self.a)) == feed_before, activity_lines(self.a)
+
     def extend_adds_time_for_everyone(self):
         assert body_data(self.a, "status") == "paused", body_data(self.a, "status")
         before = seconds_of(shown_time(self.b))
@@ -1461,6 +1501,7 @@ class Run:
                 ("copy invite link", self.invite_link),
                 ("reset asks first", self.reset_asks_first),
                 ("screenshots: desktop, phone, dark", self.screenshots),
+                ("the wall display observes: large, no controls, unseen by the members", self.wall_display_observes),
                 ("a locked room with a host: passcode, host-only controls, hand-off", self.locked_room_with_a_host),
                 ("host tools: a new passcode, no passcode, removing a member", self.host_tools),
                 ("wrong passcodes: refused, then rate limited", self.wrong_passcodes_are_rate_limited),

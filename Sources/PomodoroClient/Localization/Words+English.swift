@@ -49,6 +49,6 @@ extension Words {
         .errRemoved: "the host removed you from this room", .errBanned: "the host removed you from this room lately: try again later",
         .errUnavailable: "the server could not read its records; try again in a moment",
         .errStoreUnavailable: "the server cannot save changes just now; try again in a moment",
-        .errNotFound: "there is no such room", .errInternal: "something went wrong on the server",
+        .errNotFound: "there is no such room", .errInternal: "something went wrong on the server", .errObserver: "watching only: join the room to take part",
     ]
 }

@@ -33,7 +33,7 @@ public enum Phrase: String, CaseIterable, Sendable {
     case errBadJSON, errBadRequest, errUnknownType, errNotJoined, errAlreadyJoined, errTooLarge
     case errBinaryUnsupported, errInvalidState, errRoomFull, errReplaced, errShuttingDown, errRateLimited
     case errRoomLimit, errForbidden, errBadPasscode, errUnavailable, errStoreUnavailable, errNotFound, errInternal
-    case errRemoved, errBanned
+    case errRemoved, errBanned, errObserver
 }
 
 /// The phrases of one language, with `{name}` placeholders filled in.
@@ -91,6 +91,7 @@ public struct Words: Sendable, Equatable {
         case .storeUnavailable: self(.errStoreUnavailable)
         case .notFound: self(.errNotFound)
         case .internalError: self(.errInternal)
+        case .observer: self(.errObserver)
         }
     }
 

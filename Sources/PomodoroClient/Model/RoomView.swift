@@ -46,6 +46,14 @@ public struct RoomView: Equatable, Sendable {
             snapshot = room
             seq = room.seq
             return .applied
+        case let .observing(room, serverTime, _):
+            // Watching, not a member: the room without a place in it.
+            clock.sample(serverTime: serverTime, receivedAt: receivedAt)
+            clock.sample(serverTime: room.serverTime, receivedAt: receivedAt)
+            myID = nil
+            snapshot = room
+            seq = room.seq
+            return .applied
         case .state(let room):
             clock.sample(serverTime: room.serverTime, receivedAt: receivedAt)
             guard snapshot == nil || room.seq >= seq else { return .stale }

@@ -287,6 +287,9 @@ public struct Dashboard: Sendable {
             } else {
                 lastEvent = Notice(words(.joinedRoom, ["room": roomName]), kind: .info, at: now)
             }
+        case .observing:
+            room.apply(message, receivedAt: now)
+            connection = .live
         case .state, .tick, .pong:
             room.apply(message, receivedAt: now)
             if let requested = requestedAway, requested.away == room.iAmAway { requestedAway = nil }

@@ -33,6 +33,9 @@ public struct SessionConfiguration: Equatable, Sendable {
     public var token: String?
     /// The passcode of a locked room (or the one to lock a room this join creates).
     public var passcode: String?
+    /// Watch the room (`observe`) instead of joining it: no member, no name, nothing anyone in the room sees;
+    /// `token` and `passcode` open a locked room.
+    public var observe = false
     /// How to come back after the connection drops; nil: end the session instead.
     public var reconnect: ReconnectPolicy?
     /// Give up on a connection that has not opened and been welcomed within this time.
@@ -166,6 +169,10 @@ public struct SessionMachine: Sendable {
         guard case let .connecting(attempt, _) = state else { return [] }
         state = .joining(attempt: attempt, since: now)
         lastReceived = now
+        if configuration.observe {
+            return [.send(ClientFrame(.observe(room: configuration.room, token: token, passcode: configuration.passcode),
+                                      ref: Self.joinRef))]
+        }
         return [.send(ClientFrame(.join(room: configuration.room, name: configuration.name, token: token,
                                                 passcode: configuration.passcode),
                                   ref: Self.joinRef))]
@@ -181,6 +188,10 @@ public struct SessionMachine: Sendable {
             case .welcome(let you, _, _, _, _):
                 state = .joined
                 token = you.token
+                everJoined = true
+                return [emit]
+            case .observing:
+                state = .joined
                 everJoined = true
                 return [emit]
             case let .error(code, text, _, _):

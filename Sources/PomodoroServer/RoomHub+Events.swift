@@ -1,0 +1,69 @@
+import PomodoroCore
+import PomodoroNet
+import PomodoroProtocol
+
+// `GET /api/rooms/{room}/events`: a room's broadcasts as Server-Sent Events, for dashboards and `curl -N`.
+// Readers are observers over HTTP: nobody in the room hears of them, and one that does not read is dropped.
+
+extension RoomHub {
+    /// How often a stream with nothing else to say gets a comment, so proxies and readers see it is alive.
+    static let streamHeartbeat: Duration = .seconds(15)
+    /// How long a reader waits before reconnecting, as the stream tells `EventSource`.
+    static let streamRetryMs = 3000
+
+    /// Opens the stream behind the same lock as `observe`: first the room's whole `state`, then its
+    /// broadcasts as they go out.
+    func liveEvents(_ id: RoomID, bearer: String?, address: String, responder: any HTTPAnswering) {
+        func fail(_ refusal: Refusal) { responder.respond(Self.errorResponse(refusal)) }
+        guard let entry = openRoom(id, at: clock.now()) else { return fail(Self.noOpenRoom) }
+        mayObserve(entry, token: bearer, passcode: bearer, address: address,
+                   hint: "send Authorization: Bearer <its passcode or a member's resume token>") { [self] refusal in
+            if let refusal { return fail(refusal) }
+            let now = clock.now()
+            guard let entry = openRoom(id, at: now) else { return fail(Self.noOpenRoom) }
+            let head = HTTPResponse(status: 200, contentType: "text/event-stream; charset=utf-8",
+                                    headers: [(name: "X-Accel-Buffering", value: "no")], body: [])
+            guard let stream = responder.stream(head) else { return }
+            let state = ServerMessage.state(snapshot(of: entry, at: now))
+            guard stream.send(Array("retry: \(Self.streamRetryMs)\n\n".utf8)),
+                  stream.send(Self.serverSentEvent(state, id: entry.nextEventID)) else { return }
+            entry.nextEventID += 1
+            entry.streams.append(stream)
+            armHeartbeat()
+            logger.debug("event stream opened", metadata: ["room": "\(id)", "streams": "\(entry.streams.count)"])
+        }
+    }
+
+    /// One broadcast to the room's streams, encoded once; readers that have gone or fell behind are dropped.
+    func stream(_ message: ServerMessage, in entry: RoomEntry) {
+        let piece = Self.serverSentEvent(message, id: entry.nextEventID)
+        entry.nextEventID += 1
+        entry.streams.removeAll { !$0.send(piece) }
+    }
+
+    /// `event: <type>`, `id: <id>`, `data: <the message's JSON, as on the WebSocket>`. The room's `seq`
+    /// stays the same from tick to tick, so the id is the stream's own: one more with each event of the room.
+    static func serverSentEvent(_ message: ServerMessage, id: UInt64) -> [UInt8] {
+        Array("event: \(message.type)\nid: \(id)\ndata: ".utf8) + WireCodec.encode(message) + Array("\n\n".utf8)
+    }
+
+    /// A comment to every stream every `streamHeartbeat` while any is open.
+    private func armHeartbeat() {
+        if heartbeat == nil {
+            heartbeat = transport.timer { [unowned self] in
+                let comment = Array(": keep-alive\n\n".utf8)
+                for entry in rooms.values where !entry.streams.isEmpty {
+                    entry.streams.removeAll { !$0.send(comment) }
+                }
+                if rooms.values.contains(where: { !$0.streams.isEmpty }), !stopped {
+                    heartbeat?.schedule(afterNanoseconds: Self.streamHeartbeat.nanoseconds)
+                } else {
+                    heartbeatArmed = false
+                }
+            }
+        }
+        guard !heartbeatArmed, !stopped else { return }
+        heartbeatArmed = true
+        heartbeat?.schedule(afterNanoseconds: Self.streamHeartbeat.nanoseconds)
+    }
+}

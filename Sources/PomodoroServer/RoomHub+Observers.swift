@@ -1,0 +1,135 @@
+import PomodoroCore
+import PomodoroNet
+import PomodoroProtocol
+
+// Observers: connections that watch a room without joining it. They get what its members get (the
+// snapshot, then its ticks, states and events, crowd rules and all) but hold no place in it: they are not
+// listed or counted, never host, earn nothing and may press nothing. Nobody in the room is told of them.
+
+extension RoomHub {
+    /// `observe`, in its connection's turn: an open room only (nothing is created or brought back), behind
+    /// the same lock as a join: a locked room needs its passcode or one of its members' resume tokens.
+    func observe(room name: String, token: String?, passcode: String?, ref: Ref?, connection: ConnectionID,
+                 at now: ClockReading) {
+        guard let session = sessions[connection], session.room == nil, session.observing == nil else {
+            reply(.error(code: .alreadyJoined, message: "already in or watching a room; send leave first", field: nil,
+                         ref: ref), to: connection)
+            return
+        }
+        let id: RoomID
+        do {
+            id = try RoomID(validating: name)
+        } catch {
+            return refuse(error, ref: ref, to: connection)
+        }
+        func fail(_ refusal: Refusal) {
+            reply(.error(code: refusal.code, message: refusal.message, field: refusal.field, ref: ref), to: connection)
+        }
+        guard let entry = openRoom(id, at: now) else { return fail(Self.noOpenRoom) }
+        let serial = entry.serial
+        let suspended = needsPasscodeCheck(entry, token: token, passcode: passcode)
+        if suspended { suspend(connection) }
+        mayObserve(entry, token: token, passcode: passcode, address: session.address,
+                   hint: "observe with its passcode or a member's token") { [self] refusal in
+            defer { if suspended { resume(connection) } }
+            guard sessions[connection] != nil else { return }
+            if let refusal { return fail(refusal) }
+            // The room may have closed (and even been made anew) while the passcode was checked.
+            guard let entry = rooms[id], entry.serial == serial else { return fail(Self.noOpenRoom) }
+            let now = clock.now()
+            catchUp(entry, at: now)
+            guard rooms[id] === entry else { return fail(Self.noOpenRoom) }
+            entry.observers.insert(connection)
+            sessions[connection]?.observing = id
+            logger.debug("observer added", metadata: ["room": "\(id)", "observers": "\(entry.observers.count)"])
+            reply(.observing(room: snapshot(of: entry, at: now), serverTime: now.wallMs, ref: ref), to: connection)
+        }
+    }
+
+    static let noOpenRoom = Refusal(code: .notFound, message: "no room of that name is open", field: "room")
+
+    /// The room in memory, caught up to `now` (which may find it expired and drop it).
+    func openRoom(_ id: RoomID, at now: ClockReading) -> RoomEntry? {
+        guard let entry = rooms[id] else { return nil }
+        catchUp(entry, at: now)
+        return rooms[id]
+    }
+
+    /// Whether a look at `entry` waits for a passcode check off the service thread.
+    func needsPasscodeCheck(_ entry: RoomEntry, token: String?, passcode: String?) -> Bool {
+        guard entry.passcode != nil, passcode != nil else { return false }
+        return !(token.map { entry.room.hasMember(withToken: ResumeToken($0)) } ?? false)
+    }
+
+    /// Decides whether a reader at `address` may look at a live room: an open room, or one of its members'
+    /// tokens, at once; a passcode once the address's passcode gate lets it be checked (a wrong one counts as
+    /// for joins). `done` runs on the service thread with nil, or why not.
+    func mayObserve(_ entry: RoomEntry, token: String?, passcode: String?, address: String, hint: String,
+                    done: @escaping (Refusal?) -> Void) {
+        guard let lock = entry.passcode else { return done(nil) }
+        if let token, entry.room.hasMember(withToken: ResumeToken(token)) { return done(nil) }
+        guard let passcode else {
+            return done(Refusal(code: .badPasscode, message: "this room is locked: \(hint)", field: "passcode"))
+        }
+        let id = entry.room.id
+        hashPasscode(from: address, { lock.check(passcode) },
+                     isWrong: { if case .wrong = $0 { true } else { false } },
+                     done: { [self] check in
+                         guard case .right(let upgraded) = check else {
+                             return done(Refusal(code: .badPasscode, message: "wrong passcode", field: "passcode"))
+                         }
+                         if let upgraded { adopt(upgraded, replacing: lock, in: id) }
+                         done(nil)
+                     },
+                     refused: {
+                         done(Refusal(code: .rateLimited, message: "too many wrong passcodes; try again in a minute",
+                                      field: "passcode"))
+                     })
+    }
+
+    /// A frame from an observer: `ping`, `stats`, `schedules` (the list) and `leave` (which ends the watch)
+    /// are answered as for anyone; anything else, a schedule change too, is refused with `observer`. Returns whether the frame was dealt with here.
+    func observerFrame(_ frame: ClientFrame, from connection: ConnectionID, at now: ClockReading) -> Bool {
+        guard let id = sessions[connection]?.observing else { return false }
+        switch frame.message {
+        case .ping, .stats:
+            return false
+        case .schedule(.list):
+            // Reading the schedules is looking, as stats is; changing them (any other schedule message) is not.
+            guard let entry = rooms[id] else { return true }
+            reply(.schedules(listing(entry, at: WallTime(milliseconds: now.wallMs)), ref: frame.ref), to: connection)
+        case .leave:
+            stopObserving(connection, room: id)
+            reply(.ok(command: "leave", appliesFrom: nil, ref: frame.ref), to: connection)
+        case .join, .observe:
+            reply(.error(code: .alreadyJoined, message: "already watching a room; send leave first", field: nil,
+                         ref: frame.ref), to: connection)
+        default:
+            reply(.error(code: .observer, message: "observers cannot \(frame.message.type); join the room to take part",
+                         field: nil, ref: frame.ref), to: connection)
+        }
+        return true
+    }
+
+    func stopObserving(_ connection: ConnectionID, room id: RoomID) {
+        sessions[connection]?.observing = nil
+        rooms[id]?.observers.remove(connection)
+    }
+
+    /// A room dropped from memory: its observers are told so with a close (4004), as there is nothing left
+    /// to watch.
+    func dismissObservers(of entry: RoomEntry) {
+        for connection in entry.observers {
+            sessions[connection]?.observing = nil
+            transport.close(connection, code: Self.roomClosedCode, reason: "room closed")
+        }
+        entry.observers.removeAll()
+        for stream in entry.streams { stream.finish() }
+        entry.streams.removeAll()
+    }
+
+    static let roomClosedCode: UInt16 = 4004
+
+    /// Observers watching rooms now (for `/metrics`).
+    var observerCount: Int { rooms.values.reduce(0) { $0 + $1.observers.count } }
+}
