@@ -71,10 +71,13 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
 RELEASE_FLAGS := -c release --static-swift-stdlib
+# What is installed and shipped: the executables only. Building every target would also build the tests'
+# support module, which needs the Testing library that a release build with the static stdlib does not have.
+RELEASE_PRODUCTS := $(SWIFT) build $(RELEASE_FLAGS) --product pomodoro-server && $(SWIFT) build $(RELEASE_FLAGS) --product pomo
 .PHONY: install test-deploy
 
 install: deps
-	$(SWIFT) build $(RELEASE_FLAGS)
+	$(RELEASE_PRODUCTS)
 	@bin="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"; set -e; \
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/pomodoro" \
 	  "$(DESTDIR)$(PREFIX)/share/doc/pomodoro" "$(DESTDIR)$(SYSTEMD_UNIT_DIR)"; \
@@ -91,7 +94,7 @@ install: deps
 # The deploy folder against the real tools: systemd-analyze, nginx (and Caddy) in front of the release
 # build on loopback, a WebSocket session through them, `make install` into a staging folder.
 test-deploy: deps
-	$(SWIFT) build $(RELEASE_FLAGS)
+	$(RELEASE_PRODUCTS)
 	bash deploy/test.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
 
 # Load tests (docs/PERFORMANCE.md): the release server and `pomo-bench` side by side on loopback, each
