@@ -61,7 +61,7 @@ extension PostgresRoomStore {
         "pending_auto_start", "phase", "timer_kind", "timer_ms", "phase_length_ms", "cycle",
         "focus_completed", "focus_ns", "interruptions", "control_mode", "host", "next_member_number",
         "focus_started_at_ms", "focus_credited_until_ms", "seq", "passcode",
-    ]
+    ] + RoomRunColumns.columns
     private static let memberColumns = [
         "room_id", "id", "ord", "name", "token_sha256", "task", "away", "connected",
         "focus_completed", "focus_ns", "interruptions", "session_focus_ms", "credited_since_ms",
@@ -265,7 +265,13 @@ extension PostgresRoomStore {
             String(room.stats.interruptions), room.controlMode.rawValue, room.host?.rawValue,
             String(room.nextMemberNumber), room.focusStartedAtMs.map { String($0) },
             room.focusCreditedUntilMs.map { String($0) }, String(Int64(bitPattern: room.seq)), passcode,
-        ]
+        ] + RoomRunColumns(room).values.map { value -> String? in
+            switch value {
+            case .text(let text): text
+            case .integer(let number): number.map { String($0) }
+            case .boolean(let flag): flag.map { String($0) }
+            }
+        }
     }
 
     static func room(from row: Row) throws(StoreError) -> RoomRecord {
@@ -306,7 +312,7 @@ extension PostgresRoomStore {
             throw StoreError("room \(id): timer \(timerKind.debugDescription) with timer_ms "
                              + (timerMs.map(String.init) ?? "NULL"))
         }
-        return RoomRecord(
+        var record = RoomRecord(
             id: id, settings: settings, pendingSettings: pending, phase: phase, timer: timer,
             phaseLengthMs: try row.int64("phase_length_ms"), cycle: try row.int("cycle"),
             stats: try stats(from: row), controlMode: controlMode, host: try row.text("host").map(MemberID.init),
@@ -314,6 +320,16 @@ extension PostgresRoomStore {
             focusStartedAtMs: try row.int64("focus_started_at_ms"),
             focusCreditedUntilMs: try row.int64("focus_credited_until_ms"),
             seq: UInt64(bitPattern: try row.int64("seq")))
+        let run = RoomRunColumns(
+            alignedZone: try row.text("aligned_zone"), pendingAlignedZone: try row.text("pending_aligned_zone"),
+            runSchedule: try row.int64("run_schedule"), runName: try row.text("run_name"),
+            runLeft: try row.int64("run_left"), runDone: try row.int64("run_done"),
+            runOwnFocusS: try row.int64("run_own_focus_s"), runOwnShortBreakS: try row.int64("run_own_short_break_s"),
+            runOwnLongBreakS: try row.int64("run_own_long_break_s"),
+            runOwnLongBreakEvery: try row.int64("run_own_long_break_every"),
+            runOwnAutoStart: try row.bool("run_own_auto_start"), runOwnAlignedZone: try row.text("run_own_aligned_zone"))
+        try run.apply(to: &record)
+        return record
     }
 
     // MARK: Members
