@@ -131,7 +131,8 @@ export function renderControls(els, room, joined, allowed = true) {
   for (const button of els.extendButtons) {
     const seconds = Number(button.dataset.extend);
     const tooLong = room && room.phaseLengthMs + seconds * 1000 > maxPhaseMs;
-    setDisabled(button, !may || status === 'idle' || !!tooLong);
+    // An aligned room keeps to the clock: the server refuses to extend it.
+    setDisabled(button, !may || status === 'idle' || !!tooLong || !!room?.settings?.aligned);
   }
 }
 
