@@ -55,13 +55,16 @@ extension PostgresRows {
 }
 
 extension PostgresRoomStore {
-    private static let roomColumns = [
+    /// The room row's columns up to schema v6; v7 adds `RoomRunColumns`. (Tests write an older server's
+    /// rows with these.)
+    static let roomColumnsBeforeV7 = [
         "id", "focus_s", "short_break_s", "long_break_s", "long_break_every", "auto_start",
         "pending_focus_s", "pending_short_break_s", "pending_long_break_s", "pending_long_break_every",
         "pending_auto_start", "phase", "timer_kind", "timer_ms", "phase_length_ms", "cycle",
         "focus_completed", "focus_ns", "interruptions", "control_mode", "host", "next_member_number",
         "focus_started_at_ms", "focus_credited_until_ms", "seq", "passcode",
-    ] + RoomRunColumns.columns
+    ]
+    private static let roomColumns = roomColumnsBeforeV7 + RoomRunColumns.columns
     private static let memberColumns = [
         "room_id", "id", "ord", "name", "token_sha256", "task", "away", "connected",
         "focus_completed", "focus_ns", "interruptions", "session_focus_ms", "credited_since_ms",
@@ -247,6 +250,17 @@ extension PostgresRoomStore {
     // MARK: Rooms
 
     private static func values(of room: RoomRecord, passcode: String?) -> [String?] {
+        valuesBeforeV7(of: room, passcode: passcode) + RoomRunColumns(room).values.map { value -> String? in
+            switch value {
+            case .text(let text): text
+            case .integer(let number): number.map { String($0) }
+            case .boolean(let flag): flag.map { String($0) }
+            }
+        }
+    }
+
+    /// The values of `roomColumnsBeforeV7`.
+    static func valuesBeforeV7(of room: RoomRecord, passcode: String?) -> [String?] {
         let pending = room.pendingSettings
         let (timerKind, timerMs): (String, Int64?) = switch room.timer {
         case .idle: ("idle", nil)
@@ -265,13 +279,7 @@ extension PostgresRoomStore {
             String(room.stats.interruptions), room.controlMode.rawValue, room.host?.rawValue,
             String(room.nextMemberNumber), room.focusStartedAtMs.map { String($0) },
             room.focusCreditedUntilMs.map { String($0) }, String(Int64(bitPattern: room.seq)), passcode,
-        ] + RoomRunColumns(room).values.map { value -> String? in
-            switch value {
-            case .text(let text): text
-            case .integer(let number): number.map { String($0) }
-            case .boolean(let flag): flag.map { String($0) }
-            }
-        }
+        ]
     }
 
     static func room(from row: Row) throws(StoreError) -> RoomRecord {
