@@ -1274,6 +1274,43 @@ class Run:
         finally:
             self.done_with(driver)
 
+    def aligned_room_from_the_settings(self):
+        """"On the clock" in the settings form: the browser's zone goes with the settings, the summary says
+        it, 25 + 10 is refused before anything is sent, and a running aligned room offers no extension."""
+        from datetime import datetime
+        from zoneinfo import ZoneInfo
+
+        zone = "Asia/Kolkata"  # half an hour off UTC: the grid is the zone's, not UTC's
+        driver = self.own_driver("C")
+        try:
+            set_zone(driver, zone)
+            join(driver, self.base, f"/r/clock-{secrets.token_hex(3)}", "Cleo")
+            fill_settings(driver, "25", "10", "15")
+            by_id(driver, "set-aligned").click()
+            by_id(driver, "btn-save-settings").click()
+            wait(driver, lambda d: by_id(d, "settings-error").is_displayed(), "the refusal of 25 + 10")
+            assert "fill the hour" in by_id(driver, "settings-error").text, by_id(driver, "settings-error").text
+            fill(by_id(driver, "set-short"), "5")
+            note = save_settings(driver)
+            assert by_id(driver, "settings-note").get_attribute("data-applies") == "now", note
+            # The browser's own name for the zone (Chromium says Asia/Calcutta, the older name the server knows too).
+            wait(driver, lambda d: f"on the clock ({browser_zone(d)})" in by_id(d, "settings-summary").text,
+                 "the summary says the room is on the clock")
+            by_id(driver, "btn-toggle").click()
+            wait(driver, lambda d: body_data(d, "status") == "running", "running")
+            # The focus ends on the zone's :25 or :55, whatever the minute it was started.
+            ends = js(driver, "return document.getElementById('time').textContent")
+            local = datetime.now(ZoneInfo(zone))
+            minute = local.minute + local.second / 60
+            left = (25 - minute % 30) if minute % 30 < 25 else None
+            if left is not None:
+                assert abs(seconds_of(ends) - left * 60) <= 3, (ends, local.isoformat())
+            assert all(not b["enabled"] for b in js(driver, """return [...document.querySelectorAll('[data-extend]')]
+                                                           .map(b => ({enabled: !b.disabled}))""")), "extend offered"
+            self.shot_element(driver, ".timer-card", "aligned-running.png")
+        finally:
+            self.done_with(driver)
+
     # MARK: installable, alerts, keys, languages
 
     def own_driver(self, label, lang="en-US"):
@@ -1589,6 +1626,7 @@ class Run:
                 ("a refused join explains itself (bad name, room limit)", self.refused_join_explains_itself),
                 ("schedules: added a minute ahead, edited with its own lengths, started by itself, next on the landing",
                  self.schedule_added_edited_and_started),
+                ("on the clock: an aligned room from the settings form", self.aligned_room_from_the_settings),
             ]:
                 if self.only and self.only not in name:
                     continue
