@@ -134,7 +134,7 @@ extension RoomHub {
                     outcome = try entry.room.startScheduled(s, now: startAt)
                     events.append(.started(schedule: s.id.description, name: s.name,
                                            lateMs: max(0, now.wallMs - occurrence.milliseconds)))
-                    // In microseconds: the lateness the 10 ms target is about, as the live test reads it.
+                    // In microseconds, for the 10 ms target (the event says whole milliseconds).
                     let wallNs = now.monotonic.nanoseconds + now.wallOffsetNanoseconds
                     logger.info("scheduled session started", metadata: [
                         "room": "\(id)", "schedule": "\(s.id)",
