@@ -5,7 +5,7 @@
 
 import { t } from './i18n.js';
 import { say } from './wording.js';
-import { formatDurationInput } from './clock.js';
+import { formatDurationInput, formatDurationShort } from './clock.js';
 import { settingsFrom } from './formchecks.js';
 import {
   scheduleFromForm, formFromSchedule, scheduleRequest, upcoming, daysText, calendarLinks, WEEKDAYS,
@@ -98,7 +98,12 @@ export function createScheduleView({ page, connection, notices }) {
       item.className = 'schedule-item';
       const when = s.date ? s.date : say(daysText(s.days));
       const text = document.createElement('span');
-      text.textContent = `${s.name} · ${when} ${s.time} (${s.zone})` + (soon.has(entry.id) ? ` · ${soon.get(entry.id)}` : '');
+      // How long it runs: "2 × 50 min / 10 min" with its own lengths, "2 ×" with the room's; nothing until stopped.
+      const minutes = (n) => t('durMin', { n });
+      const lengths = s.settings
+        ? `${formatDurationShort(s.settings.focus, minutes)} / ${formatDurationShort(s.settings.shortBreak, minutes)}` : '';
+      const runs = s.sessions ? ` · ${s.sessions} ×${lengths ? ` ${lengths}` : ''}` : lengths ? ` · ${lengths}` : '';
+      text.textContent = `${s.name} · ${when} ${s.time} (${s.zone})${runs}` + (soon.has(entry.id) ? ` · ${soon.get(entry.id)}` : '');
       const toggle = document.createElement('input');
       toggle.type = 'checkbox';
       toggle.checked = s.enabled !== false;

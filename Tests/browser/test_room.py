@@ -1250,6 +1250,7 @@ class Run:
                           document.getElementById('schedule-long').value = '0:10';""")
             by_id(driver, "schedule-add").click()
             wait(driver, lambda d: len(items(d)) == 1 and "Standup, edited" in items(d)[0], "the edited schedule listed")
+            assert "1 × 0:30 / 0:10" in items(driver)[0], items(driver)[0]
             assert by_id(driver, "schedule-add").text == "Add", "the form is back to adding"
             with urllib.request.urlopen(f"{self.base}/api/rooms/{room}/schedules", timeout=5) as response:
                 listed = json.load(response)["schedules"]
