@@ -15,6 +15,7 @@ extension Array where Element == StoreChange {
             case .saveMember(let room, let member): .member(room, member.id)
             case .removeMember(let room, let member): .member(room, member)
             case .saveSchedules(let room, _): .schedules(room)
+            case .saveBans(let room, _): .bans(room)
             case .focusCompleted, .interrupted: nil
             }
         }
@@ -34,4 +35,5 @@ private enum RowKey: Hashable {
     case room(RoomID)
     case member(RoomID, MemberID)
     case schedules(RoomID)
+    case bans(RoomID)
 }
