@@ -17,7 +17,15 @@ struct Join: AsyncParsableCommand {
               r       reset to idle (asks first)  + / -   one minute more / less
               1 3 5   add that many minutes       t       my task (enter saves, esc drops)
               a       away / back                 m       bell and notifications off / on
-              q       quit (Ctrl-C too; Ctrl-Z suspends)
+              ?       list the keys               q       quit (Ctrl-C too; Ctrl-Z suspends)
+
+            THE HOST'S KEYS (shown to the host only; anyone else is told only the host may):
+              p       change the passcode: type it and enter; an empty enter removes it
+              k       remove a member: type their number in the list (or name) and enter; they may not
+                      rejoin for 10 minutes
+              c       switch the controls between anyone and host only
+              h       hand the host role to a member, picked as with k
+              esc     drops a prompt without doing anything
 
             At the end of a phase: the terminal bell (unless --no-bell), a line in the view, and a desktop \
             notification through notify-send when it is installed. `m` silences both, and pomo remembers it \
