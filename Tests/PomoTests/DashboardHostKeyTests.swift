@@ -82,7 +82,7 @@ import Testing
         var d = room(host: "m2")
         for key in ["p", "k", "c", "h"] {
             d.flash = nil
-            #expect(press([.character(Character(key))], on: &d) == [], key)
+            #expect(press([.character(Character(key))], on: &d) == [], "\(key)")
             #expect(d.mode == .normal)
             #expect(d.flash?.kind == .error)
             #expect(d.flash?.text.hasSuffix("refused: only the host can do that in this room") == true, "\(d.flash?.text ?? "")")

@@ -56,7 +56,7 @@ extension Words {
         .passcodeLength: "A passcode has {min}–{max} characters",
         .noSuchMember: "Nobody here is {who}: give a number from the list, or a name",
         .passcodePrompt: "new passcode › ",
-        .passcodeHintLong: "enter locks the room with it · empty enter removes the passcode · esc cancels",
+        .passcodeHintLong: "enter sets it · empty enter removes the passcode · esc cancels",
         .passcodeHintShort: "enter locks · empty unlocks · esc",
         .removePrompt: "remove who? › ", .handOffPrompt: "new host? › ",
         .pickHintLong: "a number from the list, or a name · enter · esc cancels", .pickHintShort: "number or name · esc",

@@ -401,10 +401,13 @@ public enum DashboardRenderer {
         // key's label goes last.
         // The host's label goes after the labels of the minute keys, before the others.
         for index in (host ? [4, 3, 9, 6, 5, 7, 8, 2, 1] : [4, 3, 6, 5, 7, 8, 2, 1]) where line.width > width {
-            if index == 9 { hints[9].key = "pkch" }
             if index == 4 { hints[4].key = "135" }
             if index == 3 { hints[3].key = "±" }
             hints[index].label = ""
+            line = build(gap: 1)
+        }
+        if host && line.width > width {
+            hints[9].key = "pkch"
             line = build(gap: 1)
         }
         if line.width > width {
