@@ -96,6 +96,11 @@ enum Hosting {
         if end == .stopped {
             throw fail("no answer from \(address) within \(Int(options.timeout)) s", status: PomoExit.unavailable)
         }
+        // A locked room lets a member's token in without the passcode, so a stored token refused for want of
+        // one (or removed, banned) belongs to a membership the server no longer has.
+        if case .refused(let code, _) = end, [.badPasscode, .banned].contains(code) {
+            throw fail(membershipEnded(stored, room: room), status: PomoExit.refused)
+        }
         if let failure = failure(for: end, address: address, room: room) { throw failure }
     }
 

@@ -174,6 +174,9 @@ import Testing
         let late = try await pomo(["passcode", room, "--remove", "--passcode", "new soup"], as: hana)
         #expect(late.status == 1 && late.errors.contains("the membership pomo join kept in \(room) (Hana, m1) has ended"),
                 "\(late)")
+        // Without the passcode nothing can look first, and the stored token no longer opens the locked room.
+        let lateLocked = try await pomo(["control", room, "anyone"], as: hana)
+        #expect(lateLocked.status == 1 && lateLocked.errors.contains("(Hana, m1) has ended"), "\(lateLocked)")
         let still = try await pomo(["status", room, "--passcode", "new soup"], as: jun)
         #expect(still.status == 0, "the passcode was not removed: \(still)")
     }
