@@ -31,6 +31,12 @@ import Testing
         try tmux.press("Enter")
         try await tmux.waitFor("\(name) live") { $0.contains("● live") && $0.contains("\(name) (you)") }
         if !stay {
+            // A member who never sent anything keeps their place for the server's short silent grace only
+            // (10 s): a task said first gives them the whole grace period, however slow the machine.
+            try tmux.press("t")
+            try tmux.type("on call")
+            try tmux.press("Enter")
+            try await tmux.waitFor("\(name)'s task") { $0.contains("\(name) (you)  on call") }
             try tmux.press("q")
             try await tmux.waitFor("\(name)'s pomo to exit") { $0.contains("pomo-exited-0") }
         }
