@@ -30,7 +30,7 @@ extension Array where Element == StoreChange {
     }
 }
 
-/// The rows a change writes over: a room's, a member's, or a room's schedules.
+/// The rows a change writes over: a room's, a member's, a room's schedules, or a room's bans.
 private enum RowKey: Hashable {
     case room(RoomID)
     case member(RoomID, MemberID)
