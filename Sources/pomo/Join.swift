@@ -17,12 +17,13 @@ struct Join: AsyncParsableCommand {
               r       reset to idle (asks first)  + / -   one minute more / less
               1 3 5   add that many minutes       t       my task (enter saves, esc drops)
               a       away / back                 m       bell and notifications off / on
-              ?       list the keys               q       quit (Ctrl-C too; Ctrl-Z suspends)
+              q       quit (Ctrl-C too; Ctrl-Z suspends)
+              ?       the list of keys on the screen (any key closes it)
 
-            THE HOST'S KEYS (shown to the host only; anyone else is told only the host may):
-              p       change the passcode: type it and enter; an empty enter removes it
-              k       remove a member: type their number in the list (or name) and enter; they may not
-                      rejoin for 10 minutes
+            THE HOST'S KEYS (on the host's screen only; anyone else is refused):
+              p       a new passcode, then enter; an empty enter removes it
+              k       remove a member: their number in the list or name, then enter
+                      (they may not join again for 10 minutes)
               c       switch the controls between anyone and host only
               h       hand the host role to a member, picked as with k
               esc     drops a prompt without doing anything
