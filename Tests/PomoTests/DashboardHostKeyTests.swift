@@ -85,7 +85,7 @@ import Testing
             #expect(press([.character(Character(key))], on: &d) == [], "\(key)")
             #expect(d.mode == .normal)
             #expect(d.flash?.kind == .error)
-            #expect(d.flash?.text.hasSuffix("refused: only the host can do that in this room") == true, "\(d.flash?.text ?? "")")
+            #expect(d.flash?.text.hasSuffix("refused: only the host may do that in this room") == true, "\(d.flash?.text ?? "")")
         }
         var korean = Fixture.dashboard({ var s = Fixture.snapshot(members: RendererScenes.members); s.host = "m2"; return s }(),
                                        words: Words(.ko))

@@ -230,8 +230,8 @@ public struct Dashboard: Sendable {
         case .normal:
             guard let command = Self.command(for: key) else { return [] }
             if command.isHostTool && isLive && !isHost {
-                // The same words the server would answer with, without asking it.
-                let reason = words.language == .en ? "only the host can do that in this room" : words.error(.forbidden)
+                // The server's own refusal (the protocol's one mapping of it), without asking the server.
+                let reason = words.language == .en ? ProtocolError(RoomError.forbidden).message : words.error(.forbidden)
                 flash = Notice(words(.refusedCommand, ["command": commandName(command), "reason": reason]).capitalizedFirst,
                                kind: .error, at: now)
                 return []
