@@ -108,7 +108,7 @@ enum Hosting {
     /// `pomo join` of that member is taken over nor a member who is not the host is resumed for nothing.
     static func lookFirst(at room: String, for stored: StateFile.Contents, verb: String, key: Character,
                           options: HostOptions) async throws {
-        guard let snapshot = await look(at: room, options: options) else { return }
+        guard let snapshot = try await look(at: room, options: options) else { return }
         let member = stored.member
         let name = { (id: String) in snapshot.members.first { $0.id == id }?.name ?? id }
         // (A big room lists only its first members: the welcome below tells then.)
@@ -137,12 +137,18 @@ enum Hosting {
 
     /// The room as a visitor sees it on joining (and leaving at once), or nil when the visitor is not let in
     /// (a locked room and no passcode given: the member's token gets in without one, so the command goes on
-    /// without looking) or gets no answer.
-    static func look(at room: String, options: HostOptions) async -> SnapshotPayload? {
-        guard let address = try? options.server.address(),
-              let session = try? RoomSession(address: address, configuration: SessionConfiguration(
+    /// without looking). No answer at all stops the command: going on blind could take over a running
+    /// `pomo join`.
+    static func look(at room: String, options: HostOptions) async throws -> SnapshotPayload? {
+        let address = try options.server.address()
+        let session: RoomSession
+        do {
+            session = try RoomSession(address: address, configuration: SessionConfiguration(
                 room: room, name: options.visit.name, token: nil, passcode: options.server.effectivePasscode,
-                reconnect: nil, connectTimeoutMs: Int64(options.timeout * 1000))) else { return nil }
+                reconnect: nil, connectTimeoutMs: Int64(options.timeout * 1000)))
+        } catch {
+            throw fail("cannot start the WebSocket client: \(error)", status: PomoExit.unavailable)
+        }
         let sessionTask = Task { await session.run() }
         let timer = Task {
             try? await Task.sleep(for: .milliseconds(Int64(options.timeout * 1000)))
@@ -150,19 +156,30 @@ enum Hosting {
         }
         defer { timer.cancel() }
         var seen: SnapshotPayload?
+        var answered = false
+        var end = SessionEnd.stopped
         for await event in session.events {
+            if case .ended(let why) = event { end = why }
+            if case .ended(.refused) = event { answered = true }
             guard case let .message(message, _, _) = event else { continue }
             switch message {
             case .welcome(_, let snapshot, _, _, _):
+                answered = true
                 seen = snapshot
                 session.send(.leave, ref: .string("leave"))
             case .ok("leave", _, _), .error:
+                answered = true
                 session.stop()
             default:
                 break
             }
         }
         _ = await sessionTask.value
+        guard answered else {
+            if case .unreachable = end, let failure = failure(for: end, address: address, room: room) { throw failure }
+            throw fail("no answer from \(address) within \(Int(options.timeout)) s; nothing was changed",
+                       status: PomoExit.unavailable)
+        }
         return seen
     }
 
