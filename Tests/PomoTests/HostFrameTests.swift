@@ -56,6 +56,7 @@ import Testing
                         "\(language.rawValue) \(columns): \(key)\n\(help.text)")
             }
             #expect(help.lines.last!.text.contains(words(.helpClose)))
+            #expect(!help.text.contains("…"), "\(language.rawValue) \(columns): a line of the list is cut\n\(help.text)")
         }
     }
 

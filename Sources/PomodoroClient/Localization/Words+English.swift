@@ -65,7 +65,7 @@ extension Words {
         .helpExtend: "one minute more / less", .helpAdd: "add that many minutes", .helpTask: "my task (enter saves)",
         .helpAway: "away / back", .helpMute: "bell and notifications off / on", .helpQuit: "quit", .helpHelp: "this list",
         .helpHostTitle: "HOST ONLY", .helpPasscode: "change or remove the passcode",
-        .helpRemove: "remove a member (who may not rejoin for a while)", .helpControl: "controls: anyone, or host only",
+        .helpRemove: "remove a member (banned a while)", .helpControl: "controls: anyone, or host only",
         .helpHandOff: "hand the host role to a member",
     ]
 }
