@@ -116,7 +116,21 @@ extension PostgresRoomStore {
             for schedule in schedules {
                 try connection.query(insertScheduleSQL, values(of: ScheduleRow(schedule), in: room))
             }
+        case let .saveBans(room, bans):
+            try connection.query("DELETE FROM room_ban WHERE room_id = $1", [room.rawValue])
+            for (ord, ban) in bans.enumerated() {
+                try connection.query("""
+                    INSERT INTO room_ban (room_id, ord, name_key, token_sha256, until_ms) VALUES ($1, $2, $3, $4, $5)
+                    """, [room.rawValue, String(ord), ban.nameKey, ban.tokenHash, String(ban.untilMs)])
+            }
         }
+    }
+
+    // MARK: Bans
+
+    static func ban(from row: Row) throws(StoreError) -> BanRecord {
+        BanRecord(nameKey: try row.string("name_key"), tokenHash: try row.string("token_sha256"),
+                  untilMs: try row.int64("until_ms"))
     }
 
     // MARK: Schedules

@@ -227,6 +227,21 @@ extension SQLiteRoomStore {
                 """)
         }
 
+        // Whom the host removed from a room, until when: a restart keeps them out as the running server did.
+        // A row that has ended is harmless (the room drops it on loading) and goes with the next removal.
+        migrator.registerMigration("v7") { db in
+            try db.execute(sql: """
+                CREATE TABLE room_ban (
+                    room_id TEXT NOT NULL REFERENCES room(id) ON DELETE CASCADE,
+                    ord INTEGER NOT NULL,
+                    name_key TEXT NOT NULL,
+                    token_sha256 TEXT NOT NULL,
+                    until_ms INTEGER NOT NULL,
+                    PRIMARY KEY (room_id, ord)
+                ) WITHOUT ROWID;
+                """)
+        }
+
         return migrator
     }()
 
