@@ -21,6 +21,19 @@ struct Bans: Sendable {
         bans.append(Ban(nameKey: Self.key(name), tokenHash: tokenHash, until: until))
     }
 
+    /// Bans as a store keeps them, on the wall clock.
+    func records(wallMs: (Instant) -> Int64) -> [BanRecord] {
+        bans.map { BanRecord(nameKey: $0.nameKey, tokenHash: $0.tokenHash, untilMs: wallMs($0.until)) }
+    }
+
+    /// The bans a store kept that still run at `now`; `instant` turns their wall-clock ends into this run's.
+    init(restoring records: [BanRecord], instant: (Int64) -> Instant, now: Instant) {
+        bans = records.map { Ban(nameKey: $0.nameKey, tokenHash: $0.tokenHash, until: instant($0.untilMs)) }
+            .filter { now < $0.until }
+    }
+
+    init() {}
+
     /// When the ban that keeps out whoever joins as `name` with `tokenHash` ends, or nil when none does.
     func end(name: String, tokenHash: String?, at now: Instant) -> Instant? {
         let key = Self.key(name)

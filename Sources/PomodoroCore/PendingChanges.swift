@@ -17,6 +17,8 @@ struct PendingChanges: Sendable {
     private(set) var dirtyMembers: Set<MemberID> = []
     private(set) var removedMembers: [MemberID] = []
     private(set) var journal: [JournalEntry] = []
+    /// The room's bans changed (the host removed someone).
+    private(set) var bansDirty = false
 
     /// Whether anything is due: member changes wait for the room's row, which every change to a member
     /// comes with (a new `seq`).
@@ -33,6 +35,8 @@ struct PendingChanges: Sendable {
 
     mutating func record(_ entry: JournalEntry) { journal.append(entry) }
 
+    mutating func bansChanged() { bansDirty = true }
+
     /// Hands over everything pending and forgets it.
     mutating func take() -> PendingChanges {
         let taken = self
@@ -40,6 +44,7 @@ struct PendingChanges: Sendable {
         dirtyMembers.removeAll(keepingCapacity: true)
         removedMembers.removeAll()
         journal.removeAll()
+        bansDirty = false
         return taken
     }
 }

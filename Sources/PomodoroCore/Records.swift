@@ -37,7 +37,7 @@ public struct RoomRecord: Equatable, Sendable {
     /// The room's state counter, so clients that kept a `seq` see it go on rising.
     public var seq: UInt64
     /// The session a schedule started, while it runs: a restart in the middle of its set carries on with
-    /// it, counting what was done (schema v7).
+    /// it, counting what was done (schema v8).
     public var scheduledRun: ScheduledRun?
 
     public init(id: RoomID, settings: RoomSettings, pendingSettings: RoomSettings?, phase: Phase,
@@ -161,6 +161,23 @@ public enum StoreChange: Equatable, Sendable {
     case interrupted(InterruptionRecord)
     /// Replace the room's schedules by these (an empty list removes them all).
     case saveSchedules(RoomID, [Schedule])
+    /// Replace the room's bans by these (an empty list lifts them all).
+    case saveBans(RoomID, [BanRecord])
+}
+
+/// Someone the host removed from a room, kept out until `untilMs` (wall clock) by name and by resume token.
+public struct BanRecord: Equatable, Sendable {
+    /// The name as bans compare it (lowercased).
+    public var nameKey: String
+    /// The SHA-256 of their resume token, as `MemberRecord.tokenHash`.
+    public var tokenHash: String
+    public var untilMs: Int64
+
+    public init(nameKey: String, tokenHash: String, untilMs: Int64) {
+        self.nameKey = nameKey
+        self.tokenHash = tokenHash
+        self.untilMs = untilMs
+    }
 }
 
 /// A room as it comes back from a store at start-up.
@@ -168,9 +185,12 @@ public struct StoredRoom: Equatable, Sendable {
     public var record: RoomRecord
     public var members: [MemberRecord]
     public var passcode: String?
-    public init(record: RoomRecord, members: [MemberRecord], passcode: String?) {
+    /// Whom the host removed, as the store last heard; bans that have ended may be among them.
+    public var bans: [BanRecord]
+    public init(record: RoomRecord, members: [MemberRecord], passcode: String?, bans: [BanRecord] = []) {
         self.record = record
         self.members = members
         self.passcode = passcode
+        self.bans = bans
     }
 }

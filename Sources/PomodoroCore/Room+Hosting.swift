@@ -26,6 +26,7 @@ extension Room {
         }
         bans.forgetEnded(at: now)
         bans.ban(name: member.name, tokenHash: member.tokenHash, until: now + policy.removalBan)
+        pending.bansChanged()
         remove(target, reason: .removed, into: &outcome)
         roomMayBeQuiet(now)
         changed(&outcome)

@@ -21,6 +21,8 @@ extension Room {
         for member in saved {
             changes.append(.saveMember(self.id, memberRecord(member, wallOffsetNanoseconds: offset)))
         }
+        // After the room's row, which a removal always changes: a store keeps bans with their room.
+        if taken.bansDirty { changes.append(.saveBans(self.id, banRecords(wallOffsetNanoseconds: offset))) }
         for entry in taken.journal {
             switch entry {
             case let .focusCompleted(startedAt, endedAt, length, participants):
@@ -55,6 +57,11 @@ extension Room {
             scheduledRun: scheduledRun)
     }
 
+    /// The bans that run, as a store holds them (`Room(restoring:…, bans:)` brings them back).
+    public func banRecords(wallOffsetNanoseconds offset: Int64) -> [BanRecord] {
+        bans.records { Self.wallMs($0, offset) }
+    }
+
     /// Every member's row, in join order, as a store holds them.
     public func memberRecords(wallOffsetNanoseconds offset: Int64) -> [MemberRecord] {
         roster.inOrder.map { memberRecord($0, wallOffsetNanoseconds: offset) }
@@ -71,8 +78,9 @@ extension Room {
     ///
     /// `now` and `wallOffsetNanoseconds` are this run's clock: stored wall-clock times become instants on
     /// it, so a deadline that was 10 minutes away when the last run wrote it is `endsAt - now` away now.
-    public init(restoring record: RoomRecord, members stored: [MemberRecord], policy: RoomPolicy = .standard,
-                now: Instant, wallOffsetNanoseconds offset: Int64) {
+    /// Bans kept by the store that ended by `now` are dropped; the others keep their wall-clock end.
+    public init(restoring record: RoomRecord, members stored: [MemberRecord], bans storedBans: [BanRecord] = [],
+                policy: RoomPolicy = .standard, now: Instant, wallOffsetNanoseconds offset: Int64) {
         func instant(_ ms: Int64) -> Instant { Instant(nanoseconds: ms * 1_000_000 - offset) }
         self.init(id: record.id, settings: record.settings, policy: policy, controlMode: record.controlMode,
                   now: now)
@@ -92,6 +100,7 @@ extension Room {
         wallOffsetNanoseconds = offset
         access = HostRules(mode: record.controlMode, host: record.host)
         roster = Roster(nextMemberNumber: record.nextMemberNumber)
+        bans = Bans(restoring: storedBans, instant: instant, now: now)
         credit = FocusCredit(creditedUntil: record.focusCreditedUntilMs.map(instant),
                              focusStartedAt: record.focusStartedAtMs.map(instant))
         for row in stored.sorted(by: { $0.joinOrder < $1.joinOrder }) {

@@ -55,16 +55,16 @@ extension PostgresRows {
 }
 
 extension PostgresRoomStore {
-    /// The room row's columns up to schema v6; v7 adds `RoomRunColumns`. (Tests write an older server's
+    /// The room row's columns up to schema v7; v8 adds `RoomRunColumns`. (Tests write an older server's
     /// rows with these.)
-    static let roomColumnsBeforeV7 = [
+    static let roomColumnsBeforeV8 = [
         "id", "focus_s", "short_break_s", "long_break_s", "long_break_every", "auto_start",
         "pending_focus_s", "pending_short_break_s", "pending_long_break_s", "pending_long_break_every",
         "pending_auto_start", "phase", "timer_kind", "timer_ms", "phase_length_ms", "cycle",
         "focus_completed", "focus_ns", "interruptions", "control_mode", "host", "next_member_number",
         "focus_started_at_ms", "focus_credited_until_ms", "seq", "passcode",
     ]
-    private static let roomColumns = roomColumnsBeforeV7 + RoomRunColumns.columns
+    private static let roomColumns = roomColumnsBeforeV8 + RoomRunColumns.columns
     private static let memberColumns = [
         "room_id", "id", "ord", "name", "token_sha256", "task", "away", "connected",
         "focus_completed", "focus_ns", "interruptions", "session_focus_ms", "credited_since_ms",
@@ -119,7 +119,21 @@ extension PostgresRoomStore {
             for schedule in schedules {
                 try connection.query(insertScheduleSQL, values(of: ScheduleRow(schedule), in: room))
             }
+        case let .saveBans(room, bans):
+            try connection.query("DELETE FROM room_ban WHERE room_id = $1", [room.rawValue])
+            for (ord, ban) in bans.enumerated() {
+                try connection.query("""
+                    INSERT INTO room_ban (room_id, ord, name_key, token_sha256, until_ms) VALUES ($1, $2, $3, $4, $5)
+                    """, [room.rawValue, String(ord), ban.nameKey, ban.tokenHash, String(ban.untilMs)])
+            }
         }
+    }
+
+    // MARK: Bans
+
+    static func ban(from row: Row) throws(StoreError) -> BanRecord {
+        BanRecord(nameKey: try row.string("name_key"), tokenHash: try row.string("token_sha256"),
+                  untilMs: try row.int64("until_ms"))
     }
 
     // MARK: Schedules
@@ -250,7 +264,7 @@ extension PostgresRoomStore {
     // MARK: Rooms
 
     private static func values(of room: RoomRecord, passcode: String?) -> [String?] {
-        valuesBeforeV7(of: room, passcode: passcode) + RoomRunColumns(room).values.map { value -> String? in
+        valuesBeforeV8(of: room, passcode: passcode) + RoomRunColumns(room).values.map { value -> String? in
             switch value {
             case .text(let text): text
             case .integer(let number): number.map { String($0) }
@@ -259,8 +273,8 @@ extension PostgresRoomStore {
         }
     }
 
-    /// The values of `roomColumnsBeforeV7`.
-    static func valuesBeforeV7(of room: RoomRecord, passcode: String?) -> [String?] {
+    /// The values of `roomColumnsBeforeV8`.
+    static func valuesBeforeV8(of room: RoomRecord, passcode: String?) -> [String?] {
         let pending = room.pendingSettings
         let (timerKind, timerMs): (String, Int64?) = switch room.timer {
         case .idle: ("idle", nil)

@@ -175,9 +175,21 @@ extension PostgresRoomStore {
                 PRIMARY KEY (room_id, id)
             );
             """),
+        // Whom the host removed from a room, until when: a restart keeps them out as the running server did.
+        // A row that has ended is harmless (the room drops it on loading) and goes with the next removal.
+        Migration(version: "v7", sql: """
+            CREATE TABLE room_ban (
+                room_id text NOT NULL REFERENCES room(id) ON DELETE CASCADE,
+                ord bigint NOT NULL,
+                name_key text NOT NULL,
+                token_sha256 text NOT NULL,
+                until_ms bigint NOT NULL,
+                PRIMARY KEY (room_id, ord)
+            );
+            """),
         // A clock-aligned room's zone (and its pending settings'), and the scheduled run under way
         // (RoomRunColumns): a restart in the middle of a set carries on with it.
-        Migration(version: "v7", sql: """
+        Migration(version: "v8", sql: """
             ALTER TABLE room
                 ADD COLUMN aligned_zone text,
                 ADD COLUMN pending_aligned_zone text,

@@ -204,35 +204,42 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
     // Text is ordered `COLLATE "C"`: byte order, as SQLite's, whatever collation the database was made with.
 
     public func loadRooms() throws(StoreError) -> [StoredRoom] {
-        let (rooms, members) = try withReader("loading rooms") { connection throws(PostgresError) in
+        let (rooms, members, bans) = try withReader("loading rooms") { connection throws(PostgresError) in
             try Self.snapshot(connection) { () throws(PostgresError) in
                 (try connection.query("SELECT * FROM room ORDER BY id COLLATE \"C\""),
-                 try connection.query("SELECT * FROM member ORDER BY room_id COLLATE \"C\", ord, id COLLATE \"C\""))
+                 try connection.query("SELECT * FROM member ORDER BY room_id COLLATE \"C\", ord, id COLLATE \"C\""),
+                 try connection.query("SELECT * FROM room_ban ORDER BY room_id COLLATE \"C\", ord"))
             }
         }
         var byRoom: [String: [MemberRecord]] = [:]
         for row in members.rows { byRoom[try row.string("room_id"), default: []].append(try Self.member(from: row)) }
+        var bansByRoom: [String: [BanRecord]] = [:]
+        for row in bans.rows { bansByRoom[try row.string("room_id"), default: []].append(try Self.ban(from: row)) }
         var result: [StoredRoom] = []
         for row in rooms.rows {
             let record = try Self.room(from: row)
             result.append(StoredRoom(record: record, members: byRoom[record.id.rawValue] ?? [],
-                                     passcode: try row.text("passcode")))
+                                     passcode: try row.text("passcode"), bans: bansByRoom[record.id.rawValue] ?? []))
         }
         return result
     }
 
     public func loadRoom(_ id: RoomID) throws(StoreError) -> StoredRoom? {
-        let (rooms, members) = try withReader("loading room \(id)") { connection throws(PostgresError) in
+        let (rooms, members, bans) = try withReader("loading room \(id)") { connection throws(PostgresError) in
             try Self.snapshot(connection) { () throws(PostgresError) in
                 (try connection.query("SELECT * FROM room WHERE id = $1", [id.rawValue]),
                  try connection.query("SELECT * FROM member WHERE room_id = $1 ORDER BY ord, id COLLATE \"C\"",
-                                      [id.rawValue]))
+                                      [id.rawValue]),
+                 try connection.query("SELECT * FROM room_ban WHERE room_id = $1 ORDER BY ord", [id.rawValue]))
             }
         }
         guard let row = rooms.rows.first else { return nil }
         var list: [MemberRecord] = []
         for member in members.rows { list.append(try Self.member(from: member)) }
-        return StoredRoom(record: try Self.room(from: row), members: list, passcode: try row.text("passcode"))
+        var banList: [BanRecord] = []
+        for ban in bans.rows { banList.append(try Self.ban(from: ban)) }
+        return StoredRoom(record: try Self.room(from: row), members: list, passcode: try row.text("passcode"),
+                          bans: banList)
     }
 
     public func loadSchedules() throws(StoreError) -> [RoomID: [Schedule]] {

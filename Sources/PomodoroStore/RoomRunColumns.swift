@@ -1,6 +1,6 @@
 import PomodoroCore
 
-/// The room row's columns of schema v7, as plain values, the same in every store: the zone an aligned
+/// The room row's columns of schema v8, as plain values, the same in every store: the zone an aligned
 /// room keeps to (and its pending settings'), and the scheduled run under way, so that a restart in the
 /// middle of a set carries on with it.
 ///

@@ -69,7 +69,21 @@ extension SQLiteRoomStore {
                 try db.execute(sql: insertScheduleSQL,
                                arguments: StatementArguments(values(of: ScheduleRow(schedule), in: room)))
             }
+        case let .saveBans(room, bans):
+            try db.execute(sql: "DELETE FROM room_ban WHERE room_id = ?", arguments: [room.rawValue])
+            for (ord, ban) in bans.enumerated() {
+                try db.execute(sql: """
+                    INSERT INTO room_ban (room_id, ord, name_key, token_sha256, until_ms) VALUES (?, ?, ?, ?, ?)
+                    """, arguments: [room.rawValue, ord, ban.nameKey, ban.tokenHash, ban.untilMs])
+            }
         }
+    }
+
+    // MARK: Bans
+
+    static func ban(from row: Row) throws -> BanRecord {
+        BanRecord(nameKey: try row.decode(forColumn: "name_key"), tokenHash: try row.decode(forColumn: "token_sha256"),
+                  untilMs: try row.decode(forColumn: "until_ms"))
     }
 
     // MARK: Schedules

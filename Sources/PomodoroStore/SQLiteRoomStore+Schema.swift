@@ -227,9 +227,24 @@ extension SQLiteRoomStore {
                 """)
         }
 
+        // Whom the host removed from a room, until when: a restart keeps them out as the running server did.
+        // A row that has ended is harmless (the room drops it on loading) and goes with the next removal.
+        migrator.registerMigration("v7") { db in
+            try db.execute(sql: """
+                CREATE TABLE room_ban (
+                    room_id TEXT NOT NULL REFERENCES room(id) ON DELETE CASCADE,
+                    ord INTEGER NOT NULL,
+                    name_key TEXT NOT NULL,
+                    token_sha256 TEXT NOT NULL,
+                    until_ms INTEGER NOT NULL,
+                    PRIMARY KEY (room_id, ord)
+                ) WITHOUT ROWID;
+                """)
+        }
+
         // A clock-aligned room's zone (and its pending settings'), and the scheduled run under way
         // (RoomRunColumns): a restart in the middle of a set carries on with it.
-        migrator.registerMigration("v7") { db in
+        migrator.registerMigration("v8") { db in
             try db.execute(sql: """
                 ALTER TABLE room ADD COLUMN aligned_zone TEXT;
                 ALTER TABLE room ADD COLUMN pending_aligned_zone TEXT;

@@ -107,10 +107,15 @@ public final class SQLiteRoomStore: RoomStore {
                 for row in try Row.fetchAll(db, sql: "SELECT * FROM member ORDER BY room_id, ord, id") {
                     members[try row.decode(forColumn: "room_id"), default: []].append(try Self.member(from: row))
                 }
+                var bans: [String: [BanRecord]] = [:]
+                for row in try Row.fetchAll(db, sql: "SELECT * FROM room_ban ORDER BY room_id, ord") {
+                    bans[try row.decode(forColumn: "room_id"), default: []].append(try Self.ban(from: row))
+                }
                 return try Row.fetchAll(db, sql: "SELECT * FROM room ORDER BY id").map { row in
                     let record = try Self.room(from: row)
                     return StoredRoom(record: record, members: members[record.id.rawValue] ?? [],
-                                      passcode: try row.decode(forColumn: "passcode"))
+                                      passcode: try row.decode(forColumn: "passcode"),
+                                      bans: bans[record.id.rawValue] ?? [])
                 }
             }
         }
@@ -155,8 +160,10 @@ public final class SQLiteRoomStore: RoomStore {
                 else { return nil }
                 let members = try Row.fetchAll(db, sql: "SELECT * FROM member WHERE room_id = ? ORDER BY ord, id",
                                                arguments: [id.rawValue]).map(Self.member(from:))
+                let bans = try Row.fetchAll(db, sql: "SELECT * FROM room_ban WHERE room_id = ? ORDER BY ord",
+                                            arguments: [id.rawValue]).map(Self.ban(from:))
                 return StoredRoom(record: try Self.room(from: row), members: members,
-                                  passcode: try row.decode(forColumn: "passcode"))
+                                  passcode: try row.decode(forColumn: "passcode"), bans: bans)
             }
         }
     }

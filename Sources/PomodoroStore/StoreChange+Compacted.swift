@@ -15,6 +15,7 @@ extension Array where Element == StoreChange {
             case .saveMember(let room, let member): .member(room, member.id)
             case .removeMember(let room, let member): .member(room, member)
             case .saveSchedules(let room, _): .schedules(room)
+            case .saveBans(let room, _): .bans(room)
             case .focusCompleted, .interrupted: nil
             }
         }
@@ -29,9 +30,10 @@ extension Array where Element == StoreChange {
     }
 }
 
-/// The rows a change writes over: a room's, a member's, or a room's schedules.
+/// The rows a change writes over: a room's, a member's, a room's schedules, or a room's bans.
 private enum RowKey: Hashable {
     case room(RoomID)
     case member(RoomID, MemberID)
     case schedules(RoomID)
+    case bans(RoomID)
 }

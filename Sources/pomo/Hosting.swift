@@ -16,14 +16,15 @@ enum Hosting {
     /// What to send, decided from the room as the welcome shows it: a message, or why not (a usage error).
     typealias Decide = @Sendable (SnapshotPayload, _ me: String, LimitsPayload) -> Result<ClientMessage, ValidationError>
 
-    static func perform(verb: String, room: String, options: HostOptions, decide: @escaping Decide) async throws {
+    static func perform(verb: String, key: Character, room: String, options: HostOptions,
+                        decide: @escaping Decide) async throws {
         let address = try options.server.address()
         let environment = ProcessInfo.processInfo.environment
         guard let stored = StateFile.location(environment: environment, server: address, room: room)?.load() else {
             throw fail("only the host may \(verb), as the member pomo join keeps: run pomo join \(room) first",
                        status: PomoExit.refused)
         }
-        try await lookFirst(at: room, for: stored.member, verb: verb, options: options)
+        try await lookFirst(at: room, for: stored, verb: verb, key: key, options: options)
         let session: RoomSession
         do {
             session = try RoomSession(address: address, configuration: SessionConfiguration(
@@ -60,7 +61,7 @@ enum Hosting {
                 guard you.resumed else {
                     // The stored member is gone (left, timed out, removed): this is a new member, not the host.
                     session.send(.leave, ref: .string("leave"))
-                    finish(fail("pomo join's member is no longer in \(room): join it again first", status: PomoExit.refused))
+                    finish(fail(membershipEnded(stored, room: room), status: PomoExit.refused))
                     continue
                 }
                 guard snapshot.host == you.id else {
@@ -95,32 +96,59 @@ enum Hosting {
         if end == .stopped {
             throw fail("no answer from \(address) within \(Int(options.timeout)) s", status: PomoExit.unavailable)
         }
+        // A locked room lets a member's token in without the passcode, so a stored token refused for want of
+        // one (or removed, banned) belongs to a membership the server no longer has.
+        if case .refused(let code, _) = end, [.badPasscode, .banned].contains(code) {
+            throw fail(membershipEnded(stored, room: room), status: PomoExit.refused)
+        }
         if let failure = failure(for: end, address: address, room: room) { throw failure }
     }
 
     /// Looks at the room as a short-lived visitor before resuming `member`, so that neither a running
     /// `pomo join` of that member is taken over nor a member who is not the host is resumed for nothing.
-    static func lookFirst(at room: String, for member: String, verb: String, options: HostOptions) async throws {
-        guard let snapshot = await look(at: room, options: options) else { return }
+    static func lookFirst(at room: String, for stored: StateFile.Contents, verb: String, key: Character,
+                          options: HostOptions) async throws {
+        guard let snapshot = try await look(at: room, options: options) else { return }
+        let member = stored.member
         let name = { (id: String) in snapshot.members.first { $0.id == id }?.name ?? id }
+        // (A big room lists only its first members: the welcome below tells then.)
+        guard snapshot.membersTruncated || snapshot.members.contains(where: { $0.id == member }) else {
+            throw fail(membershipEnded(stored, room: room), status: PomoExit.refused)
+        }
         if snapshot.host != member {
             throw fail("only the host may \(verb) in \(room), and pomo join's member \(name(member)) is not the host"
                        + (snapshot.host.map { " (\(name($0)) is)" } ?? ""), status: PomoExit.refused)
         }
         if snapshot.members.first(where: { $0.id == member })?.connected == true {
-            throw fail("pomo join is in \(room) as \(name(member)) now: this would take it over. Quit it (q) and "
-                       + "run this again within the grace period", status: PomoExit.refused)
+            // Resuming the member would take it over from the running `pomo join`, which then exits.
+            throw fail("pomo join is in \(room) as \(name(member)) now, and this command would take its place: "
+                       + "press \(key) in that pomo join instead (? lists the host's keys), or quit it (q) and run "
+                       + "this again within the server's grace period (2 minutes by default)", status: PomoExit.refused)
         }
+    }
+
+    /// Why the stored member cannot act: the server no longer has it (it left, its grace period passed after
+    /// `pomo join` quit, or the host removed it), so a resume would make a new member, not the host.
+    static func membershipEnded(_ stored: StateFile.Contents, room: String) -> String {
+        "the membership pomo join kept in \(room) (\(stored.name), \(stored.member)) has ended: the server let it "
+            + "go (it left, was removed, or its grace period passed after pomo join quit), so it is not the host "
+            + "any more. pomo join \(room) joins again as a new member; the host role stays with whoever has it now"
     }
 
     /// The room as a visitor sees it on joining (and leaving at once), or nil when the visitor is not let in
     /// (a locked room and no passcode given: the member's token gets in without one, so the command goes on
-    /// without looking) or gets no answer.
-    static func look(at room: String, options: HostOptions) async -> SnapshotPayload? {
-        guard let address = try? options.server.address(),
-              let session = try? RoomSession(address: address, configuration: SessionConfiguration(
+    /// without looking). No answer at all stops the command: going on blind could take over a running
+    /// `pomo join`.
+    static func look(at room: String, options: HostOptions) async throws -> SnapshotPayload? {
+        let address = try options.server.address()
+        let session: RoomSession
+        do {
+            session = try RoomSession(address: address, configuration: SessionConfiguration(
                 room: room, name: options.visit.name, token: nil, passcode: options.server.effectivePasscode,
-                reconnect: nil, connectTimeoutMs: Int64(options.timeout * 1000))) else { return nil }
+                reconnect: nil, connectTimeoutMs: Int64(options.timeout * 1000)))
+        } catch {
+            throw fail("cannot start the WebSocket client: \(error)", status: PomoExit.unavailable)
+        }
         let sessionTask = Task { await session.run() }
         let timer = Task {
             try? await Task.sleep(for: .milliseconds(Int64(options.timeout * 1000)))
@@ -128,19 +156,30 @@ enum Hosting {
         }
         defer { timer.cancel() }
         var seen: SnapshotPayload?
+        var answered = false
+        var end = SessionEnd.stopped
         for await event in session.events {
+            if case .ended(let why) = event { end = why }
+            if case .ended(.refused) = event { answered = true }
             guard case let .message(message, _, _) = event else { continue }
             switch message {
             case .welcome(_, let snapshot, _, _, _):
+                answered = true
                 seen = snapshot
                 session.send(.leave, ref: .string("leave"))
             case .ok("leave", _, _), .error:
+                answered = true
                 session.stop()
             default:
                 break
             }
         }
         _ = await sessionTask.value
+        guard answered else {
+            if case .unreachable = end, let failure = failure(for: end, address: address, room: room) { throw failure }
+            throw fail("no answer from \(address) within \(Int(options.timeout)) s; nothing was changed",
+                       status: PomoExit.unavailable)
+        }
         return seen
     }
 
@@ -180,9 +219,10 @@ struct HostOptions: ParsableArguments {
 extension Hosting {
     static let asTheHost = """
         Only the host may do this. pomo acts as the member pomo join keeps for this server and room (run \
-        pomo join ROOM first, and quit it: a running pomo join is not taken over, the command refuses; in a \
-        locked room give --passcode too, or pomo cannot look first); that \
-        member shows as disconnected afterwards until pomo join takes it back, within the grace period.
+        pomo join ROOM first, and quit it: a running pomo join is not taken over, the command refuses and \
+        names the key that does the same in pomo join; in a locked room give --passcode too, or pomo cannot \
+        look first); that member shows as disconnected afterwards until pomo join takes it back, within the \
+        grace period. Once the grace period has passed the membership has ended and the command says so.
         """
 
     struct Passcode: AsyncParsableCommand {
@@ -215,7 +255,7 @@ extension Hosting {
         func run() async throws {
             let passcode = passcode
             try await Hosting.perform(verb: passcode == nil ? "remove the passcode" : "change the passcode",
-                                      room: room, options: options) { _, _, limits in
+                                      key: "p", room: room, options: options) { _, _, limits in
                 if let passcode, !(limits.minPasscodeLength...limits.maxPasscodeLength).contains(passcode.count) {
                     return .failure(ValidationError("a passcode has \(limits.minPasscodeLength)–\(limits.maxPasscodeLength) characters"))
                 }
@@ -244,7 +284,7 @@ extension Hosting {
 
         func run() async throws {
             let member = member
-            try await Hosting.perform(verb: "remove \(member)", room: room, options: options) { snapshot, me, _ in
+            try await Hosting.perform(verb: "remove \(member)", key: "k", room: room, options: options) { snapshot, me, _ in
                 Hosting.member(member, in: snapshot).flatMap { id in
                     id == me ? .failure(ValidationError("the host cannot remove themselves: leave instead"))
                         : .success(.kick(member: id))
@@ -272,7 +312,8 @@ extension Hosting {
 
         func run() async throws {
             let mode = mode.mode
-            try await Hosting.perform(verb: "change who controls the timer", room: room, options: options) { snapshot, _, _ in
+            try await Hosting.perform(verb: "change who controls the timer", key: "c", room: room,
+                                      options: options) { snapshot, _, _ in
                 snapshot.control == mode ? .failure(ValidationError("\(snapshot.room) is already in \(mode.rawValue) mode"))
                     : .success(.control(mode: mode))
             }
@@ -297,7 +338,8 @@ extension Hosting {
 
         func run() async throws {
             let member = member
-            try await Hosting.perform(verb: "hand the host role to \(member)", room: room, options: options) { snapshot, me, _ in
+            try await Hosting.perform(verb: "hand the host role to \(member)", key: "h", room: room,
+                                      options: options) { snapshot, me, _ in
                 Hosting.member(member, in: snapshot).flatMap { id in
                     id == me ? .failure(ValidationError("you are the host already")) : .success(.handOff(member: id))
                 }

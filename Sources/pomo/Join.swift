@@ -18,6 +18,15 @@ struct Join: AsyncParsableCommand {
               1 3 5   add that many minutes       t       my task (enter saves, esc drops)
               a       away / back                 m       bell and notifications off / on
               q       quit (Ctrl-C too; Ctrl-Z suspends)
+              ?       the list of keys on the screen (any key closes it)
+
+            THE HOST'S KEYS (on the host's screen only; anyone else is refused):
+              p       a new passcode, then enter; an empty enter removes it
+              k       remove a member: their number in the list or name, then enter
+                      (they may not join again for 10 minutes)
+              c       switch the controls between anyone and host only
+              h       hand the host role to a member, picked as with k
+              esc     drops a prompt without doing anything
 
             At the end of a phase: the terminal bell (unless --no-bell), a line in the view, and a desktop \
             notification through notify-send when it is installed. `m` silences both, and pomo remembers it \

@@ -31,6 +31,12 @@ import Testing
         try tmux.press("Enter")
         try await tmux.waitFor("\(name) live") { $0.contains("● live") && $0.contains("\(name) (you)") }
         if !stay {
+            // A member who never sent anything keeps their place for the server's short silent grace only
+            // (10 s): a task said first gives them the whole grace period, however slow the machine.
+            try tmux.press("t")
+            try tmux.type("on call")
+            try tmux.press("Enter")
+            try await tmux.waitFor("\(name)'s task") { $0.contains("\(name) (you)  on call") }
             try tmux.press("q")
             try await tmux.waitFor("\(name)'s pomo to exit") { $0.contains("pomo-exited-0") }
         }
@@ -107,5 +113,77 @@ import Testing
         #expect(unlock.status == 0 && unlock.output.contains("open"), "\(unlock)")
         let anyone = try await pomo(["status", room], as: ivo)
         #expect(anyone.status == 0, "\(anyone)")
+    }
+
+    /// The host's keys in `pomo join` (k, p, c, ?) as a user presses them in tmux, and the one-shot commands
+    /// around a running `pomo join` (they name the key instead of taking it over) and after the grace period
+    /// (they say the stored membership has ended).
+    @Test func theHostUsesTheKeysInPomoJoinAndTheCommandsSayWhatToDo() async throws {
+        let server = try ServerProcess(arguments: ["--reconnect-grace", "2"])
+        defer { server.stop() }
+        let room = "keys-\(UInt16.random(in: 0...UInt16.max))"
+        let hana = Self.stateFolder("hana"), ivo = Self.stateFolder("ivo"), jun = Self.stateFolder("jun")
+        defer { for folder in [hana, ivo, jun] { try? FileManager.default.removeItem(atPath: folder) } }
+        func pomo(_ arguments: [String], as state: String) async throws -> ProcessResult {
+            try await runPomo(arguments + ["--server", server.url], environment: Self.environment(state))
+        }
+
+        let hanaView = try await Self.joined("Hana", room: room, passcode: "old soup", server: server, state: hana, stay: true)
+        defer { hanaView.kill() }
+        let ivoView = try await Self.joined("Ivo", room: room, passcode: "old soup", server: server, state: ivo, stay: true)
+        defer { ivoView.kill() }
+        let junView = try await Self.joined("Jun", room: room, passcode: "old soup", server: server, state: jun, stay: true)
+        defer { junView.kill() }
+        try await hanaView.waitFor("the host's keys") { $0.contains("p k c h host") }
+
+        // A one-shot command while Hana's pomo join runs: it names the key, and the view stays.
+        let busy = try await pomo(["kick", room, "Ivo", "--passcode", "old soup"], as: hana)
+        #expect(busy.status == 1 && busy.errors.contains("press k in that pomo join instead"), "\(busy)")
+        #expect(try hanaView.capture().contains("● live"), "Hana's pomo join was taken over")
+
+        // k: the others numbered, Ivo picked by number; Ivo's pomo join ends, told why.
+        try hanaView.press("k")
+        let picking = try await hanaView.waitFor("the pick prompt") { $0.contains("remove who? ›") && $0.contains("1 ● Ivo") }
+        #expect(picking.contains("2 ● Jun"), "\(picking)")
+        try hanaView.type("1")
+        try hanaView.press("Enter")
+        let ended = try await ivoView.waitFor("Ivo's pomo to end") { $0.contains("pomo-exited-1") }
+        #expect(ended.replacingOccurrences(of: "\n", with: "").contains("removed from \(room): the host removed you"), "\(ended)")
+        try await hanaView.waitFor("the removal") { $0.contains("the host removed Ivo") }
+        try await junView.waitFor("the removal, for Jun") { $0.contains("the host removed Ivo") }
+
+        // p: a new passcode; the old one is refused from then on.
+        try hanaView.press("p")
+        try await hanaView.waitFor("the passcode prompt") { $0.contains("new passcode ›") }
+        try hanaView.type("new soup")
+        try hanaView.press("Enter")
+        try await hanaView.waitFor("the new passcode") { $0.contains("You set a new passcode") }
+        let old = try await pomo(["status", room, "--passcode", "old soup"], as: jun)
+        #expect(old.status == 1 && old.errors.contains("bad_passcode"), "\(old)")
+
+        // c: host-only controls; Jun sees it.
+        try hanaView.press("c")
+        try await junView.waitFor("host-only controls") { $0.contains("Hana made the controls host-only") }
+
+        // ?: the list of keys, with the host's; any key closes it.
+        try hanaView.press("?")
+        try await hanaView.waitFor("the list of keys") { $0.contains("HOST ONLY") && $0.contains("remove a member") }
+        try hanaView.press("x")
+        try await hanaView.waitFor("the list closed") { !$0.contains("HOST ONLY") && $0.contains("p k c h host") }
+
+        // Hana quits; once her grace period (2 s here) has passed, the command says the membership has ended.
+        try hanaView.press("q")
+        try await hanaView.waitFor("Hana's pomo to exit") { $0.contains("pomo-exited-0") }
+        try await junView.waitFor("Hana's membership to end", timeout: 15) {
+            $0.contains("Hana timed out") || $0.contains("You are the host now")
+        }
+        let late = try await pomo(["passcode", room, "--remove", "--passcode", "new soup"], as: hana)
+        #expect(late.status == 1 && late.errors.contains("the membership pomo join kept in \(room) (Hana, m1) has ended"),
+                "\(late)")
+        // Without the passcode nothing can look first, and the stored token no longer opens the locked room.
+        let lateLocked = try await pomo(["control", room, "anyone"], as: hana)
+        #expect(lateLocked.status == 1 && lateLocked.errors.contains("(Hana, m1) has ended"), "\(lateLocked)")
+        let still = try await pomo(["status", room, "--passcode", "new soup"], as: jun)
+        #expect(still.status == 0, "the passcode was not removed: \(still)")
     }
 }

@@ -237,7 +237,8 @@ struct LivePomoTests {
         }
         let join = try await runPomo(["join", "--help"]).output
         for words in ["--name", "--no-bell", "--no-notify", "--color", "space", "reset", "task", "away", "quit",
-                      "notify-send", "NO_COLOR"] {
+                      "notify-send", "NO_COLOR", "THE HOST'S KEYS", "passcode", "remove a member", "host only",
+                      "hand the host role", "the list of keys"] {
             #expect(join.contains(words), "pomo join --help mentions \(words)")
         }
         let status = try await runPomo(["status", "--help"]).output

@@ -35,7 +35,8 @@ import Testing
             for line in screen.split(separator: "\n") {
                 #expect(TextWidth.of(String(line)) <= 40, "\(line)")
             }
-            #expect(screen.contains("space 開始 s 跳過 r 重設 ± 135 t a m q"), "\(screen)")
+            // Ada made the room, so she is its host: her keys take the labels' room at 40 columns.
+            #expect(screen.contains("space 開始 s r ± 135 t a m q p k c h"), "\(screen)")
             try tmux.press("Space")
             try await tmux.waitFor("a phase's end with the bell") { _ in (try? rang(tmux)) == true }
             try tmux.press("m")

@@ -17,13 +17,14 @@ final class ServerProcess: Sendable {
     /// A server started (and waited for until it serves) on a thread of its own.
     static func start() async throws -> ServerProcess { try await onOwnThread { try ServerProcess() } }
 
-    init() throws {
+    /// `arguments` go after the usual ones (`--reconnect-grace 2`, say).
+    init(arguments: [String] = []) throws {
         webRoot = NSTemporaryDirectory() + "pomo-web-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: webRoot, withIntermediateDirectories: true)
         process = try ProcessLauncher.start(ProcessLauncher.server,
                                             ["--port", "0", "--host", "127.0.0.1", "--web-root", webRoot,
                                              "--log-level", "warning", "--db", webRoot + "/pomodoro.sqlite",
-                                             "--min-focus", "1"],
+                                             "--min-focus", "1"] + arguments,
                                             errors: .discard)
         port = try process.waitUntilServing()
     }

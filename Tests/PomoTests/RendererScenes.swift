@@ -69,3 +69,32 @@ enum RendererScenes {
          ("running80x12", runningFocus, 80, 12), ("running30x8", runningFocus, 30, 8)]
     }
 }
+
+/// The host's scenes: the key line with the host's tools, their prompts, and the list of keys.
+extension RendererScenes {
+    /// The running focus, with me (Ada, m1) as the host of a locked room.
+    static func hosting(in language: Language, keys: [Key] = []) -> Dashboard {
+        let start = Fixture.serverEpoch - 700_300
+        var snapshot = Fixture.runningFocus(startedAt: start, at: Fixture.serverEpoch, cycle: 3, members: members)
+        snapshot.host = "m1"
+        snapshot.locked = true
+        var d = Fixture.dashboard(snapshot, words: Words(language))
+        for key in keys { _ = d.handle(key: key, at: Fixture.local(0)) }
+        return d
+    }
+
+    /// `k` pressed: the others are numbered, "2" typed.
+    static func pickingToRemove(in language: Language) -> Dashboard {
+        hosting(in: language, keys: [.character("k"), .character("2")])
+    }
+
+    /// `p` pressed, a new passcode typed.
+    static func typingPasscode(in language: Language) -> Dashboard {
+        hosting(in: language, keys: [.character("p")] + "new soup".map(Key.character))
+    }
+
+    /// `?` pressed by the host.
+    static func hostHelp(in language: Language) -> Dashboard {
+        hosting(in: language, keys: [.character("?")])
+    }
+}

@@ -44,6 +44,54 @@ import Testing
         #expect(back.memberID != ivo.memberID)
     }
 
+    /// The store hears of every ban (after the room's row it goes with), and a room brought back from its
+    /// rows on another boot's clock keeps a removed member out until the same wall-clock moment.
+    @Test func bansGoToTheStoreAndOutliveARestart() throws {
+        let offset: Int64 = 1_767_225_600_000_000_000 - ManualClock.origin.nanoseconds
+        var t = room()
+        let host = try t.add("Hana")
+        let ivo = try t.join("Ivo")
+        _ = t.room.takeStoreChanges(wallOffsetNanoseconds: offset, passcode: nil)
+        _ = try t.room.remove(ivo.memberID, by: host, now: t.now)
+        let changes = t.room.takeStoreChanges(wallOffsetNanoseconds: offset, passcode: nil)
+        let untilMs = (t.now + Self.ban).wallMilliseconds(offsetNanoseconds: offset)
+        let expected = [BanRecord(nameKey: "ivo", tokenHash: ivo.token.hash, untilMs: untilMs)]
+        let saved = changes.firstIndex { if case .saveBans(_, expected) = $0 { true } else { false } }
+        let room = changes.firstIndex { if case .saveRoom = $0 { true } else { false } }
+        #expect(saved != nil && room != nil && room! < saved!, "\(changes)")
+        // Nothing else to say about bans until the next removal.
+        t.advance(by: .seconds(1))
+        _ = try t.add("Jun")
+        #expect(!t.room.takeStoreChanges(wallOffsetNanoseconds: offset, passcode: nil)
+            .contains { if case .saveBans = $0 { true } else { false } })
+
+        // Another boot, 4 minutes after the removal: the monotonic clock starts elsewhere, the wall clock goes on.
+        let record = t.room.record(wallOffsetNanoseconds: offset)
+        let members = t.room.memberRecords(wallOffsetNanoseconds: offset)
+        let bootShift: Int64 = 9_000_000_000_000
+        let removedAt = t.now - .seconds(1)
+        func boot(after downtime: Duration) -> (Room, Instant) {
+            let now = Instant(nanoseconds: removedAt.nanoseconds - bootShift) + downtime
+            var policy = RoomPolicy.standard
+            policy.removalBan = Self.ban
+            var restored = Room(restoring: record, members: members, bans: expected, policy: policy, now: now,
+                                wallOffsetNanoseconds: offset + bootShift)
+            _ = restored.resumeAfterRestart(at: now)
+            return (restored, now)
+        }
+        var (back, now) = boot(after: .seconds(240))
+        #expect(caught { try back.join(name: "ivo", token: nil, freshToken: ResumeToken("fresh-1"), now: now) }
+                == .banned(remaining: Self.ban - .seconds(240)))
+        #expect(caught { try back.join(name: "Ivan", token: ivo.token, freshToken: ResumeToken("fresh-2"), now: now) }
+                == .banned(remaining: Self.ban - .seconds(240)))
+        #expect(back.banRecords(wallOffsetNanoseconds: offset + bootShift) == expected)
+        // A boot after the ban's end forgets it, and Ivo comes back as a new member.
+        (back, now) = boot(after: Self.ban)
+        #expect(back.banRecords(wallOffsetNanoseconds: offset + bootShift).isEmpty)
+        let again = try back.join(name: "Ivo", token: ivo.token, freshToken: ResumeToken("fresh-3"), now: now)
+        #expect(!again.resumed)
+    }
+
     @Test func onlyTheHostRemovesAndNeverThemselves() throws {
         var room = room()
         let host = try room.add("Hana")

@@ -59,7 +59,7 @@ extension StoreConformanceTests {
     }
 }
 
-/// The room's v7 columns kept alike by both stores: an aligned room's zones and a scheduled run under way.
+/// The room's v8 columns kept alike by both stores: an aligned room's zones and a scheduled run under way.
 extension StoreConformanceTests {
     static func roomsWithRunsAndZones() throws -> [RoomRecord] {
         let berlin = try ZoneName("Europe/Berlin")

@@ -278,6 +278,20 @@ struct CompactionTests {
         #expect(distinct.compacted() == distinct)
     }
 
+    @Test func aRoomsBansAreWrittenOnceTheLastListInTheFirstPlace() {
+        let first = [BanRecord(nameKey: "ivo", tokenHash: String(repeating: "a", count: 64), untilMs: 600_000)]
+        let both = first + [BanRecord(nameKey: "lin", tokenHash: String(repeating: "b", count: 64), untilMs: 700_000)]
+        let changes: [StoreChange] = [
+            .saveRoom(Sample.roomRecord(seq: 1), passcode: nil), .saveBans(Sample.room, first),
+            .saveRoom(Sample.roomRecord(seq: 2), passcode: nil), .saveBans(Sample.room, both),
+            .saveBans(roomID("team-b"), first),
+        ]
+        #expect(changes.compacted() == [
+            .saveRoom(Sample.roomRecord(seq: 2), passcode: nil), .saveBans(Sample.room, both),
+            .saveBans(roomID("team-b"), first),
+        ])
+    }
+
     /// Applied to a real store, the compacted group leaves the same rows as the changes one by one.
     @Test func aCompactedGroupLeavesTheSameRows() throws {
         let changes: [StoreChange] = [

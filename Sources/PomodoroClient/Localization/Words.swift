@@ -34,6 +34,12 @@ public enum Phrase: String, CaseIterable, Sendable {
     case errBinaryUnsupported, errInvalidState, errRoomFull, errReplaced, errShuttingDown, errRateLimited
     case errRoomLimit, errForbidden, errBadPasscode, errUnavailable, errStoreUnavailable, errNotFound, errInternal
     case errRemoved, errBanned, errObserver
+    // The host's tools (p k c h) and the list of keys (?)
+    case keyHelp, keyPasscode, keyRemove, keyControl, keyHandOff, keyHost
+    case nobodyElse, noPasscodeToRemove, passcodeLength, noSuchMember
+    case passcodePrompt, passcodeHintLong, passcodeHintShort, removePrompt, handOffPrompt, pickHintLong, pickHintShort
+    case helpTitle, helpClose, helpToggle, helpSkip, helpReset, helpExtend, helpAdd, helpTask, helpAway, helpMute
+    case helpQuit, helpHelp, helpHostTitle, helpPasscode, helpRemove, helpControl, helpHandOff
 }
 
 /// The phrases of one language, with `{name}` placeholders filled in.

@@ -21,6 +21,20 @@ public struct Dashboard: Sendable {
         case confirmReset
         /// `t` was pressed: typing my task.
         case editingTask(LineEditor)
+        /// `?` was pressed: the keys are listed until any key.
+        case help
+        /// The host pressed `p`: typing the new passcode (empty removes it).
+        case editingPasscode(LineEditor)
+        /// The host pressed `k` or `h`: picking a member by their number in the list, their name or id.
+        case pickingMember(HostPick, LineEditor)
+    }
+
+    /// What picking a member is for.
+    public enum HostPick: Hashable, Sendable {
+        /// Remove them from the room (`kick`).
+        case remove
+        /// Hand them the host role.
+        case handOff
     }
 
     /// A line of news: what happened last, or why a key did not work.
@@ -62,6 +76,18 @@ public struct Dashboard: Sendable {
         case task, away, quit
         /// The bell and notifications off, or on again.
         case silence
+        /// `?`: the list of keys.
+        case help
+        /// The host's tools: the passcode, removing a member, who may press the controls, handing the role on.
+        case passcode, removeMember, controlMode, handOff
+
+        /// Whether only the host may give the command.
+        public var isHostTool: Bool {
+            switch self {
+            case .passcode, .removeMember, .controlMode, .handOff: true
+            default: false
+            }
+        }
     }
 
     public let roomName: String
@@ -99,17 +125,19 @@ public struct Dashboard: Sendable {
 
     /// Whether a command makes sense now; keys for commands that do not are dimmed and do nothing.
     public func isEnabled(_ command: Command) -> Bool {
-        if command == .quit || command == .silence { return true }
+        if command == .quit || command == .silence || command == .help { return true }
         guard isLive, let snapshot = room.snapshot, let limits = room.limits else { return false }
         // In a host-only room the controls are the host's alone; task and presence stay everyone's.
         let mayControl = snapshot.control == .anyone || snapshot.host == room.myID
         switch command {
-        case .task, .away, .quit, .silence: return true
+        case .task, .away, .quit, .silence, .help: return true
+        case .passcode, .controlMode: return isHost
+        case .removeMember, .handOff: return isHost && !room.others.isEmpty
         case .toggle: return mayControl
         case .skip, .reset, .extend: guard mayControl else { return false }
         }
         switch command {
-        case .toggle, .task, .away, .quit, .silence: return true
+        case .toggle, .task, .away, .quit, .silence, .help, .passcode, .controlMode, .removeMember, .handOff: return true
         case .skip: return snapshot.phase != .idle
         case .reset: return !(snapshot.status == .idle && snapshot.cycle == 1)
         case .extend(let minutes):
@@ -119,6 +147,12 @@ public struct Dashboard: Sendable {
             return snapshot.status == .running ? true : snapshot.remainingMs > 0
         }
     }
+
+    /// Whether I hold the room's host role.
+    public var isHost: Bool { room.myID != nil && room.snapshot?.host == room.myID }
+
+    /// The members a host may pick by number (`k`, `h`): everyone but me, in the order the list shows them.
+    public var pickable: [MemberPayload] { room.others }
 
     /// Whether I am away, or asked to be and the server has not answered yet.
     public var awayRequestedOrShown: Bool { requestedAway?.away ?? room.iAmAway }
@@ -148,6 +182,33 @@ public struct Dashboard: Sendable {
             }
             flash = Notice(words(.resetCancelled), kind: .info, at: now)
             return []
+        case .help:
+            mode = .normal
+            return []
+        case .editingPasscode(var editor):
+            switch editor.handle(key) {
+            case .editing:
+                mode = .editingPasscode(editor)
+                return []
+            case .cancelled:
+                mode = .normal
+                return []
+            case .submitted(let text):
+                mode = .normal
+                return submitPasscode(text, at: now)
+            }
+        case .pickingMember(let pick, var editor):
+            switch editor.handle(key) {
+            case .editing:
+                mode = .pickingMember(pick, editor)
+                return []
+            case .cancelled:
+                mode = .normal
+                return []
+            case .submitted(let text):
+                mode = .normal
+                return submitPick(pick, text, at: now)
+            }
         case .editingTask(var editor):
             if key == .control("c") || key == .escape {
                 mode = .normal
@@ -168,6 +229,17 @@ public struct Dashboard: Sendable {
             }
         case .normal:
             guard let command = Self.command(for: key) else { return [] }
+            if command.isHostTool && isLive && !isHost {
+                // The server's own refusal (the protocol's one mapping of it), without asking the server.
+                let reason = words.language == .en ? ProtocolError(RoomError.forbidden).message : words.error(.forbidden)
+                flash = Notice(words(.refusedCommand, ["command": commandName(command), "reason": reason]).capitalizedFirst,
+                               kind: .error, at: now)
+                return []
+            }
+            if (command == .removeMember || command == .handOff) && isLive && pickable.isEmpty {
+                flash = Notice(words(.nobodyElse), kind: .info, at: now)
+                return []
+            }
             guard isEnabled(command) else {
                 if command != .quit && !isLive {
                     flash = Notice(words(.notConnected, ["command": commandName(command)]), kind: .info, at: now)
@@ -198,7 +270,63 @@ public struct Dashboard: Sendable {
                 let away = !awayRequestedOrShown
                 requestedAway = (away, nextRef)
                 return request(.presence(away: away), .keyAway)
+            case .help:
+                mode = .help
+                return []
+            case .passcode:
+                mode = .editingPasscode(LineEditor("", limit: room.limits?.maxPasscodeLength ?? 64))
+                return []
+            case .removeMember:
+                mode = .pickingMember(.remove, LineEditor("", limit: 64))
+                return []
+            case .handOff:
+                mode = .pickingMember(.handOff, LineEditor("", limit: 64))
+                return []
+            case .controlMode:
+                let next: ControlMode = room.snapshot?.control == .host ? .anyone : .host
+                return request(.control(mode: next), .keyControl)
             }
+        }
+    }
+
+    /// The passcode prompt's line: a new passcode within the server's lengths locks the room with it; an
+    /// empty line takes the passcode away.
+    private mutating func submitPasscode(_ text: String, at now: LocalInstant) -> [Effect] {
+        guard isLive, let limits = room.limits else { return [] }
+        if text.trimmingWhitespace().isEmpty {
+            guard room.snapshot?.locked == true else {
+                flash = Notice(words(.noPasscodeToRemove), kind: .info, at: now)
+                return []
+            }
+            return request(.passcode(nil), .keyPasscode)
+        }
+        guard (limits.minPasscodeLength...limits.maxPasscodeLength).contains(text.count) else {
+            flash = Notice(words(.passcodeLength, ["min": limits.minPasscodeLength, "max": limits.maxPasscodeLength]),
+                           kind: .error, at: now)
+            return []
+        }
+        return request(.passcode(text), .keyPasscode)
+    }
+
+    /// The member picked by `text`: their number in the list (`pickable`), their id, or their name in any case.
+    public func pick(_ text: String) -> MemberPayload? {
+        let text = text.trimmingWhitespace()
+        let others = pickable
+        if let number = Int(text) { return others.indices.contains(number - 1) ? others[number - 1] : nil }
+        if let byID = others.first(where: { $0.id == text }) { return byID }
+        let named = others.filter { $0.name.lowercased() == text.lowercased() }
+        return named.count == 1 ? named[0] : nil
+    }
+
+    private mutating func submitPick(_ pick: HostPick, _ text: String, at now: LocalInstant) -> [Effect] {
+        guard isLive, !text.trimmingWhitespace().isEmpty else { return [] }
+        guard let member = self.pick(text) else {
+            flash = Notice(words(.noSuchMember, ["who": text.trimmingWhitespace()]), kind: .error, at: now)
+            return []
+        }
+        switch pick {
+        case .remove: return request(.kick(member: member.id), .keyRemove)
+        case .handOff: return request(.handOff(member: member.id), .keyHandOff)
         }
     }
 
@@ -216,6 +344,11 @@ public struct Dashboard: Sendable {
         case .character("t"), .character("T"): .task
         case .character("a"), .character("A"): .away
         case .character("m"), .character("M"): .silence
+        case .character("?"): .help
+        case .character("p"), .character("P"): .passcode
+        case .character("k"), .character("K"): .removeMember
+        case .character("c"), .character("C"): .controlMode
+        case .character("h"), .character("H"): .handOff
         case .character("q"), .character("Q"), .control("c"), .control("d"): .quit
         default: nil
         }
@@ -232,6 +365,11 @@ public struct Dashboard: Sendable {
         case .away: words(.keyAway)
         case .quit: words(.keyQuit)
         case .silence: words(.keyMute)
+        case .help: words(.keyHelp)
+        case .passcode: words(.keyPasscode)
+        case .removeMember: words(.keyRemove)
+        case .controlMode: words(.keyControl)
+        case .handOff: words(.keyHandOff)
         }
     }
 

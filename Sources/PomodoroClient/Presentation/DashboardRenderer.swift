@@ -63,7 +63,8 @@ public enum DashboardRenderer {
         let digitText = Labels.clock(seconds: shownSeconds(dashboard, snapshot, now: now))
         let scale = BigDigits.width(of: digitText, scale: 2) <= inner ? 2
             : BigDigits.width(of: digitText, scale: 1) <= inner ? 1 : 0
-        let big = rows >= 18 && scale > 0
+        // The list of keys takes the members' place and the room the large digits would have.
+        let big = rows >= 18 && scale > 0 && dashboard.mode != .help
         if big {
             // Below 22 rows the timer gives up its inner blank lines so the members keep some room.
             let airy = rows >= 22
@@ -93,7 +94,9 @@ public enum DashboardRenderer {
         let memberRows = rows - lines.count - shownFooter.count - 2
         if memberRows >= 2 {
             lines.append(.blank)
-            lines += members(dashboard, snapshot, width: inner, rows: memberRows).map { $0.indented(by: margin) }
+            let middle = dashboard.mode == .help ? help(dashboard, width: inner, rows: memberRows)
+                : members(dashboard, snapshot, width: inner, rows: memberRows)
+            lines += middle.map { $0.indented(by: margin) }
         }
         while lines.count < rows - shownFooter.count { lines.append(.blank) }
         lines = Array(lines.prefix(rows - shownFooter.count)) + shownFooter
@@ -212,12 +215,23 @@ public enum DashboardRenderer {
         var lines = [spread(header, ScreenLine(words(.done), .dim), width: width)]
 
         func label(_ m: MemberPayload) -> String { m.id == me ? words(.youSuffix, ["name": m.name]) : m.name }
+        // While the host picks a member, the others are numbered as `Dashboard.pick` counts them.
+        var numbers: [String: Int] = [:]
+        if case .pickingMember = d.mode {
+            for (index, member) in d.pickable.enumerated() { numbers[member.id] = index + 1 }
+        }
+        let numberWidth = numbers.isEmpty ? 0 : String(numbers.count).count + 1
         let longest = ordered.map { TextWidth.of(label($0)) }.max() ?? 0
         let nameWidth = min(longest, width >= 60 ? 22 : 14)
-        let taskWidth = max(0, width - 2 - nameWidth - 2 - 2 - countWidth)
+        let taskWidth = max(0, width - numberWidth - 2 - nameWidth - 2 - 2 - countWidth)
         let fits = ordered.count <= rows - 1 ? ordered.count : max(0, rows - 2)
         for m in ordered.prefix(fits) {
             var line = ScreenLine()
+            if numberWidth > 0 {
+                let number = numbers[m.id].map(String.init) ?? ""
+                line.append(String(repeating: " ", count: numberWidth - 1 - number.count) + number + " ",
+                            TextStyle(color: .yellow, bold: true))
+            }
             let (dot, dotStyle): (String, TextStyle) =
                 m.present ? ("●", .color(.green)) : m.connected ? ("◐", .color(.yellow)) : ("○", .dim)
             line.append(dot, dotStyle)
@@ -267,6 +281,17 @@ public enum DashboardRenderer {
             notice.append(words(width >= 60 ? .editHintLong : .editHintShort), .dim)
             return [notice.truncated(to: width), settings.truncated(to: width), taskEditor(editor, prompt: words(.taskPrompt), width: width)]
         }
+        if case .editingPasscode(let editor) = d.mode {
+            notice.append(words(width >= 60 ? .passcodeHintLong : .passcodeHintShort), .dim)
+            return [notice.truncated(to: width), settings.truncated(to: width),
+                    taskEditor(editor, prompt: words(.passcodePrompt), width: width)]
+        }
+        if case .pickingMember(let pick, let editor) = d.mode {
+            notice.append(words(width >= 60 ? .pickHintLong : .pickHintShort), .dim)
+            let prompt = words(pick == .remove ? .removePrompt : .handOffPrompt)
+            return [notice.truncated(to: width), settings.truncated(to: width),
+                    taskEditor(editor, prompt: prompt, width: width)]
+        }
         if let n = d.notice(at: context.now) {
             notice.append(Labels.timeOfDay(epochMs: n.at.wallMs, utcOffsetSeconds: context.utcOffsetSeconds) + "  ", .dim)
             switch n.kind {
@@ -276,6 +301,31 @@ public enum DashboardRenderer {
             }
         }
         return [notice.truncated(to: width), settings.truncated(to: width), keyLine(d, width: width)]
+    }
+
+    /// The keys and what they do, in the members' place while `?` shows them; the host's tools only to the host.
+    static func help(_ d: Dashboard, width: Int, rows: Int) -> [ScreenLine] {
+        let words = d.words
+        let entries: [(String, Phrase)] = [
+            ("space", .helpToggle), ("s", .helpSkip), ("r", .helpReset), ("+ -", .helpExtend), ("1 3 5", .helpAdd),
+            ("t", .helpTask), ("a", .helpAway), ("m", .helpMute), ("q", .helpQuit),
+        ]
+        let hostEntries: [(String, Phrase)] = [("p", .helpPasscode), ("k", .helpRemove), ("c", .helpControl),
+                                               ("h", .helpHandOff)]
+        let keyWidth = 6
+        func line(_ key: String, _ phrase: Phrase) -> ScreenLine {
+            var line = ScreenLine()
+            line.append(key + String(repeating: " ", count: max(1, keyWidth - key.count)), .bold)
+            line.append(words(phrase))
+            return line.truncated(to: width)
+        }
+        var lines = [ScreenLine(words(.helpTitle), .bold)]
+        lines += entries.map(line)
+        if d.isHost {
+            lines.append(ScreenLine(words(.helpHostTitle), .bold))
+            lines += hostEntries.map(line)
+        }
+        return Array(lines.prefix(rows))
     }
 
     static func taskEditor(_ editor: LineEditor, prompt: String, width: Int) -> ScreenLine {
@@ -313,6 +363,9 @@ public enum DashboardRenderer {
             line.append(words(.keepsIt))
             return line.truncated(to: width)
         }
+        if d.mode == .help {
+            return ScreenLine(words(.helpClose), TextStyle(color: .yellow, bold: true)).truncated(to: width)
+        }
         struct Hint { var key: String; var label: String; var enabled: Bool }
         let toggle: Phrase = switch d.toggleLabel {
         case "pause": .keyPause
@@ -330,6 +383,9 @@ public enum DashboardRenderer {
             Hint(key: "m", label: words(d.silenced ? .keyUnmute : .keyMute), enabled: true),
             Hint(key: "q", label: words(.keyQuit), enabled: true),
         ]
+        // The host's tools, for the host alone.
+        let host = d.isHost
+        if host { hints.append(Hint(key: "p k c h", label: words(.keyHost), enabled: d.isLive)) }
         func build(gap: Int) -> ScreenLine {
             var line = ScreenLine()
             for (i, hint) in hints.enumerated() {
@@ -344,10 +400,15 @@ public enum DashboardRenderer {
         line = build(gap: 1)
         // Drop labels, least needed first; then the silence key (it is in `pomo join --help` too); the space
         // key's label goes last.
-        for index in [4, 3, 6, 5, 7, 8, 2, 1] where line.width > width {
+        // The host's label goes after the labels of the minute keys, before the others.
+        for index in (host ? [4, 3, 9, 6, 5, 7, 8, 2, 1] : [4, 3, 6, 5, 7, 8, 2, 1]) where line.width > width {
             if index == 4 { hints[4].key = "135" }
             if index == 3 { hints[3].key = "±" }
             hints[index].label = ""
+            line = build(gap: 1)
+        }
+        if host && line.width > width {
+            hints[9].key = "pkch"
             line = build(gap: 1)
         }
         if line.width > width {
