@@ -151,7 +151,10 @@ function showView(name) {
   els.landing.hidden = name !== 'landing';
   els.room.hidden = name !== 'room';
   els.roomBar.hidden = name !== 'room';
-  if (name === 'landing') view.clearTitle();
+  if (name === 'landing') {
+    view.clearTitle();
+    joinForm.lookUpNextSession();
+  }
 }
 
 /** Goes into the room. `access` ({ passcode, control }) is kept in memory by the connection only. */

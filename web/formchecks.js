@@ -32,7 +32,8 @@ export const LENGTH_FIELDS = Object.freeze(['focus', 'shortBreak', 'longBreak'])
 /**
  * The settings form's texts ({ focus, shortBreak, longBreak, longBreakEvery, autoStart }) as the settings to
  * send, or the first field out of bounds: { problem: { field, least, most } } for a length (in seconds),
- * { problem: { field: 'longBreakEvery' } } for the count.
+ * { problem: { field: 'longBreakEvery' } } for the count. `aligned`, a time zone, runs the room on that zone's
+ * clock; { problem: { field: 'aligned' } } when focus plus short break does not fit the hour.
  */
 export function settingsFrom(form, limits) {
   const settings = {};
@@ -48,5 +49,12 @@ export function settingsFrom(form, limits) {
   if (!Number.isInteger(every) || every < 1 || every > limits.maxLongBreakEvery) {
     return { problem: { field: 'longBreakEvery' } };
   }
-  return { settings: { ...settings, longBreakEvery: every, autoStart: !!form.autoStart } };
+  const result = { ...settings, longBreakEvery: every, autoStart: !!form.autoStart };
+  if (form.aligned) {
+    // On the clock: one focus and one short break must fill the hour exactly, or whole hours the day.
+    const cycle = settings.focus + settings.shortBreak;
+    if (!(3600 % cycle === 0 || (cycle % 3600 === 0 && 86400 % cycle === 0))) return { problem: { field: 'aligned' } };
+    result.aligned = form.aligned;
+  }
+  return { settings: result };
 }

@@ -6,6 +6,11 @@ import { setText } from './render.js';
 import { randomRoomName } from './roomname.js';
 import { joinProblem } from './formchecks.js';
 import { errorText } from './wording.js';
+import { upcoming } from './schedules.js';
+import { ROOM_PATTERN } from './address.js';
+
+/** How long typing in the room field rests before the room's next session is looked up. */
+const LOOKUP_DELAY_MS = 400;
 
 export function createJoinForm({ els, page, enterRoom }) {
   const limits = () => page.model.limits;
@@ -56,7 +61,39 @@ export function createJoinForm({ els, page, enterRoom }) {
     }
   }
 
+  let lookupTimer = null;
+  let lookedUp = null;
+
+  /** The room typed on the landing card: its next scheduled session under the field, from the schedules
+   *  API (nothing for a room without one, a locked room, or a server without a database). */
+  function lookUpNextSession() {
+    clearTimeout(lookupTimer);
+    const room = els.roomInput.value.trim();
+    if (!ROOM_PATTERN.test(room)) {
+      lookedUp = null;
+      els.landingNext.hidden = true;
+      return;
+    }
+    lookupTimer = setTimeout(async () => {
+      lookedUp = room;
+      let soonest = null;
+      try {
+        const response = await fetch(`/api/rooms/${encodeURIComponent(room)}/schedules`, { cache: 'no-store' });
+        if (response.ok) {
+          const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+          soonest = upcoming((await response.json()).schedules, { timeZone })[0] ?? null;
+        }
+      } catch {
+        soonest = null; // offline: nothing to say
+      }
+      if (lookedUp !== room || els.roomInput.value.trim() !== room) return; // typed on meanwhile
+      els.landingNext.hidden = !soonest;
+      setText(els.landingNext, soonest ? t('schedNext', { name: soonest.name, when: soonest.local }) : '');
+    }, LOOKUP_DELAY_MS);
+  }
+
   function wire(unlockAudio) {
+    els.roomInput.addEventListener('input', lookUpNextSession);
     els.joinForm.addEventListener('submit', (event) => {
       event.preventDefault();
       unlockAudio();
@@ -86,8 +123,12 @@ export function createJoinForm({ els, page, enterRoom }) {
       els.passcodeInput.type = show ? 'text' : 'password';
       els.showPasscode.setAttribute('aria-pressed', String(show));
     });
-    els.randomRoom.addEventListener('click', () => { els.roomInput.value = randomRoomName(); els.roomInput.focus(); });
+    els.randomRoom.addEventListener('click', () => {
+      els.roomInput.value = randomRoomName();
+      els.roomInput.focus();
+      lookUpNextSession();
+    });
   }
 
-  return { wire, ready, refused };
+  return { wire, ready, refused, lookUpNextSession };
 }

@@ -131,7 +131,8 @@ export function renderControls(els, room, joined, allowed = true) {
   for (const button of els.extendButtons) {
     const seconds = Number(button.dataset.extend);
     const tooLong = room && room.phaseLengthMs + seconds * 1000 > maxPhaseMs;
-    setDisabled(button, !may || status === 'idle' || !!tooLong);
+    // An aligned room keeps to the clock: the server refuses to extend it.
+    setDisabled(button, !may || status === 'idle' || !!tooLong || !!room?.settings?.aligned);
   }
 }
 
@@ -370,7 +371,8 @@ export function settingsSummary(s) {
     long: formatDurationShort(s.longBreak, minutesText),
     every: s.longBreakEvery,
   });
-  return s.autoStart ? `${parts} · ${t('autoOn')}` : parts;
+  const auto = s.autoStart ? `${parts} · ${t('autoOn')}` : parts;
+  return s.aligned ? `${auto} · ${t('alignedOn', { zone: s.aligned })}` : auto;
 }
 
 export function fillSettingsForm(els, s) {
@@ -379,6 +381,10 @@ export function fillSettingsForm(els, s) {
   els.setLong.value = formatDurationInput(s.longBreak);
   els.setEvery.value = String(s.longBreakEvery);
   els.setAuto.checked = !!s.autoStart;
+  els.setAligned.checked = !!s.aligned;
+  // An aligned room keeps its zone when saved again; a new one takes this browser's.
+  if (s.aligned) els.setAligned.dataset.zone = s.aligned;
+  else delete els.setAligned.dataset.zone;
 }
 
 export function renderSettings(els, room, dirty) {

@@ -12,8 +12,9 @@ const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /**
  * The form's values as a schedule object, or the first problem as { field, key } (a word for i18n.js).
- * `form` is {name, time, zone, kind: 'weekly'|'once', days: [...], date, sessions, warning}; empty
- * sessions runs until stopped. The server checks again (zone names, the date not past, its own bounds).
+ * `form` is {name, time, zone, kind: 'weekly'|'once', days: [...], date, sessions, warning, settings}; empty
+ * sessions runs until stopped; `settings` (a whole settings object, checked by the settings form's rules) is
+ * the session's own, null for the room's. The server checks again (zone names, the date not past, its bounds).
  */
 export function scheduleFromForm(form, { maxNameLength = 60 } = {}) {
   const name = String(form.name ?? '').trim();
@@ -43,7 +44,17 @@ export function scheduleFromForm(form, { maxNameLength = 60 } = {}) {
     if (!Number.isInteger(n) || n < 0 || n > 60) return { error: { field: 'warning', key: 'schedWarning' } };
     schedule.warning = n;
   }
+  if (form.settings) schedule.settings = form.settings;
   return { schedule };
+}
+
+/** A listed schedule as the form's values, to edit it (the inverse of `scheduleFromForm`). */
+export function formFromSchedule(schedule) {
+  return {
+    name: schedule.name, time: schedule.time, zone: schedule.zone,
+    kind: schedule.date ? 'once' : 'weekly', date: schedule.date ?? '', days: schedule.days ?? [],
+    sessions: schedule.sessions ?? '', warning: schedule.warning ?? 5, settings: schedule.settings ?? null,
+  };
 }
 
 /** The request for the panel's buttons: add, change (with id), switch, delete, list. */

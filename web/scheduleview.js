@@ -1,10 +1,15 @@
 // The Schedule card at work: asks the room's schedules once joined, draws them (the next sessions in this
-// browser's zone, a switch and a delete button each), sends the add form, and links the calendar feed.
+// browser's zone, a switch, an edit and a delete button each), sends the form (a new schedule, or the one
+// being edited, with its own lengths if it has them), and links the calendar feed.
 // The requests and the words are schedules.js's; the list is the room model's (roommodel.js).
 
 import { t } from './i18n.js';
 import { say } from './wording.js';
-import { scheduleFromForm, scheduleRequest, upcoming, daysText, calendarLinks, WEEKDAYS } from './schedules.js';
+import { formatDurationInput, formatDurationShort } from './clock.js';
+import { settingsFrom } from './formchecks.js';
+import {
+  scheduleFromForm, formFromSchedule, scheduleRequest, upcoming, daysText, calendarLinks, WEEKDAYS,
+} from './schedules.js';
 
 const byId = (id) => document.getElementById(id);
 
@@ -13,9 +18,68 @@ export function createScheduleView({ page, connection, notices }) {
     list: byId('schedule-list'), empty: byId('schedule-empty'), form: byId('schedule-form'),
     name: byId('schedule-name'), time: byId('schedule-time'), sessions: byId('schedule-sessions'),
     days: byId('schedule-days'), error: byId('schedule-error'), subscribe: byId('schedule-subscribe'),
-    next: byId('next-session'),
+    next: byId('next-session'), kind: byId('schedule-kind'), date: byId('schedule-date'),
+    warning: byId('schedule-warning'), own: byId('schedule-own'), settings: byId('schedule-settings'),
+    focus: byId('schedule-focus'), short: byId('schedule-short'), long: byId('schedule-long'),
+    every: byId('schedule-every'), submit: byId('schedule-add'), cancel: byId('schedule-cancel'),
   };
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+  /** The schedule being edited: its id and zone (kept as it was made), or null when adding. */
+  let editing = null;
+
+  function showKind() {
+    const once = els.kind.value === 'once';
+    els.date.hidden = !once;
+    els.days.hidden = once;
+    els.settings.hidden = !els.own.checked;
+  }
+
+  /** The form back to a new schedule. */
+  function stopEditing() {
+    editing = null;
+    els.form.reset();
+    for (const box of els.days.querySelectorAll('input')) box.checked = !['sat', 'sun'].includes(box.value);
+    els.submit.textContent = t('schedAdd');
+    els.cancel.hidden = true;
+    els.error.textContent = '';
+    showKind();
+  }
+
+  /** Fills the form with a listed schedule; the next submit changes it. */
+  function edit(entry) {
+    const form = formFromSchedule(entry.schedule);
+    editing = { id: entry.id, zone: form.zone };
+    els.name.value = form.name;
+    els.time.value = form.time;
+    els.kind.value = form.kind;
+    els.date.value = form.date;
+    for (const box of els.days.querySelectorAll('input')) box.checked = form.days.includes(box.value);
+    els.sessions.value = String(form.sessions);
+    els.warning.value = String(form.warning);
+    els.own.checked = !!form.settings;
+    if (form.settings) {
+      els.focus.value = formatDurationInput(form.settings.focus);
+      els.short.value = formatDurationInput(form.settings.shortBreak);
+      els.long.value = formatDurationInput(form.settings.longBreak);
+      els.every.value = String(form.settings.longBreakEvery);
+    }
+    els.submit.textContent = t('schedSave');
+    els.cancel.hidden = false;
+    els.error.textContent = '';
+    showKind();
+    els.name.focus();
+  }
+
+  /** The session's own lengths, checked as the settings form checks them, or the error to show. */
+  function ownSettings() {
+    if (!els.own.checked) return { settings: null };
+    const { settings, problem } = settingsFrom({
+      focus: els.focus.value, shortBreak: els.short.value, longBreak: els.long.value, longBreakEvery: els.every.value,
+      autoStart: false,
+    }, page.model.limits);
+    if (problem) return { error: t('schedOwnInvalid') };
+    return { settings };
+  }
 
   function refresh() {
     if (page.view !== 'room' || page.conn !== 'joined') return;
@@ -34,7 +98,12 @@ export function createScheduleView({ page, connection, notices }) {
       item.className = 'schedule-item';
       const when = s.date ? s.date : say(daysText(s.days));
       const text = document.createElement('span');
-      text.textContent = `${s.name} · ${when} ${s.time} (${s.zone})` + (soon.has(entry.id) ? ` · ${soon.get(entry.id)}` : '');
+      // How long it runs: "2 × 50 min / 10 min" with its own lengths, "2 ×" with the room's; nothing until stopped.
+      const minutes = (n) => t('durMin', { n });
+      const lengths = s.settings
+        ? `${formatDurationShort(s.settings.focus, minutes)} / ${formatDurationShort(s.settings.shortBreak, minutes)}` : '';
+      const runs = s.sessions ? ` · ${s.sessions} ×${lengths ? ` ${lengths}` : ''}` : lengths ? ` · ${lengths}` : '';
+      text.textContent = `${s.name} · ${when} ${s.time} (${s.zone})${runs}` + (soon.has(entry.id) ? ` · ${soon.get(entry.id)}` : '');
       const toggle = document.createElement('input');
       toggle.type = 'checkbox';
       toggle.checked = s.enabled !== false;
@@ -44,8 +113,16 @@ export function createScheduleView({ page, connection, notices }) {
       remove.type = 'button';
       remove.className = 'btn small';
       remove.textContent = t('schedDelete');
-      remove.addEventListener('click', () => connection.request(scheduleRequest('delete', { id: entry.id })));
-      item.append(toggle, text, remove);
+      remove.addEventListener('click', () => {
+        if (editing?.id === entry.id) stopEditing();
+        connection.request(scheduleRequest('delete', { id: entry.id }));
+      });
+      const change = document.createElement('button');
+      change.type = 'button';
+      change.className = 'btn small schedule-edit';
+      change.textContent = t('schedEdit');
+      change.addEventListener('click', () => edit(entry));
+      item.append(toggle, text, change, remove);
       els.list.append(item);
     }
     els.empty.hidden = list.length > 0;
@@ -72,18 +149,31 @@ export function createScheduleView({ page, connection, notices }) {
       label.append(box, ` ${t(`day_${day}`)}`);
       els.days.append(label);
     }
+    els.kind.addEventListener('change', showKind);
+    els.own.addEventListener('change', showKind);
+    els.cancel.addEventListener('click', stopEditing);
+    showKind();
     els.form.addEventListener('submit', (event) => {
       event.preventDefault();
       const days = [...els.days.querySelectorAll('input:checked')].map((box) => box.value);
-      const result = scheduleFromForm({ name: els.name.value, time: els.time.value, zone, kind: 'weekly', days,
-        sessions: els.sessions.value });
+      const own = ownSettings();
+      if (own.error) {
+        els.error.textContent = own.error;
+        return;
+      }
+      const result = scheduleFromForm({ name: els.name.value, time: els.time.value, zone: editing?.zone ?? zone,
+        kind: els.kind.value, days, date: els.date.value, sessions: els.sessions.value, warning: els.warning.value,
+        settings: own.settings });
       els.error.textContent = result.error ? t(result.error.key, result.error.values ?? {}) : '';
       if (result.error) return;
-      if (connection.request(scheduleRequest('add', { schedule: result.schedule })) === null) {
+      const request = editing
+        ? scheduleRequest('change', { id: editing.id, schedule: result.schedule })
+        : scheduleRequest('add', { schedule: result.schedule });
+      if (connection.request(request) === null) {
         notices.show('', t('schedOffline'));
         return;
       }
-      els.name.value = '';
+      stopEditing();
     });
   }
 

@@ -15,6 +15,11 @@ function lengthText(seconds) {
   return seconds % 60 === 0 ? `${seconds / 60} ${t('min')}` : `${seconds} ${t('sec')}`;
 }
 
+/** This browser's IANA time zone (the server refuses anything else). */
+function browserZone() {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+}
+
 export function createSettingsForm({ els, page, send, render }) {
   let noteTimer = null;
 
@@ -42,13 +47,15 @@ export function createSettingsForm({ els, page, send, render }) {
   /** The form's settings, or the error to show (the offending field is focused). */
   function read() {
     const { limits } = page.model;
-    const inputs = { focus: els.setFocus, shortBreak: els.setShort, longBreak: els.setLong, longBreakEvery: els.setEvery };
+    const inputs = { focus: els.setFocus, shortBreak: els.setShort, longBreak: els.setLong, longBreakEvery: els.setEvery,
+      aligned: els.setAligned };
     const { settings, problem } = settingsFrom({
       focus: els.setFocus.value, shortBreak: els.setShort.value, longBreak: els.setLong.value,
       longBreakEvery: els.setEvery.value, autoStart: els.setAuto.checked,
+      aligned: els.setAligned.checked ? (els.setAligned.dataset.zone || browserZone()) : null,
     }, limits);
     // The fields checked before the first problem are fine; the ones after it are left as they were.
-    for (const field of [...LENGTH_FIELDS, 'longBreakEvery']) {
+    for (const field of [...LENGTH_FIELDS, 'longBreakEvery', 'aligned']) {
       if (field === problem?.field) break;
       inputs[field].removeAttribute('aria-invalid');
     }
@@ -57,6 +64,7 @@ export function createSettingsForm({ els, page, send, render }) {
     input.setAttribute('aria-invalid', 'true');
     input.focus();
     if (problem.field === 'longBreakEvery') return { error: t('invalidEvery', { max: limits.maxLongBreakEvery }) };
+    if (problem.field === 'aligned') return { error: t('invalidAligned') };
     return {
       error: t('invalidDuration', { field: t(LABELS[problem.field]), min: lengthText(problem.least), max: lengthText(problem.most) }),
     };

@@ -36,11 +36,15 @@ public struct RoomRecord: Equatable, Sendable {
     public var focusCreditedUntilMs: Int64?
     /// The room's state counter, so clients that kept a `seq` see it go on rising.
     public var seq: UInt64
+    /// The session a schedule started, while it runs: a restart in the middle of its set carries on with
+    /// it, counting what was done (schema v8).
+    public var scheduledRun: ScheduledRun?
 
     public init(id: RoomID, settings: RoomSettings, pendingSettings: RoomSettings?, phase: Phase,
                 timer: StoredTimer, phaseLengthMs: Int64, cycle: Int, stats: FocusStats,
                 controlMode: ControlMode, host: MemberID?, nextMemberNumber: Int, focusStartedAtMs: Int64?,
-                focusCreditedUntilMs: Int64?, seq: UInt64) {
+                focusCreditedUntilMs: Int64?, seq: UInt64, scheduledRun: ScheduledRun? = nil) {
+        self.scheduledRun = scheduledRun
         self.id = id
         self.settings = settings
         self.pendingSettings = pendingSettings

@@ -52,6 +52,7 @@ extension Room {
     private mutating func start(by id: MemberID, now: Instant, into outcome: inout Outcome) throws(RoomError) {
         switch timer {
         case .idle: enter(.focus, at: now, running: true)
+        case .ready where followsTheClock, .paused where followsTheClock: enter(.focus, at: now, running: true)
         case .ready(let r), .paused(let r): run(remaining: r, now: now)
         case .running: throw .invalidState("the timer is already running")
         }
@@ -68,7 +69,7 @@ extension Room {
 
     private mutating func resume(by id: MemberID, now: Instant, into outcome: inout Outcome) throws(RoomError) {
         guard case .paused(let r) = timer else { throw .invalidState("the timer is not paused") }
-        run(remaining: r, now: now)
+        if followsTheClock { enter(.focus, at: now, running: true) } else { run(remaining: r, now: now) }
         outcome.events.append(.control(.resume, by: id, seconds: nil))
     }
 

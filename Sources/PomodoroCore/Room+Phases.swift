@@ -41,10 +41,13 @@ extension Room {
         roomMayBeQuiet(now)
     }
 
-    /// Sets up `next` with its full length, running from `start` or waiting.
+    /// Sets up `next` with its full length, running from `start` or waiting. An aligned room that runs
+    /// enters the grid's phase instead, for what is left of it.
     mutating func enter(_ next: Phase, at start: Instant, running: Bool) {
+        let grid = running ? gridPhase(entering: next, at: start) : nil
+        let next = grid?.phase ?? next
         phase = next
-        phaseLength = settings.length(of: next)
+        phaseLength = grid.map { $0.endsAt - start } ?? settings.length(of: next)
         credit.newPhase()
         if next == .focus {
             for id in roster.ids where roster[id]!.sessionFocusTime != .zero {
@@ -62,7 +65,7 @@ extension Room {
 
     func phase(after current: Phase) -> Phase {
         switch current {
-        case .focus: cycle >= settings.longBreakEvery ? .longBreak : .shortBreak
+        case .focus: cycle >= settings.longBreakEvery && !followsTheClock ? .longBreak : .shortBreak
         case .idle, .shortBreak, .longBreak: .focus
         }
     }
@@ -87,7 +90,8 @@ extension Room {
         // Fewer sessions per set now: start a new set, but a break keeps the cycle of the focus it follows.
         if next == .focus && cycle > settings.longBreakEvery { cycle = 1 }
         // A scheduled session runs its set by itself, seen or not.
-        let autoStart = scheduledRun != nil || (settings.autoStart && roster.connectedCount > 0)
+        // An aligned room follows the clock while anyone is there to see it.
+        let autoStart = scheduledRun != nil || ((settings.autoStart || followsTheClock) && roster.connectedCount > 0)
         enter(next, at: t, running: mayAutoStart && autoStart)
     }
 
@@ -123,6 +127,7 @@ extension Room {
         guard seconds != 0, seconds.magnitude <= policy.maxExtendSeconds.magnitude else {
             throw .invalidArgument(field: "seconds", reason: "must be a non-zero number of seconds within ±\(policy.maxExtendSeconds)")
         }
+        if followsTheClock { throw .invalidState("an aligned room keeps to the clock: it cannot be extended") }
         let delta = Duration.seconds(seconds)
         let left = remaining(at: now)
         guard phaseLength + delta <= policy.maxPhaseLength else {

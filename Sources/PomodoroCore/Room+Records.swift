@@ -53,7 +53,8 @@ extension Room {
             phaseLengthMs: phaseLength.milliseconds, cycle: cycle, stats: stats, controlMode: controlMode,
             host: hostID, nextMemberNumber: roster.nextMemberNumber,
             focusStartedAtMs: credit.focusStartedAt.map { Self.wallMs($0, offset) },
-            focusCreditedUntilMs: credit.creditedUntil.map { Self.wallMs($0, offset) }, seq: seq)
+            focusCreditedUntilMs: credit.creditedUntil.map { Self.wallMs($0, offset) }, seq: seq,
+            scheduledRun: scheduledRun)
     }
 
     /// The bans that run, as a store holds them (`Room(restoring:…, bans:)` brings them back).
@@ -95,6 +96,8 @@ extension Room {
         cycle = record.cycle
         stats = record.stats
         seq = record.seq
+        scheduledRun = record.scheduledRun
+        wallOffsetNanoseconds = offset
         access = HostRules(mode: record.controlMode, host: record.host)
         roster = Roster(nextMemberNumber: record.nextMemberNumber)
         bans = Bans(restoring: storedBans, instant: instant, now: now)
@@ -125,11 +128,16 @@ extension Room {
     /// deadline (credited to those present when the server stopped) without starting the next one, a
     /// running phase goes on, and every member shows as disconnected, their place kept for the grace
     /// period so they return with their token.
+    ///
+    /// A scheduled run of a set number of focus sessions carries on instead: it runs its set by itself, so
+    /// the phases that ended while the server was down complete each on its deadline, the next starting at
+    /// once, and the run ends after its last focus as it would have. A run until stopped waits, ready, like
+    /// any room (a long outage does not run it for the whole time).
     public mutating func resumeAfterRestart(at now: Instant) -> Outcome {
         var outcome = Outcome()
-        if case .running(let deadline) = timer, deadline <= now {
+        while case .running(let deadline) = timer, deadline <= now {
             creditFocus(until: deadline)
-            complete(at: deadline, into: &outcome, mayAutoStart: false)
+            complete(at: deadline, into: &outcome, mayAutoStart: scheduledRun?.focusSessionsLeft != nil)
         }
         creditFocus(until: now)
         if case .running(let deadline) = timer { shownSeconds = (deadline - now).secondsRoundedUp }

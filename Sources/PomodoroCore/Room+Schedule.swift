@@ -9,7 +9,17 @@ public struct ScheduledRun: Equatable, Sendable {
     /// Focus sessions completed in this run.
     public internal(set) var focusSessionsDone = 0
     /// The room's settings before the run, put back when it ends (nil: the run kept the room's own).
-    let roomSettings: RoomSettings?
+    public let roomSettings: RoomSettings?
+
+    /// A run as a store kept it (`RoomRecord.scheduledRun`).
+    public init(schedule: ScheduleID, name: String, focusSessionsLeft: Int?, focusSessionsDone: Int,
+                roomSettings: RoomSettings?) {
+        self.schedule = schedule
+        self.name = name
+        self.focusSessionsLeft = focusSessionsLeft
+        self.focusSessionsDone = focusSessionsDone
+        self.roomSettings = roomSettings
+    }
 }
 
 extension Room {
@@ -38,7 +48,7 @@ extension Room {
         var sessions: Int?
         if case .focusSessions(let n) = schedule.length { sessions = n }
         scheduledRun = ScheduledRun(schedule: schedule.id, name: schedule.name, focusSessionsLeft: sessions,
-                                    roomSettings: previous)
+                                    focusSessionsDone: 0, roomSettings: previous)
         cycle = 1
         enter(.focus, at: now, running: true)
         changed(&outcome)

@@ -32,6 +32,10 @@ public struct Room: Sendable {
     var quietSince: Instant?
     /// The session a schedule started, while it runs (`Room+Schedule.swift`).
     public internal(set) var scheduledRun: ScheduledRun?
+    /// The wall clock minus the monotonic clock, in nanoseconds, as the server last read it: an aligned
+    /// room (`Room+Alignment.swift`) places its phases on the wall clock's grid with it. The server sets it
+    /// before it hands the room a command; the room reads no clock.
+    public var wallOffsetNanoseconds: Int64 = 0
 
     public init(id: RoomID, settings: RoomSettings = .standard, policy: RoomPolicy = .standard,
                 controlMode: ControlMode = .anyone, now: Instant) {

@@ -272,6 +272,9 @@ public struct SchedulePolicy: Equatable, Sendable {
             throw .invalidArgument(field: "warning", reason: "must be \(Self.warningMinutesRange.lowerBound)–\(Self.warningMinutesRange.upperBound) minutes")
         }
         if let settings = draft.settings {
+            if settings.aligned != nil {
+                throw .invalidArgument(field: "aligned", reason: "is a room's setting: a schedule starts at its own time")
+            }
             try settings.validate()
             if settings.focus < settingsPolicy.minFocusSeconds {
                 throw .invalidArgument(field: "focus", reason: "must be at least \(settingsPolicy.minFocusSeconds) seconds")

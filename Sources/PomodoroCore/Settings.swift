@@ -7,14 +7,25 @@ public struct RoomSettings: Equatable, Hashable, Sendable {
     public var longBreakEvery: Int
     /// Whether the next phase starts by itself when one ends.
     public var autoStart: Bool
+    /// Set: the room runs on the clock of this zone (`ClockAlignment`): focus starts at :00 and :30 for
+    /// 25/5, at :00 for 50/10; nil: phases run from whenever they are started.
+    public var aligned: ZoneName?
 
     public init(focus: Int = 25 * 60, shortBreak: Int = 5 * 60, longBreak: Int = 15 * 60,
-                longBreakEvery: Int = 4, autoStart: Bool = false) {
+                longBreakEvery: Int = 4, autoStart: Bool = false, aligned: ZoneName? = nil) {
         self.focus = focus
         self.shortBreak = shortBreak
         self.longBreak = longBreak
         self.longBreakEvery = longBreakEvery
         self.autoStart = autoStart
+        self.aligned = aligned
+    }
+
+    /// The grid an aligned room keeps to; nil when it is not aligned (or its lengths do not fit the hour,
+    /// which `validate()` refuses).
+    public var alignment: ClockAlignment? {
+        guard let zone = aligned else { return nil }
+        return try? ClockAlignment(settings: self, zone: zone)
     }
 
     /// 25 / 5 / 15 minutes, a long break after every 4 focus sessions, no auto-start.
@@ -34,6 +45,7 @@ public struct RoomSettings: Equatable, Hashable, Sendable {
         if !Self.longBreakEveryRange.contains(longBreakEvery) {
             throw .invalidArgument(field: "longBreakEvery", reason: "must be \(Self.longBreakEveryRange.lowerBound)–\(Self.longBreakEveryRange.upperBound)")
         }
+        if let zone = aligned { _ = try ClockAlignment(settings: self, zone: zone) }
     }
 
     /// The length of `phase` under these settings (zero for idle).

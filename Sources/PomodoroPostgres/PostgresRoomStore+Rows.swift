@@ -55,13 +55,16 @@ extension PostgresRows {
 }
 
 extension PostgresRoomStore {
-    private static let roomColumns = [
+    /// The room row's columns up to schema v7; v8 adds `RoomRunColumns`. (Tests write an older server's
+    /// rows with these.)
+    static let roomColumnsBeforeV8 = [
         "id", "focus_s", "short_break_s", "long_break_s", "long_break_every", "auto_start",
         "pending_focus_s", "pending_short_break_s", "pending_long_break_s", "pending_long_break_every",
         "pending_auto_start", "phase", "timer_kind", "timer_ms", "phase_length_ms", "cycle",
         "focus_completed", "focus_ns", "interruptions", "control_mode", "host", "next_member_number",
         "focus_started_at_ms", "focus_credited_until_ms", "seq", "passcode",
     ]
+    private static let roomColumns = roomColumnsBeforeV8 + RoomRunColumns.columns
     private static let memberColumns = [
         "room_id", "id", "ord", "name", "token_sha256", "task", "away", "connected",
         "focus_completed", "focus_ns", "interruptions", "session_focus_ms", "credited_since_ms",
@@ -261,6 +264,17 @@ extension PostgresRoomStore {
     // MARK: Rooms
 
     private static func values(of room: RoomRecord, passcode: String?) -> [String?] {
+        valuesBeforeV8(of: room, passcode: passcode) + RoomRunColumns(room).values.map { value -> String? in
+            switch value {
+            case .text(let text): text
+            case .integer(let number): number.map { String($0) }
+            case .boolean(let flag): flag.map { String($0) }
+            }
+        }
+    }
+
+    /// The values of `roomColumnsBeforeV8`.
+    static func valuesBeforeV8(of room: RoomRecord, passcode: String?) -> [String?] {
         let pending = room.pendingSettings
         let (timerKind, timerMs): (String, Int64?) = switch room.timer {
         case .idle: ("idle", nil)
@@ -320,7 +334,7 @@ extension PostgresRoomStore {
             throw StoreError("room \(id): timer \(timerKind.debugDescription) with timer_ms "
                              + (timerMs.map(String.init) ?? "NULL"))
         }
-        return RoomRecord(
+        var record = RoomRecord(
             id: id, settings: settings, pendingSettings: pending, phase: phase, timer: timer,
             phaseLengthMs: try row.int64("phase_length_ms"), cycle: try row.int("cycle"),
             stats: try stats(from: row), controlMode: controlMode, host: try row.text("host").map(MemberID.init),
@@ -328,6 +342,16 @@ extension PostgresRoomStore {
             focusStartedAtMs: try row.int64("focus_started_at_ms"),
             focusCreditedUntilMs: try row.int64("focus_credited_until_ms"),
             seq: UInt64(bitPattern: try row.int64("seq")))
+        let run = RoomRunColumns(
+            alignedZone: try row.text("aligned_zone"), pendingAlignedZone: try row.text("pending_aligned_zone"),
+            runSchedule: try row.int64("run_schedule"), runName: try row.text("run_name"),
+            runLeft: try row.int64("run_left"), runDone: try row.int64("run_done"),
+            runOwnFocusS: try row.int64("run_own_focus_s"), runOwnShortBreakS: try row.int64("run_own_short_break_s"),
+            runOwnLongBreakS: try row.int64("run_own_long_break_s"),
+            runOwnLongBreakEvery: try row.int64("run_own_long_break_every"),
+            runOwnAutoStart: try row.bool("run_own_auto_start"), runOwnAlignedZone: try row.text("run_own_aligned_zone"))
+        try run.apply(to: &record)
+        return record
     }
 
     // MARK: Members

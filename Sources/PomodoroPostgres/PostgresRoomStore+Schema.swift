@@ -187,6 +187,23 @@ extension PostgresRoomStore {
                 PRIMARY KEY (room_id, ord)
             );
             """),
+        // A clock-aligned room's zone (and its pending settings'), and the scheduled run under way
+        // (RoomRunColumns): a restart in the middle of a set carries on with it.
+        Migration(version: "v8", sql: """
+            ALTER TABLE room
+                ADD COLUMN aligned_zone text,
+                ADD COLUMN pending_aligned_zone text,
+                ADD COLUMN run_schedule bigint,
+                ADD COLUMN run_name text,
+                ADD COLUMN run_left bigint,
+                ADD COLUMN run_done bigint,
+                ADD COLUMN run_own_focus_s bigint,
+                ADD COLUMN run_own_short_break_s bigint,
+                ADD COLUMN run_own_long_break_s bigint,
+                ADD COLUMN run_own_long_break_every bigint,
+                ADD COLUMN run_own_auto_start boolean,
+                ADD COLUMN run_own_aligned_zone text;
+            """),
     ]
 
     /// The statements of v5 that build one totals table from the journal: the room's and each named member's

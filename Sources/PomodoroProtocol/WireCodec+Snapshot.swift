@@ -56,6 +56,8 @@ extension WireCodec {
         object.set("longBreak", settings.longBreak)
         object.set("longBreakEvery", settings.longBreakEvery)
         object.set("autoStart", settings.autoStart)
+        // Only when set, so a room that is not aligned looks as it did before the field existed.
+        if let zone = settings.aligned { object.set("aligned", zone.identifier) }
     }
 
     static func settingsObject(_ settings: RoomSettings) -> JSONBuilder {
@@ -91,10 +93,19 @@ extension FieldReader {
                      interruptions: try int("interruptions"))
     }
 
-    /// The five settings, all required (as in `configure` and in snapshots).
+    /// The five settings, all required (as in `configure` and in snapshots), and `aligned`, an IANA zone
+    /// (absent or null: not aligned).
     func settings() throws(ProtocolError) -> RoomSettings {
-        RoomSettings(focus: try int("focus"), shortBreak: try int("shortBreak"), longBreak: try int("longBreak"),
-                     longBreakEvery: try int("longBreakEvery"), autoStart: try bool("autoStart"))
+        var aligned: ZoneName?
+        if let zone = try optionalString("aligned") {
+            do { aligned = try ZoneName(zone) } catch {
+                throw ProtocolError(.badRequest, "aligned must be an IANA time zone such as Europe/Berlin",
+                                    field: "aligned")
+            }
+        }
+        return RoomSettings(focus: try int("focus"), shortBreak: try int("shortBreak"), longBreak: try int("longBreak"),
+                            longBreakEvery: try int("longBreakEvery"), autoStart: try bool("autoStart"),
+                            aligned: aligned)
     }
 }
 

@@ -56,6 +56,8 @@ public struct ServerConfiguration: Sendable {
     public var defaultSettings: RoomSettings
     /// Rules every room follows (reconnection grace, empty-room lifetime, members, text lengths).
     public var roomPolicy: RoomPolicy
+    /// Bounds on each room's schedules (how many, name length, how late a start may still happen).
+    public var schedulePolicy = SchedulePolicy.standard
     public var limits: ServerLimits
     /// Origins whose pages may connect besides the server's own.
     public var allowedOrigins: [String]

@@ -33,11 +33,13 @@ final class RoomEntry {
     var addressOf: [MemberID: String] = [:]
     var membersFrom: [String: Int] = [:]
     /// The room's schedules (`RoomHub+Schedules.swift`), and the timer for their next warning or start.
-    var schedules = ScheduleBook()
+    var schedules: ScheduleBook
     var scheduleTimer: (any HubTimer)?
 
-    init(room: Room, serial: UInt64, timer: any HubTimer, stateTimer: any HubTimer, passcode: PasscodeVerifier?) {
+    init(room: Room, serial: UInt64, timer: any HubTimer, stateTimer: any HubTimer, passcode: PasscodeVerifier?,
+         schedulePolicy: SchedulePolicy) {
         self.room = room
+        self.schedules = ScheduleBook(policy: schedulePolicy)
         self.serial = serial
         self.timer = timer
         self.stateTimer = stateTimer

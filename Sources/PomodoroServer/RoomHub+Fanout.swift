@@ -32,7 +32,8 @@ extension RoomHub {
         let timer = transport.timer { [unowned self] in timerFired(id) }
         let stateTimer = transport.timer { [unowned self] in stateDue(id) }
         defer { nextRoomSerial += 1 }
-        return RoomEntry(room: room, serial: nextRoomSerial, timer: timer, stateTimer: stateTimer, passcode: passcode)
+        return RoomEntry(room: room, serial: nextRoomSerial, timer: timer, stateTimer: stateTimer, passcode: passcode,
+                         schedulePolicy: configuration.schedulePolicy)
     }
 
     func snapshot(of entry: RoomEntry, at now: ClockReading) -> SnapshotPayload {

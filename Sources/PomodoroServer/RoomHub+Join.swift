@@ -79,8 +79,9 @@ extension RoomHub {
             }
         case .create(let lock):
             countRoomCreated(by: connection, at: now)
-            let room = Room(id: id, settings: configuration.defaultSettings, policy: configuration.roomPolicy,
+            var room = Room(id: id, settings: configuration.defaultSettings, policy: configuration.roomPolicy,
                             controlMode: request.control ?? .anyone, now: now.monotonic)
+            room.wallOffsetNanoseconds = now.wallOffsetNanoseconds
             let entry = makeEntry(room, passcode: lock)
             rooms[id] = entry
             logger.debug("room created", metadata: ["room": "\(id)", "locked": "\(lock != nil)"])

@@ -84,7 +84,12 @@ extension RoomHub {
     }
 
     /// Arms the room's schedule timer for the book's next wake-up, on this boot's monotonic clock.
-    func armSchedules(_ entry: RoomEntry, at now: ClockReading) {
+    ///
+    /// The delay is the deadline minus the clock read here, at arming, not the `now` the caller's work began
+    /// at: the time that work took is not added to the wait. A wake-up before the deadline (timers may fire
+    /// a little early) finds nothing due in `scheduleTimerFired`, which arms again for what is left.
+    func armSchedules(_ entry: RoomEntry, at _: ClockReading) {
+        let now = clock.now()
         guard !stopped, let next = entry.schedules.nextWakeup(after: WallTime(milliseconds: now.wallMs)) else {
             entry.scheduleTimer?.cancel()
             return
@@ -93,8 +98,13 @@ extension RoomHub {
             let id = entry.room.id
             entry.scheduleTimer = transport.timer { [unowned self] in scheduleTimerFired(id) }
         }
+        entry.scheduleTimer?.schedule(afterNanoseconds: Self.nanoseconds(until: next, from: now))
+    }
+
+    /// From `now` to the start of `wall`'s second, in nanoseconds (zero when it has come).
+    static func nanoseconds(until wall: WallTime, from now: ClockReading) -> Int64 {
         let wallNow = now.monotonic.nanoseconds + now.wallOffsetNanoseconds
-        entry.scheduleTimer?.schedule(afterNanoseconds: max(0, next.seconds * 1_000_000_000 - wallNow))
+        return max(0, wall.seconds * 1_000_000_000 - wallNow)
     }
 
     /// What the book says is due now: warnings, a start, misses; each said as an event.
@@ -120,11 +130,15 @@ extension RoomHub {
                 let due = Instant(nanoseconds: occurrence.seconds * 1_000_000_000 - now.wallOffsetNanoseconds)
                 let startAt = lateMs <= Self.onTimeSlackMs ? min(due, now.monotonic) : now.monotonic
                 do {
+                    entry.room.wallOffsetNanoseconds = now.wallOffsetNanoseconds
                     outcome = try entry.room.startScheduled(s, now: startAt)
                     events.append(.started(schedule: s.id.description, name: s.name,
                                            lateMs: max(0, now.wallMs - occurrence.milliseconds)))
+                    // In microseconds, for the 10 ms target (the event says whole milliseconds).
+                    let wallNs = now.monotonic.nanoseconds + now.wallOffsetNanoseconds
                     logger.info("scheduled session started", metadata: [
-                        "room": "\(id)", "schedule": "\(s.id)", "late_ms": "\(now.wallMs - occurrence.milliseconds)"])
+                        "room": "\(id)", "schedule": "\(s.id)",
+                        "late_us": "\((wallNs - occurrence.seconds * 1_000_000_000) / 1000)"])
                 } catch {
                     events.append(.missed(schedule: s.id.description, name: s.name,
                                           occurrence: occurrence.milliseconds, busy: true))
@@ -155,7 +169,7 @@ extension RoomHub {
                 entry = bringBack(room, at: now)
             }
             guard let entry else { continue }
-            entry.schedules = ScheduleBook(schedules: list)
+            entry.schedules = ScheduleBook(schedules: list, policy: configuration.schedulePolicy)
             logger.info("schedules restored", metadata: ["room": "\(id)", "schedules": "\(list.count)"])
             scheduleTimerFired(id)
         }

@@ -109,7 +109,8 @@ package final class RoomHub: @unchecked Sendable {
     /// At most `--max-rooms` come back: the rest stay stored and return when someone joins them.
     package func restore(_ stored: [StoredRoom], schedules: [RoomID: [Schedule]] = [:]) {
         let now = clock.now()
-        let occupied = stored.filter { !$0.members.isEmpty }
+        // A room in the middle of a scheduled set comes back with nobody in it: the set runs by itself.
+        let occupied = stored.filter { !$0.members.isEmpty || $0.record.scheduledRun != nil }
         if occupied.count > configuration.limits.maxRooms {
             logger.warning("more stored rooms have members than the server may hold; the rest come back when joined",
                            metadata: ["stored": "\(occupied.count)", "maxRooms": "\(configuration.limits.maxRooms)"])
@@ -278,6 +279,7 @@ package final class RoomHub: @unchecked Sendable {
             guard let (entry, member) = membership(of: connection, ref: frame.ref) else { return }
             do {
                 catchUp(entry, at: now)
+                entry.room.wallOffsetNanoseconds = now.wallOffsetNanoseconds
                 let outcome = try entry.room.handle(command, from: member, now: now.monotonic)
                 reply(.ok(command: frame.message.type, appliesFrom: outcome.appliesFrom, ref: frame.ref), to: connection)
                 publish(outcome, in: entry, at: now)

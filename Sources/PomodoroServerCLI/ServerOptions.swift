@@ -18,6 +18,7 @@ public struct ServerOptions: ParsableArguments {
     @OptionGroup(title: "Logging") var logging: LoggingGroup
     @OptionGroup(title: "Rooms") var rooms: RoomGroup
     @OptionGroup(title: "Limits (docs/PROTOCOL.md, \"Limits\")") var limits: LimitGroup
+    @OptionGroup(title: "Schedules (docs/PROTOCOL.md, \"Schedules\")") var schedules: ScheduleGroup
 
     public init() {}
 
@@ -57,6 +58,9 @@ public struct ServerOptions: ParsableArguments {
             ("handshake-timeout", limits.handshakeTimeout.map { [$0] } ?? []),
             ("ping-after", limits.pingAfter.map { [$0] } ?? []),
             ("hang-up-after", limits.hangUpAfter.map { [$0] } ?? []),
+            ("max-schedules-per-room", schedules.maxSchedulesPerRoom.map { [$0] } ?? []),
+            ("max-schedule-name-length", schedules.maxScheduleNameLength.map { [$0] } ?? []),
+            ("late-start-grace", schedules.lateStartGrace.map { [$0] } ?? []),
         ]
         var layer = Layer()
         for (name, values) in given where !values.isEmpty {
@@ -124,4 +128,12 @@ struct LimitGroup: ParsableArguments {
     @Option(name: .customLong("handshake-timeout"), help: help("handshake-timeout")) var handshakeTimeout: String?
     @Option(name: .customLong("ping-after"), help: help("ping-after")) var pingAfter: String?
     @Option(name: .customLong("hang-up-after"), help: help("hang-up-after")) var hangUpAfter: String?
+}
+
+struct ScheduleGroup: ParsableArguments {
+    @Option(name: .customLong("max-schedules-per-room"), help: help("max-schedules-per-room"))
+    var maxSchedulesPerRoom: String?
+    @Option(name: .customLong("max-schedule-name-length"), help: help("max-schedule-name-length"))
+    var maxScheduleNameLength: String?
+    @Option(name: .customLong("late-start-grace"), help: help("late-start-grace")) var lateStartGrace: String?
 }

@@ -34,6 +34,9 @@ public struct ServerSettings: Sendable, Equatable {
     public var maxNameLength = RoomPolicy.standard.maxNameLength
     public var maxTaskLength = RoomPolicy.standard.maxTaskLength
     public var minFocus = RoomPolicy.standard.minFocusSeconds
+    public var maxSchedulesPerRoom = SchedulePolicy.standard.maxSchedules
+    public var maxScheduleNameLength = SchedulePolicy.standard.maxNameLength
+    public var lateStartGrace = Int(SchedulePolicy.standard.lateStartGrace)
     public var limits = ServerLimits.standard
 
     public init() {}
@@ -52,6 +55,9 @@ public struct ServerSettings: Sendable, Equatable {
                                    tlsPrivateKeyPath: tlsPrivateKeyPath,
                                    metricsEnabled: metricsEnabled, trustedProxies: TrustedProxies(trustedProxies))
         configuration.database = database
+        configuration.schedulePolicy = SchedulePolicy(maxSchedules: maxSchedulesPerRoom,
+                                                      maxNameLength: maxScheduleNameLength,
+                                                      lateStartGrace: Int64(lateStartGrace))
         configuration.journalRetention = JournalRetention(
             maxAgeDays: journalRetentionDays > 0 ? journalRetentionDays : nil,
             maxRowsPerRoom: journalMaxSessionsPerRoom > 0 ? journalMaxSessionsPerRoom : nil)

@@ -10,7 +10,7 @@ extension SQLiteRoomStore {
         "pending_auto_start", "phase", "timer_kind", "timer_ms", "phase_length_ms", "cycle",
         "focus_completed", "focus_ns", "interruptions", "control_mode", "host", "next_member_number",
         "focus_started_at_ms", "focus_credited_until_ms", "seq", "passcode",
-    ]
+    ] + RoomRunColumns.columns
     private static let memberColumns = [
         "room_id", "id", "ord", "name", "token_sha256", "task", "away", "connected",
         "focus_completed", "focus_ns", "interruptions", "session_focus_ms", "credited_since_ms",
@@ -220,7 +220,13 @@ extension SQLiteRoomStore {
             room.stats.focusSessions, room.stats.focusTime.storedNanoseconds, room.stats.interruptions,
             room.controlMode.rawValue, room.host?.rawValue, room.nextMemberNumber,
             room.focusStartedAtMs, room.focusCreditedUntilMs, Int64(bitPattern: room.seq), passcode,
-        ]
+        ] + RoomRunColumns(room).values.map { value -> (any DatabaseValueConvertible)? in
+            switch value {
+            case .text(let text): text
+            case .integer(let number): number
+            case .boolean(let flag): flag
+            }
+        }
     }
 
     static func room(from row: Row) throws -> RoomRecord {
@@ -263,7 +269,7 @@ extension SQLiteRoomStore {
                              + (timerMs.map(String.init) ?? "NULL"))
         }
         let host: String? = try row.decode(forColumn: "host")
-        return RoomRecord(
+        var record = RoomRecord(
             id: id, settings: settings, pendingSettings: pending, phase: phase, timer: timer,
             phaseLengthMs: try row.decode(forColumn: "phase_length_ms"), cycle: try row.decode(forColumn: "cycle"),
             stats: try stats(from: row), controlMode: controlMode, host: host.map(MemberID.init),
@@ -271,6 +277,19 @@ extension SQLiteRoomStore {
             focusStartedAtMs: try row.decode(forColumn: "focus_started_at_ms"),
             focusCreditedUntilMs: try row.decode(forColumn: "focus_credited_until_ms"),
             seq: UInt64(bitPattern: try row.decode(Int64.self, forColumn: "seq")))
+        let run = RoomRunColumns(
+            alignedZone: try row.decode(forColumn: "aligned_zone"),
+            pendingAlignedZone: try row.decode(forColumn: "pending_aligned_zone"),
+            runSchedule: try row.decode(forColumn: "run_schedule"), runName: try row.decode(forColumn: "run_name"),
+            runLeft: try row.decode(forColumn: "run_left"), runDone: try row.decode(forColumn: "run_done"),
+            runOwnFocusS: try row.decode(forColumn: "run_own_focus_s"),
+            runOwnShortBreakS: try row.decode(forColumn: "run_own_short_break_s"),
+            runOwnLongBreakS: try row.decode(forColumn: "run_own_long_break_s"),
+            runOwnLongBreakEvery: try row.decode(forColumn: "run_own_long_break_every"),
+            runOwnAutoStart: try row.decode(forColumn: "run_own_auto_start"),
+            runOwnAlignedZone: try row.decode(forColumn: "run_own_aligned_zone"))
+        try run.apply(to: &record)
+        return record
     }
 
     // MARK: Members

@@ -242,6 +242,25 @@ extension SQLiteRoomStore {
                 """)
         }
 
+        // A clock-aligned room's zone (and its pending settings'), and the scheduled run under way
+        // (RoomRunColumns): a restart in the middle of a set carries on with it.
+        migrator.registerMigration("v8") { db in
+            try db.execute(sql: """
+                ALTER TABLE room ADD COLUMN aligned_zone TEXT;
+                ALTER TABLE room ADD COLUMN pending_aligned_zone TEXT;
+                ALTER TABLE room ADD COLUMN run_schedule INTEGER;
+                ALTER TABLE room ADD COLUMN run_name TEXT;
+                ALTER TABLE room ADD COLUMN run_left INTEGER;
+                ALTER TABLE room ADD COLUMN run_done INTEGER;
+                ALTER TABLE room ADD COLUMN run_own_focus_s INTEGER;
+                ALTER TABLE room ADD COLUMN run_own_short_break_s INTEGER;
+                ALTER TABLE room ADD COLUMN run_own_long_break_s INTEGER;
+                ALTER TABLE room ADD COLUMN run_own_long_break_every INTEGER;
+                ALTER TABLE room ADD COLUMN run_own_auto_start INTEGER;
+                ALTER TABLE room ADD COLUMN run_own_aligned_zone TEXT;
+                """)
+        }
+
         return migrator
     }()
 

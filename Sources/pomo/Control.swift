@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import PomodoroClient
 import PomodoroCore
@@ -162,6 +163,11 @@ struct Configure: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Start the next phase by itself when one ends.")
     var autoStart: Bool?
 
+    @Option(help: ArgumentHelp(
+        "Run the room on the clock of a time zone: focus at :00 and :30 for 25/5, at :00 for 50/10 (focus plus short break must divide an hour). An IANA zone, `local` for this machine's, or `off`.",
+        valueName: "zone"))
+    var aligned: String?
+
     @Flag(name: .shortAndLong, help: "Print nothing on success.")
     var quiet = false
 
@@ -176,9 +182,18 @@ struct Configure: AsyncParsableCommand {
                 throw ValidationError("\(flag) must be a duration, e.g. 25m")
             }
         }
-        if focus == nil && shortBreak == nil && longBreak == nil && longBreakEvery == nil && autoStart == nil {
-            throw ValidationError("nothing to change: give --focus, --short-break, --long-break, --long-break-every or --[no-]auto-start")
+        if let aligned, aligned != "off", Self.zone(aligned) == nil {
+            throw ValidationError("--aligned must be an IANA time zone such as Europe/Berlin, local, or off")
         }
+        if focus == nil && shortBreak == nil && longBreak == nil && longBreakEvery == nil && autoStart == nil
+            && aligned == nil {
+            throw ValidationError("nothing to change: give --focus, --short-break, --long-break, --long-break-every, --[no-]auto-start or --aligned")
+        }
+    }
+
+    /// The zone `--aligned` names: an IANA zone, or `local` for this machine's.
+    static func zone(_ text: String) -> ZoneName? {
+        try? ZoneName(text == "local" ? TimeZone.current.identifier : text)
     }
 
     func run() async throws {
@@ -187,6 +202,7 @@ struct Configure: AsyncParsableCommand {
                                               self.shortBreak.flatMap(DurationText.seconds),
                                               self.longBreak.flatMap(DurationText.seconds))
         let (every, auto) = (longBreakEvery, autoStart)
+        let aligned = self.aligned.map { $0 == "off" ? nil : Self.zone($0) }
         var sent: RoomSettings?
         try await Visit(room: room, options: visit).run { event, _ in
             guard case let .message(reply, _, _) = event else { return .wait }
@@ -199,6 +215,7 @@ struct Configure: AsyncParsableCommand {
                 if let longBreak { settings.longBreak = longBreak }
                 if let every { settings.longBreakEvery = every }
                 if let auto { settings.autoStart = auto }
+                if let aligned { settings.aligned = aligned }
                 if let reason = limits.refusal(configuring: settings) {
                     return .finish(fail(reason, status: PomoExit.usage))
                 }

@@ -18,6 +18,7 @@ struct ScheduleCommand: AsyncParsableCommand {
               pomo schedule team-alpha
               pomo schedule add team-alpha "Standup" 09:30 --days mon,tue,wed,thu,fri --sessions 2
               pomo schedule add team-alpha "Launch" 14:00 --date 2026-12-03 --zone America/New_York
+              pomo schedule add team-alpha "Deep work" 08:00 --days mon,thu --focus 50m --short-break 10m --sessions 2
               pomo schedule edit team-alpha s1 "Standup" 10:00 --days mon,wed
               pomo schedule off team-alpha s1
               pomo schedule rm team-alpha s1
@@ -76,15 +77,42 @@ struct ScheduleCommand: AsyncParsableCommand {
         var sessions: Int?
         @Option(help: ArgumentHelp("Minutes of warning before the start (0–60). Default: 5.", valueName: "minutes"))
         var warning: Int?
+        @Option(help: ArgumentHelp("The session's own focus length (with its own breaks). Default: the room's.",
+                                   valueName: "duration"))
+        var focus: String?
+        @Option(help: ArgumentHelp("The session's own short break. Default: 5m when --focus is given.",
+                                   valueName: "duration"))
+        var shortBreak: String?
+        @Option(help: ArgumentHelp("The session's own long break. Default: 15m when --focus is given.",
+                                   valueName: "duration"))
+        var longBreak: String?
 
         func validate() throws {
             guard (days == nil) != (date == nil) else { throw ValidationError("give either --days or --date") }
+            for (flag, value) in [("--focus", focus), ("--short-break", shortBreak), ("--long-break", longBreak)] {
+                if let value, DurationText.seconds(value) == nil {
+                    throw ValidationError("\(flag) must be a duration, e.g. 25m")
+                }
+            }
+            if focus == nil && (shortBreak != nil || longBreak != nil) {
+                throw ValidationError("give --focus with the session's own breaks")
+            }
+        }
+
+        /// The session's own settings: given lengths, the standard ones for the rest; nil runs the room's.
+        var settings: RoomSettings? {
+            guard let focus = focus.flatMap(DurationText.seconds) else { return nil }
+            var settings = RoomSettings.standard
+            settings.focus = focus
+            if let short = shortBreak.flatMap(DurationText.seconds) { settings.shortBreak = short }
+            if let long = longBreak.flatMap(DurationText.seconds) { settings.longBreak = long }
+            return settings
         }
 
         var fields: ScheduleFields {
             ScheduleFields(name: name, time: time, zone: zone ?? TimeZone.current.identifier, date: date,
                            days: days.map { $0.split(separator: ",").map { String($0) } },
-                           sessions: sessions, warning: warning)
+                           settings: settings, sessions: sessions, warning: warning)
         }
     }
 

@@ -64,4 +64,61 @@ import PomodoroCore
         #expect(!t.room.isBusy)
         #expect((try? t.room.startScheduled(try schedule(sessions: 2), now: t.now)) != nil)
     }
+
+    /// The room as a store kept it, brought back `downFor` after it was written on a new boot's clock.
+    private func restarted(_ room: Room, writtenAt: Instant, downFor: Duration) -> (Room, Outcome, Instant) {
+        let record = room.record(wallOffsetNanoseconds: 1_000_000_000_000)
+        let members = room.memberRecords(wallOffsetNanoseconds: 1_000_000_000_000)
+        // The new boot's monotonic clock starts near zero: the same wall time is a different instant.
+        let now = Instant(nanoseconds: 5_000_000_000)
+        let offset = 1_000_000_000_000 + writtenAt.nanoseconds + downFor.nanoseconds - now.nanoseconds
+        var back = Room(restoring: record, members: members, now: now, wallOffsetNanoseconds: offset)
+        let outcome = back.resumeAfterRestart(at: now)
+        return (back, outcome, now)
+    }
+
+    @Test func aRestartMidSetCarriesOnTheRunAndStopsAfterItsLastFocus() throws {
+        var t = TestRoom()
+        let own = RoomSettings(focus: 3000, shortBreak: 600)
+        try t.room.startScheduled(try schedule(sessions: 3, settings: own), now: t.now)
+        t.advance(by: .seconds(3600 + 100))  // the first focus and break done, 100 s into the second focus
+        #expect(t.room.scheduledRun?.focusSessionsDone == 1)
+
+        // Down for 10 s: the second focus goes on, as part of the run.
+        let restart = restarted(t.room, writtenAt: t.now, downFor: .seconds(10))
+        var back = restart.0
+        let now = restart.2
+        #expect(back.scheduledRun == t.room.scheduledRun, "the run, its count and the room's own settings kept")
+        #expect(back.settings == own && back.phase == .focus && back.cycle == 2)
+        #expect(back.remaining(at: now).secondsRoundedUp == 3000 - 110, "stored to the millisecond")
+        _ = back.advance(to: now + .seconds(2890))
+        #expect(back.phase == .shortBreak && back.status == .running, "the break starts by itself, nobody there")
+        _ = back.advance(to: now + .seconds(2890 + 600))
+        #expect(back.phase == .focus && back.cycle == 3)
+        let last = back.advance(to: now + .seconds(2890 + 600 + 3000))
+        #expect(last.scheduleEnded?.focusSessionsDone == 3, "stops after the third, counting those before")
+        #expect(back.status == .idle && back.scheduledRun == nil && back.settings == .standard)
+    }
+
+    @Test func phasesThatEndedWhileDownCompleteOnTheirDeadlinesAndTheRunEnds() throws {
+        var t = TestRoom()
+        try t.room.startScheduled(try schedule(sessions: 2, settings: RoomSettings(focus: 3000, shortBreak: 600)),
+                                  now: t.now)
+        t.advance(by: .seconds(100))
+        // Down for two hours: the first focus, the break and the second focus all ended meanwhile.
+        let (back, outcome, _) = restarted(t.room, writtenAt: t.now, downFor: .seconds(7200))
+        #expect(outcome.completions.map(\.completed) == [.focus, .shortBreak, .focus])
+        #expect(outcome.scheduleEnded?.focusSessionsDone == 2)
+        #expect(back.status == .idle && back.scheduledRun == nil && back.settings == .standard)
+        #expect(back.stats.focusSessions == 2)
+    }
+
+    @Test func aRunUntilStoppedWaitsReadyAfterALongOutage() throws {
+        var t = TestRoom()
+        try t.room.startScheduled(try schedule(sessions: nil), now: t.now)
+        t.advance(by: .seconds(100))
+        let (back, _, _) = restarted(t.room, writtenAt: t.now, downFor: .seconds(86_400))
+        #expect(back.status == .ready && back.phase == .shortBreak)
+        #expect(back.scheduledRun?.focusSessionsDone == 1, "still the run, counted")
+    }
 }

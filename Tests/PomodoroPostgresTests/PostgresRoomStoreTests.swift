@@ -54,7 +54,7 @@ struct PostgresRoomStoreTests {
     @Test func aFreshDatabaseGetsEveryMigrationOnceAndReopensWithoutRunningThemAgain() throws {
         let url = try server.makeDatabase()
         let store = try PostgresRoomStore.open(url: url)
-        #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7"])
+        #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8"])
         let first = try store.column(sql: "SELECT applied_at::text FROM schema_migrations ORDER BY version")
         try store.apply([.saveRoom(Sample.roomRecord(), passcode: nil)])
         let again = try PostgresRoomStore.open(url: url)
@@ -82,7 +82,7 @@ struct PostgresRoomStoreTests {
         #expect(results.current.count == 4)
         for result in results.current {
             let store = try result.get()
-            #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7"])
+            #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8"])
         }
     }
 
@@ -94,7 +94,7 @@ struct PostgresRoomStoreTests {
         let old = try PostgresRoomStore.open(url: url, migratedUpTo: "v3")
         #expect(try old.appliedMigrations() == ["v1", "v2", "v3"])
         let token = "0123456789abcdef0123456789abcdef"
-        try old.apply([.saveRoom(Sample.roomRecord(), passcode: "pc")])
+        try Self.saveRoomBeforeV8(Sample.roomRecord(), passcode: "pc", in: url)
         // At v3 the member's row holds the token itself, and there are no totals tables: rows go in by hand.
         let connection = try PostgresConnection(url)
         try connection.query("""
@@ -121,7 +121,7 @@ struct PostgresRoomStoreTests {
         try connection.execute("COMMIT")
 
         let migrated = try PostgresRoomStore.open(url: url, retention: .keepEverything)
-        #expect(try migrated.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7"])
+        #expect(try migrated.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8"])
         #expect(try migrated.loadRoom(Sample.room)?.members.first?.tokenHash == ResumeToken(token).hash)
         #expect(try migrated.sessions(room: Sample.room, endedFrom: nil, before: nil, limit: nil) == sessions)
         #expect(try migrated.column(sql: "SELECT sessions || ' ' || interruptions FROM journal_size")
@@ -137,13 +137,13 @@ struct PostgresRoomStoreTests {
     /// v3 gives the room's credited moment to the members present in a running focus, and to nobody else.
     @Test func v3GivesTheRoomsMomentOnlyToMembersEarningInARunningFocus() throws {
         let url = try server.makeDatabase()
-        let old = try PostgresRoomStore.open(url: url, migratedUpTo: "v2")
+        _ = try PostgresRoomStore.open(url: url, migratedUpTo: "v2")
         let running = roomID("team-a")
         let paused = roomID("team-c")
-        try old.apply([
-            .saveRoom(Sample.roomRecord(running, timer: .running(endsAtMs: 1_795_001_500_000), phase: .focus), passcode: nil),
-            .saveRoom(Sample.roomRecord(paused, timer: .paused(remainingMs: 600_000), phase: .focus), passcode: nil),
-        ])
+        try Self.saveRoomBeforeV8(Sample.roomRecord(running, timer: .running(endsAtMs: 1_795_001_500_000), phase: .focus),
+                                  passcode: nil, in: url)
+        try Self.saveRoomBeforeV8(Sample.roomRecord(paused, timer: .paused(remainingMs: 600_000), phase: .focus),
+                                  passcode: nil, in: url)
         let connection = try PostgresConnection(url)
         for (room, id, away, connected) in [(running, "m1", false, true), (running, "m2", true, true),
                                             (running, "m3", false, false), (paused, "m1", false, true)] {
@@ -298,5 +298,16 @@ struct PostgresRoomStoreTests {
     ])
     func urlsAreShownWithoutTheirPassword(url: String, shown: String) {
         #expect(PostgresRoomStore.redacted(url) == shown)
+    }
+}
+
+extension PostgresRoomStoreTests {
+    /// A room's row as servers before schema v8 wrote it, into a database left at an older version.
+    static func saveRoomBeforeV8(_ record: RoomRecord, passcode: String?, in url: String) throws {
+        let connection = try PostgresConnection(url)
+        let columns = PostgresRoomStore.roomColumnsBeforeV8
+        let placeholders = (1...columns.count).map { "$\($0)" }.joined(separator: ", ")
+        try connection.query("INSERT INTO room (\(columns.joined(separator: ", "))) VALUES (\(placeholders))",
+                             PostgresRoomStore.valuesBeforeV8(of: record, passcode: passcode))
     }
 }

@@ -58,3 +58,40 @@ extension StoreConformanceTests {
         }
     }
 }
+
+/// The room's v8 columns kept alike by both stores: an aligned room's zones and a scheduled run under way.
+extension StoreConformanceTests {
+    static func roomsWithRunsAndZones() throws -> [RoomRecord] {
+        let berlin = try ZoneName("Europe/Berlin")
+        var aligned = Sample.roomRecord(roomID("aligned"), timer: .running(endsAtMs: 1_795_001_800_000), phase: .focus,
+                                        pending: RoomSettings(focus: 3000, shortBreak: 600, aligned: try ZoneName("Asia/Kolkata")))
+        aligned.settings.aligned = berlin
+        // A run with its own settings, two of four done, the room's own (aligned) settings to put back.
+        var run = Sample.roomRecord(roomID("run-own"), timer: .running(endsAtMs: 1_795_001_500_000), phase: .focus)
+        run.scheduledRun = ScheduledRun(schedule: ScheduleID(3), name: "Writing block; ✍️", focusSessionsLeft: 2,
+                                        focusSessionsDone: 2,
+                                        roomSettings: RoomSettings(focus: 1500, shortBreak: 300, aligned: berlin))
+        // A run until stopped with the room's settings.
+        var open = Sample.roomRecord(roomID("run-open"), timer: .paused(remainingMs: 12_000), phase: .shortBreak)
+        open.scheduledRun = ScheduledRun(schedule: ScheduleID(12), name: "Standup", focusSessionsLeft: nil,
+                                         focusSessionsDone: 0, roomSettings: nil)
+        return [aligned, run, open]
+    }
+
+    @Test func alignedZonesAndScheduledRunsRoundTripAlike() throws {
+        try withBothStores { sqlite, postgres in
+            let rooms = try Self.roomsWithRunsAndZones()
+            try applyToBoth((sqlite, postgres), rooms.map { .saveRoom($0, passcode: nil) })
+            for store in [sqlite as any RoomStore, postgres] {
+                #expect(try store.loadRooms().map(\.record) == rooms.sorted { $0.id < $1.id })
+            }
+            // The run ends: its columns are emptied.
+            var ended = rooms[1]
+            ended.scheduledRun = nil
+            try applyToBoth((sqlite, postgres), [.saveRoom(ended, passcode: nil)])
+            for store in [sqlite as any RoomStore, postgres] {
+                #expect(try store.loadRoom(ended.id)?.record == ended)
+            }
+        }
+    }
+}

@@ -143,6 +143,11 @@ struct GoldenFixtureTests {
             room.nextSession = NextSessionPayload(schedule: "s1", name: "Writing block", startsAt: epoch + 86_400_000)
             return room
         }()))),
+        ("server/state-aligned.json", .server(.state({
+            var room = running
+            room.settings.aligned = try! ZoneName("Europe/Berlin")
+            return room
+        }()))),
         ("server/event-scheduleWarning.json",
          event(.schedule(.warning(schedule: "s1", name: "Writing block", startsAt: epoch + 300_000, minutes: 5)))),
         ("server/event-scheduleStarted.json", event(.schedule(.started(schedule: "s1", name: "Writing block", lateMs: 3)))),
@@ -164,6 +169,9 @@ struct GoldenFixtureTests {
         ("client/configure.json", .client(ClientFrame(.configure(RoomSettings(focus: 3000, shortBreak: 600, longBreak: 1800,
                                                                                longBreakEvery: 4, autoStart: true)),
                                                       ref: .string("cfg")))),
+        ("client/configure-aligned.json", .client(ClientFrame(.configure(RoomSettings(
+            focus: 1500, shortBreak: 300, longBreak: 900, longBreakEvery: 4, autoStart: false,
+            aligned: try! ZoneName("Europe/Berlin"))), ref: .string("cfg")))),
         ("client/task.json", .client(ClientFrame(.task(text: "Write the codec")))),
         ("client/presence.json", .client(ClientFrame(.presence(away: true)))),
         ("client/leave.json", .client(ClientFrame(.leave))),

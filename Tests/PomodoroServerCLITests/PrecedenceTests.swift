@@ -81,7 +81,9 @@ struct PrecedenceTests {
             "POMODORO_METRICS",
             "POMODORO_TLS_CERT", "POMODORO_TLS_KEY", "POMODORO_LOG_LEVEL", "POMODORO_LOG_FORMAT",
             "POMODORO_RECONNECT_GRACE", "POMODORO_EMPTY_ROOM_LIFETIME", "POMODORO_MAX_MEMBERS_PER_ROOM",
-            "POMODORO_MAX_NAME_LENGTH", "POMODORO_MAX_TASK_LENGTH", "POMODORO_MIN_FOCUS", "POMODORO_MAX_MESSAGE_BYTES",
+            "POMODORO_MAX_NAME_LENGTH", "POMODORO_MAX_TASK_LENGTH", "POMODORO_MIN_FOCUS",
+            "POMODORO_MAX_SCHEDULES_PER_ROOM", "POMODORO_MAX_SCHEDULE_NAME_LENGTH", "POMODORO_LATE_START_GRACE",
+            "POMODORO_MAX_MESSAGE_BYTES",
             "POMODORO_MESSAGES_PER_SECOND", "POMODORO_MESSAGE_BURST", "POMODORO_MAX_CONNECTIONS_PER_ADDRESS",
             "POMODORO_ROOMS_PER_ADDRESS_PER_MINUTE", "POMODORO_MAX_ROOMS",
             "POMODORO_MEMBERS_PER_ADDRESS_PER_ROOM", "POMODORO_API_REQUESTS_PER_SECOND", "POMODORO_API_BURST",
@@ -153,7 +155,9 @@ struct PrecedenceTests {
                                     "--max-task-length", "9", "--max-rooms", "10", "--ping-after", "11",
                                     "--hang-up-after", "12", "--tls-cert", "c.pem", "--tls-key", "k.pem",
                                     "--allowed-origin", "https://x.example", "--metrics", "off", "--min-focus", "13",
-                                    "--journal-retention-days", "14", "--journal-max-sessions-per-room", "15"])
+                                    "--journal-retention-days", "14", "--journal-max-sessions-per-room", "15",
+                                    "--max-schedules-per-room", "16", "--max-schedule-name-length", "17",
+                                    "--late-start-grace", "18"])
         let configuration = resolved.settings.serverConfiguration
         #expect(configuration.host == "127.0.0.1")
         #expect(configuration.port == 0)
@@ -172,9 +176,14 @@ struct PrecedenceTests {
         #expect(!configuration.metricsEnabled)
         #expect(configuration.roomPolicy.minFocusSeconds == 13)
         #expect(configuration.journalRetention == JournalRetention(maxAgeDays: 14, maxRowsPerRoom: 15))
+        #expect(configuration.schedulePolicy.maxSchedules == 16)
+        #expect(configuration.schedulePolicy.maxNameLength == 17)
+        #expect(configuration.schedulePolicy.lateStartGrace == 18)
         let defaults = try resolve().settings.serverConfiguration
         #expect(defaults.metricsEnabled, "on by default")
         #expect(defaults.roomPolicy.minFocusSeconds == 60)
+        #expect(defaults.schedulePolicy.maxSchedules == 20 && defaults.schedulePolicy.maxNameLength == 60)
+        #expect(defaults.schedulePolicy.lateStartGrace == 300, "five minutes")
         #expect(defaults.journalRetention == JournalRetention(maxAgeDays: nil, maxRowsPerRoom: 100_000), "kept for ever, capped")
         let unbounded = try resolve(["--journal-retention-days", "0", "--journal-max-sessions-per-room", "0"])
         #expect(unbounded.settings.serverConfiguration.journalRetention == .keepEverything)

@@ -31,6 +31,7 @@ let samples: [String: String] = [
     "allowed-origin": "https://focus.example.com", "trusted-proxy": "10.0.0.0/8", "metrics": "off", "tls-cert": "/etc/ssl/focus.pem", "tls-key": "/etc/ssl/focus.key",
     "log-level": "debug", "log-format": "json", "reconnect-grace": "30", "empty-room-lifetime": "60",
     "max-members-per-room": "12", "max-name-length": "20", "max-task-length": "100", "min-focus": "300",
+    "max-schedules-per-room": "5", "max-schedule-name-length": "30", "late-start-grace": "60",
     "max-message-bytes": "4096",
     "messages-per-second": "5", "message-burst": "10", "max-connections-per-address": "8",
     "rooms-per-address-per-minute": "3", "max-rooms": "50", "members-per-address-per-room": "4",

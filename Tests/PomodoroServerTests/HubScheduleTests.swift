@@ -51,6 +51,29 @@ import Testing
         #expect(ended.compactMap(\.snapshot).last?.status == .idle)
     }
 
+    @Test func aTimerThatWakesEarlyStartsNothingAndIsArmedForTheRest() throws {
+        let t = TestHub()
+        let ada = t.connect()
+        t.send(.join(room: "team", name: "Ada", token: nil), from: ada)
+        t.send(Self.add("00:01"), from: ada)
+        t.settle()
+        let room = try RoomID(validating: "team")
+        // 2 ms before the time, as a timer that fires early would.
+        t.clock.advance(by: .milliseconds(59_998))
+        t.hub.scheduleTimerFired(room)
+        t.settle()
+        #expect(t.hub.rooms[room]?.room.status == .idle, "not started early")
+        let timer = try #require(t.hub.rooms[room]?.scheduleTimer as? FakeTimer)
+        #expect(timer.deadline == t.clock.now().monotonic + .milliseconds(2), "armed for what is left")
+        // Woken 3 ms late: the focus still runs from the schedule's own instant.
+        t.clock.advance(by: .milliseconds(5))
+        t.transport.fireDueTimers()
+        t.settle()
+        let snapshot = t.hub.snapshot(of: try #require(t.hub.rooms[room]), at: t.clock.now())
+        #expect(snapshot.status == .running)
+        #expect(snapshot.endsAt == Self.epoch + 60_000 + 1_500_000)
+    }
+
     @Test func theNewListGoesOutOnceItIsCommittedAndComesBackFromTheStore() throws {
         let store = try HeldStore()
         let t = TestHub(store: store)
@@ -101,6 +124,23 @@ import Testing
         }
     }
 
+    @Test func theServersLimitsBoundARoomsSchedules() throws {
+        var configuration = ServerConfiguration(port: 0, webRoot: nil)
+        configuration.schedulePolicy.maxSchedules = 1
+        configuration.schedulePolicy.maxNameLength = 8
+        let t = TestHub(configuration: configuration)
+        let ada = t.connect()
+        t.send(.join(room: "team", name: "Ada", token: nil), from: ada)
+        t.send(Self.add("00:10"), ref: "a1", from: ada)
+        t.send(Self.add("00:20"), ref: "a2", from: ada)
+        t.send(.schedule(.add(ScheduleFields(name: "A long name", time: "00:30", zone: "UTC", days: ["thu"]))),
+               ref: "a3", from: ada)
+        t.settle()
+        let replies = try t.messages(to: ada).map(\.label).filter { $0.hasPrefix("ok") || $0.hasPrefix("error") }
+        #expect(replies == ["ok addSchedule", "error bad_request", "error bad_request"])
+        #expect(t.hub.rooms[try RoomID(validating: "team")]?.schedules.schedules.count == 1)
+    }
+
     @Test func aScheduleFallingDueInARunningRoomIsSkipped() throws {
         let t = TestHub()
         let ada = t.connect()
@@ -142,6 +182,19 @@ import Testing
         #expect(entry.room.status == .running && entry.room.phase == .focus)
         #expect(entry.room.scheduledRun?.focusSessionsLeft == 2)
         #expect(entry.schedules.schedules.first?.handledThrough == WallTime(milliseconds: Self.epoch))
+    }
+
+    @Test func theGraceIsTheServersOption() throws {
+        // Ten minutes late: missed under the default five, started under a grace of fifteen.
+        var configuration = ServerConfiguration(port: 0, webRoot: nil)
+        configuration.schedulePolicy.lateStartGrace = 15 * 60
+        let t = TestHub(configuration: configuration, clock: ManualServerClock(wallMs: Self.epoch + 10 * 60_000))
+        let room = try RoomID(validating: "team")
+        t.hub.restore([try Self.stored("team")], schedules: [room: [try Self.schedule("00:00")]])
+        t.settle()
+        let entry = try #require(t.hub.rooms[room])
+        #expect(entry.room.status == .running && entry.room.phase == .focus)
+        #expect(entry.schedules.policy.lateStartGrace == 15 * 60)
     }
 
     @Test func anOccurrencePastTheGraceIsMissedAndTheRoomStaysIdle() throws {

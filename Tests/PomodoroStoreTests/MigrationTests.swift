@@ -17,7 +17,7 @@ import PomodoroTestSupport
 
     @Test func anEmptyFileGetsEveryMigration() throws {
         try withStore { (store, _) throws in
-            #expect(SQLiteRoomStore.migrationIdentifiers == ["v1", "v2", "v3", "v4", "v5", "v6", "v7"])
+            #expect(SQLiteRoomStore.migrationIdentifiers == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8"])
             #expect(try store.appliedMigrations() == SQLiteRoomStore.migrationIdentifiers)
             #expect(try store.column(sql: Self.schemaSQL) == Self.schema)
         }

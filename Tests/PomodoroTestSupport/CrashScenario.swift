@@ -94,4 +94,62 @@ public enum CrashScenario {
         second.process.terminate()
         try await second.process.ended()
     }
+
+    /// A schedule starts a set of three 3-second focus sessions (2-second breaks); the server dies by SIGKILL
+    /// in the second focus and starts again on `database`: the set carries on by itself, counting the first
+    /// focus, and ends after the third. Schedules are to the minute, so this waits for the next one.
+    public static func aScheduledSetCarriesOnAcrossARestart(database: String) async throws {
+        let room = "set-\(UInt32.random(in: 0...UInt32.max))"
+        let first = try await serverRun(database: database)
+        let client = try WebSocketClient()
+        client.start()
+        defer { client.stop(); client.waitUntilFinished() }
+        let ada = try Peer(client, port: first.port)
+        let (adaYou, _) = try ada.join(room, name: "Ada")
+
+        // The next minute at least three seconds ahead, in UTC.
+        let now = Date().timeIntervalSince1970
+        var target = (Int64(now) / 60 + 1) * 60
+        if Double(target) - now < 3 { target += 60 }
+        let zone = try ZoneName("UTC")
+        let when = WallTime(seconds: target)
+        let intoDay = zone.secondsIntoDay(of: when)
+        let time = String(format: "%02d:%02d", intoDay / 3600, intoDay / 60 % 60)
+        ada.send(.schedule(.add(ScheduleFields(
+            name: "Sprint", time: time, zone: "UTC", days: [zone.date(of: when).weekday.code],
+            settings: RoomSettings(focus: 3, shortBreak: 2, longBreak: 2, longBreakEvery: 4), sessions: 3, warning: 0))),
+            ref: .number(1))
+        _ = try ada.expect("ok addSchedule") { if case .ok("addSchedule", _, .number(1)?) = $0 { true } else { nil } }
+
+        // The set starts at its minute; the server dies once the second focus is under way.
+        let asleep = Double(target) - Date().timeIntervalSince1970 - 1
+        if asleep > 0 { try await Task.sleep(for: .milliseconds(Int64(asleep * 1000))) }
+        _ = try await ada.awaitMessage("the scheduled start", timeout: 8) {
+            if case .event(_, .schedule(.started), _) = $0 { true } else { nil }
+        }
+        _ = try await ada.awaitMessage("the second focus", timeout: 10) {
+            if case .event(_, .phaseCompleted(.shortBreak, .focus, true, _), _) = $0 { true } else { nil }
+        }
+        first.process.kill()
+        _ = try await first.process.ended()
+        _ = try ada.expectClose()
+
+        // Back on the same database: still the set, one focus done, and it ends after the third.
+        let second = try await serverRun(database: database)
+        defer { second.process.terminate() }
+        let again = try Peer(client, port: second.port)
+        let (back, snapshot) = try again.join(room, name: "Ada", token: adaYou.token)
+        #expect(back.resumed)
+        #expect(snapshot.settings.focus == 3, "the set's own settings, not the room's")
+        // `scheduleEnded`, then the stopped room's `state` (events go out before the state they lead to).
+        var ended: Int?
+        let idle = try again.expect("the end of the set, and the room stopped", timeout: 20) { message -> SnapshotPayload? in
+            if case .event(_, .schedule(.ended(_, "Sprint", let count)), _) = message { ended = count }
+            if case .state(let s) = message, s.status == .idle, ended != nil { return s }
+            return nil
+        }
+        #expect(ended == 3, "the focus before the restart counts")
+        #expect(idle.settings == RoomSettings.standard, "the room's own settings back")
+        #expect(idle.stats.focusCompleted == 3)
+    }
 }

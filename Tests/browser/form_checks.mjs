@@ -58,6 +58,16 @@ check('settings: minutes, m:ss and h:mm:ss become seconds', () => {
   assert.equal(F.settingsFrom(form({ focus: '0,5' }), { ...limits, minFocusSeconds: 1 }).settings.focus, 30);
 });
 
+check('settings: on the clock, the zone is sent, and lengths that do not fill the hour are refused', () => {
+  assert.deepEqual(F.settingsFrom(form({ aligned: 'Europe/Berlin' }), limits), {
+    settings: { focus: 1500, shortBreak: 300, longBreak: 900, longBreakEvery: 4, autoStart: false, aligned: 'Europe/Berlin' },
+  });
+  assert.equal(F.settingsFrom(form({ focus: '50', shortBreak: '10', aligned: 'UTC' }), limits).settings.aligned, 'UTC');
+  assert.equal(F.settingsFrom(form({ focus: '110', shortBreak: '10', aligned: 'UTC' }), limits).settings.aligned, 'UTC', 'two hours');
+  assert.deepEqual(F.settingsFrom(form({ shortBreak: '10', aligned: 'UTC' }), limits).problem, { field: 'aligned' });
+  assert.equal('aligned' in F.settingsFrom(form({ aligned: null }), limits).settings, false, 'not aligned: not sent');
+});
+
 check('settings: the first length out of bounds is named, with the bounds it broke', () => {
   assert.deepEqual(F.settingsFrom(form({ focus: '0:30', longBreak: 'x' }), limits).problem, { field: 'focus', least: 60, most: 14400 });
   assert.equal(F.settingsFrom(form({ shortBreak: '0:30' }), limits).settings.shortBreak, 30, 'a break may be shorter than focus\'s floor');

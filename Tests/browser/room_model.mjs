@@ -281,6 +281,12 @@ fixture('state-next-session.json', 'the next session comes with the room', () =>
   assert.deepEqual(state.room.nextSession, { schedule: 's1', name: 'Writing block', startsAt: 1767312000000 });
 });
 
+fixture('state-aligned.json', 'an aligned room says its zone in its settings, and its summary says it runs on the clock', () => {
+  const { state } = run([golden('welcome'), golden('state-aligned')]);
+  assert.equal(state.room.settings.aligned, 'Europe/Berlin');
+  assert.equal(run([golden('welcome'), golden('state')]).state.room.settings.aligned, undefined, 'absent when not aligned');
+});
+
 check('the feed is stamped with the time it came in, and an unknown kind says nothing', () => {
   const { effects } = step(joined(), golden('event-memberBack'), 1234);
   assert.equal(ofType(effects, 'feed')[0].at, 1234);

@@ -30,6 +30,29 @@ check('a one-time schedule has a date and no days; empty sessions runs until sto
     settings: null, sessions: null, warning: 0 });
 });
 
+check('editing: a listed schedule fills the form, and the form gives the golden changeSchedule back', () => {
+  const listed = golden('server/schedules.json').schedules[0];
+  const form = S.formFromSchedule(listed.schedule);
+  assert.equal(form.kind, 'weekly');
+  const { schedule } = S.scheduleFromForm(form);
+  const { enabled, ...sent } = listed.schedule; // switching is its own request
+  assert.equal(enabled, true);
+  assert.deepEqual(schedule, sent);
+  // The golden change: 15:00 on Thursdays, until stopped, warned 10 minutes before.
+  const changed = S.scheduleFromForm({ ...form, time: '15:00', days: ['thu'], sessions: '', warning: '10' });
+  const expected = golden('client/changeSchedule.json');
+  assert.deepEqual(S.scheduleRequest('change', { id: 's1', schedule: changed.schedule }), expected);
+});
+
+check('a schedule\'s own settings go with it, and come back to the form', () => {
+  const settings = { focus: 3000, shortBreak: 600, longBreak: 1200, longBreakEvery: 2, autoStart: false };
+  const { schedule } = S.scheduleFromForm({ name: 'Deep work', time: '08:00', zone: 'UTC', kind: 'once', date: '2027-01-04',
+    sessions: '2', warning: '15', settings });
+  assert.deepEqual(schedule.settings, settings);
+  assert.deepEqual(S.formFromSchedule(schedule), { name: 'Deep work', time: '08:00', zone: 'UTC', kind: 'once',
+    date: '2027-01-04', days: [], sessions: 2, warning: 15, settings });
+});
+
 check('each wrong field is named', () => {
   const base = { name: 'x', time: '09:30', zone: 'UTC', kind: 'weekly', days: ['mon'] };
   const field = (form) => S.scheduleFromForm({ ...base, ...form }).error?.field;

@@ -1209,6 +1209,109 @@ class Run:
         wait(self.a, lambda d: by_id(d, "room-input").get_attribute("value") == self.room, "the landing, prefilled")
         assert by_id(self.a, "landing").is_displayed() and body_data(self.a, "view") == "landing"
 
+    # MARK: schedules
+
+    def schedule_added_edited_and_started(self):
+        """A schedule added from the card a minute ahead, edited to run with its own lengths, starts the
+        room by itself at its time; the landing card then names the room's next session."""
+        from datetime import datetime, timedelta
+        from zoneinfo import ZoneInfo
+
+        zone = "Europe/Berlin"
+        room = "sched-" + secrets.token_hex(3)
+        driver = self.own_driver("S")
+        try:
+            set_zone(driver, zone)
+            join(driver, self.base, f"/r/{room}", "Sam")
+            # The next minute at least 8 s ahead, on Berlin's clock (the browser's zone, the schedule's too).
+            now = datetime.now(ZoneInfo(zone))
+            start = (now + timedelta(minutes=1)).replace(second=0, microsecond=0)
+            if (start - now).total_seconds() < 8:
+                start += timedelta(minutes=1)
+            js(driver, """document.getElementById('schedule-name').value = 'Standup';
+                          document.getElementById('schedule-time').value = arguments[0];
+                          for (const box of document.querySelectorAll('#schedule-days input')) box.checked = true;
+                          document.getElementById('schedule-sessions').value = '1';
+                          document.getElementById('schedule-warning').value = '0';""", start.strftime("%H:%M"))
+            by_id(driver, "schedule-add").click()
+            items = lambda d: js(d, "return [...document.querySelectorAll('#schedule-list > li')].map(li => li.textContent)")
+            wait(driver, lambda d: len(items(d)) == 1 and "Standup" in items(d)[0], "the new schedule listed")
+            assert "every day" in items(driver)[0] and start.strftime("%H:%M") in items(driver)[0], items(driver)
+
+            # Edit it: a new name, its own 30 s focus and 10 s breaks.
+            driver.find_element(By.CSS_SELECTOR, "#schedule-list .schedule-edit").click()
+            assert by_id(driver, "schedule-name").get_attribute("value") == "Standup", "the form holds the schedule"
+            assert by_id(driver, "schedule-add").text == "Save" and by_id(driver, "schedule-cancel").is_displayed()
+            assert not by_id(driver, "schedule-settings").is_displayed(), "no own lengths yet"
+            by_id(driver, "schedule-own").click()
+            js(driver, """document.getElementById('schedule-name').value = 'Standup, edited';
+                          document.getElementById('schedule-focus').value = '0:30';
+                          document.getElementById('schedule-short').value = '0:10';
+                          document.getElementById('schedule-long').value = '0:10';""")
+            by_id(driver, "schedule-add").click()
+            wait(driver, lambda d: len(items(d)) == 1 and "Standup, edited" in items(d)[0], "the edited schedule listed")
+            assert "1 × 0:30 / 0:10" in items(driver)[0], items(driver)[0]
+            assert by_id(driver, "schedule-add").text == "Add", "the form is back to adding"
+            with urllib.request.urlopen(f"{self.base}/api/rooms/{room}/schedules", timeout=5) as response:
+                listed = json.load(response)["schedules"]
+            assert [s["id"] for s in listed] == ["s1"], listed
+            assert listed[0]["schedule"]["settings"]["focus"] == 30 and listed[0]["schedule"]["sessions"] == 1, listed
+            assert listed[0]["next"] == int(start.timestamp() * 1000), (listed, start)
+            wait(driver, lambda d: "Standup, edited" in by_id(d, "next-session").text, "the next session on the room card")
+            self.shot_element(driver, ".schedule-card", "schedule-card.png")
+
+            # At its time the room starts by itself: a 30 s focus, then stops after it (one session).
+            wait(driver, lambda d: body_data(d, "status") == "running" and body_data(d, "phase") == "focus",
+                 "the scheduled focus running", timeout=(start - datetime.now(ZoneInfo(zone))).total_seconds() + 10)
+            assert seconds_of(shown_time(driver)) <= 30, shown_time(driver)
+            self.shot(driver, "schedule-started.png")
+
+            # The landing card names the room's next session (tomorrow's, every day).
+            by_id(driver, "btn-leave").click()
+            wait(driver, lambda d: by_id(d, "landing").is_displayed(), "the landing view")
+            wait(driver, lambda d: by_id(d, "landing-next").is_displayed()
+                 and "Standup, edited" in by_id(d, "landing-next").text, "the next session on the landing card")
+            self.shot_element(driver, ".join-card", "landing-next-session.png")
+        finally:
+            self.done_with(driver)
+
+    def aligned_room_from_the_settings(self):
+        """"On the clock" in the settings form: the browser's zone goes with the settings, the summary says
+        it, 25 + 10 is refused before anything is sent, and a running aligned room offers no extension."""
+        from datetime import datetime
+        from zoneinfo import ZoneInfo
+
+        zone = "Asia/Kolkata"  # half an hour off UTC: the grid is the zone's, not UTC's
+        driver = self.own_driver("C")
+        try:
+            set_zone(driver, zone)
+            join(driver, self.base, f"/r/clock-{secrets.token_hex(3)}", "Cleo")
+            fill_settings(driver, "25", "10", "15")
+            by_id(driver, "set-aligned").click()
+            by_id(driver, "btn-save-settings").click()
+            wait(driver, lambda d: by_id(d, "settings-error").is_displayed(), "the refusal of 25 + 10")
+            assert "fill the hour" in by_id(driver, "settings-error").text, by_id(driver, "settings-error").text
+            fill(by_id(driver, "set-short"), "5")
+            note = save_settings(driver)
+            assert by_id(driver, "settings-note").get_attribute("data-applies") == "now", note
+            # The browser's own name for the zone (Chromium says Asia/Calcutta, the older name the server knows too).
+            wait(driver, lambda d: f"on the clock ({browser_zone(d)})" in by_id(d, "settings-summary").text,
+                 "the summary says the room is on the clock")
+            by_id(driver, "btn-toggle").click()
+            wait(driver, lambda d: body_data(d, "status") == "running", "running")
+            # The focus ends on the zone's :25 or :55, whatever the minute it was started.
+            ends = js(driver, "return document.getElementById('time').textContent")
+            local = datetime.now(ZoneInfo(zone))
+            minute = local.minute + local.second / 60
+            left = (25 - minute % 30) if minute % 30 < 25 else None
+            if left is not None:
+                assert abs(seconds_of(ends) - left * 60) <= 3, (ends, local.isoformat())
+            assert all(not b["enabled"] for b in js(driver, """return [...document.querySelectorAll('[data-extend]')]
+                                                           .map(b => ({enabled: !b.disabled}))""")), "extend offered"
+            self.shot_element(driver, ".timer-card", "aligned-running.png")
+        finally:
+            self.done_with(driver)
+
     # MARK: installable, alerts, keys, languages
 
     def own_driver(self, label, lang="en-US"):
@@ -1522,6 +1625,9 @@ class Run:
                 ("reconnects by itself after the server restarts", self.reconnects_after_the_server_restarts),
                 ("leave: gone for the others, and for this browser", self.leave_forgets_the_member),
                 ("a refused join explains itself (bad name, room limit)", self.refused_join_explains_itself),
+                ("schedules: added a minute ahead, edited with its own lengths, started by itself, next on the landing",
+                 self.schedule_added_edited_and_started),
+                ("on the clock: an aligned room from the settings form", self.aligned_room_from_the_settings),
             ]:
                 if self.only and self.only not in name:
                     continue

@@ -56,12 +56,13 @@ public enum Labels {
 
     /// The settings in one line, long or short: "Focus 25m · Short 5m · Long 15m after 4 · auto-start off".
     public static func settings(_ s: RoomSettings, short: Bool) -> String {
+        let clock = s.aligned.map { " · on the clock (\($0.identifier))" } ?? ""
         if short {
             return "\(duration(seconds: s.focus))/\(duration(seconds: s.shortBreak))/\(duration(seconds: s.longBreak))"
-                + " ×\(s.longBreakEvery) · auto \(s.autoStart ? "on" : "off")"
+                + " ×\(s.longBreakEvery) · auto \(s.autoStart ? "on" : "off")" + clock
         }
         return "Focus \(duration(seconds: s.focus)) · Short \(duration(seconds: s.shortBreak)) · "
             + "Long \(duration(seconds: s.longBreak)) after \(s.longBreakEvery) · "
-            + "auto-start \(s.autoStart ? "on" : "off")"
+            + "auto-start \(s.autoStart ? "on" : "off")" + clock
     }
 }

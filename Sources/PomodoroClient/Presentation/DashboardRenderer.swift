@@ -145,7 +145,8 @@ public enum DashboardRenderer {
         switch s.status {
         case .running:
             let remaining = d.room.remainingMs(at: context.now)
-            let endWall = context.now.wallMs + remaining
+            // To the nearest second: a phase that ends on the minute (a scheduled one) is not shown a minute early.
+            let endWall = (context.now.wallMs + remaining + 500) / 1000 * 1000
             let time = Labels.timeOfDay(epochMs: endWall, utcOffsetSeconds: context.utcOffsetSeconds)
             right.append(words(.endsAt, ["time": time]), .dim)
         case .paused: right.append(words(.paused), TextStyle(color: .yellow, bold: true))

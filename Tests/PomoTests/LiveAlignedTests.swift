@@ -1,0 +1,28 @@
+import Foundation
+import PomodoroTestSupport
+import Testing
+
+/// `pomo configure --aligned` against the real server: a room put on the clock, a zone refused before
+/// anything is sent, lengths that do not fit the hour refused by the server, and `off`.
+@Suite(.onOwnThreads) struct LiveAlignedTests {
+    @Test func configurePutsARoomOnTheClockAndOff() async throws {
+        let server = try await ServerProcess.start()
+        defer { server.stop() }
+        let on = try await runPomo(["configure", "clocked", "--aligned", "Europe/Berlin", "--server", server.url])
+        #expect(on.status == 0, "\(on.errors)")
+        #expect(on.output.contains("on the clock (Europe/Berlin)"), "\(on.output)")
+        let status = try await runPomo(["status", "clocked", "--json", "--server", server.url])
+        #expect(status.output.contains(#""aligned":"Europe/Berlin""#), "\(status.output)")
+
+        let unknown = try await runPomo(["configure", "clocked", "--aligned", "Mars/Olympus", "--server", server.url])
+        #expect(unknown.status != 0 && unknown.errors.contains("--aligned must be an IANA time zone"), "\(unknown)")
+
+        let misfit = try await runPomo(["configure", "clocked", "--short-break", "10m", "--server", server.url])
+        #expect(misfit.status != 0 && misfit.errors.contains("aligned"), "25 + 10 does not divide the hour: \(misfit)")
+
+        let off = try await runPomo(["configure", "clocked", "--aligned", "off", "--short-break", "10m",
+                                     "--server", server.url])
+        #expect(off.status == 0, "\(off.errors)")
+        #expect(!off.output.contains("on the clock"), "\(off.output)")
+    }
+}
