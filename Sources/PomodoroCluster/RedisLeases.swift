@@ -8,7 +8,7 @@ public struct LeaseHolder: Equatable, Sendable, CustomStringConvertible {
         self.epoch = epoch
     }
 
-    /// As stored in the lease key: `EPOCH|NODE` (a node id never holds `|`, see `NodeID`).
+    /// As stored in the lease key: `EPOCH|NODE` (read back up to the first `|`, so a node id may hold one).
     var stored: String { "\(epoch)|\(node)" }
 
     init?(stored: String) {
