@@ -2,7 +2,7 @@ import Foundation
 import PomodoroCore
 
 /// Keeps this node's leases: renews every held room's lease on a thread of its own, every
-/// `LeaseTerm.renewalInterval`, and says when one is lost.
+/// `LeaseTerm.renewalInterval`, all of them in one script per round, and says when one is lost.
 ///
 /// The service thread asks `isValid(_:at:)` before each tick, broadcast and write as a room's owner; that
 /// answer comes from the node's own clock (`LeaseTerm`), so it turns false at the end of the term even
@@ -90,7 +90,7 @@ public final class LeaseKeeper: @unchecked Sendable {
             }
             if clock() >= nextRound {
                 nextRound = LeaseTerm.nextRenewal(after: clock())
-                for (room, term) in rooms { renew(room, term) }
+                renew(rooms)
             }
             // Terms that ran out, renewed or not.
             let now = clock()
@@ -107,25 +107,33 @@ public final class LeaseKeeper: @unchecked Sendable {
         }
     }
 
-    private func renew(_ room: RoomID, _ term: LeaseTerm) {
+    /// Renews every held lease in one script; a lease Redis no longer gives us is lost at once.
+    private func renew(_ rooms: [RoomID: LeaseTerm]) {
+        guard !rooms.isEmpty else { return }
+        let order = Array(rooms)
         let sent = clock()
-        let renewed: Bool
+        let renewed: [Bool]
         do {
-            renewed = try leases.renew(room: room.rawValue, holder: LeaseHolder(node: node, epoch: term.epoch))
+            renewed = try leases.renew(order.map { (room: $0.key.rawValue, holder: LeaseHolder(node: node, epoch: $0.value.epoch)) })
         } catch {
-            return  // Redis unreachable: the term runs out on its own unless a later renewal lands.
+            return  // Redis unreachable: the terms run out on their own unless a later renewal lands.
         }
         let answered = clock()
-        let stillHeld = lock.withLock { () -> Bool in
-            guard var current = terms[room], current.epoch == term.epoch else { return true }
-            if renewed {
-                current.renewed(requestedAt: sent, answeredAt: answered)
-                terms[room] = current
-                return true
+        let taken = lock.withLock { () -> [(RoomID, Int64)] in
+            var taken: [(RoomID, Int64)] = []
+            for ((room, term), done) in zip(order, renewed) {
+                // Released or replaced meanwhile: not this round's business.
+                guard var current = terms[room], current.epoch == term.epoch else { continue }
+                if done {
+                    current.renewed(requestedAt: sent, answeredAt: answered)
+                    terms[room] = current
+                } else {
+                    terms.removeValue(forKey: room)
+                    taken.append((room, term.epoch))
+                }
             }
-            terms.removeValue(forKey: room)
-            return false
+            return taken
         }
-        if !stillHeld { lost(room, term.epoch, .taken) }
+        for (room, epoch) in taken { lost(room, epoch, .taken) }
     }
 }

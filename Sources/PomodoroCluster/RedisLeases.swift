@@ -107,6 +107,35 @@ public final class RedisLeases {
         return done == 1
     }
 
+    /// Renews several leases in one script (one round trip, one script run in Redis: see docs/CLUSTER.md,
+    /// the capacity estimate); answers, in order, whether each was still its holder's and is renewed.
+    public func renew(_ held: [(room: String, holder: LeaseHolder)],
+                      timeToLive: Duration = LeaseTerm.timeToLive) throws(RedisError) -> [Bool] {
+        guard !held.isEmpty else { return [] }
+        let keys = held.map { Self.leaseKey($0.room) }
+        let values = held.map(\.holder.stored)
+        let reply = try command(["EVAL", Self.renewAllScript, String(held.count)] + keys + values
+                                + [String(timeToLive.milliseconds)])
+        guard case .array(let items) = reply, items.count == held.count else {
+            throw unexpected(reply, "renewing leases")
+        }
+        var renewed: [Bool] = []
+        for item in items {
+            guard case .integer(let done) = item else { throw unexpected(reply, "renewing leases") }
+            renewed.append(done == 1)
+        }
+        return renewed
+    }
+
+    private static let renewAllScript = """
+        local ttl = ARGV[#KEYS + 1]
+        local result = {}
+        for i, key in ipairs(KEYS) do
+            if redis.call('GET', key) == ARGV[i] then result[i] = redis.call('PEXPIRE', key, ttl) else result[i] = 0 end
+        end
+        return result
+        """
+
     /// Gives the lease up at once (a node shutting down, a room with no members left here), if it is still
     /// `holder`'s; true when it was.
     @discardableResult

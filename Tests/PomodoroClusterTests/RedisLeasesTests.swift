@@ -4,6 +4,10 @@ import PomodoroCore
 import PomodoroTestSupport
 import Testing
 
+extension RedisValue {
+    var integerValue: Int64? { if case .integer(let value) = self { value } else { nil } }
+}
+
 /// Leases against a real `redis-server` started by the test on loopback.
 @Suite(.onOwnThreads, .timeLimit(.minutes(1)))
 final class RedisLeasesTests {
@@ -59,6 +63,20 @@ final class RedisLeasesTests {
         #expect(taken == .granted(epoch: 2))
         #expect(Date().timeIntervalSince(left) >= 0.19)
         #expect(try !a.renew(room: "r", holder: LeaseHolder(node: "a", epoch: 1)))
+    }
+
+    @Test func manyLeasesAreRenewedInOneScriptEachOnlyIfStillItsHolders() throws {
+        let a = RedisLeases(address: address), b = RedisLeases(address: address)
+        let ttl = Duration.milliseconds(300)
+        for n in 0..<3 { #expect(try a.acquire(room: "r\(n)", node: "a", timeToLive: ttl) == .granted(epoch: 1)) }
+        // r1 changes hands behind a's back.
+        try b.command(["DEL", "pomodoro:lease:r1"])
+        #expect(try b.acquire(room: "r1", node: "b") == .granted(epoch: 2))
+        let held = (0..<3).map { (room: "r\($0)", holder: LeaseHolder(node: "a", epoch: 1)) }
+        #expect(try a.renew(held, timeToLive: .seconds(60)) == [true, false, true])
+        #expect(try a.command(["PTTL", "pomodoro:lease:r0"]).integerValue ?? 0 > 30_000)
+        #expect(try a.holder(room: "r1") == LeaseHolder(node: "b", epoch: 2))
+        #expect(try a.renew([]) == [])
     }
 
     @Test func theEpochCanBeRaisedAboveAFenceButNeverLowered() throws {
