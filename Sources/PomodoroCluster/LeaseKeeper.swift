@@ -95,7 +95,7 @@ public final class LeaseKeeper: @unchecked Sendable {
             // Terms that ran out, renewed or not.
             let now = clock()
             let expired = lock.withLock { () -> [(RoomID, Int64)] in
-                let ended = terms.filter { !$0.value.isValid(at: now) }
+                let ended = terms.filter { $0.value.hasEnded(at: now) }
                 for room in ended.keys { terms.removeValue(forKey: room) }
                 return ended.map { ($0.key, $0.value.epoch) }
             }

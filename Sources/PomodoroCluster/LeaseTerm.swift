@@ -21,12 +21,17 @@ public struct LeaseTerm: Equatable, Sendable {
 
     /// The room's owner count when this node took it: higher than every owner's before.
     public let epoch: Int64
+    /// This node may act as owner from this instant on (later than the grant when the node must first
+    /// wait out an earlier owner's term: see `RoomTakeover`).
+    public let validFrom: Instant
     /// This node may act as owner strictly before this instant.
     public private(set) var validUntil: Instant
 
-    /// The term of a lease granted by a request sent at `requestedAt`.
-    public init(epoch: Int64, requestedAt: Instant) {
+    /// The term of a lease granted by a request sent at `requestedAt`, to be acted on from `validFrom`
+    /// (by default at once).
+    public init(epoch: Int64, requestedAt: Instant, validFrom: Instant? = nil) {
         self.epoch = epoch
+        self.validFrom = validFrom ?? requestedAt
         validUntil = requestedAt + Self.timeToLive - Self.margin
     }
 
@@ -34,12 +39,15 @@ public struct LeaseTerm: Equatable, Sendable {
     /// An answer that arrives after the term ended does not bring it back: another node may have taken the
     /// room meanwhile and seen nothing of this one.
     public mutating func renewed(requestedAt: Instant, answeredAt: Instant) {
-        guard isValid(at: answeredAt) else { return }
+        guard !hasEnded(at: answeredAt) else { return }
         validUntil = max(validUntil, requestedAt + Self.timeToLive - Self.margin)
     }
 
     /// Whether this node may still tick, broadcast and write for the room.
-    public func isValid(at now: Instant) -> Bool { now < validUntil }
+    public func isValid(at now: Instant) -> Bool { validFrom <= now && now < validUntil }
+
+    /// Whether the term has ended for good (as opposed to not having begun yet).
+    public func hasEnded(at now: Instant) -> Bool { now >= validUntil }
 
     /// When the next renewal should be sent, given when the last one was.
     public static func nextRenewal(after lastRequest: Instant) -> Instant { lastRequest + renewalInterval }

@@ -15,8 +15,8 @@ import PomodoroStore
 public struct RoomTakeover: Sendable {
     /// What came of an attempt to take a room.
     public enum Outcome: Equatable, Sendable {
-        /// This node owns the room from `startsAt` on (its term is `term`): `stored` is the room as the
-        /// store has it (nil when it was never stored).
+        /// This node owns the room from `startsAt` on (its term is `term`, valid from then): `stored` is
+        /// the room as the store has it (nil when it was never stored).
         case owned(term: LeaseTerm, stored: StoredRoom?, startsAt: Instant)
         /// Another node owns it.
         case ownedElsewhere(LeaseHolder)
@@ -42,8 +42,8 @@ public struct RoomTakeover: Sendable {
             }
             switch claimed {
             case .success(let stored):
-                let term = LeaseTerm(epoch: epoch, requestedAt: sent)
                 let startsAt: Instant = redisForgot ? sent + LeaseTerm.timeToLive : sent
+                let term = LeaseTerm(epoch: epoch, requestedAt: sent, validFrom: startsAt)
                 return .owned(term: term, stored: stored, startsAt: startsAt)
             case .failure(let error):
                 guard error.isFenced else { throw error }

@@ -36,6 +36,16 @@ import Testing
         #expect(term.validUntil == start + .milliseconds(500) + LeaseTerm.timeToLive - LeaseTerm.margin)
     }
 
+    @Test func aTermThatMustWaitIsNotValidBeforeItsStart() {
+        var term = LeaseTerm(epoch: 2, requestedAt: start, validFrom: start + LeaseTerm.timeToLive)
+        #expect(!term.isValid(at: start))
+        #expect(!term.hasEnded(at: start))
+        // Renewed meanwhile, it begins at its start and runs on.
+        term.renewed(requestedAt: start + .milliseconds(1_000), answeredAt: start + .milliseconds(1_010))
+        #expect(term.isValid(at: start + LeaseTerm.timeToLive))
+        #expect(term.isValid(at: start + .milliseconds(2_300)))
+    }
+
     @Test func renewalsLeaveThreeTriesBeforeTheLeaseLapses() {
         #expect(LeaseTerm.nextRenewal(after: start) == start + .milliseconds(500))
         #expect(LeaseTerm.renewalInterval * 3 == LeaseTerm.timeToLive)
