@@ -68,6 +68,19 @@ final class ClusterBusTests {
         #expect(events.current.first == .subscribed(["room:a"]))
     }
 
+    @Test func aMembersFrameCrossesToTheOwnersNodeUntouched() throws {
+        let channel = BusMessage.nodeChannel("owner")
+        let bus = makeBus([channel])
+        bus.start()
+        defer { bus.stop() }
+        let sent = BusMessage.frame(from: .init(node: "edge", connection: 7), room: "team-a",
+                                    frame: "{\"type\":\"setTask\",\n\"task\":\"🍅 tomato\\n\"}")
+        try publishUntilHeard(channel, sent.encoded, by: RedisLeases(address: address))
+        expectEvent("the frame") { if case .message(channel, _) = $0 { true } else { false } }
+        guard case .message(_, let payload) = events.current.last else { return }
+        #expect(try BusMessage(decoding: payload) == sent)
+    }
+
     @Test func channelsComeAndGoWhileItRuns() throws {
         let bus = makeBus(["node:keep"])
         bus.start()
