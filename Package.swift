@@ -29,6 +29,8 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq",
                        providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CHiredis", pkgConfig: "hiredis",
+                       providers: [.apt(["libhiredis-dev"])]),
 
         // The pure domain: rooms, phases, deadlines, members, stats. No I/O, no clock reads.
         .target(name: "PomodoroCore", swiftSettings: strict),
@@ -43,6 +45,11 @@ let package = Package(
         // PostgreSQL through libpq: one connection type, the only code that touches libpq, and the
         // PostgreSQL RoomStore built on it.
         .target(name: "PomodoroPostgres", dependencies: ["CPostgres", "PomodoroStore", "PomodoroCore"],
+                swiftSettings: strict),
+        // A cluster of servers (docs/CLUSTER.md): Redis through hiredis (one connection type, the only code
+        // that touches hiredis), rooms' leases and epochs, and the fenced PostgreSQL store.
+        .target(name: "PomodoroCluster",
+                dependencies: ["CHiredis", "PomodoroCore", "PomodoroStore", "PomodoroPostgres"],
                 swiftSettings: strict),
         // The application: room registry, connections, broadcasts; the composition root.
         .target(name: "PomodoroServer",
@@ -92,7 +99,11 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "PomodoroPostgresTests",
                     dependencies: ["PomodoroPostgres", "PomodoroStore", "PomodoroCore", "PomodoroServer", "PomodoroNet",
-                                   "PomodoroProtocol", "PomodoroTestSupport"],
+                                   "PomodoroProtocol", "PomodoroTestSupport", "PomodoroCluster"],
+                    swiftSettings: strict),
+        .testTarget(name: "PomodoroClusterTests",
+                    dependencies: ["PomodoroCluster", "PomodoroPostgres", "PomodoroStore", "PomodoroCore",
+                                   "PomodoroTestSupport"],
                     swiftSettings: strict),
         .testTarget(name: "PomodoroProtocolTests", dependencies: ["PomodoroProtocol"], swiftSettings: strict),
         .testTarget(name: "PomodoroServerTests",

@@ -263,6 +263,9 @@ extension PostgresRoomStore {
                     applied_at timestamptz NOT NULL DEFAULT now()
                 )
                 """)
+            // Outside the versioned history, like schema_migrations: a cluster's fences (see
+            // PostgresRoomStore+Fencing), which a single server never reads.
+            try connection.execute(fenceTable)
             let applied = try connection.query("SELECT version FROM schema_migrations ORDER BY version")
                 .values.compactMap { $0[0] }
             let known = Set(migrationVersions)

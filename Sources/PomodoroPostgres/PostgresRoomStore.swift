@@ -122,7 +122,7 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
     /// throws. A connection found broken at `BEGIN` (the database restarted since the last batch) is
     /// replaced and the batch begun again: nothing of it had reached the server. A connection lost later
     /// fails the batch, since a lost `COMMIT` may or may not have been applied.
-    private func inWriteTransaction<T>(_ what: @autoclosure () -> String,
+    func inWriteTransaction<T>(_ what: @autoclosure () -> String,
                                        _ body: (PostgresConnection) throws(PostgresError) -> T) throws(StoreError) -> T {
         try withWriter(what()) { connection throws(PostgresError) -> T in
             // SET LOCAL as well as the session's setting: behind a pooler that hands each transaction to
@@ -268,9 +268,19 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
     }
 
     public func apply(_ changes: [StoreChange]) throws(StoreError) {
+        try apply(changes, fences: [:])
+    }
+
+    /// `apply`, as the owner of each room in `fences` under that epoch: the batch is refused whole
+    /// (`StoreError.isFenced`) when any of those rooms has since been claimed under a higher epoch; see
+    /// `claim(room:epoch:)`.
+    public func apply(_ changes: [StoreChange], fences: [RoomID: Int64]) throws(StoreError) {
         guard !changes.isEmpty else { return }
         let retention = retention
         try inWriteTransaction("applying \(changes.count) changes") { connection throws(PostgresError) in
+            for (room, epoch) in fences.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                try Self.raiseFence(room: room, to: epoch, on: connection)
+            }
             // The latest moment each room's journal was written at: retention counts from there.
             var written: [RoomID: Int64] = [:]
             for change in changes {
@@ -514,6 +524,6 @@ func withStoreError<T>(_ what: @autoclosure () -> String, hiding password: Strin
         for secret in [password, password?.removingPercentEncoding].compactMap({ $0 }) where !secret.isEmpty {
             message = message.replacingOccurrences(of: secret, with: "***")
         }
-        throw StoreError(message, isTransient: error.isUnreachable)
+        throw StoreError(message, isTransient: error.isUnreachable, isFenced: error.code == PostgresError.fenced)
     }
 }

@@ -47,9 +47,13 @@ public struct StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The database could not be reached, and nothing of the request reached it: the same request may
     /// succeed once it is back (`StoreWriter` retries such batches).
     public var isTransient: Bool
-    public init(_ message: String, isTransient: Bool = false) {
+    /// The store refused the write because another server has taken the room since (a cluster's fence: see
+    /// docs/CLUSTER.md). Trying again cannot help; this server no longer owns the room.
+    public var isFenced: Bool
+    public init(_ message: String, isTransient: Bool = false, isFenced: Bool = false) {
         self.message = message
         self.isTransient = isTransient
+        self.isFenced = isFenced
     }
     public var description: String { message }
 }

@@ -1,0 +1,107 @@
+/// What nodes say to each other on the bus (`ClusterBus`), and its text form.
+///
+/// A member's connection stays on the node it reached; when the room is owned elsewhere, that node only
+/// relays: the member's frames go to the owner untouched, and what the owner sends back is written to the
+/// member untouched. So the bus carries frames, never decoded messages, and the wire protocol has one
+/// codec. Connections are named by their node and that node's connection number.
+///
+/// Text form: one header line, then the frame exactly as it was (it may hold any text, newlines too):
+/// ```
+/// v1 frame NODE CONNECTION ROOM\n{"type":"start","ref":"r1"}
+/// v1 reply NODE CONNECTION,CONNECTION,…\n{"type":"ok","ref":"r1"}
+/// v1 broadcast ROOM\n{"type":"tick",…}
+/// v1 opened NODE CONNECTION ROOM\n
+/// v1 closed NODE CONNECTION ROOM\n
+/// ```
+/// Node ids and room names hold no spaces or newlines (`RoomID` and the node-id option refuse them).
+public enum BusMessage: Equatable, Sendable {
+    /// A member's frame, from the node holding its connection, to the room's owner.
+    case frame(from: RemoteConnection, room: String, frame: String)
+    /// A frame from the owner to some of one node's connections (a reply with a `ref`, a welcome, an
+    /// error; or a broadcast to the node's members, encoded once).
+    case reply(node: String, connections: [UInt64], frame: String)
+    /// A frame for every member of the room on every node (on the room's channel).
+    case broadcast(room: String, frame: String)
+    /// A member's connection to a room owned elsewhere opened, or closed: the owner admits or lets go.
+    case opened(RemoteConnection, room: String)
+    case closed(RemoteConnection, room: String)
+
+    /// A connection held by another node.
+    public struct RemoteConnection: Hashable, Sendable, CustomStringConvertible {
+        public var node: String
+        public var connection: UInt64
+        public init(node: String, connection: UInt64) {
+            self.node = node
+            self.connection = connection
+        }
+        public var description: String { "\(node)/c\(connection)" }
+    }
+
+    /// A message that is not one of ours: says what is wrong with it.
+    public struct Malformed: Error, Equatable, Sendable, CustomStringConvertible {
+        public let description: String
+    }
+
+    static let version = "v1"
+
+    /// The text form, for `PUBLISH`.
+    public var encoded: String {
+        switch self {
+        case .frame(let from, let room, let frame):
+            "\(Self.version) frame \(from.node) \(from.connection) \(room)\n\(frame)"
+        case .reply(let node, let connections, let frame):
+            "\(Self.version) reply \(node) \(connections.map(String.init).joined(separator: ","))\n\(frame)"
+        case .broadcast(let room, let frame):
+            "\(Self.version) broadcast \(room)\n\(frame)"
+        case .opened(let from, let room):
+            "\(Self.version) opened \(from.node) \(from.connection) \(room)\n"
+        case .closed(let from, let room):
+            "\(Self.version) closed \(from.node) \(from.connection) \(room)\n"
+        }
+    }
+
+    /// Reads the text form.
+    /// - Throws: `Malformed` for another version, an unknown kind, or a header with the wrong fields.
+    public init(decoding text: String) throws(Malformed) {
+        guard let newline = text.firstIndex(of: "\n") else { throw Malformed(description: "no header line") }
+        let header = text[..<newline].split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+        let body = String(text[text.index(after: newline)...])
+        guard header.first == Self.version else {
+            throw Malformed(description: "not a \(Self.version) message: \(header.first ?? "")".prefix(80).description)
+        }
+        func connection(_ text: String) throws(Malformed) -> UInt64 {
+            guard let number = UInt64(text) else { throw Malformed(description: "not a connection number: \(text.prefix(40))") }
+            return number
+        }
+        func fields(_ count: Int) throws(Malformed) {
+            guard header.count == count, header.allSatisfy({ !$0.isEmpty }) else {
+                throw Malformed(description: "\(header.count > 1 ? header[1] : "message") needs \(count - 2) fields")
+            }
+        }
+        switch header.count > 1 ? header[1] : "" {
+        case "frame":
+            try fields(5)
+            self = .frame(from: RemoteConnection(node: header[2], connection: try connection(header[3])), room: header[4],
+                          frame: body)
+        case "reply":
+            try fields(4)
+            var connections: [UInt64] = []
+            for part in header[3].split(separator: ",") { connections.append(try connection(String(part))) }
+            self = .reply(node: header[2], connections: connections, frame: body)
+        case "broadcast":
+            try fields(3)
+            self = .broadcast(room: header[2], frame: body)
+        case "opened", "closed":
+            try fields(5)
+            let from = RemoteConnection(node: header[2], connection: try connection(header[3]))
+            self = header[1] == "opened" ? .opened(from, room: header[4]) : .closed(from, room: header[4])
+        default:
+            throw Malformed(description: "unknown kind \(header.count > 1 ? header[1].prefix(40) : "")")
+        }
+    }
+
+    /// The channels: one per node (what is sent to its connections, and frames for rooms it owns), one per
+    /// room (its broadcasts).
+    public static func nodeChannel(_ node: String) -> String { "pomodoro:node:\(node)" }
+    public static func roomChannel(_ room: String) -> String { "pomodoro:room:\(room)" }
+}

@@ -1,0 +1,74 @@
+/// The nodes of a cluster as Redis sees them, for `GET /api/cluster`: each node says every second that it is
+/// alive and how many rooms it owns; a node not heard from for `window` is no longer listed.
+///
+/// Times are Redis's own clock (`TIME` inside the scripts), so the nodes' clocks do not need to agree.
+/// Keys: `pomodoro:nodes`, a sorted set of node ids by last heartbeat; `pomodoro:node-rooms`, a hash of
+/// rooms owned by node id.
+///
+/// Blocking: for the cluster's own thread.
+public struct NodeRegistry: Sendable {
+    /// A node as last heard from.
+    public struct Seen: Equatable, Sendable {
+        public var node: String
+        public var roomsOwned: Int
+        /// Milliseconds since its last heartbeat, by Redis's clock.
+        public var silentForMs: Int64
+    }
+
+    /// How often a node sends its heartbeat.
+    public static let heartbeatInterval = Duration.seconds(1)
+    /// A node not heard from for this long is gone from the list.
+    public let window: Duration
+
+    public init(window: Duration = .seconds(5)) { self.window = window }
+
+    static let nodesKey = "pomodoro:nodes"
+    static let roomsKey = "pomodoro:node-rooms"
+
+    private static let heartbeatScript = """
+        local t = redis.call('TIME')
+        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        redis.call('ZADD', KEYS[1], now, ARGV[1])
+        redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+        local gone = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[3]))
+        for _, node in ipairs(gone) do
+            redis.call('ZREM', KEYS[1], node)
+            redis.call('HDEL', KEYS[2], node)
+        end
+        return now
+        """
+
+    private static let listScript = """
+        local t = redis.call('TIME')
+        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        local seen = redis.call('ZRANGEBYSCORE', KEYS[1], now - tonumber(ARGV[1]), '+inf', 'WITHSCORES')
+        local result = {}
+        for i = 1, #seen, 2 do
+            local rooms = redis.call('HGET', KEYS[2], seen[i]) or '0'
+            table.insert(result, {seen[i], tonumber(rooms), now - tonumber(seen[i + 1])})
+        end
+        return result
+        """
+
+    /// Says that `node` is alive and owns `roomsOwned` rooms; forgets nodes silent for longer than `window`.
+    public func heartbeat(node: String, roomsOwned: Int, on leases: RedisLeases) throws(RedisError) {
+        try leases.command(["EVAL", Self.heartbeatScript, "2", Self.nodesKey, Self.roomsKey, node, String(roomsOwned),
+                            String(window.milliseconds)])
+    }
+
+    /// The nodes heard from within `window`, in node id order.
+    public func nodes(on leases: RedisLeases) throws(RedisError) -> [Seen] {
+        let reply = try leases.command(["EVAL", Self.listScript, "2", Self.nodesKey, Self.roomsKey,
+                                        String(window.milliseconds)])
+        guard case .array(let rows) = reply else { throw RedisError(.unexpected, "unexpected node list: \(reply)") }
+        var seen: [Seen] = []
+        for row in rows {
+            guard case .array(let fields) = row, fields.count == 3, let node = fields[0].text,
+                  case .integer(let rooms) = fields[1], case .integer(let silent) = fields[2] else {
+                throw RedisError(.unexpected, "unexpected node list row: \(row)")
+            }
+            seen.append(Seen(node: node, roomsOwned: Int(rooms), silentForMs: silent))
+        }
+        return seen.sorted { $0.node < $1.node }
+    }
+}

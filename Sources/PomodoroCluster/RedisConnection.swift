@@ -1,0 +1,183 @@
+import CHiredis
+import Glibc
+
+/// A Redis error: the connection failed or broke (`isConnectionLost`, the same request may succeed on a new
+/// connection), or Redis answered with an error reply (`-ERR …`, `-NOSCRIPT …`).
+public struct RedisError: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Kind: Equatable, Sendable {
+        /// Could not connect, or the connection broke or timed out: make a new one.
+        case connection
+        /// Redis refused the command; the connection is still good.
+        case reply
+        /// The reply was not what the caller expected (a bug or a foreign key in our key space).
+        case unexpected
+    }
+    public var kind: Kind
+    public var message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var isConnectionLost: Bool { kind == .connection }
+    public var description: String { message }
+}
+
+/// One reply from Redis, as RESP2 gives it. An error reply is thrown as a `RedisError` instead.
+public enum RedisValue: Equatable, Sendable {
+    case string(String)
+    case integer(Int64)
+    case status(String)
+    case null
+    case array([RedisValue])
+
+    /// The text of a bulk string or status reply.
+    public var text: String? {
+        switch self {
+        case .string(let text), .status(let text): text
+        default: nil
+        }
+    }
+}
+
+/// One blocking connection to Redis through hiredis. This file is the only Swift code that touches hiredis,
+/// and `check` the one place its results become Swift errors.
+///
+/// Not for sharing between threads: one owner at a time (the cluster's Redis thread). Every read and write
+/// waits at most `timeout`; a connection that timed out or broke stays broken (`isBroken`): make a new one.
+public final class RedisConnection {
+    private let context: UnsafeMutablePointer<redisContext>
+
+    /// Connects to `address`, then authenticates and selects its database when it names them.
+    /// - Throws: `RedisError` of kind `.connection` when Redis cannot be reached within `timeout` seconds,
+    ///   `.reply` when it refuses the password or the database.
+    public init(_ address: RedisAddress, timeout: Double) throws(RedisError) {
+        let limit = Self.timeval(seconds: timeout)
+        guard let pointer = redisConnectWithTimeout(address.host, Int32(address.port), limit) else {
+            throw RedisError(.connection, "hiredis is out of memory")
+        }
+        if let message = pomodoro_redis_error(pointer) {
+            let text = String(cString: message)
+            redisFree(pointer)
+            throw RedisError(.connection, "could not connect to Redis at \(address.redacted): \(text)")
+        }
+        context = pointer
+        _ = redisSetTimeout(pointer, limit)
+        _ = redisEnableKeepAlive(pointer)
+        if let password = address.password {
+            _ = try command(address.user.map { ["AUTH", $0, password] } ?? ["AUTH", password])
+        }
+        if address.database != 0 { _ = try command(["SELECT", String(address.database)]) }
+    }
+
+    deinit { redisFree(context) }
+
+    /// Whether the connection has failed (timed out, closed by Redis, broken): every later call fails too.
+    public var isBroken: Bool { context.pointee.err != 0 }
+
+    /// Sends one command, its arguments as binary-safe strings, and waits for its reply.
+    @discardableResult
+    public func command(_ arguments: [String]) throws(RedisError) -> RedisValue {
+        try send(arguments)
+        return try nextReply()
+    }
+
+    /// Queues one command without waiting for its reply (pipelining; `SUBSCRIBE`); `nextReply` reads replies
+    /// in order.
+    public func send(_ arguments: [String]) throws(RedisError) {
+        let copies = arguments.map { strdup($0) }
+        defer { copies.forEach { free($0) } }
+        let lengths = arguments.map { $0.utf8.count }
+        var values = copies.map { UnsafePointer<CChar>($0) }
+        let status = values.withUnsafeMutableBufferPointer { values in
+            lengths.withUnsafeBufferPointer { sizes in
+                redisAppendCommandArgv(context, Int32(arguments.count), values.baseAddress, sizes.baseAddress)
+            }
+        }
+        if status != REDIS_OK { throw lost() }
+    }
+
+    /// The next reply (of a command sent before, or a message on a subscribed channel), waiting at most the
+    /// connection's timeout.
+    public func nextReply() throws(RedisError) -> RedisValue {
+        var raw: UnsafeMutableRawPointer?
+        guard redisGetReply(context, &raw) == REDIS_OK, let raw else { throw lost() }
+        let reply = raw.assumingMemoryBound(to: redisReply.self)
+        defer { freeReplyObject(raw) }
+        return try check(reply)
+    }
+
+    /// Writes out every command queued with `send`, waiting at most the connection's timeout.
+    public func flush() throws(RedisError) {
+        var done: Int32 = 0
+        while done == 0 {
+            if redisBufferWrite(context, &done) != REDIS_OK { throw lost() }
+        }
+    }
+
+    /// The next reply if one arrives within `seconds`, else nil; the connection stays good either way (a
+    /// subscriber waits in turns, to look up between them). Call `flush` first if commands were sent.
+    public func nextReply(within seconds: Double) throws(RedisError) -> RedisValue? {
+        var raw: UnsafeMutableRawPointer?
+        if redisGetReplyFromReader(context, &raw) != REDIS_OK { throw lost() }
+        if raw == nil {
+            var ready = pollfd(fd: context.pointee.fd, events: Int16(POLLIN), revents: 0)
+            let count = poll(&ready, 1, Int32(max(seconds, 0) * 1000))
+            if count == 0 || (count < 0 && errno == EINTR) { return nil }
+            if count < 0 { throw RedisError(.connection, "Redis connection lost: poll failed (errno \(errno))") }
+            if redisBufferRead(context) != REDIS_OK { throw lost() }
+            if redisGetReplyFromReader(context, &raw) != REDIS_OK { throw lost() }
+            guard raw != nil else { return nil }
+        }
+        let reply = raw!.assumingMemoryBound(to: redisReply.self)
+        defer { freeReplyObject(raw) }
+        return try check(reply)
+    }
+
+    /// The reply as a `RedisValue`, or its error as a `RedisError`.
+    private func check(_ reply: UnsafeMutablePointer<redisReply>) throws(RedisError) -> RedisValue {
+        let value = reply.pointee
+        switch value.type {
+        case REDIS_REPLY_ERROR:
+            throw RedisError(.reply, Self.text(value))
+        case REDIS_REPLY_STRING:
+            return .string(Self.text(value))
+        case REDIS_REPLY_STATUS:
+            return .status(Self.text(value))
+        case REDIS_REPLY_INTEGER:
+            return .integer(Int64(value.integer))
+        case REDIS_REPLY_NIL:
+            return .null
+        case REDIS_REPLY_ARRAY:
+            var items: [RedisValue] = []
+            for index in 0..<Int(value.elements) {
+                guard let element = value.element[index] else { items.append(.null); continue }
+                items.append(try check(element))
+            }
+            return .array(items)
+        default:
+            throw RedisError(.unexpected, "unknown Redis reply type \(value.type)")
+        }
+    }
+
+    /// hiredis's words when the server had closed the connection (end of file on read).
+    static let closedByServer = "Server closed the connection"
+
+    private func lost() -> RedisError {
+        let message = pomodoro_redis_error(context).map { String(cString: $0) } ?? "unknown error"
+        return RedisError(.connection, "Redis connection lost: \(message)")
+    }
+
+    private static func text(_ reply: redisReply) -> String {
+        guard let pointer = reply.str else { return "" }
+        return pointer.withMemoryRebound(to: UInt8.self, capacity: Int(reply.len)) {
+            String(decoding: UnsafeBufferPointer(start: $0, count: Int(reply.len)), as: UTF8.self)
+        }
+    }
+
+    private static func timeval(seconds: Double) -> Glibc.timeval {
+        let whole = max(seconds, 0.001)
+        return Glibc.timeval(tv_sec: Int(whole), tv_usec: Int((whole - Double(Int(whole))) * 1_000_000))
+    }
+}

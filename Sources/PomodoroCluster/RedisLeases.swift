@@ -1,0 +1,199 @@
+/// The node holding a room's lease, and the epoch it took it with.
+public struct LeaseHolder: Equatable, Sendable, CustomStringConvertible {
+    public var node: String
+    public var epoch: Int64
+
+    public init(node: String, epoch: Int64) {
+        self.node = node
+        self.epoch = epoch
+    }
+
+    /// As stored in the lease key: `EPOCH|NODE` (read back up to the first `|`, so a node id may hold one).
+    var stored: String { "\(epoch)|\(node)" }
+
+    init?(stored: String) {
+        guard let bar = stored.firstIndex(of: "|"), let epoch = Int64(stored[..<bar]) else { return nil }
+        self.init(node: String(stored[stored.index(after: bar)...]), epoch: epoch)
+    }
+
+    public var description: String { "\(node)@\(epoch)" }
+}
+
+/// The answer to a request for a room's lease.
+public enum LeaseAttempt: Equatable, Sendable {
+    /// This node holds the lease now, with a new epoch, higher than every earlier owner's.
+    case granted(epoch: Int64)
+    /// Another node (or this one, under an earlier epoch) holds it.
+    case held(by: LeaseHolder)
+}
+
+/// Rooms' leases in Redis: one key per room, `pomodoro:lease:ROOM`, holding `EPOCH|NODE`, that expires
+/// unless its holder renews it; and one counter per room, `pomodoro:epoch:ROOM`, that rises with each new
+/// holder and is never reset.
+///
+/// Each operation is one Lua script, so that checking and changing a key happen at once in Redis: taking a
+/// lease is "set if absent" and "count up the epoch" together (a node can never hold a lease with an epoch
+/// it did not count), renewing and releasing touch the key only while it still names the caller's epoch.
+///
+/// Blocking: for the cluster's own thread, never the service thread. Not for sharing between threads.
+public final class RedisLeases {
+    public let address: RedisAddress
+    /// How long a request may wait for Redis, in seconds.
+    public let timeout: Double
+    private var connection: RedisConnection?
+
+    public init(address: RedisAddress, timeout: Double = 0.5) {
+        self.address = address
+        self.timeout = timeout
+    }
+
+    static func leaseKey(_ room: String) -> String { "pomodoro:lease:\(room)" }
+    static func epochKey(_ room: String) -> String { "pomodoro:epoch:\(room)" }
+
+    private static let acquireScript = """
+        local held = redis.call('GET', KEYS[1])
+        if held then return {0, held} end
+        local epoch = redis.call('INCR', KEYS[2])
+        redis.call('SET', KEYS[1], epoch .. '|' .. ARGV[1], 'PX', ARGV[2])
+        return {1, tostring(epoch)}
+        """
+    private static let renewScript = """
+        if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+        return 0
+        """
+    private static let releaseScript = """
+        if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+        return 0
+        """
+
+    /// Raises the room's epoch counter to at least `floor`, so that the next owner's epoch is above it: for
+    /// a Redis that lost its counters (restarted without persistence) while the store's fence remembers a
+    /// higher epoch. Never lowers it.
+    public func raiseEpoch(room: String, to floor: Int64) throws(RedisError) {
+        try command(["EVAL", Self.raiseScript, "1", Self.epochKey(room), String(floor)])
+    }
+
+    private static let raiseScript = """
+        local epoch = tonumber(redis.call('GET', KEYS[1]) or '0')
+        if epoch < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
+        return 0
+        """
+
+    /// Takes the room's lease for `node` for `timeToLive` if nobody holds it.
+    public func acquire(room: String, node: String,
+                        timeToLive: Duration = LeaseTerm.timeToLive) throws(RedisError) -> LeaseAttempt {
+        let reply = try command(["EVAL", Self.acquireScript, "2", Self.leaseKey(room), Self.epochKey(room), node,
+                                 String(timeToLive.milliseconds)])
+        guard case .array(let parts) = reply, parts.count == 2 else { throw unexpected(reply, "taking a lease") }
+        switch (parts[0], parts[1].text) {
+        case (.integer(1), let text?):
+            guard let epoch = Int64(text) else { throw unexpected(reply, "taking a lease") }
+            return .granted(epoch: epoch)
+        case (.integer(0), let text?):
+            guard let holder = LeaseHolder(stored: text) else { throw unexpected(reply, "taking a lease") }
+            return .held(by: holder)
+        default:
+            throw unexpected(reply, "taking a lease")
+        }
+    }
+
+    /// Extends the lease `holder` has on the room to `timeToLive` from now; false when it is no longer
+    /// theirs (it expired, and perhaps another node took it).
+    public func renew(room: String, holder: LeaseHolder,
+                      timeToLive: Duration = LeaseTerm.timeToLive) throws(RedisError) -> Bool {
+        let reply = try command(["EVAL", Self.renewScript, "1", Self.leaseKey(room), holder.stored,
+                                 String(timeToLive.milliseconds)])
+        guard case .integer(let done) = reply else { throw unexpected(reply, "renewing a lease") }
+        return done == 1
+    }
+
+    /// Renews several leases in one script (one round trip, one script run in Redis: see docs/CLUSTER.md,
+    /// the capacity estimate); answers, in order, whether each was still its holder's and is renewed.
+    public func renew(_ held: [(room: String, holder: LeaseHolder)],
+                      timeToLive: Duration = LeaseTerm.timeToLive) throws(RedisError) -> [Bool] {
+        guard !held.isEmpty else { return [] }
+        let keys = held.map { Self.leaseKey($0.room) }
+        let values = held.map(\.holder.stored)
+        let reply = try command(["EVAL", Self.renewAllScript, String(held.count)] + keys + values
+                                + [String(timeToLive.milliseconds)])
+        guard case .array(let items) = reply, items.count == held.count else {
+            throw unexpected(reply, "renewing leases")
+        }
+        var renewed: [Bool] = []
+        for item in items {
+            guard case .integer(let done) = item else { throw unexpected(reply, "renewing leases") }
+            renewed.append(done == 1)
+        }
+        return renewed
+    }
+
+    private static let renewAllScript = """
+        local ttl = ARGV[#KEYS + 1]
+        local result = {}
+        for i, key in ipairs(KEYS) do
+            if redis.call('GET', key) == ARGV[i] then result[i] = redis.call('PEXPIRE', key, ttl) else result[i] = 0 end
+        end
+        return result
+        """
+
+    /// Gives the lease up at once (a node shutting down, a room with no members left here), if it is still
+    /// `holder`'s; true when it was.
+    @discardableResult
+    public func release(room: String, holder: LeaseHolder) throws(RedisError) -> Bool {
+        let reply = try command(["EVAL", Self.releaseScript, "1", Self.leaseKey(room), holder.stored])
+        guard case .integer(let done) = reply else { throw unexpected(reply, "releasing a lease") }
+        return done == 1
+    }
+
+    /// Who holds the room's lease now, if anyone.
+    public func holder(room: String) throws(RedisError) -> LeaseHolder? {
+        let reply = try command(["GET", Self.leaseKey(room)])
+        switch reply {
+        case .null: return nil
+        case .string(let text):
+            guard let holder = LeaseHolder(stored: text) else { throw unexpected(reply, "reading a lease") }
+            return holder
+        default: throw unexpected(reply, "reading a lease")
+        }
+    }
+
+    /// The highest epoch the room has had (0 when it never had an owner).
+    public func epoch(room: String) throws(RedisError) -> Int64 {
+        let reply = try command(["GET", Self.epochKey(room)])
+        switch reply {
+        case .null: return 0
+        case .string(let text):
+            guard let epoch = Int64(text) else { throw unexpected(reply, "reading an epoch") }
+            return epoch
+        default: throw unexpected(reply, "reading an epoch")
+        }
+    }
+
+    /// Runs one command, connecting first when there is no good connection. A connection that breaks is
+    /// dropped and the error thrown: the caller decides whether to try again (a lost `EVAL` may or may not
+    /// have run). One exception: a kept connection that Redis had already closed (it restarted, or dropped
+    /// an idle client) fails before the command reaches any server, so the command is sent once more on a
+    /// new connection.
+    @discardableResult
+    public func command(_ arguments: [String]) throws(RedisError) -> RedisValue {
+        let reused = connection?.isBroken == false
+        if !reused { connection = nil; connection = try RedisConnection(address, timeout: timeout) }
+        do {
+            return try connection!.command(arguments)
+        } catch where error.isConnectionLost {
+            connection = nil
+            guard reused, error.message.hasSuffix(RedisConnection.closedByServer) else { throw error }
+            connection = try RedisConnection(address, timeout: timeout)
+            do {
+                return try connection!.command(arguments)
+            } catch {
+                if error.isConnectionLost { connection = nil }
+                throw error
+            }
+        }
+    }
+
+    private func unexpected(_ reply: RedisValue, _ what: String) -> RedisError {
+        RedisError(.unexpected, "unexpected reply from Redis \(what): \(reply)")
+    }
+}

@@ -1,0 +1,39 @@
+import PomodoroCluster
+import Testing
+
+@Suite struct BusMessageTests {
+    let member = BusMessage.RemoteConnection(node: "node-b:8080", connection: 42)
+
+    @Test func everyKindReadsBackAsItWasWritten() throws {
+        let messages: [BusMessage] = [
+            .frame(from: member, room: "team-a", frame: #"{"type":"start","ref":"r1"}"#),
+            .reply(node: "node-b:8080", connections: [42, 7, 9_000_000_000], frame: #"{"type":"ok","ref":"r1"}"#),
+            .broadcast(room: "team-a", frame: #"{"type":"tick","remainingMs":1000}"#),
+            .opened(member, room: "team-a"),
+            .closed(member, room: "team-a"),
+        ]
+        for message in messages {
+            #expect(try BusMessage(decoding: message.encoded) == message)
+        }
+    }
+
+    @Test func theFrameTravelsUntouchedWhateverItHolds() throws {
+        let frame = "{\"type\":\"setTask\",\n \"task\":\"a b\\nc 🍅\"}\n\n v1 reply x 1\n"
+        let message = BusMessage.frame(from: member, room: "r", frame: frame)
+        #expect(try BusMessage(decoding: message.encoded) == message)
+        #expect(message.encoded.hasPrefix("v1 frame node-b:8080 42 r\n"))
+        #expect(try BusMessage(decoding: BusMessage.broadcast(room: "r", frame: "").encoded) == .broadcast(room: "r", frame: ""))
+    }
+
+    @Test(arguments: ["", "no header", "v2 broadcast r\n{}", "v1 shout r\n{}", "v1 frame node 12\n{}",
+                      "v1 frame node twelve r\n{}", "v1 reply node 1,x\n{}", "v1 broadcast\n{}", "v1 opened n 1 r extra\n",
+                      "v1 frame  1 r\n{}"])
+    func messagesNotOfOursAreRefused(_ text: String) {
+        #expect(throws: BusMessage.Malformed.self) { try BusMessage(decoding: text) }
+    }
+
+    @Test func channelsAreNamedForTheirNodeOrRoom() {
+        #expect(BusMessage.nodeChannel("a") == "pomodoro:node:a")
+        #expect(BusMessage.roomChannel("team-a") == "pomodoro:room:team-a")
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import PomodoroCluster
+import PomodoroTestSupport
+import Testing
+
+/// The nodes seen, against a real `redis-server` started by the test on loopback.
+@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+final class NodeRegistryTests {
+    let redis: RedisTestServer
+    let leases: RedisLeases
+
+    init() throws {
+        redis = try RedisTestServer()
+        leases = RedisLeases(address: try RedisAddress(parsing: redis.url))
+    }
+
+    deinit { redis.stop() }
+
+    @Test func nodesAreListedWithTheRoomsTheyOwnUntilTheyFallSilent() throws {
+        let registry = NodeRegistry(window: .milliseconds(400))
+        #expect(try registry.nodes(on: leases) == [])
+        try registry.heartbeat(node: "b:8080", roomsOwned: 3, on: leases)
+        try registry.heartbeat(node: "a:8080", roomsOwned: 0, on: leases)
+        try registry.heartbeat(node: "b:8080", roomsOwned: 4, on: leases)
+        let seen = try registry.nodes(on: leases)
+        #expect(seen.map(\.node) == ["a:8080", "b:8080"])
+        #expect(seen.map(\.roomsOwned) == [0, 4])
+        #expect(seen.allSatisfy { (0..<400).contains($0.silentForMs) })
+
+        // a keeps beating, b falls silent: b leaves the list once the window has passed.
+        let started = Date()
+        var listed = seen.map(\.node)
+        while listed.contains("b:8080") && Date().timeIntervalSince(started) < 3 {
+            try registry.heartbeat(node: "a:8080", roomsOwned: 1, on: leases)
+            listed = try registry.nodes(on: leases).map(\.node)
+            usleep(50_000)
+        }
+        #expect(listed == ["a:8080"])
+        #expect(Date().timeIntervalSince(started) >= 0.3)
+        #expect(try registry.nodes(on: leases).first?.roomsOwned == 1)
+        // The next heartbeat of any node also forgets b's room count.
+        try registry.heartbeat(node: "a:8080", roomsOwned: 1, on: leases)
+        #expect(try leases.command(["HGET", "pomodoro:node-rooms", "b:8080"]) == .null)
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import PomodoroCluster
+import PomodoroCore
+import PomodoroTestSupport
+import Testing
+
+extension RedisValue {
+    var integerValue: Int64? { if case .integer(let value) = self { value } else { nil } }
+}
+
+/// Leases against a real `redis-server` started by the test on loopback.
+@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+final class RedisLeasesTests {
+    let redis: RedisTestServer
+    let address: RedisAddress
+
+    init() throws {
+        redis = try RedisTestServer()
+        address = try RedisAddress(parsing: redis.url)
+    }
+
+    deinit { redis.stop() }
+
+    @Test func oneNodeHoldsARoomAndTheEpochRisesWithEachOwner() throws {
+        let a = RedisLeases(address: address), b = RedisLeases(address: address)
+        #expect(try a.acquire(room: "focus", node: "a") == .granted(epoch: 1))
+        #expect(try b.acquire(room: "focus", node: "b") == .held(by: LeaseHolder(node: "a", epoch: 1)))
+        #expect(try b.holder(room: "focus") == LeaseHolder(node: "a", epoch: 1))
+        // Another room is another lease, with its own epochs.
+        #expect(try b.acquire(room: "other", node: "b") == .granted(epoch: 1))
+
+        #expect(try a.release(room: "focus", holder: LeaseHolder(node: "a", epoch: 1)))
+        #expect(try b.holder(room: "focus") == nil)
+        #expect(try b.acquire(room: "focus", node: "b") == .granted(epoch: 2))
+        // A holder that let go (or lost the lease) can neither renew nor release the new owner's lease.
+        #expect(try !a.renew(room: "focus", holder: LeaseHolder(node: "a", epoch: 1)))
+        #expect(try !a.release(room: "focus", holder: LeaseHolder(node: "a", epoch: 1)))
+        #expect(try a.holder(room: "focus") == LeaseHolder(node: "b", epoch: 2))
+        #expect(try a.epoch(room: "focus") == 2)
+    }
+
+    @Test func aLeaseThatIsNotRenewedExpiresAndAnotherNodeTakesIt() throws {
+        let a = RedisLeases(address: address), b = RedisLeases(address: address)
+        let ttl = Duration.milliseconds(200)
+        #expect(try a.acquire(room: "r", node: "a", timeToLive: ttl) == .granted(epoch: 1))
+        // Renewed, it outlives its first time to live.
+        let renewedAt = Date()
+        var left = Date()
+        while Date().timeIntervalSince(renewedAt) < 0.5 {
+            left = Date()
+            #expect(try a.renew(room: "r", holder: LeaseHolder(node: "a", epoch: 1), timeToLive: ttl))
+            usleep(50_000)
+        }
+        #expect(try b.holder(room: "r") == LeaseHolder(node: "a", epoch: 1))
+        // Left alone, it lapses within its time to live (Redis's expiry, polled with a bound): not before
+        // the time to live has passed since the last renewal was sent.
+        var taken: LeaseAttempt?
+        while Date().timeIntervalSince(left) < 2 {
+            let attempt = try b.acquire(room: "r", node: "b", timeToLive: ttl)
+            if case .granted = attempt { taken = attempt; break }
+            usleep(10_000)
+        }
+        #expect(taken == .granted(epoch: 2))
+        #expect(Date().timeIntervalSince(left) >= 0.19)
+        #expect(try !a.renew(room: "r", holder: LeaseHolder(node: "a", epoch: 1)))
+    }
+
+    @Test func manyLeasesAreRenewedInOneScriptEachOnlyIfStillItsHolders() throws {
+        let a = RedisLeases(address: address), b = RedisLeases(address: address)
+        let ttl = Duration.milliseconds(300)
+        for n in 0..<3 { #expect(try a.acquire(room: "r\(n)", node: "a", timeToLive: ttl) == .granted(epoch: 1)) }
+        // r1 changes hands behind a's back.
+        try b.command(["DEL", "pomodoro:lease:r1"])
+        #expect(try b.acquire(room: "r1", node: "b") == .granted(epoch: 2))
+        let held = (0..<3).map { (room: "r\($0)", holder: LeaseHolder(node: "a", epoch: 1)) }
+        #expect(try a.renew(held, timeToLive: .seconds(60)) == [true, false, true])
+        #expect(try a.command(["PTTL", "pomodoro:lease:r0"]).integerValue ?? 0 > 30_000)
+        #expect(try a.holder(room: "r1") == LeaseHolder(node: "b", epoch: 2))
+        #expect(try a.renew([]) == [])
+    }
+
+    @Test func theEpochCanBeRaisedAboveAFenceButNeverLowered() throws {
+        let leases = RedisLeases(address: address)
+        try leases.raiseEpoch(room: "r", to: 41)
+        #expect(try leases.acquire(room: "r", node: "a") == .granted(epoch: 42))
+        try leases.raiseEpoch(room: "r", to: 7)
+        #expect(try leases.epoch(room: "r") == 42)
+    }
+
+    @Test func aRedisThatGoesAwayIsAConnectionErrorAndABackOneAnswersAgain() throws {
+        let leases = RedisLeases(address: address, timeout: 0.3)
+        #expect(try leases.acquire(room: "r", node: "a") == .granted(epoch: 1))
+        redis.halt()
+        #expect(throws: RedisError.self) { try leases.renew(room: "r", holder: LeaseHolder(node: "a", epoch: 1)) }
+        do {
+            _ = try leases.holder(room: "r")
+            Issue.record("Redis answered while stopped")
+        } catch {
+            #expect(error.isConnectionLost)
+        }
+        try redis.start()
+        // Without persistence the restarted Redis has forgotten the lease and the epoch.
+        #expect(try leases.holder(room: "r") == nil)
+        #expect(try leases.acquire(room: "r", node: "b") == .granted(epoch: 1))
+    }
+
+    @Test func replyErrorsAreThrownAndKeepTheConnection() throws {
+        let leases = RedisLeases(address: address)
+        do {
+            try leases.command(["NOSUCHCOMMAND"])
+            Issue.record("an unknown command succeeded")
+        } catch {
+            #expect(error.kind == .reply)
+            #expect(error.message.contains("unknown command"))
+        }
+        #expect(try leases.command(["PING"]) == .status("PONG"))
+        #expect(try leases.command(["SET", "k", "v"]) == .status("OK"))
+        #expect(try leases.command(["GET", "k"]) == .string("v"))
+        #expect(try leases.command(["INCR", "n"]) == .integer(1))
+        #expect(try leases.command(["MGET", "k", "none"]) == .array([.string("v"), .null]))
+    }
+
+    @Test func aWrongPasswordOrAnUnreachableServerIsAClearError() throws {
+        var wrong = address
+        wrong.password = "nope"
+        do {
+            try RedisLeases(address: wrong).command(["PING"])
+            Issue.record("AUTH with a password succeeded on a server without one")
+        } catch {
+            #expect(error.kind == .reply)
+        }
+        let closed = RedisAddress(host: "127.0.0.1", port: try RedisTestServer.freePort())
+        do {
+            try RedisLeases(address: closed, timeout: 0.3).command(["PING"])
+            Issue.record("connected to a closed port")
+        } catch {
+            #expect(error.isConnectionLost)
+            #expect(error.message.contains("127.0.0.1"))
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Glibc
+
+/// A real Redis for the tests: Debian's `redis-server`, in a temporary folder, on a free loopback port,
+/// without persistence. `timeout` ends it after 20 minutes whatever happens, and `stop()` (or the end of
+/// the test process, for `shared`) ends it sooner.
+///
+/// ```swift
+/// let redis = try RedisTestServer()
+/// defer { redis.stop() }
+/// let url = redis.url  // redis://127.0.0.1:PORT
+/// ```
+public final class RedisTestServer: @unchecked Sendable {
+    public let folder: String
+    public let port: Int
+    private let lock = NSLock()
+    private var process: LaunchedProcess?
+
+    /// `redis://127.0.0.1:PORT`, for `--cluster` and `RedisAddress(parsing:)`.
+    public var url: String { "redis://127.0.0.1:\(port)" }
+
+    /// Starts a server of the caller's own; the caller stops it with `stop()`.
+    public init() throws {
+        guard let binary = Self.binary else {
+            throw LaunchFailure("redis-server is not installed (make test installs Debian's redis-server)")
+        }
+        self.binary = binary
+        var template = Array((NSTemporaryDirectory() + "pomodoro-redis-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw LaunchFailure("mkdtemp failed") }
+        folder = String(cString: made)
+        port = try Self.freePort()
+        try start()
+    }
+
+    private let binary: String
+
+    private static var binary: String? {
+        ["/usr/bin/redis-server", "/usr/local/bin/redis-server"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// Starts `redis-server` and waits (10 s at most) until it answers.
+    public func start() throws {
+        let launched = try ProcessLauncher.start(
+            "/usr/bin/env",
+            ["timeout", "-s", "TERM", "1200", binary, "--port", "\(port)", "--bind", "127.0.0.1",
+             "--dir", folder, "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"],
+            output: .discard, errors: .discard)
+        lock.withLock { process = launched }
+        let deadline = Date().addingTimeInterval(10)
+        while !answers() {
+            guard launched.isRunning, Date() < deadline else {
+                stop()
+                throw LaunchFailure("redis-server did not start on port \(port) within 10 s")
+            }
+            usleep(20_000)
+        }
+    }
+
+    /// Stops the server (its data goes with it: there is no persistence), keeping the folder for `start()`.
+    public func halt() {
+        let running = lock.withLock { () -> LaunchedProcess? in
+            defer { process = nil }
+            return process
+        }
+        _ = running?.stop(grace: 5)
+    }
+
+    /// Stops the server and removes its folder.
+    public func stop() {
+        halt()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// Whether something accepts a TCP connection and answers `PING` on the port.
+    private func answers() -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard connected else { return false }
+        var limit = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        let ping = Array("PING\r\n".utf8)
+        guard write(fd, ping, ping.count) == ping.count else { return false }
+        var buffer = [UInt8](repeating: 0, count: 16)
+        let count = read(fd, &buffer, buffer.count)
+        return count > 0 && String(decoding: buffer[..<count], as: UTF8.self).hasPrefix("+PONG")
+    }
+
+    /// A loopback port nobody listens on now.
+    public static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound else { throw LaunchFailure("no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
