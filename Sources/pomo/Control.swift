@@ -99,14 +99,14 @@ enum Control {
                         return .finish(fail(reason, status: PomoExit.usage))
                     }
                     return .send(.configure(settings), ref: .string("configure"))
-                case .ok(_, _, ref?) where ref == .string("configure"):
+                case .ok(_, _, let ref?) where ref == .string("configure"):
                     configured = true
                     baseline = view.seq
                     return .send(.start, ref: .string("command"))
                 case let .error(code, text, _, ref?) where ref == .string("configure"):
                     return .finish(fail("the server refused the settings for \(room): \(text) [\(code.rawValue)]",
                                         status: PomoExit.refused))
-                case .ok(_, _, ref?) where ref == .string("command"):
+                case .ok(_, _, let ref?) where ref == .string("command"):
                     replied = true
                 case let .error(code, text, _, ref?) where ref == .string("command"):
                     return .finish(fail("the server refused to start in \(room): \(text) [\(code.rawValue)]",

@@ -50,8 +50,8 @@ import Testing
 
     @Test func theFramesInEnglish() {
         #expect(phaseLine(Self.scene(.en, run: Self.writing), 80)
-                == "  FOCUS  ·  Writing block · focus 2 of 3                             ends 01:13")
-        #expect(phaseLine(Self.scene(.en, run: Self.writing), 40) == "  FOCUS  ·  Writing block 2/3   ends 01:13")
+                == "  FOCUS  ·  Writing block · focus 2 of 3                            ends 01:13")
+        #expect(phaseLine(Self.scene(.en, run: Self.writing), 40) == " FOCUS  ·  Writing block 2/3 ends 01:13")
     }
 
     @Test func duringABreakTheFocusJustDoneAndNeverPastTheSet() {
