@@ -63,6 +63,17 @@ import Testing
         #expect(Labels.setPosition(last).n == 3)
     }
 
+    @Test func theFeedCountsTheSetWhenABreakEnds() {
+        var d = Self.scene(.en, run: Self.writing, phase: .shortBreak)
+        _ = d.handle(.message(.event(room: "team-alpha", .phaseCompleted(completed: .shortBreak, next: .focus,
+                                                                           autoStarted: true, cycle: 3),
+                                     serverTime: Fixture.serverEpoch), raw: [], receivedAt: Fixture.local(0)))
+        let lines = DashboardRenderer.render(d, in: .init(columns: 80, rows: 24, now: Fixture.local(0),
+                                                          utcOffsetSeconds: 3600)).lines.map(\.text)
+        #expect(lines.contains { $0.contains("Short break done · Focus 2 of 3 started") }, "\(lines)")
+        #expect(!lines.contains { $0.contains("of 4") }, "\(lines)")
+    }
+
     @Test func thePlainLinesSayTheSet() {
         let room = Self.scene(.en, run: Self.writing).room.snapshot!
         #expect(Labels.phaseAndPosition(room) == "Focus · Writing block · focus 2 of 3")
