@@ -46,6 +46,10 @@ public class ServiceLoop: @unchecked Sendable {
     /// Set when a library timer was set from outside the library's callbacks: the library re-arms its loop
     /// timer only after its own events, so it is woken once the current callback of ours returns.
     private var libraryTimersNeedCheck = false
+    /// The descriptor of the library's own wake-up (its "event pipe", an eventfd, the one eventfd it polls on
+    /// our loop), found right before the context is destroyed. See `reserveEventPipeNumber`.
+    private var eventPipeFD: Int32 = -1
+    private var reservedEventPipe = false
     /// Set as the teardown begins: no handle may join the loop from then on.
     private(set) var loopHasEnded = false
 
@@ -166,7 +170,36 @@ public class ServiceLoop: @unchecked Sendable {
         willDestroyContext()
         loopHasEnded = true
         closeOwnHandles()
+        eventPipeFD = pomodoro_uv_polled_eventfd(loop)
         if let context { lws_context_destroy(context) }
+        reserveEventPipeNumber()
+        finishDestroying()
+    }
+
+    /// Works around a double close in libwebsockets 4.1.6 on libuv: destroying the context closes its event
+    /// pipe's descriptor at once, and its libuv handle's close callback closes the same number again a turn
+    /// of the loop later. Another thread may have been given that number in between (a new socket, the
+    /// dispatch library's own descriptors), and would lose it: libuv then aborts on `epoll_ctl`, or dispatch
+    /// crashes. Right after the first close the number is taken back here, on a descriptor of no use, so that
+    /// the second close closes that one.
+    private func reserveEventPipeNumber() {
+        guard eventPipeFD >= 0 else { return }
+        let placeholder = pomodoro_reserve_descriptor(eventPipeFD)
+        if placeholder >= 0 && placeholder != eventPipeFD { close(placeholder) }
+        reservedEventPipe = placeholder == eventPipeFD
+    }
+
+    /// For a context whose creation failed: with a foreign loop the library returns it half destroyed, and
+    /// its handles must close on the loop before it can be freed. Before the service thread starts.
+    func abandonContext() {
+        loopHasEnded = true
+        closeOwnHandles()
+        finishDestroying()
+    }
+
+    /// Runs the loop until every handle has closed (within a bound), finishes the library's destruction of
+    /// the context, and closes the loop.
+    private func finishDestroying() {
         // A guard that wakes the loop now and then without keeping it alive, so the bound below is checked.
         let guardTimer = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
         guardTimer.initialize(to: uv_timer_t())
@@ -185,6 +218,9 @@ public class ServiceLoop: @unchecked Sendable {
         uv_close(pomodoro_uv_timer_handle(guardTimer), freeTimerHandle)
         uv_run(loop, UV_RUN_NOWAIT)
         loopClosed = uv_loop_close(loop) == 0
+        // Had the library not closed the number a second time, the placeholder is still ours to close.
+        if reservedEventPipe && pomodoro_is_placeholder(eventPipeFD) != 0 { close(eventPipeFD) }
+        reservedEventPipe = false
     }
 
     /// Closes the wake-up and every timer's handle; the timers forget theirs.

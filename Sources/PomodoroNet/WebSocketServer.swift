@@ -251,9 +251,13 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         }
         joinLoop(&info)
         adopt(try LWS.check(lws_create_context(&info), or: .cannotListen(host: options.host, port: options.port)))
-        if let vhost = lws_get_vhost_by_name(context, "default") {
-            port = Int(lws_get_vhost_listen_port(vhost))
+        // With a loop of ours the library returns a context even when it could not listen (its vhost is
+        // missing), already being destroyed: the destruction is finished here.
+        guard let vhost = lws_get_vhost_by_name(context, "default") else {
+            abandonContext()
+            throw .cannotListen(host: options.host, port: options.port)
         }
+        port = Int(lws_get_vhost_listen_port(vhost))
         if port <= 0 { port = options.port }
         deferAccepting(port: port)
     }
@@ -478,6 +482,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
     fileprivate func handle(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
                             _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         switch reason {
+
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             // Only the WebSocket path upgrades: anything else, or anything while draining, gets a 403.
             guard let wsi else { return -1 }
