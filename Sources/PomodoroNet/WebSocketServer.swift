@@ -424,7 +424,8 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         let hangUpAfter = UInt64(options.hangUpAfterSeconds) * 1000
         for connection in connections.values where connection.closeCode == nil {
             let silent = now &- connection.lastHeardMs
-            if hangUpAfter > 0 && silent >= hangUpAfter {
+            // Hung up on only once pinged (a sweep that came late must not skip the ping).
+            if hangUpAfter > 0 && silent >= hangUpAfter && (connection.pinged || pingAfter == 0) {
                 hangUp(connection)
             } else if pingAfter > 0 && silent >= pingAfter && !connection.pinged {
                 connection.pinged = true
