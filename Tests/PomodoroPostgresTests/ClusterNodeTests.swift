@@ -1,0 +1,74 @@
+import Foundation
+import PomodoroCluster
+import PomodoroCore
+import PomodoroNet
+import PomodoroProtocol
+import PomodoroServer
+import PomodoroTestSupport
+import Testing
+
+/// Two real servers as nodes of one cluster, on a real Redis and a real PostgreSQL: a room runs on the node
+/// that took its lease, the other node turns its joiners away while the lease is held, and once the owner
+/// stops (giving its leases back) the other node takes the room from the store with the same deadline and
+/// its members resume with their tokens.
+@Suite(.onOwnThreads, .timeLimit(.minutes(2)))
+struct ClusterNodeTests {
+    let client: WebSocketClient
+
+    init() throws {
+        client = try WebSocketClient()
+        client.start()
+    }
+
+    func finish() {
+        client.stop()
+        client.waitUntilFinished()
+    }
+
+    static func node(_ name: String, redis: RedisAddress, database: String) throws -> LiveServer {
+        try LiveServer {
+            $0.database = .postgres(url: database)
+            $0.cluster = ClusterConfiguration(redis: redis, node: name)
+        }
+    }
+
+    static func runningEndsAt(_ message: ServerMessage) -> Int64? {
+        if case .state(let room) = message, room.status == .running { room.endsAt } else { nil }
+    }
+
+    @Test func aRoomRunsOnTheNodeHoldingItsLeaseAndMovesWhenThatNodeStops() async throws {
+        defer { finish() }
+        let redis = try RedisTestServer()
+        defer { redis.stop() }
+        let address = try RedisAddress(parsing: redis.url)
+        let database = try await PostgresTestServer.makeDatabase()
+        let a = try Self.node("a", redis: address, database: database)
+        var aStopped = false
+        defer { if !aStopped { a.stop() } }
+        let b = try Self.node("b", redis: address, database: database)
+        defer { b.stop() }
+
+        // Node a takes the room's lease on the first join and runs it.
+        let ada = try Peer(client, port: a.port)
+        let joined = try ada.join("cl-room", name: "Ada")
+        ada.send(.start)
+        let endsAt = try #require(try ada.expect("a running state", Self.runningEndsAt))
+        let leases = RedisLeases(address: address)
+        #expect(try leases.holder(room: "cl-room")?.node == "a")
+
+        // Node b does not run a second copy: its joiner is turned away while a holds the lease.
+        let bob = try Peer(client, port: b.port)
+        bob.send(.join(room: "cl-room", name: "Bob", token: nil))
+        let refused = try bob.expect("an error") { if case .error(let code, _, _, _) = $0 { code } else { nil } }
+        #expect(refused == .unavailable)
+
+        // Node a stops and gives its lease back: node b takes the room from the store, same deadline.
+        a.stop()
+        aStopped = true
+        let back = try Peer(client, port: b.port).join("cl-room", name: "Ada", token: joined.you.token)
+        #expect(back.you.resumed && back.you.id == joined.you.id)
+        #expect(back.room.status == .running)
+        #expect(back.room.endsAt == endsAt)
+        #expect(try leases.holder(room: "cl-room")?.node == "b")
+    }
+}
