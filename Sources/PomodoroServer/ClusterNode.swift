@@ -95,21 +95,30 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
         keeper.stop()
     }
 
+    /// How often a take tries again while another node holds the lease.
+    static let retryInterval = Duration.milliseconds(100)
+
+    /// A lease held elsewhere is tried again for one time to live (and a try): a node that died (`kill -9`)
+    /// leaves its lease to lapse, and its members, reconnecting here, take the room once it has.
     package func take(_ room: RoomID, completion: @escaping @Sendable (ClusterTake) -> Void) {
         queue.async { [self] in
-            do {
-                switch try takeover.take(room, leases: leases, store: store, now: monotonic) {
-                case .owned(let term, let stored, let startsAt):
-                    keeper.hold(room, term: term)
-                    // After Redis forgot its epochs: an earlier owner's term may still run until then.
-                    let wait = startsAt - monotonic()
-                    if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.nanoseconds) / 1e9) }
-                    completion(.owned(stored))
-                case .ownedElsewhere(let holder):
-                    completion(.elsewhere(node: holder.node))
+            let giveUpAt = monotonic() + LeaseTerm.timeToLive + Self.retryInterval
+            while true {
+                do {
+                    switch try takeover.take(room, leases: leases, store: store, now: monotonic) {
+                    case .owned(let term, let stored, let startsAt):
+                        keeper.hold(room, term: term)
+                        // After Redis forgot its epochs: an earlier owner's term may still run until then.
+                        let wait = startsAt - monotonic()
+                        if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.nanoseconds) / 1e9) }
+                        return completion(.owned(stored))
+                    case .ownedElsewhere(let holder):
+                        guard monotonic() < giveUpAt else { return completion(.elsewhere(node: holder.node)) }
+                        Thread.sleep(forTimeInterval: Double(Self.retryInterval.nanoseconds) / 1e9)
+                    }
+                } catch {
+                    return completion(.failed("\(error)"))
                 }
-            } catch {
-                completion(.failed("\(error)"))
             }
         }
     }

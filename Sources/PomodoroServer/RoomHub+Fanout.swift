@@ -218,7 +218,7 @@ extension RoomHub {
 
     /// The room's lease ended (Redis gave it to another node, or its term ran out unrenewed): the room leaves
     /// this node's memory at once, unwritten and unannounced, and its members and observers are closed with
-    /// 1012 (service restart) so that their clients reconnect and resume on the room's new owner.
+    /// 4005 (room moved) so that their clients reconnect and resume on the room's new owner.
     func leaseLost(_ id: RoomID) {
         guard let entry = rooms.removeValue(forKey: id) else { return }
         entry.cancelTimers()
@@ -228,11 +228,11 @@ extension RoomHub {
         for connection in entry.connections.values {
             sessions[connection]?.room = nil
             sessions[connection]?.member = nil
-            transport.close(connection, code: 1012, reason: "room moved")
+            transport.close(connection, code: 4005, reason: "room moved")
         }
         for connection in entry.observers {
             sessions[connection]?.observing = nil
-            transport.close(connection, code: 1012, reason: "room moved")
+            transport.close(connection, code: 4005, reason: "room moved")
         }
         for stream in entry.streams { stream.finish() }
         cluster?.release(id)
