@@ -3,6 +3,7 @@ import Foundation
 import PomodoroCluster
 import PomodoroCore
 import PomodoroPostgres
+import PomodoroProtocol
 import PomodoroStore
 
 /// How a server joins a cluster (`--cluster`, `--node-id`; docs/CLUSTER.md).
@@ -39,6 +40,16 @@ package protocol HubCluster: AnyObject, Sendable {
     func owns(_ room: RoomID, at now: Instant) -> Bool
     /// Gives the room's lease back (the room left this node's memory).
     func release(_ room: RoomID)
+    /// For `GET /api/cluster`, read off the service thread; `completion` runs on another thread.
+    func report(completion: @escaping @Sendable (Result<ClusterPayload, ClusterReadError>) -> Void)
+    /// For `GET /api/cluster/rooms/{room}`, likewise.
+    func report(room: RoomID, completion: @escaping @Sendable (Result<ClusterRoomPayload, ClusterReadError>) -> Void)
+}
+
+/// Redis could not be read for a cluster report.
+package struct ClusterReadError: Error, Sendable {
+    package let reason: String
+    package init(_ reason: String) { self.reason = reason }
 }
 
 /// A server's place in a cluster: takes rooms (`RoomTakeover`) on a thread of its own, keeps their leases
@@ -85,14 +96,58 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
         body?(room)
     }
 
-    package func start() { keeper.start() }
+    private let registry = NodeRegistry()
+    private var heartbeat: DispatchSourceTimer?
+
+    /// Starts renewing leases, and says every second in Redis that this node is alive and how many rooms it
+    /// runs (`NodeRegistry`, for `GET /api/cluster`).
+    package func start() {
+        keeper.start()
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now(), repeating: .seconds(1))
+        timer.setEventHandler { [self] in
+            _ = try? registry.heartbeat(node: node, roomsOwned: keeper.held.count, on: leases)
+        }
+        timer.resume()
+        heartbeat = timer
+    }
+
+    package func report(completion: @escaping @Sendable (Result<ClusterPayload, ClusterReadError>) -> Void) {
+        queue.async { [self] in
+            do {
+                let seen = try registry.nodes(on: leases).map {
+                    ClusterPayload.Node(node: $0.node, roomsOwned: $0.roomsOwned, silentForMs: $0.silentForMs)
+                }
+                completion(.success(ClusterPayload(node: node, rooms: keeper.held.keys.map(\.rawValue).sorted(),
+                                                   nodes: seen)))
+            } catch {
+                completion(.failure(ClusterReadError("\(error)")))
+            }
+        }
+    }
+
+    package func report(room: RoomID, completion: @escaping @Sendable (Result<ClusterRoomPayload, ClusterReadError>) -> Void) {
+        queue.async { [self] in
+            do {
+                let holder = try leases.holder(room: room.rawValue)
+                completion(.success(ClusterRoomPayload(room: room.rawValue, owner: holder?.node, epoch: holder?.epoch)))
+            } catch {
+                completion(.failure(ClusterReadError("\(error)")))
+            }
+        }
+    }
 
     /// Gives every lease back and stops renewing (at shutdown, once the store has written what it had).
     package func stop() {
-        for room in keeper.held.keys { keeper.release(room) }
-        // The keeper releases on its next turn; give it that turn before it stops.
-        Thread.sleep(forTimeInterval: 0.05)
+        let held = keeper.held
         keeper.stop()
+        queue.sync {
+            heartbeat?.cancel()
+            for (room, epoch) in held {
+                store.disown(room)
+                _ = try? leases.release(room: room.rawValue, holder: LeaseHolder(node: node, epoch: epoch))
+            }
+        }
     }
 
     /// How often a take tries again while another node holds the lease.

@@ -56,6 +56,16 @@ struct ClusterNodeTests {
         let leases = RedisLeases(address: address)
         #expect(try leases.holder(room: "cl-room")?.node == "a")
 
+        // The operators' view, from either node.
+        let room = try httpGet(port: b.port, path: "/api/cluster/rooms/cl-room")
+        #expect(room.status == 200 && room.body == #"{"room":"cl-room","owner":"a","epoch":1}"#)
+        let view = try httpGet(port: a.port, path: "/api/cluster")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(view.body.utf8)) as? [String: Any])
+        #expect(object["node"] as? String == "a")
+        #expect(object["rooms"] as? [String] == ["cl-room"])
+        let nodes = (object["nodes"] as? [[String: Any]] ?? []).compactMap { $0["node"] as? String }
+        #expect(Set(nodes).isSubset(of: ["a", "b"]) && nodes.contains("a"))
+
         // Node b does not run a second copy: its joiner is turned away while a holds the lease.
         let bob = try Peer(client, port: b.port)
         bob.send(.join(room: "cl-room", name: "Bob", token: nil))

@@ -1,4 +1,5 @@
 import PomodoroCore
+import PomodoroNet
 import PomodoroProtocol
 import PomodoroServer
 import PomodoroTestSupport
@@ -96,5 +97,26 @@ struct HubClusterTests {
         t.pass(.seconds(5))
         #expect(try t.messages(to: a).isEmpty)
         #expect(t.store!.pendingCommits == 0)
+    }
+
+    @Test func theClusterEndpointsAnswerOnANodeAndAreNotFoundOnASingleServer() throws {
+        let single = TestHub()
+        let missing = RecordedResponse()
+        single.hub.receivedHTTP(HTTPRequest(method: .get, path: "/api/cluster", peer: "127.0.0.1"), responder: missing)
+        #expect(missing.response?.status == 404)
+
+        let (t, _) = try Self.make()
+        let a = t.connect()
+        t.send(.join(room: "team", name: "Ada", token: nil), from: a)
+        t.settle()
+        let node = RecordedResponse()
+        t.hub.receivedHTTP(HTTPRequest(method: .get, path: "/api/cluster", peer: "127.0.0.1"), responder: node)
+        #expect(node.response.map { String(decoding: $0.body, as: UTF8.self) } == #"{"node":"here","rooms":["team"],"nodes":[]}"#)
+        let room = RecordedResponse()
+        t.hub.receivedHTTP(HTTPRequest(method: .get, path: "/api/cluster/rooms/team", peer: "127.0.0.1"), responder: room)
+        #expect(room.response.map { String(decoding: $0.body, as: UTF8.self) } == #"{"room":"team","owner":"here","epoch":null}"#)
+        let bad = RecordedResponse()
+        t.hub.receivedHTTP(HTTPRequest(method: .get, path: "/api/cluster/nodes", peer: "127.0.0.1"), responder: bad)
+        #expect(bad.response?.status == 404)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import PomodoroCore
+import PomodoroProtocol
 import PomodoroServer
 import PomodoroStore
 
@@ -56,5 +57,15 @@ package final class ManualCluster: HubCluster, @unchecked Sendable {
         lock.withLock {
             if terms.removeValue(forKey: room) != nil { releases.append(room) }
         }
+    }
+
+    package func report(completion: @escaping @Sendable (Result<ClusterPayload, ClusterReadError>) -> Void) {
+        completion(.success(ClusterPayload(node: node, rooms: holding.map(\.rawValue).sorted(), nodes: [])))
+    }
+
+    package func report(room: RoomID,
+                        completion: @escaping @Sendable (Result<ClusterRoomPayload, ClusterReadError>) -> Void) {
+        let owner = lock.withLock { terms[room] != nil ? node : elsewhere[room] }
+        completion(.success(ClusterRoomPayload(room: room.rawValue, owner: owner, epoch: nil)))
     }
 }
