@@ -81,4 +81,40 @@ struct ClusterNodeTests {
         #expect(back.room.endsAt == endsAt)
         #expect(try leases.holder(room: "cl-room")?.node == "b")
     }
+
+    /// Redis goes away under a running room: the node stops running it when its term ends (its member is
+    /// closed with 4005), takes no room while Redis is away, and takes the room back, same deadline, once
+    /// Redis returns, though Redis forgot every lease and epoch (docs/CLUSTER.md, "Redis forgetting").
+    @Test func aNodeThatLosesRedisStopsItsRoomsAndTakesThemBackWhenRedisReturns() async throws {
+        defer { finish() }
+        let redis = try RedisTestServer()
+        defer { redis.stop() }
+        let address = try RedisAddress(parsing: redis.url)
+        let database = try await PostgresTestServer.makeDatabase()
+        let a = try Self.node("a", redis: address, database: database)
+        defer { a.stop() }
+
+        let ada = try Peer(client, port: a.port)
+        let joined = try ada.join("no-redis", name: "Ada")
+        ada.send(.start)
+        let endsAt = try #require(try ada.expect("a running state", Self.runningEndsAt))
+
+        redis.halt()
+        let halted = Date()
+        #expect(try ada.expectClose() == 4005)
+        // The term ends at most 1.35 s after the last renewal, which was at most 0.5 s before Redis went.
+        #expect(Date().timeIntervalSince(halted) < 5)
+
+        // Without Redis nobody takes the room.
+        let meanwhile = try Peer(client, port: a.port)
+        meanwhile.send(.join(room: "no-redis", name: "Ada", token: joined.you.token), ref: .string("j"))
+        let refused = try meanwhile.expect("an error") { if case .error(let code, _, _, _) = $0 { code } else { nil } }
+        #expect(refused == .unavailable)
+
+        try redis.start()
+        let back = try Peer(client, port: a.port).join("no-redis", name: "Ada", token: joined.you.token)
+        #expect(back.you.resumed && back.room.status == .running && back.room.endsAt == endsAt)
+        // Redis counted epochs from 1 again; the store's fence made the node go above it.
+        #expect(try RedisLeases(address: address).holder(room: "no-redis")?.epoch == 2)
+    }
 }
