@@ -2,6 +2,7 @@
 // (names, tasks) goes in through textContent or value, never as HTML.
 
 import { t } from './i18n.js';
+import { setPosition } from './roommodel.js';
 import {
   remainingMs, phaseLengthMs, displaySeconds, formatClock, formatDurationInput, formatDurationShort, formatTotal,
 } from './clock.js';
@@ -95,19 +96,17 @@ export function renderPhase(els, room) {
   document.body.dataset.phase = room.phase;
   document.body.dataset.status = room.status;
   setText(els.phaseLabel, phaseName(room.phase));
-  const total = room.settings.longBreakEvery;
-  const cycle = Math.min(room.cycle, total);
-  setText(els.cycleText, t('cycle', { n: cycle, total }));
+  const { name, n, total, dots: states } = setPosition(room);
+  let text;
+  if (name === null) text = t('cycle', { n, total });
+  else if (total === null) text = t('cycleScheduledOpen', { name, n });
+  else text = t('cycleScheduled', { name, n, total });
+  setText(els.cycleText, text);
   const dots = els.cycleDots;
-  while (dots.children.length > total) dots.lastChild.remove();
-  while (dots.children.length < total) dots.appendChild(document.createElement('span'));
+  while (dots.children.length > states.length) dots.lastChild.remove();
+  while (dots.children.length < states.length) dots.appendChild(document.createElement('span'));
   [...dots.children].forEach((dot, i) => {
-    const n = i + 1;
-    const inFocus = room.phase === 'focus' || room.phase === 'idle';
-    let state = 'todo';
-    if (n < cycle || (n === cycle && !inFocus)) state = 'done';
-    else if (n === cycle && room.status !== 'idle') state = 'current';
-    if (dot.dataset.state !== state) dot.dataset.state = state;
+    if (dot.dataset.state !== states[i]) dot.dataset.state = states[i];
   });
 }
 

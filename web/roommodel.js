@@ -116,6 +116,34 @@ export function statsErrorCleared(state) {
 // MARK: questions the page asks
 
 /** The name of a member by id, or null for someone this page never saw. */
+/** Where the room stands in its set, for the cycle line and its dots: during a scheduled run (the snapshot's
+ *  `scheduledRun`, PROTOCOL.md §15) its own focus sessions ("Writing block · focus 2 of 3"), otherwise the
+ *  long-break cycle. `total` is null for a run that goes on until stopped (no dots then); `dots` are
+ *  'done', 'current' or 'todo'. */
+export function setPosition(room) {
+  const run = room.scheduledRun;
+  const inFocus = room.phase === 'focus' || room.phase === 'idle';
+  if (run && typeof run === 'object') {
+    const done = Math.max(0, run.focusDone | 0);
+    const total = typeof run.focusSessions === 'number' ? run.focusSessions : null;
+    // As the cycle does: the focus under way, or during a break the one just done.
+    let n = inFocus ? done + 1 : Math.max(done, 1);
+    if (total !== null) n = Math.min(n, total);
+    const dots = [];
+    for (let i = 0; total !== null && i < Math.min(total, 12); i++) {
+      dots.push(i < done ? 'done' : (i === done && inFocus && room.status !== 'idle') ? 'current' : 'todo');
+    }
+    return { name: run.name, n, total, dots };
+  }
+  const total = room.settings.longBreakEvery;
+  const n = Math.min(room.cycle, total);
+  const dots = [];
+  for (let i = 1; i <= total; i++) {
+    dots.push(i < n || (i === n && !inFocus) ? 'done' : (i === n && room.status !== 'idle') ? 'current' : 'todo');
+  }
+  return { name: null, n, total, dots };
+}
+
 export function nameOf(state, id) {
   return state.names[id] || null;
 }

@@ -228,6 +228,8 @@ public struct RoomSnapshot: Equatable, Sendable {
     public var seq: UInt64
     public var controlMode: ControlMode
     public var host: MemberID?
+    /// The scheduled session under way, if the server started one ("Writing block · focus 2 of 3").
+    public var scheduledRun: ScheduledRun? = nil
 
     public var running: Bool { status == .running }
 }

@@ -11,6 +11,9 @@ public struct ScheduledRun: Equatable, Sendable {
     /// The room's settings before the run, put back when it ends (nil: the run kept the room's own).
     public let roomSettings: RoomSettings?
 
+    /// How many focus sessions the run has in all; nil: until somebody stops it.
+    public var focusSessions: Int? { focusSessionsLeft.map { $0 + focusSessionsDone } }
+
     /// A run as a store kept it (`RoomRecord.scheduledRun`).
     public init(schedule: ScheduleID, name: String, focusSessionsLeft: Int?, focusSessionsDone: Int,
                 roomSettings: RoomSettings?) {

@@ -99,7 +99,7 @@ public struct Room: Sendable {
                                task: $0.task, stats: $0.earned(at: now).stats)
             },
             memberCount: roster.count, presentCount: roster.presentCount,
-            stats: stats, seq: seq, controlMode: controlMode, host: hostID)
+            stats: stats, seq: seq, controlMode: controlMode, host: hostID, scheduledRun: scheduledRun)
     }
 
     /// The next instant at which `advance(to:)` has something to do: a tick boundary, the phase's end,

@@ -45,7 +45,11 @@ extension SnapshotPayload {
             memberCount: snapshot.memberCount, presentCount: snapshot.presentCount,
             membersTruncated: snapshot.membersTruncated,
             stats: StatsPayload(snapshot.stats), seq: snapshot.seq, serverTime: clock.wallMs,
-            control: snapshot.controlMode, host: snapshot.host?.rawValue, locked: locked)
+            control: snapshot.controlMode, host: snapshot.host?.rawValue, locked: locked,
+            scheduledRun: snapshot.scheduledRun.map {
+                ScheduledRunPayload(schedule: $0.schedule.description, name: $0.name,
+                                    focusSessions: $0.focusSessions, focusDone: $0.focusSessionsDone)
+            })
     }
 }
 

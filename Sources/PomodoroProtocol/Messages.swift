@@ -196,13 +196,16 @@ public struct SnapshotPayload: Equatable, Sendable {
     public var locked: Bool
     /// The room's next scheduled start; nil (and left out on the wire) when none is coming.
     public var nextSession: NextSessionPayload?
+    /// The scheduled session under way; nil (and left out on the wire) when the room runs on its own.
+    public var scheduledRun: ScheduledRunPayload?
 
     public init(room: String, phase: Phase, status: TimerStatus, running: Bool, remainingMs: Int64,
                 phaseLengthMs: Int64, endsAt: Int64?, cycle: Int, settings: RoomSettings,
                 pendingSettings: RoomSettings?, members: [MemberPayload], memberCount: Int? = nil,
                 presentCount: Int? = nil, membersTruncated: Bool? = nil, stats: StatsPayload, seq: UInt64,
                 serverTime: Int64, control: ControlMode = .anyone, host: String? = nil, locked: Bool = false,
-                nextSession: NextSessionPayload? = nil) {
+                nextSession: NextSessionPayload? = nil, scheduledRun: ScheduledRunPayload? = nil) {
+        self.scheduledRun = scheduledRun
         // Left out, the counts are those of the list, which is then the whole room.
         let memberCount = memberCount ?? members.count
         self.memberCount = memberCount

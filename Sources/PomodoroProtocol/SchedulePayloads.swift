@@ -146,6 +146,23 @@ public struct NextSessionPayload: Equatable, Sendable {
     }
 }
 
+/// The scheduled session under way, in the snapshot: which schedule, and how far through its set it is.
+public struct ScheduledRunPayload: Equatable, Sendable {
+    /// The schedule's id, "s1".
+    public var schedule: String
+    public var name: String
+    /// Focus sessions in the set; nil: the session runs until somebody stops it.
+    public var focusSessions: Int?
+    /// Focus sessions completed so far.
+    public var focusDone: Int
+    public init(schedule: String, name: String, focusSessions: Int?, focusDone: Int) {
+        self.schedule = schedule
+        self.name = name
+        self.focusSessions = focusSessions
+        self.focusDone = focusDone
+    }
+}
+
 /// What a schedule did, as an `event`.
 public enum ScheduleEventPayload: Equatable, Sendable {
     /// `scheduleWarning`: "Writing block starts in 5 min".

@@ -112,6 +112,15 @@ extension WireCodec {
         object.set("startsAt", next.startsAt)
         return object
     }
+
+    static func scheduledRunObject(_ run: ScheduledRunPayload) -> JSONBuilder {
+        let object = JSONBuilder.object()
+        object.set("schedule", run.schedule)
+        object.set("name", run.name)
+        object.set("focusSessions", run.focusSessions.map { JSONBuilder.integer(Int64($0)) })  // null: until stopped
+        object.set("focusDone", run.focusDone)
+        return object
+    }
 }
 
 extension FieldReader {
@@ -178,5 +187,16 @@ extension FieldReader {
         guard let next = try optionalObject("nextSession") else { return nil }
         return NextSessionPayload(schedule: try next.string("schedule"), name: try next.string("name"),
                                   startsAt: try next.int64("startsAt"))
+    }
+
+    func scheduledRun() throws(ProtocolError) -> ScheduledRunPayload? {
+        guard let run = try optionalObject("scheduledRun") else { return nil }
+        let sessions = try run.optionalInt("focusSessions")
+        let done = try run.int("focusDone")
+        guard done >= 0, sessions.map({ $0 >= 1 }) ?? true else {
+            throw ProtocolError(.badRequest, "scheduledRun counts must not be negative", field: "scheduledRun")
+        }
+        return ScheduledRunPayload(schedule: try run.string("schedule"), name: try run.string("name"),
+                                   focusSessions: sessions, focusDone: done)
     }
 }

@@ -38,6 +38,8 @@ extension WireCodec {
         object.set("locked", s.locked)
         // Left out when no session is coming, so rooms without schedules read as before.
         if let next = s.nextSession { object.set("nextSession", nextSessionObject(next)) }
+        // Likewise left out while the room runs on its own.
+        if let run = s.scheduledRun { object.set("scheduledRun", scheduledRunObject(run)) }
         return object
     }
 
@@ -85,7 +87,8 @@ extension FieldReader {
             presentCount: try optionalInt("presentCount"), membersTruncated: try optionalBool("membersTruncated"),
             stats: try object("stats").stats(), seq: try uint64("seq"),
             serverTime: try int64("serverTime"), control: try enumeration("control"),
-            host: try optionalString("host"), locked: try bool("locked"), nextSession: try nextSession())
+            host: try optionalString("host"), locked: try bool("locked"), nextSession: try nextSession(),
+            scheduledRun: try scheduledRun())
     }
 
     func stats() throws(ProtocolError) -> StatsPayload {

@@ -39,7 +39,7 @@ enum Control {
 
     static func summary(_ view: RoomView, at now: LocalInstant) -> String {
         guard let s = view.snapshot else { return "" }
-        var text = "\(s.room): \(Labels.phase(s.phase)) \(s.cycle) of \(s.settings.longBreakEvery), \(s.status.rawValue)"
+        var text = "\(s.room): \(Labels.phaseAndPosition(s)), \(s.status.rawValue)"
         if s.status != .idle { text += ", \(Labels.clock(seconds: view.displaySeconds(at: now))) left" }
         return text
     }
@@ -58,10 +58,69 @@ enum Control {
 
     struct Start: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Start the timer: a focus from idle, or the phase that is ready or paused.")
+            abstract: "Start the timer: a focus from idle, or the phase that is ready or paused.",
+            discussion: """
+                With --aligned the room is first put on (or taken off) the clock, then started, in one visit:                 pomo start team-alpha --aligned local
+                """)
         @OptionGroup var options: Options
+
+        @Option(help: ArgumentHelp(
+            "Put the room on the clock of a time zone before starting (an IANA zone, `local` for this machine's), or take it off with `off`; the room's other settings stay as they are.",
+            valueName: "zone"))
+        var aligned: String?
+
+        func validate() throws {
+            if let aligned, aligned != "off", Configure.zone(aligned) == nil {
+                throw ValidationError("--aligned must be an IANA time zone such as Europe/Berlin, local, or off")
+            }
+        }
+
         func run() async throws {
-            try await perform(.start, verb: "start", room: options.room, visit: options.visit, quiet: options.quiet)
+            guard let aligned else {
+                return try await perform(.start, verb: "start", room: options.room, visit: options.visit,
+                                         quiet: options.quiet)
+            }
+            try await startAligned(aligned == "off" ? nil : Configure.zone(aligned))
+        }
+
+        /// Configures the room's alignment, and once the server has taken it, starts: one visit, two requests.
+        private func startAligned(_ zone: ZoneName?) async throws {
+            let room = options.room, quiet = options.quiet
+            var configured = false, replied = false
+            var baseline: UInt64 = 0
+            try await Visit(room: room, options: options.visit).run { event, view in
+                guard case let .message(reply, _, at) = event else { return .wait }
+                switch reply {
+                case .welcome(_, let snapshot, _, let limits, _):
+                    // From what will be in effect next, so pending changes are not undone.
+                    var settings = snapshot.pendingSettings ?? snapshot.settings
+                    settings.aligned = zone
+                    if let reason = limits.refusal(configuring: settings) {
+                        return .finish(fail(reason, status: PomoExit.usage))
+                    }
+                    return .send(.configure(settings), ref: .string("configure"))
+                case .ok(_, _, let ref?) where ref == .string("configure"):
+                    configured = true
+                    baseline = view.seq
+                    return .send(.start, ref: .string("command"))
+                case let .error(code, text, _, ref?) where ref == .string("configure"):
+                    return .finish(fail("the server refused the settings for \(room): \(text) [\(code.rawValue)]",
+                                        status: PomoExit.refused))
+                case .ok(_, _, let ref?) where ref == .string("command"):
+                    replied = true
+                case let .error(code, text, _, ref?) where ref == .string("command"):
+                    return .finish(fail("the server refused to start in \(room): \(text) [\(code.rawValue)]",
+                                        status: PomoExit.refused))
+                default:
+                    break
+                }
+                // The configure's own state may come after its `ok`: wait for the one that is no longer idle.
+                if configured, replied, view.seq > baseline, let s = view.snapshot, s.status != .idle {
+                    if !quiet { printLine(summary(view, at: at)) }
+                    return .finish(nil)
+                }
+                return .wait
+            }
         }
     }
 

@@ -26,3 +26,27 @@ import Testing
         #expect(!off.output.contains("on the clock"), "\(off.output)")
     }
 }
+
+/// `pomo start --aligned`: the room put on the clock and started in one visit; `off` takes it off again.
+@Suite(.onOwnThreads) struct LiveAlignedStartTests {
+    @Test func startAlignedConfiguresThenStarts() async throws {
+        let server = try await ServerProcess.start()
+        defer { server.stop() }
+        let started = try await runPomo(["start", "clocked", "--aligned", "America/New_York", "--server", server.url])
+        #expect(started.status == 0, "\(started.errors)")
+        #expect(started.output.contains("running"), "\(started.output)")
+        let status = try await runPomo(["status", "clocked", "--json", "--server", server.url])
+        #expect(status.output.contains(#""aligned":"America/New_York""#), "\(status.output)")
+        #expect(status.output.contains(#""status":"running""#), "\(status.output)")
+
+        let unknown = try await runPomo(["start", "clocked", "--aligned", "Mars/Olympus", "--server", server.url])
+        #expect(unknown.status != 0 && unknown.errors.contains("--aligned must be an IANA time zone"), "\(unknown)")
+
+        _ = try await runPomo(["reset", "clocked", "--server", server.url])
+        let off = try await runPomo(["start", "clocked", "--aligned", "off", "--server", server.url])
+        #expect(off.status == 0, "\(off.errors)")
+        let after = try await runPomo(["status", "clocked", "--json", "--server", server.url])
+        #expect(!after.output.contains(#""aligned""#), "\(after.output)")
+        #expect(after.output.contains(#""status":"running""#), "\(after.output)")
+    }
+}

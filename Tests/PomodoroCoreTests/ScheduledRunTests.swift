@@ -30,6 +30,23 @@ import PomodoroCore
         #expect(t.room.nextWakeup().map { $0 > t.now } ?? true)
     }
 
+    @Test func theSnapshotCarriesTheRunAndItsProgress() throws {
+        var t = TestRoom()
+        #expect(t.room.snapshot(at: t.now).scheduledRun == nil, "a room on its own has none")
+        let start = t.now
+        try t.room.startScheduled(try schedule(sessions: 3), now: t.now)
+        var run = t.room.snapshot(at: t.now).scheduledRun
+        #expect(run?.name == "Writing block" && run?.focusSessions == 3 && run?.focusSessionsDone == 0)
+        t.advance(to: start + .seconds(1500))
+        run = t.room.snapshot(at: t.now).scheduledRun
+        #expect(run?.focusSessions == 3 && run?.focusSessionsDone == 1, "one done, the total unchanged")
+        t.advance(to: start + .seconds(3700))  // the second focus and its break done, into the third
+        run = t.room.snapshot(at: t.now).scheduledRun
+        #expect(run?.focusSessionsDone == 2 && t.room.phase == .focus)
+        t.advance(to: start + .seconds(3 * 1500 + 2 * 300))
+        #expect(t.room.status == .idle && t.room.snapshot(at: t.now).scheduledRun == nil, "gone once the set is done")
+    }
+
     @Test func theScheduleSettingsHoldForTheRunAndTheRoomsComeBack() throws {
         var t = TestRoom()
         let own = RoomSettings(focus: 3000, shortBreak: 600)

@@ -143,6 +143,16 @@ struct GoldenFixtureTests {
             room.nextSession = NextSessionPayload(schedule: "s1", name: "Writing block", startsAt: epoch + 86_400_000)
             return room
         }()))),
+        ("server/state-scheduled-run.json", .server(.state({
+            var room = running
+            room.scheduledRun = ScheduledRunPayload(schedule: "s1", name: "Writing block", focusSessions: 3, focusDone: 1)
+            return room
+        }()))),
+        ("server/state-scheduled-run-open.json", .server(.state({
+            var room = running
+            room.scheduledRun = ScheduledRunPayload(schedule: "s2", name: "Open studio", focusSessions: nil, focusDone: 0)
+            return room
+        }()))),
         ("server/state-aligned.json", .server(.state({
             var room = running
             room.settings.aligned = try! ZoneName("Europe/Berlin")

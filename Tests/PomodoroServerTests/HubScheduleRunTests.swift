@@ -30,12 +30,20 @@ import Testing
         let room = try RoomID(validating: "team")
         let entry = try #require(t.hub.rooms[room], "a room in a scheduled set comes back, nobody in it as it is")
         #expect(entry.room.scheduledRun?.focusSessionsDone == 1 && entry.room.status == .running)
+        // What a member joining sees: the set's progress in the snapshot, not only the room's cycle.
+        let ada = t.connect()
+        t.send(.join(room: "team", name: "Ada", token: nil), from: ada)
+        t.settle()
+        let joined = try #require(try t.messages(to: ada).compactMap(\.snapshot).last)
+        #expect(joined.scheduledRun == ScheduledRunPayload(schedule: "s1", name: "Standup", focusSessions: 3, focusDone: 1))
         t.pass(.seconds(600))
         #expect(entry.room.phase == .shortBreak && entry.room.status == .running, "the break runs by itself")
         t.pass(.seconds(300))
         #expect(entry.room.phase == .focus && entry.room.cycle == 3)
         t.pass(.seconds(1500))
         #expect(entry.room.status == .idle && entry.room.scheduledRun == nil, "stopped after the third focus")
+        let ended = try #require(try t.messages(to: ada).compactMap(\.snapshot).last)
+        #expect(ended.status == .idle && ended.scheduledRun == nil, "the run is left out once it is over")
         #expect(entry.room.stats.focusSessions == 2, "the two completed after the restart")
     }
 

@@ -287,6 +287,33 @@ fixture('state-aligned.json', 'an aligned room says its zone in its settings, an
   assert.equal(run([golden('welcome'), golden('state')]).state.room.settings.aligned, undefined, 'absent when not aligned');
 });
 
+fixture('state-scheduled-run.json', 'a scheduled run counts its own set: focus 2 of 3, not the long-break cycle', () => {
+  const { state } = run([golden('welcome'), golden('state-scheduled-run')]);
+  assert.deepEqual(state.room.scheduledRun, { schedule: 's1', name: 'Writing block', focusSessions: 3, focusDone: 1 });
+  assert.deepEqual(M.setPosition(state.room), { name: 'Writing block', n: 2, total: 3, dots: ['done', 'current', 'todo'] });
+  const inBreak = { ...state.room, phase: 'shortBreak' };
+  assert.deepEqual(M.setPosition(inBreak), { name: 'Writing block', n: 1, total: 3, dots: ['done', 'todo', 'todo'] },
+    'during a break the focus just done, as the cycle');
+  const last = { ...state.room, scheduledRun: { ...state.room.scheduledRun, focusDone: 3 }, phase: 'shortBreak' };
+  assert.equal(M.setPosition(last).n, 3, 'never past the set');
+  const plain = run([golden('welcome'), golden('state')]).state.room;
+  assert.equal(plain.scheduledRun, undefined, 'absent while the room runs on its own');
+  assert.deepEqual(M.setPosition(plain), { name: null, n: 2, total: 4, dots: ['done', 'current', 'todo', 'todo'] });
+});
+
+fixture('state-scheduled-run-open.json', 'a scheduled run until stopped has a count and no dots', () => {
+  const { state } = run([golden('welcome'), golden('state-scheduled-run-open')]);
+  assert.deepEqual(state.room.scheduledRun, { schedule: 's2', name: 'Open studio', focusSessions: null, focusDone: 0 });
+  assert.deepEqual(M.setPosition(state.room), { name: 'Open studio', n: 1, total: null, dots: [] });
+});
+
+check('the cycle dots without a scheduled run follow the long-break cycle', () => {
+  const room = { phase: 'focus', status: 'running', cycle: 2, settings: { longBreakEvery: 4 } };
+  assert.deepEqual(M.setPosition(room).dots, ['done', 'current', 'todo', 'todo']);
+  assert.deepEqual(M.setPosition({ ...room, phase: 'shortBreak' }).dots, ['done', 'done', 'todo', 'todo']);
+  assert.deepEqual(M.setPosition({ ...room, phase: 'idle', status: 'idle', cycle: 1 }).dots, ['todo', 'todo', 'todo', 'todo']);
+});
+
 check('the feed is stamped with the time it came in, and an unknown kind says nothing', () => {
   const { effects } = step(joined(), golden('event-memberBack'), 1234);
   assert.equal(ofType(effects, 'feed')[0].at, 1234);

@@ -1231,7 +1231,7 @@ class Run:
             js(driver, """document.getElementById('schedule-name').value = 'Standup';
                           document.getElementById('schedule-time').value = arguments[0];
                           for (const box of document.querySelectorAll('#schedule-days input')) box.checked = true;
-                          document.getElementById('schedule-sessions').value = '1';
+                          document.getElementById('schedule-sessions').value = '2';
                           document.getElementById('schedule-warning').value = '0';""", start.strftime("%H:%M"))
             by_id(driver, "schedule-add").click()
             items = lambda d: js(d, "return [...document.querySelectorAll('#schedule-list > li')].map(li => li.textContent)")
@@ -1250,20 +1250,25 @@ class Run:
                           document.getElementById('schedule-long').value = '0:10';""")
             by_id(driver, "schedule-add").click()
             wait(driver, lambda d: len(items(d)) == 1 and "Standup, edited" in items(d)[0], "the edited schedule listed")
-            assert "1 × 0:30 / 0:10" in items(driver)[0], items(driver)[0]
+            assert "2 × 0:30 / 0:10" in items(driver)[0], items(driver)[0]
             assert by_id(driver, "schedule-add").text == "Add", "the form is back to adding"
             with urllib.request.urlopen(f"{self.base}/api/rooms/{room}/schedules", timeout=5) as response:
                 listed = json.load(response)["schedules"]
             assert [s["id"] for s in listed] == ["s1"], listed
-            assert listed[0]["schedule"]["settings"]["focus"] == 30 and listed[0]["schedule"]["sessions"] == 1, listed
+            assert listed[0]["schedule"]["settings"]["focus"] == 30 and listed[0]["schedule"]["sessions"] == 2, listed
             assert listed[0]["next"] == int(start.timestamp() * 1000), (listed, start)
             wait(driver, lambda d: "Standup, edited" in by_id(d, "next-session").text, "the next session on the room card")
             self.shot_element(driver, ".schedule-card", "schedule-card.png")
 
-            # At its time the room starts by itself: a 30 s focus, then stops after it (one session).
+            # At its time the room starts by itself: two 30 s focus sessions with a break between them.
             wait(driver, lambda d: body_data(d, "status") == "running" and body_data(d, "phase") == "focus",
                  "the scheduled focus running", timeout=(start - datetime.now(ZoneInfo(zone))).total_seconds() + 10)
             assert seconds_of(shown_time(driver)) <= 30, shown_time(driver)
+            # The cycle line counts the scheduled set, not the room's long-break cycle of 4.
+            wait(driver, lambda d: by_id(d, "cycle-text").text == "Standup, edited · focus 1 of 2",
+                 "the set's progress in the cycle line")
+            dots = js(driver, "return [...document.querySelectorAll('#cycle-dots > span')].map(s => s.dataset.state)")
+            assert dots == ["current", "todo"], dots
             self.shot(driver, "schedule-started.png")
 
             # The landing card names the room's next session (tomorrow's, every day).

@@ -4,6 +4,8 @@ extension Words {
         .replaced: "replaced", .disconnected: "disconnected",
         .connectionLost: "the connection was lost", .connectingTo: "Connecting to {server}…", .retrying: "{reason}. Trying again in {s}s (attempt {n})…",
         .phaseIdle: "Idle", .phaseFocus: "Focus", .phaseShortBreak: "Short break", .phaseLongBreak: "Long break",
+        .setLong: "{name} · focus {n} of {total}", .setShort: "{name} {n}/{total}",
+        .setOpenLong: "{name} · focus {n}", .setOpenShort: "{name} #{n}",
         .cycleLong: "cycle {n} of {total}", .cycleShort: "{n} of {total}", .endsAt: "ends {time}", .paused: "PAUSED",
         .ready: "ready", .notStarted: "not started",
         .members: "MEMBERS", .hereOf: "{present} here of {total}", .hereCount: "{n} here", .awayCount: "{n} away",

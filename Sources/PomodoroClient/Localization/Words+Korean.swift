@@ -4,6 +4,8 @@ extension Words {
         .replaced: "대체됨", .disconnected: "연결 끊김",
         .connectionLost: "연결이 끊겼어요", .connectingTo: "{server}에 연결 중…", .retrying: "{reason}. {s}초 후 다시 시도 ({n}번째)…",
         .phaseIdle: "대기", .phaseFocus: "집중", .phaseShortBreak: "짧은 휴식", .phaseLongBreak: "긴 휴식",
+        .setLong: "{name} · 집중 {total}회 중 {n}회", .setShort: "{name} {n}/{total}",
+        .setOpenLong: "{name} · 집중 {n}회", .setOpenShort: "{name} #{n}",
         .cycleLong: "{total}회 중 {n}회", .cycleShort: "{n}/{total}", .endsAt: "{time} 종료", .paused: "일시정지",
         .ready: "준비됨", .notStarted: "시작 전",
         .members: "참여자", .hereOf: "{total}명 중 {present}명 참여 중", .hereCount: "{n}명 참여 중",

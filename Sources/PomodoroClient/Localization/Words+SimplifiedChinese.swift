@@ -4,6 +4,8 @@ extension Words {
         .replaced: "已被取代", .disconnected: "已断开",
         .connectionLost: "连接已断开", .connectingTo: "正在连接 {server}…", .retrying: "{reason}。{s} 秒后重试（第 {n} 次）…",
         .phaseIdle: "空闲", .phaseFocus: "专注", .phaseShortBreak: "短休息", .phaseLongBreak: "长休息",
+        .setLong: "{name} · 专注 第 {n} / {total} 轮", .setShort: "{name} {n}/{total}",
+        .setOpenLong: "{name} · 专注 第 {n} 轮", .setOpenShort: "{name} #{n}",
         .cycleLong: "第 {n} / {total} 轮", .cycleShort: "{n}/{total}", .endsAt: "{time} 结束", .paused: "已暂停",
         .ready: "就绪", .notStarted: "未开始",
         .members: "成员", .hereOf: "{total} 人中 {present} 人在线", .hereCount: "{n} 人在线", .awayCount: "{n} 人暂离",

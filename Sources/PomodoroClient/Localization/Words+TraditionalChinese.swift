@@ -4,6 +4,8 @@ extension Words {
         .replaced: "已被取代", .disconnected: "已中斷",
         .connectionLost: "連線已中斷", .connectingTo: "正在連線到 {server}…", .retrying: "{reason}。{s} 秒後重試（第 {n} 次）…",
         .phaseIdle: "閒置", .phaseFocus: "專注", .phaseShortBreak: "短休息", .phaseLongBreak: "長休息",
+        .setLong: "{name} · 專注 第 {n} / {total} 輪", .setShort: "{name} {n}/{total}",
+        .setOpenLong: "{name} · 專注 第 {n} 輪", .setOpenShort: "{name} #{n}",
         .cycleLong: "第 {n} / {total} 輪", .cycleShort: "{n}/{total}", .endsAt: "{time} 結束", .paused: "已暫停",
         .ready: "就緒", .notStarted: "未開始",
         .members: "成員", .hereOf: "{total} 人中 {present} 人在線", .hereCount: "{n} 人在線", .awayCount: "{n} 人暫離",

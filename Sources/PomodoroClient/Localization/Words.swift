@@ -11,6 +11,8 @@ public enum Phrase: String, CaseIterable, Sendable {
     // The phase line
     case phaseIdle, phaseFocus, phaseShortBreak, phaseLongBreak
     case cycleLong, cycleShort, endsAt, paused, ready, notStarted
+    // A scheduled run's place in its set (instead of the cycle)
+    case setLong, setShort, setOpenLong, setOpenShort
     // Members
     case members, hereOf, hereCount, awayCount, offlineCount, done, youSuffix, offline, away, andMore, plusMore
     // Settings

@@ -1,4 +1,5 @@
 import PomodoroCore
+import PomodoroProtocol
 
 /// The words and numbers people see in the status line and the plain lines (English, for scripts), and the
 /// numbers the full-screen view shares with them; the view's words are `Words`, in its language.
@@ -11,6 +12,26 @@ public enum Labels {
         case .shortBreak: "Short break"
         case .longBreak: "Long break"
         }
+    }
+
+    /// Where the room is in its set: the scheduled run's focus sessions while one is under way, otherwise the
+    /// long-break cycle. `total` is nil for a scheduled run that goes on until stopped.
+    public static func setPosition(_ s: SnapshotPayload) -> (name: String?, n: Int, total: Int?) {
+        guard let run = s.scheduledRun else {
+            return (nil, min(s.cycle, s.settings.longBreakEvery), s.settings.longBreakEvery)
+        }
+        // As the cycle does: the focus under way, or during a break the one just done.
+        var n = s.phase == .focus ? run.focusDone + 1 : max(run.focusDone, 1)
+        if let total = run.focusSessions { n = min(n, total) }
+        return (run.name, n, run.focusSessions)
+    }
+
+    /// The phase and where it stands, for plain lines: "Focus 2 of 4", or during a scheduled run
+    /// "Focus · Writing block · focus 2 of 3" ("focus 2" when it runs until stopped).
+    public static func phaseAndPosition(_ s: SnapshotPayload) -> String {
+        let (name, n, total) = setPosition(s)
+        guard let name else { return "\(phase(s.phase)) \(n) of \(total ?? n)" }
+        return "\(phase(s.phase)) · \(name) · focus \(n)" + (total.map { " of \($0)" } ?? "")
     }
 
     /// "running", "paused", "ready", "idle".

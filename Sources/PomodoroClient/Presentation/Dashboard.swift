@@ -474,6 +474,13 @@ public struct Dashboard: Sendable {
         }
         switch event {
         case let .phaseCompleted(completed, next, autoStarted, cycle):
+            if let run = room.snapshot?.scheduledRun {
+                // A scheduled set counts its own focus sessions; a break does not change how many are done,
+                // so the next focus is the one after them whether this state came before the event or after.
+                let n = run.focusSessions.map { min(run.focusDone + 1, $0) } ?? run.focusDone + 1
+                return words.phaseCompleted(completed: completed, next: next, autoStarted: autoStarted, cycle: n,
+                                            longBreakEvery: run.focusSessions)
+            }
             let every = room.snapshot?.pendingSettings?.longBreakEvery ?? room.snapshot?.settings.longBreakEvery
             return words.phaseCompleted(completed: completed, next: next, autoStarted: autoStarted, cycle: cycle,
                                         longBreakEvery: every)

@@ -140,7 +140,15 @@ public enum DashboardRenderer {
         var left = ScreenLine()
         left.append(words.phase(s.phase).uppercased(), TextStyle(color: phaseColor(s.phase), bold: true))
         left.append("  ·  ", .dim)
-        left.append(words(width >= 50 ? .cycleLong : .cycleShort, ["n": s.cycle, "total": s.settings.longBreakEvery]))
+        let (name, n, total) = Labels.setPosition(s)
+        if let name {
+            // A scheduled run: its own set of focus sessions, not the room's long-break cycle.
+            let phrase: Phrase = total == nil ? (width >= 50 ? .setOpenLong : .setOpenShort)
+                                              : (width >= 50 ? .setLong : .setShort)
+            left.append(words(phrase, ["name": name, "n": n, "total": total ?? n]))
+        } else {
+            left.append(words(width >= 50 ? .cycleLong : .cycleShort, ["n": n, "total": total ?? n]))
+        }
         var right = ScreenLine()
         switch s.status {
         case .running:

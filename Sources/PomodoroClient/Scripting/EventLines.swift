@@ -46,7 +46,7 @@ public struct EventLines: Sendable {
         // A summary line whenever the timer's phase or status changes.
         if let s = dashboard.room.snapshot {
             let remaining = Labels.clock(seconds: s.status == .idle ? 0 : dashboard.room.displaySeconds(at: at))
-            let summary = "\(Labels.phase(s.phase)) \(s.cycle) of \(s.settings.longBreakEvery) · \(s.status.rawValue)"
+            let summary = "\(Labels.phaseAndPosition(s)) · \(s.status.rawValue)"
             if summary != lastSummary {
                 lastSummary = summary
                 out.append("\(stamp(at)) \(summary)" + (s.status == .idle ? "" : " · \(remaining) left"))
