@@ -2,12 +2,12 @@
 # Both install what is missing first (Debian packages through apt-get), so a fresh machine needs nothing by hand.
 
 SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
-APT_PACKAGES := libwebsockets-dev libuv1-dev libjson-c-dev libssl-dev libsqlite3-dev libpq-dev postgresql redis-server libhiredis-dev pkg-config tmux curl
+APT_PACKAGES := libwebsockets-dev libuv1-dev libjson-c-dev libssl-dev libsqlite3-dev libpq-dev postgresql redis-server libhiredis-dev pkg-config tmux curl nginx
 PORT ?= 8080
 HOST ?=
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build release run test test-unit test-browser clean fuzz test-sanitize
+.PHONY: deps build release run run-cluster test test-unit test-browser clean fuzz test-sanitize
 
 # Installs the Debian packages that are not installed yet (apt-get update runs once, only when needed).
 deps:
@@ -27,6 +27,11 @@ release: deps
 
 run: release
 	$$($(SWIFT) build -c release --show-bin-path)/pomodoro-server --port $(PORT) --web-root web $(if $(HOST),--host $(HOST))
+
+# Redis, PostgreSQL, three cluster nodes and nginx on loopback, the page at http://127.0.0.1:8080/
+# (docs/CLUSTER.md); Ctrl-C stops all of it.
+run-cluster: release
+	bash deploy/run-cluster.sh "$$($(SWIFT) build -c release --show-bin-path)/pomodoro-server" web
 
 test: deps
 	$(SWIFT) build --build-tests

@@ -57,14 +57,14 @@ let package = Package(
         // The application: room registry, connections, broadcasts; the composition root.
         .target(name: "PomodoroServer",
                 dependencies: ["PomodoroCore", "PomodoroProtocol", "PomodoroNet", "PomodoroStore", "PomodoroPostgres",
-                               "CCrypto",
+                               "PomodoroCluster", "CCrypto",
                                .product(name: "Logging", package: "swift-log"),
                                .product(name: "Prometheus", package: "swift-prometheus")],
                 swiftSettings: strict),
         // The server's command line, environment and config file merged into one configuration; JSON logs;
         // the run loop. A library so that the tests reach it; the executable is a thin @main.
         .target(name: "PomodoroServerCLI",
-                dependencies: ["PomodoroServer", "PomodoroCore", "PomodoroNet", "PomodoroStore",
+                dependencies: ["PomodoroServer", "PomodoroCore", "PomodoroNet", "PomodoroStore", "PomodoroCluster",
                                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                .product(name: "Logging", package: "swift-log")],
                 swiftSettings: strict),

@@ -305,6 +305,11 @@ check "the test's nginx config replaced every production address and path" nginx
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 check "nginx -t on deploy/nginx.conf (loopback ports, a temporary folder)" \
     "$nginx_bin" -t -q -c "$work/nginx/nginx.conf" -p "$work/nginx" -e "$work/nginx/error.log"
+# deploy/nginx-cluster.conf (make run-cluster) in the same main config: loopback ports already.
+sed "s|include $work/nginx/site.conf;|include $here/nginx-cluster.conf;|" "$work/nginx/nginx.conf" \
+    > "$work/nginx/cluster-main.conf"
+check "nginx -t on deploy/nginx-cluster.conf" \
+    "$nginx_bin" -t -q -c "$work/nginx/cluster-main.conf" -p "$work/nginx" -e "$work/nginx/error.log"
 
 timeout_outlasts_pings() {
     local timeout ping

@@ -30,6 +30,14 @@ export function socketURL(loc = window.location) {
   return `${loc.protocol === 'https:' ? 'wss' : 'ws'}://${loc.host}/ws`;
 }
 
+// The address for one room: the room in the query, so that a proxy in front of several cluster nodes can
+// send every member of a room to the same node (docs/CLUSTER.md). The server takes the room from `join`,
+// never from here: this is a hint for the proxy only.
+export function roomSocketURL(base, room) {
+  if (!room) return base;
+  return `${base}${base.includes('?') ? '&' : '?'}room=${encodeURIComponent(room)}`;
+}
+
 export class RoomConnection {
   constructor({ url = socketURL(), onMessage = () => {}, onStatus = () => {} } = {}) {
     this.url = url;
@@ -161,7 +169,7 @@ export class RoomConnection {
     this.setStatus(status, { attempt: this.attempt });
     let ws;
     try {
-      ws = new WebSocket(this.url);
+      ws = new WebSocket(roomSocketURL(this.url, this.room));
     } catch {
       this.scheduleRetry();
       return;

@@ -79,6 +79,8 @@ public struct ServerConfiguration: Sendable {
     public var trustedProxies: TrustedProxies
     /// What the store deletes from the focus journal (stats keep counting what it deletes).
     public var journalRetention = JournalRetention.standard
+    /// The cluster this server is a node of (docs/CLUSTER.md); nil for a single server.
+    public var cluster: ClusterConfiguration?
 
     public init(host: String? = nil, port: Int = WebSocketServerOptions.Defaults.port,
                 webRoot: String? = ServerConfiguration.defaultWebRoot,

@@ -47,6 +47,8 @@ struct JoinFlow: Equatable {
         case found(StoredRoom, lock: PasscodeVerifier?, resumes: Bool)
         case notFound
         case failed
+        /// Another node of the cluster owns the room (docs/CLUSTER.md).
+        case elsewhere(node: String)
     }
 
     /// What the hub does next.
@@ -139,6 +141,9 @@ struct JoinFlow: Equatable {
         case .failed:
             return finish(.refuse(Refusal(code: .unavailable,
                                           message: "the server could not read its store just now; try again")))
+        case .elsewhere(let node):
+            return finish(.refuse(Refusal(code: .unavailable,
+                                          message: "this room runs on another node of the cluster (\(node)); connect through the cluster's address with the room in the URL (/ws?room=NAME), or try again")))
         }
     }
 

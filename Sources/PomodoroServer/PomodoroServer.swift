@@ -1,6 +1,7 @@
 import Dispatch
 import Logging
 import PomodoroCore
+import PomodoroPostgres
 import PomodoroNet
 import PomodoroStore
 
@@ -11,6 +12,13 @@ public final class PomodoroServer: Sendable {
     private let hub: RoomHub
     /// Hands the server's events to the hub (the server holds its delegate weakly).
     private let delegate: HubDelegate
+    /// This server's place in a cluster, if it is a node of one.
+    private let cluster: ClusterNode?
+
+    /// Why a cluster node cannot be built.
+    public struct ClusterProblem: Error, CustomStringConvertible {
+        public let description: String
+    }
 
     /// Binds the port and prepares the rooms; call `start()` to serve.
     ///
@@ -51,10 +59,26 @@ public final class PomodoroServer: Sendable {
         var writer: StoreWriter?
         var stored: [StoredRoom] = []
         var schedules: [RoomID: [Schedule]] = [:]
-        let store = try given ?? configuration.database.open(retention: configuration.journalRetention)
+        let opened = try given ?? configuration.database.open(retention: configuration.journalRetention)
+        var store = opened
+        if let settings = configuration.cluster {
+            // A node runs a room only under its lease and writes only through the fence: it needs the shared
+            // PostgreSQL store, and brings no room back at start (a room returns when someone joins it, taken
+            // under its lease).
+            guard let postgres = opened as? PostgresRoomStore else {
+                throw ClusterProblem(description: "a cluster node needs a PostgreSQL database (--db postgres://...)")
+            }
+            let node = ClusterNode(configuration: settings, store: postgres, monotonic: { clock.now().monotonic })
+            cluster = node
+            store = node.store
+        } else {
+            cluster = nil
+        }
         if let store {
-            stored = try store.loadRooms()
-            schedules = try store.loadSchedules()
+            if cluster == nil {
+                stored = try store.loadRooms()
+                schedules = try store.loadSchedules()
+            }
             // The writer prunes each room's journal as it writes to it; rooms that no longer write are pruned
             // here, once, off the service thread.
             let nowMs = clock.now().wallMs
@@ -70,8 +94,10 @@ public final class PomodoroServer: Sendable {
                 logger.error("could not write to the store", metadata: ["error": "\(error)"])
             })
         }
-        hub = RoomHub(configuration: configuration, clock: clock, logger: logger, store: writer, transport: transport)
+        hub = RoomHub(configuration: configuration, clock: clock, logger: logger, store: writer, transport: transport,
+                      cluster: cluster)
         delegate = HubDelegate(hub: hub)
+        cluster?.whenLost { [hub, transport] room in transport.post { hub.leaseLost(room) } }
         transport.delegate = delegate
         // Rooms come back on the service thread, on its first turn, before anyone has connected.
         transport.post { [hub, stored, schedules] in hub.restore(stored, schedules: schedules) }
@@ -81,7 +107,10 @@ public final class PomodoroServer: Sendable {
     public var port: Int { transport.port }
 
     /// Starts the service thread.
-    public func start() { transport.start() }
+    public func start() {
+        cluster?.start()
+        transport.start()
+    }
 
     /// Closes every connection with 1001 (going away) and stops. Safe from any thread.
     public func shutdown() {
@@ -96,6 +125,7 @@ public final class PomodoroServer: Sendable {
     public func waitUntilFinished() {
         transport.waitUntilFinished()
         hub.flushStore()
+        cluster?.stop()
     }
 
     /// Counts read on the service thread: rooms, connections, frames sent, slow clients dropped.

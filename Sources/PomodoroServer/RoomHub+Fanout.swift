@@ -54,6 +54,7 @@ extension RoomHub {
     private func timerFired(_ id: RoomID) {
         guard let entry = rooms[id] else { return }
         let now = clock.now()
+        guard ownsRoom(id, at: now) else { return leaseLost(id) }
         let outcome = entry.room.advance(to: now.monotonic)
         publish(outcome, in: entry, at: now)
     }
@@ -69,6 +70,8 @@ extension RoomHub {
     func publish(_ outcome: Outcome, in entry: RoomEntry, at now: ClockReading,
                  stateAlreadySentTo skip: ConnectionID? = nil) {
         let roomID = entry.room.id
+        // A cluster node whose lease ended neither writes nor broadcasts for the room again.
+        guard ownsRoom(roomID, at: now) else { return leaseLost(roomID) }
         for case .memberLeft(let member, _) in outcome.events { entry.forget(member) }
         let crowd = entry.room.policy.isCrowd(memberCount: entry.room.memberCount)
         var messages: [ServerMessage] = outcome.events.filter { !(crowd && $0.isAboutOneMember) }.map {
@@ -132,6 +135,7 @@ extension RoomHub {
     private func stateDue(_ id: RoomID) {
         guard let entry = rooms[id], entry.statePending else { return }
         let now = clock.now()
+        guard ownsRoom(id, at: now) else { return leaseLost(id) }
         catchUp(entry, at: now)
         guard entry.statePending else { return }   // the catch-up's own state stood for it
         let state = ServerMessage.state(stateSent(in: entry, at: now))
@@ -198,7 +202,46 @@ extension RoomHub {
         entry.cancelTimers()
         rooms[id] = nil
         dismissObservers(of: entry)
+        releaseIfUnused(id)
         logger.debug("room dropped", metadata: ["room": "\(id)"])
         return true
+    }
+
+    // MARK: Owning rooms in a cluster
+
+    /// Whether this server may act for the room now: always on a single server; on a cluster node, while its
+    /// lease's term runs (`LeaseTerm`).
+    func ownsRoom(_ id: RoomID, at now: ClockReading) -> Bool {
+        guard let cluster else { return true }
+        return cluster.owns(id, at: now.monotonic)
+    }
+
+    /// The room's lease ended (Redis gave it to another node, or its term ran out unrenewed): the room leaves
+    /// this node's memory at once, unwritten and unannounced, and its members and observers are closed with
+    /// 4005 (room moved) so that their clients reconnect and resume on the room's new owner.
+    func leaseLost(_ id: RoomID) {
+        guard let entry = rooms.removeValue(forKey: id) else { return }
+        entry.cancelTimers()
+        entry.held = nil
+        metrics.leaseLost()
+        logger.warning("lost a room's lease; its members reconnect to its new owner", metadata: ["room": "\(id)"])
+        for connection in entry.connections.values {
+            sessions[connection]?.room = nil
+            sessions[connection]?.member = nil
+            transport.close(connection, code: 4005, reason: "room moved")
+        }
+        for connection in entry.observers {
+            sessions[connection]?.observing = nil
+            transport.close(connection, code: 4005, reason: "room moved")
+        }
+        for stream in entry.streams { stream.finish() }
+        cluster?.release(id)
+    }
+
+    /// Gives a room's lease back once nothing on this node holds or waits for the room.
+    func releaseIfUnused(_ id: RoomID) {
+        guard let cluster, rooms[id] == nil, lookups[id] == nil, !joins.values.contains(where: { $0.room == id })
+        else { return }
+        cluster.release(id)
     }
 }

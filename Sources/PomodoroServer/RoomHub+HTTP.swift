@@ -56,6 +56,9 @@ extension RoomHub {
         guard apiRequestAllowed(from: address, at: clock.now()) else {
             return fail(Refusal(code: .rateLimited, message: "too many requests from this address; at most \(configuration.limits.apiRequestsPerSecond) a second"))
         }
+        if http.path == "/api/cluster" || http.path.hasPrefix("/api/cluster/") {
+            return clusterReport(http.path, responder: responder)
+        }
         let request: APIRequest
         switch APIRequest.parse(http) {
         case .success(let parsed): request = parsed
@@ -115,6 +118,43 @@ extension RoomHub {
     }
 
     /// An API error as JSON, with the headers that tell a client what to do about it.
+    /// `GET /api/cluster` (this node, its rooms, the nodes seen) and `GET /api/cluster/rooms/{room}` (who
+    /// holds the room's lease, under which epoch): Redis is read off the service thread. Not found on a single
+    /// server. Operators' endpoints: the proxy configurations keep them from the public, like `/metrics`.
+    private func clusterReport(_ path: String, responder: any HTTPAnswering) {
+        func fail(_ refusal: Refusal) { responder.respond(Self.errorResponse(refusal)) }
+        guard let cluster else {
+            return fail(Refusal(code: .notFound, message: "this server is not a node of a cluster"))
+        }
+        if path == "/api/cluster" {
+            return cluster.report { result in
+                switch result {
+                case .success(let payload):
+                    responder.respond(HTTPResponse(status: 200, contentType: "application/json",
+                                                   body: WireCodec.encodeClusterBody(payload)))
+                case .failure(let error): responder.respond(Self.clusterUnavailable(error))
+                }
+            }
+        }
+        let prefix = "/api/cluster/rooms/"
+        guard path.hasPrefix(prefix), let name = String(path.dropFirst(prefix.count)).removingPercentEncoding,
+              let room = try? RoomID(validating: name) else {
+            return fail(Refusal(code: .notFound, message: "no such path: use /api/cluster or /api/cluster/rooms/{room}"))
+        }
+        cluster.report(room: room) { result in
+            switch result {
+            case .success(let payload):
+                responder.respond(HTTPResponse(status: 200, contentType: "application/json",
+                                               body: WireCodec.encodeClusterRoomBody(payload)))
+            case .failure(let error): responder.respond(Self.clusterUnavailable(error))
+            }
+        }
+    }
+
+    private static func clusterUnavailable(_ error: ClusterReadError) -> HTTPResponse {
+        errorResponse(Refusal(code: .unavailable, message: "the cluster's Redis could not be read: \(error.reason)"))
+    }
+
     static func errorResponse(_ refusal: Refusal) -> HTTPResponse {
         var response = HTTPResponse(status: refusal.code.httpStatus, contentType: "application/json",
                                     body: WireCodec.encodeHTTPError(code: refusal.code, message: refusal.message,

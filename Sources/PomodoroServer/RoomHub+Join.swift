@@ -99,6 +99,7 @@ extension RoomHub {
                   to: connection)
         }
         if action.ends && waited { resume(connection) }
+        if action.ends { releaseIfUnused(id) }
     }
 
     /// Reads a room from the store off the service thread; joins of one room share one read.
@@ -110,6 +111,35 @@ extension RoomHub {
         }
         lookups[id] = [connection]
         let transport = transport
+        if let cluster {
+            // A cluster node reads a room only by taking it: its lease, then its claim in the store.
+            cluster.take(id) { taken in
+                transport.post { [self] in
+                    let answer: Result<StoredRoom?, StoreError>?
+                    switch taken {
+                    case .owned(let stored):
+                        metrics.leaseTaken()
+                        answer = .success(stored)
+                    case .elsewhere:
+                        answer = nil
+                    case .failed(let reason):
+                        logger.error("could not take a room", metadata: ["room": "\(id)", "error": "\(reason)"])
+                        answer = .failure(StoreError(reason))
+                    }
+                    for connection in lookups.removeValue(forKey: id) ?? [] {
+                        step(connection) { flow, room in
+                            guard let answer else {
+                                guard case .elsewhere(let node) = taken else { return flow.lookedUp(.failed, room: room) }
+                                return flow.lookedUp(.elsewhere(node: node), room: room)
+                            }
+                            return flow.lookedUp(self.answer(answer, to: flow.request), room: room)
+                        }
+                    }
+                    releaseIfUnused(id)
+                }
+            }
+            return
+        }
         store.read({ (store: any RoomStore) throws(StoreError) in try store.loadRoom(id) }) { [self] result in
             transport.post { [self] in
                 if case .failure(let error) = result {
@@ -182,6 +212,7 @@ extension RoomHub {
                 entry.cancelTimers()
                 rooms[roomID] = nil
                 dismissObservers(of: entry)
+                releaseIfUnused(roomID)
             }
         }
         catchUp(entry, at: now)

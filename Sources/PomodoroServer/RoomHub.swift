@@ -26,6 +26,8 @@ package final class RoomHub: @unchecked Sendable {
     let store: (any HubStore)?
     /// Where passcodes are hashed and checked, never on the service thread.
     let hashing: any BackgroundWork
+    /// The cluster this server is a node of (docs/CLUSTER.md); nil on a single server.
+    let cluster: (any HubCluster)?
     let tokens = TokenSource()
     var logger: Logger
 
@@ -93,13 +95,15 @@ package final class RoomHub: @unchecked Sendable {
     ///   - hashing: where passcode hashes run; a concurrent queue unless a test runs them by hand.
     package init(configuration: ServerConfiguration, clock: any ServerClock, logger: Logger,
                  store: (any HubStore)?, transport: any HubTransport,
-                 hashing: any BackgroundWork = DispatchBackgroundWork(label: "pomodoro.passcodes")) {
+                 hashing: any BackgroundWork = DispatchBackgroundWork(label: "pomodoro.passcodes"),
+                 cluster: (any HubCluster)? = nil) {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
         self.store = store
         self.transport = transport
         self.hashing = hashing
+        self.cluster = cluster
     }
 
     // MARK: Restoring

@@ -58,6 +58,8 @@ final class ServerMetrics {
     private let slowClientsDropped: Counter
     private let errors: [ErrorCode: Counter]
     private let tickDelay: DurationHistogram
+    private let leasesTaken: Counter
+    private let leasesLost: Counter
     private var droppedSlowClientsSeen = 0
 
     init() {
@@ -84,6 +86,10 @@ final class ServerMetrics {
             descriptor: Self.name("tick_delay", unit: "seconds",
                                   help: "How long after the whole-second boundary it marks each tick was sent."),
             buckets: Self.tickDelayBuckets)
+        leasesTaken = registry.makeCounter(descriptor: Self.name(
+            "cluster_leases_taken", unit: "total", help: "Rooms this cluster node took the lease of (0 on a single server)."))
+        leasesLost = registry.makeCounter(descriptor: Self.name(
+            "cluster_leases_lost", unit: "total", help: "Rooms whose lease this cluster node lost while it ran them."))
     }
 
     /// `pomodoro_<name>[_<unit>]`, with its `# HELP` text.
@@ -92,6 +98,9 @@ final class ServerMetrics {
     }
 
     // MARK: Called by the hub
+
+    func leaseTaken() { leasesTaken.increment() }
+    func leaseLost() { leasesLost.increment() }
 
     /// `frames` messages went out (one reply, or one broadcast to that many members), `bytes` in all.
     func sent(frames: Int, bytes: Int) {

@@ -99,6 +99,16 @@ public enum ConfigurationResolver {
             throw ConfigurationError("tls-key (from \(from("tls-key"))) needs tls-cert as well: give both or neither")
         default: break
         }
+        if settings.cluster != nil {
+            switch settings.database {
+            case .postgres: break
+            case .sqlite, .memory:
+                throw ConfigurationError("""
+                    cluster (from \(from("cluster"))) needs a database the nodes share: db (\(settings.database), \
+                    from \(from("db"))) must be postgres://USER@HOST/DBNAME
+                    """)
+            }
+        }
         let limits = settings.limits
         if limits.hangUpAfterSeconds <= limits.pingAfterSeconds {
             throw ConfigurationError("""

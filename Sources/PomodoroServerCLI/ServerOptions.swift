@@ -29,6 +29,8 @@ public struct ServerOptions: ParsableArguments {
             ("port", server.port.map { [$0] } ?? []),
             ("web-root", server.webRoot.map { [$0] } ?? []),
             ("db", server.db.map { [$0] } ?? []),
+            ("cluster", server.cluster.map { [$0] } ?? []),
+            ("node-id", server.nodeID.map { [$0] } ?? []),
             ("journal-retention-days", server.journalRetentionDays.map { [$0] } ?? []),
             ("journal-max-sessions-per-room", server.journalMaxSessionsPerRoom.map { [$0] } ?? []),
             ("allowed-origin", server.allowedOrigins),
@@ -81,6 +83,8 @@ struct ServerGroup: ParsableArguments {
     @Option(name: .customLong("port"), help: help("port")) var port: String?
     @Option(name: .customLong("web-root"), help: help("web-root")) var webRoot: String?
     @Option(name: .customLong("db"), help: help("db")) var db: String?
+    @Option(name: .customLong("cluster"), help: help("cluster")) var cluster: String?
+    @Option(name: .customLong("node-id"), help: help("node-id")) var nodeID: String?
     @Option(name: .customLong("journal-retention-days"), help: help("journal-retention-days"))
     var journalRetentionDays: String?
     @Option(name: .customLong("journal-max-sessions-per-room"), help: help("journal-max-sessions-per-room"))

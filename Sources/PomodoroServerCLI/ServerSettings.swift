@@ -1,4 +1,6 @@
+import Foundation
 import Logging
+import PomodoroCluster
 import PomodoroCore
 import PomodoroNet
 import PomodoroServer
@@ -17,6 +19,10 @@ public struct ServerSettings: Sendable, Equatable {
     public var port = WebSocketServerOptions.Defaults.port
     public var webRoot = ServerConfiguration.defaultWebRoot
     public var database = DatabaseLocation.sqlite(path: "./data/pomodoro.sqlite")
+    /// The Redis of the cluster this server is a node of (docs/CLUSTER.md); nil: a single server.
+    public var cluster: RedisAddress?
+    /// This node's name in the cluster; nil: the host name and the port.
+    public var nodeID: String?
     /// 0 keeps journal rows for ever.
     public var journalRetentionDays = 0
     /// 0: no cap.
@@ -55,6 +61,9 @@ public struct ServerSettings: Sendable, Equatable {
                                    tlsPrivateKeyPath: tlsPrivateKeyPath,
                                    metricsEnabled: metricsEnabled, trustedProxies: TrustedProxies(trustedProxies))
         configuration.database = database
+        if let cluster {
+            configuration.cluster = ClusterConfiguration(redis: cluster, node: nodeID ?? Self.defaultNodeID(port: port))
+        }
         configuration.schedulePolicy = SchedulePolicy(maxSchedules: maxSchedulesPerRoom,
                                                       maxNameLength: maxScheduleNameLength,
                                                       lateStartGrace: Int64(lateStartGrace))
@@ -62,6 +71,11 @@ public struct ServerSettings: Sendable, Equatable {
             maxAgeDays: journalRetentionDays > 0 ? journalRetentionDays : nil,
             maxRowsPerRoom: journalMaxSessionsPerRoom > 0 ? journalMaxSessionsPerRoom : nil)
         return configuration
+    }
+
+    /// A node's name when none is given: the host name and the port, unique on one machine.
+    public static func defaultNodeID(port: Int) -> String {
+        "\(ProcessInfo.processInfo.hostName):\(port)"
     }
 
     /// The web root used when none is configured: `web` in the working directory (a checkout), else the web

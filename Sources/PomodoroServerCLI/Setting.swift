@@ -1,3 +1,4 @@
+import PomodoroCluster
 import PomodoroCore
 import PomodoroNet
 import PomodoroServer
@@ -66,6 +67,10 @@ extension Setting {
               \.webRoot),
         .database("db", group: .server,
                   summary: "Where rooms, members, stats and the focus journal are kept: an SQLite file (a path or sqlite:PATH; its folder is created), PostgreSQL (postgres://USER[:PASSWORD]@HOST[:PORT]/DBNAME, ?sslmode= and ?host=SOCKET-FOLDER passed to libpq; the password is never shown), or none (memory only, lost at exit)."),
+        .cluster("cluster", group: .server,
+                 summary: "Run as a node of a cluster coordinated through this Redis (redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]; the password is never shown): rooms are run under leases in Redis and written through a fence in the database, which must then be PostgreSQL (docs/CLUSTER.md)."),
+        .optionalText("node-id", group: .server, valueName: "name", whenUnset: "the host name and the port",
+                      summary: "This node's name in the cluster (with --cluster), unique among its nodes.", \.nodeID),
         .integer("journal-retention-days", group: .server, valueName: "days", in: 0...Int(Int32.max),
                  summary: "Days the focus journal keeps each session and interruption for history and CSV (0: for ever); stats keep counting what is deleted.",
                  \.journalRetentionDays),
@@ -207,6 +212,20 @@ extension Setting {
                     }
                 },
                 render: { $0.database.description })
+    }
+
+    /// A Redis address; shown with any password masked.
+    static func cluster(_ name: String, group: Group, summary: String) -> Setting {
+        Setting(name: name, group: group, valueName: "url", summary: summary, repeatable: false,
+                whenUnset: "a single server",
+                apply: { values, settings in
+                    do {
+                        settings.cluster = try RedisAddress(parsing: values.last ?? "")
+                    } catch let problem as RedisAddress.Invalid {
+                        throw ValueProblem(reason: problem.description)
+                    }
+                },
+                render: { $0.cluster?.description })
     }
 
     /// Origins are compared with the browser's Origin header exactly: scheme, host and port, no path.

@@ -76,7 +76,8 @@ struct PrecedenceTests {
     /// Pinned, not derived: a rename here breaks every admin's environment file.
     @Test func environmentVariableNames() {
         #expect(Setting.all.map(\.environmentVariable) == [
-            "POMODORO_HOST", "POMODORO_PORT", "POMODORO_WEB_ROOT", "POMODORO_DB", "POMODORO_JOURNAL_RETENTION_DAYS",
+            "POMODORO_HOST", "POMODORO_PORT", "POMODORO_WEB_ROOT", "POMODORO_DB", "POMODORO_CLUSTER", "POMODORO_NODE_ID",
+            "POMODORO_JOURNAL_RETENTION_DAYS",
             "POMODORO_JOURNAL_MAX_SESSIONS_PER_ROOM", "POMODORO_ALLOWED_ORIGIN", "POMODORO_TRUSTED_PROXY",
             "POMODORO_METRICS",
             "POMODORO_TLS_CERT", "POMODORO_TLS_KEY", "POMODORO_LOG_LEVEL", "POMODORO_LOG_FORMAT",

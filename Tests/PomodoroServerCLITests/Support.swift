@@ -26,7 +26,8 @@ func configurationError(_ arguments: [String] = [], environment: [String: String
 
 /// A valid value for each setting that is not its default.
 let samples: [String: String] = [
-    "host": "127.0.0.1", "port": "9123", "web-root": "/srv/pomodoro/web", "db": "/srv/pomodoro/rooms.sqlite",
+    "host": "127.0.0.1", "port": "9123", "web-root": "/srv/pomodoro/web", "db": "postgres://focus@db.example/pomodoro",
+    "cluster": "redis://redis.example:6380", "node-id": "node-2",
     "journal-retention-days": "365", "journal-max-sessions-per-room": "5000",
     "allowed-origin": "https://focus.example.com", "trusted-proxy": "10.0.0.0/8", "metrics": "off", "tls-cert": "/etc/ssl/focus.pem", "tls-key": "/etc/ssl/focus.key",
     "log-level": "debug", "log-format": "json", "reconnect-grace": "30", "empty-room-lifetime": "60",
@@ -40,4 +41,4 @@ let samples: [String: String] = [
 ]
 
 /// Settings that are only valid together.
-let partners = ["tls-cert": "tls-key", "tls-key": "tls-cert"]
+let partners = ["tls-cert": "tls-key", "tls-key": "tls-cert", "cluster": "db"]

@@ -28,7 +28,7 @@ package final class TestHub {
     /// is nil).
     package init(configuration: ServerConfiguration = ServerConfiguration(port: 0, webRoot: nil),
                  clock: ManualServerClock = ManualServerClock(), transport: FakeTransport? = nil,
-                 store: HeldStore? = nil, work: HeldWork = HeldWork(),
+                 store: HeldStore? = nil, work: HeldWork = HeldWork(), cluster: (any HubCluster)? = nil,
                  logger: Logger = Logger(label: "pomodoro.test", factory: { _ in SwiftLogNoOpLogHandler() })) {
         self.clock = clock
         let transport = transport ?? FakeTransport(clock: clock)
@@ -36,7 +36,7 @@ package final class TestHub {
         self.store = store
         self.work = work
         hub = RoomHub(configuration: configuration, clock: clock, logger: logger, store: store,
-                      transport: transport, hashing: work)
+                      transport: transport, hashing: work, cluster: cluster)
     }
 
     // MARK: Connections and frames

@@ -1578,6 +1578,8 @@ class Run:
                        lambda: self.under_node("service_worker.mjs"))
             self.check("schedules: the panel's requests, days and next sessions, under node",
                        lambda: self.under_node("schedules_model.mjs"))
+            self.check("the WebSocket address names the room, for a cluster's proxy, under node",
+                       lambda: self.under_node("socket_url.mjs"))
         else:
             print("SKIP stats model, room names, limits, room model, form checks and schedules: the pure functions under node (no node here)")
         try:

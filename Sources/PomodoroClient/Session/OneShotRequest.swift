@@ -126,6 +126,18 @@ public enum OneShotRequest {
         case timer
     }
 
+    /// The path to open: with the room a frame names in the query (`ServerAddress.path(forRoom:)`).
+    static func path(for frame: ClientFrame, at address: ServerAddress) -> String {
+        switch frame.message {
+        case .join(let room, _, _, _, _, _), .observe(let room, _, _):
+            address.path(forRoom: room)
+        case .stats(let room?, _, _, _):
+            address.path(forRoom: room)
+        default:
+            address.path
+        }
+    }
+
     /// Connects to `address`, sends `frame` (give it a ref: the reply is told by it), returns how it went.
     public static func send(_ frame: ClientFrame, to address: ServerAddress, timeoutMs: Int64,
                             clock: @escaping @Sendable () -> LocalInstant = LocalInstant.now) async -> RequestOutcome {
@@ -158,7 +170,8 @@ public enum OneShotRequest {
             for action in pending {
                 switch action {
                 case .connect:
-                    connection = client.connect(host: address.host, port: address.port, path: address.path) { event in
+                    connection = client.connect(host: address.host, port: address.port,
+                                                path: path(for: frame, at: address)) { event in
                         sink.yield(.network(event, clock()))
                     }
                 case .send(let frame):

@@ -91,7 +91,8 @@ public final class RoomSession: Sendable {
                     if let old = current { client.close(old) }
                     generation += 1
                     let mine = generation, inputs = self.inputs, clock = self.clock
-                    current = client.connect(host: address.host, port: address.port, path: address.path) { event in
+                    current = client.connect(host: address.host, port: address.port,
+                                             path: address.path(forRoom: configuration.room)) { event in
                         inputs.yield(.network(generation: mine, event, clock()))
                     }
                 case .send(let frame):

@@ -1,3 +1,4 @@
+import Foundation
 import PomodoroCore
 import PomodoroNet
 
@@ -14,6 +15,15 @@ public struct ServerAddress: Equatable, Hashable, Sendable, CustomStringConverti
         self.host = host
         self.port = port
         self.path = path
+    }
+
+    /// The path to open for `room`: the room in the query (`/ws?room=NAME`), so that a proxy in front of
+    /// several cluster nodes can send every member of a room to the same node (docs/CLUSTER.md). The server
+    /// takes the room from `join`, never from here.
+    public func path(forRoom room: String) -> String {
+        let allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+        let escaped = room.addingPercentEncoding(withAllowedCharacters: allowed) ?? room
+        return path + (path.contains("?") ? "&" : "?") + "room=" + escaped
     }
 
     /// Why a server URL was refused.

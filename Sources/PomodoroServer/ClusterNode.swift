@@ -1,0 +1,190 @@
+import Dispatch
+import Foundation
+import PomodoroCluster
+import PomodoroCore
+import PomodoroPostgres
+import PomodoroProtocol
+import PomodoroStore
+
+/// How a server joins a cluster (`--cluster`, `--node-id`; docs/CLUSTER.md).
+public struct ClusterConfiguration: Sendable, Equatable {
+    /// The Redis the nodes coordinate through.
+    public var redis: RedisAddress
+    /// This node's name, unique in the cluster.
+    public var node: String
+
+    public init(redis: RedisAddress, node: String) {
+        self.redis = redis
+        self.node = node
+    }
+}
+
+/// What came of asking the cluster for a room.
+package enum ClusterTake: Sendable {
+    /// This node owns the room now; `stored` is the room as the store has it (nil when never stored).
+    case owned(StoredRoom?)
+    /// Another node owns it.
+    case elsewhere(node: String)
+    /// Redis or the store could not be reached.
+    case failed(String)
+}
+
+/// What the hub needs of the cluster: taking a room's lease (off the service thread), whether it may act as a
+/// room's owner at an instant, and giving a room up. Nil on a single server.
+package protocol HubCluster: AnyObject, Sendable {
+    var node: String { get }
+    /// Takes `room` off the service thread: its lease, then its claim in the store. `completion` runs on
+    /// another thread, once this node may act as the owner (or with why it may not).
+    func take(_ room: RoomID, completion: @escaping @Sendable (ClusterTake) -> Void)
+    /// Whether this node may tick, broadcast and write as `room`'s owner at `now` (monotonic).
+    func owns(_ room: RoomID, at now: Instant) -> Bool
+    /// Gives the room's lease back (the room left this node's memory).
+    func release(_ room: RoomID)
+    /// For `GET /api/cluster`, read off the service thread; `completion` runs on another thread.
+    func report(completion: @escaping @Sendable (Result<ClusterPayload, ClusterReadError>) -> Void)
+    /// For `GET /api/cluster/rooms/{room}`, likewise.
+    func report(room: RoomID, completion: @escaping @Sendable (Result<ClusterRoomPayload, ClusterReadError>) -> Void)
+}
+
+/// Redis could not be read for a cluster report.
+package struct ClusterReadError: Error, Sendable {
+    package let reason: String
+    package init(_ reason: String) { self.reason = reason }
+}
+
+/// A server's place in a cluster: takes rooms (`RoomTakeover`) on a thread of its own, keeps their leases
+/// (`LeaseKeeper`), and writes through the fence (`FencedRoomStore`). The moment a lease is lost the store
+/// refuses the room's writes and `lost` is called, so the hub drops the room.
+package final class ClusterNode: HubCluster, @unchecked Sendable {
+    package let node: String
+    package let store: FencedRoomStore
+    private let takeover: RoomTakeover
+    /// Used on `queue` only.
+    private let leases: RedisLeases
+    private let queue = DispatchQueue(label: "pomodoro.cluster.takeover")
+    private let keeper: LeaseKeeper
+    private let monotonic: @Sendable () -> Instant
+    /// Guards `onLost`.
+    private let lock = NSLock()
+    private var onLost: (@Sendable (RoomID) -> Void)?
+
+    package init(configuration: ClusterConfiguration, store base: PostgresRoomStore,
+                 monotonic: @escaping @Sendable () -> Instant) {
+        node = configuration.node
+        store = FencedRoomStore(base: base)
+        takeover = RoomTakeover(node: configuration.node)
+        leases = RedisLeases(address: configuration.redis)
+        self.monotonic = monotonic
+        let fenced = store
+        let box = LostBox()
+        keeper = LeaseKeeper(leases: RedisLeases(address: configuration.redis), node: configuration.node,
+                             clock: monotonic, lost: { room, _, _ in
+                                 // Writes stop here, on the keeper's thread, before the hub hears of it.
+                                 fenced.disown(room)
+                                 box.call(room)
+                             })
+        box.node = self
+    }
+
+    /// Hands the keeper's losses to `body` (called on the keeper's thread).
+    package func whenLost(_ body: @escaping @Sendable (RoomID) -> Void) {
+        lock.withLock { onLost = body }
+    }
+
+    fileprivate func lost(_ room: RoomID) {
+        let body = lock.withLock { onLost }
+        body?(room)
+    }
+
+    private let registry = NodeRegistry()
+    private var heartbeat: DispatchSourceTimer?
+
+    /// Starts renewing leases, and says every second in Redis that this node is alive and how many rooms it
+    /// runs (`NodeRegistry`, for `GET /api/cluster`).
+    package func start() {
+        keeper.start()
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now(), repeating: .seconds(1))
+        timer.setEventHandler { [self] in
+            _ = try? registry.heartbeat(node: node, roomsOwned: keeper.held.count, on: leases)
+        }
+        timer.resume()
+        heartbeat = timer
+    }
+
+    package func report(completion: @escaping @Sendable (Result<ClusterPayload, ClusterReadError>) -> Void) {
+        queue.async { [self] in
+            do {
+                let seen = try registry.nodes(on: leases).map {
+                    ClusterPayload.Node(node: $0.node, roomsOwned: $0.roomsOwned, silentForMs: $0.silentForMs)
+                }
+                completion(.success(ClusterPayload(node: node, rooms: keeper.held.keys.map(\.rawValue).sorted(),
+                                                   nodes: seen)))
+            } catch {
+                completion(.failure(ClusterReadError("\(error)")))
+            }
+        }
+    }
+
+    package func report(room: RoomID, completion: @escaping @Sendable (Result<ClusterRoomPayload, ClusterReadError>) -> Void) {
+        queue.async { [self] in
+            do {
+                let holder = try leases.holder(room: room.rawValue)
+                completion(.success(ClusterRoomPayload(room: room.rawValue, owner: holder?.node, epoch: holder?.epoch)))
+            } catch {
+                completion(.failure(ClusterReadError("\(error)")))
+            }
+        }
+    }
+
+    /// Gives every lease back and stops renewing (at shutdown, once the store has written what it had).
+    package func stop() {
+        let held = keeper.held
+        keeper.stop()
+        queue.sync {
+            heartbeat?.cancel()
+            for (room, epoch) in held {
+                store.disown(room)
+                _ = try? leases.release(room: room.rawValue, holder: LeaseHolder(node: node, epoch: epoch))
+            }
+        }
+    }
+
+    /// How often a take tries again while another node holds the lease.
+    static let retryInterval = Duration.milliseconds(100)
+
+    /// A lease held elsewhere is tried again for one time to live (and a try): a node that died (`kill -9`)
+    /// leaves its lease to lapse, and its members, reconnecting here, take the room once it has.
+    package func take(_ room: RoomID, completion: @escaping @Sendable (ClusterTake) -> Void) {
+        queue.async { [self] in
+            let giveUpAt = monotonic() + LeaseTerm.timeToLive + Self.retryInterval
+            while true {
+                do {
+                    switch try takeover.take(room, leases: leases, store: store, now: monotonic) {
+                    case .owned(let term, let stored, let startsAt):
+                        keeper.hold(room, term: term)
+                        // After Redis forgot its epochs: an earlier owner's term may still run until then.
+                        let wait = startsAt - monotonic()
+                        if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.nanoseconds) / 1e9) }
+                        return completion(.owned(stored))
+                    case .ownedElsewhere(let holder):
+                        guard monotonic() < giveUpAt else { return completion(.elsewhere(node: holder.node)) }
+                        Thread.sleep(forTimeInterval: Double(Self.retryInterval.nanoseconds) / 1e9)
+                    }
+                } catch {
+                    return completion(.failed("\(error)"))
+                }
+            }
+        }
+    }
+
+    package func owns(_ room: RoomID, at now: Instant) -> Bool { keeper.isValid(room, at: now) }
+
+    package func release(_ room: RoomID) { keeper.release(room) }
+}
+
+/// Lets the keeper's callback, made before the node exists, reach it.
+private final class LostBox: @unchecked Sendable {
+    weak var node: ClusterNode?
+    func call(_ room: RoomID) { node?.lost(room) }
+}

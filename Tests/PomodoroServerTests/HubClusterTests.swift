@@ -1,0 +1,122 @@
+import PomodoroCore
+import PomodoroNet
+import PomodoroProtocol
+import PomodoroServer
+import PomodoroTestSupport
+import Testing
+
+/// What the hub of a cluster node does with its leases' answers (the leases themselves run on a real Redis
+/// in PomodoroClusterTests and ClusterNodeTests): it runs a room only once it took the room's lease, turns
+/// joiners away from a room another node holds, and the moment its term on a room ends it neither ticks,
+/// broadcasts nor writes for it again.
+struct HubClusterTests {
+    static let team = try! RoomID(validating: "team")
+
+    static func make() throws -> (TestHub, ManualCluster) {
+        let store = try HeldStore()
+        let clock = ManualServerClock()
+        let cluster = ManualCluster(store: store.store, now: { clock.now().monotonic })
+        var configuration = ServerConfiguration(port: 0, webRoot: nil)
+        configuration.roomPolicy.emptyRoomLifetime = .seconds(3)
+        return (TestHub(configuration: configuration, clock: clock, store: store, cluster: cluster), cluster)
+    }
+
+    static func ticks(_ messages: [ServerMessage]) -> Int {
+        messages.filter { if case .tick = $0 { true } else { false } }.count
+    }
+
+    @Test func aJoinerIsTurnedAwayFromARoomAnotherNodeHolds() throws {
+        let (t, cluster) = try Self.make()
+        cluster.held(Self.team, by: "node-b")
+        let a = t.connect()
+        t.send(.join(room: "team", name: "Ada", token: nil), ref: "j", from: a)
+        t.settle()
+        let answer = try #require(try t.messages(to: a).first)
+        guard case .error(let code, let message, _, let ref) = answer else {
+            Issue.record("expected an error, got \(answer.label)")
+            return
+        }
+        #expect(code == .unavailable && ref == .string("j"))
+        #expect(message.contains("node-b"))
+        #expect(t.hub.roomCount == 0)
+        #expect(cluster.holding.isEmpty)
+    }
+
+    @Test func aRoomTakenIsRunAndItsLeaseGivenBackWhenDropped() throws {
+        let (t, cluster) = try Self.make()
+        let a = t.connect()
+        t.send(.join(room: "team", name: "Ada", token: nil), ref: "j", from: a)
+        t.settle()
+        #expect(try t.messages(to: a).first?.label == "welcome")
+        #expect(cluster.holding == [Self.team])
+        t.send(.leave, ref: "l", from: a)
+        t.settle()
+        // An empty room lives on for its lifetime while its term is renewed, then is dropped and let go.
+        for _ in 0..<20 {
+            cluster.renewAll()
+            t.pass(.seconds(1))
+            if t.hub.roomCount == 0 { break }
+        }
+        #expect(t.hub.roomCount == 0)
+        #expect(cluster.released == [Self.team])
+    }
+
+    @Test func renewedTermsKeepTheRoomTicking() throws {
+        let (t, cluster) = try Self.make()
+        let a = t.connect()
+        t.send(.join(room: "team", name: "Ada", token: nil), from: a)
+        t.send(.start, from: a)
+        t.settle()
+        t.transport.clearSent()
+        for _ in 0..<5 {
+            cluster.renewAll()
+            t.pass(.seconds(1))
+        }
+        #expect(Self.ticks(try t.messages(to: a)) == 5)
+        #expect(t.transport.closes[a] == nil)
+    }
+
+    @Test func aTermThatEndsStopsTheRoomAtOnce() throws {
+        let (t, cluster) = try Self.make()
+        let a = t.connect()
+        t.send(.join(room: "team", name: "Ada", token: nil), from: a)
+        t.send(.start, from: a)
+        t.settle()
+        t.transport.clearSent()
+        // The term (1.35 s from the take) covers the first tick, not the second: no renewal lands.
+        t.pass(.seconds(1))
+        #expect(Self.ticks(try t.messages(to: a)) == 1)
+        t.transport.clearSent()
+        t.pass(.seconds(1))
+        #expect(Self.ticks(try t.messages(to: a)) == 0)
+        #expect(t.transport.closes[a]?.code == 4005)
+        #expect(t.hub.roomCount == 0)
+        #expect(cluster.released == [Self.team])
+        // Nothing more is written for the room, and no timer is left to wake it.
+        #expect(t.store!.pendingCommits == 0)
+        t.pass(.seconds(5))
+        #expect(try t.messages(to: a).isEmpty)
+        #expect(t.store!.pendingCommits == 0)
+    }
+
+    @Test func theClusterEndpointsAnswerOnANodeAndAreNotFoundOnASingleServer() throws {
+        let single = TestHub()
+        let missing = RecordedResponse()
+        single.hub.receivedHTTP(HTTPRequest(method: .get, path: "/api/cluster", peer: "127.0.0.1"), responder: missing)
+        #expect(missing.response?.status == 404)
+
+        let (t, _) = try Self.make()
+        let a = t.connect()
+        t.send(.join(room: "team", name: "Ada", token: nil), from: a)
+        t.settle()
+        let node = RecordedResponse()
+        t.hub.receivedHTTP(HTTPRequest(method: .get, path: "/api/cluster", peer: "127.0.0.1"), responder: node)
+        #expect(node.response.map { String(decoding: $0.body, as: UTF8.self) } == #"{"node":"here","rooms":["team"],"nodes":[]}"#)
+        let room = RecordedResponse()
+        t.hub.receivedHTTP(HTTPRequest(method: .get, path: "/api/cluster/rooms/team", peer: "127.0.0.1"), responder: room)
+        #expect(room.response.map { String(decoding: $0.body, as: UTF8.self) } == #"{"room":"team","owner":"here","epoch":null}"#)
+        let bad = RecordedResponse()
+        t.hub.receivedHTTP(HTTPRequest(method: .get, path: "/api/cluster/nodes", peer: "127.0.0.1"), responder: bad)
+        #expect(bad.response?.status == 404)
+    }
+}

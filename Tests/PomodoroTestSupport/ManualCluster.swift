@@ -1,0 +1,71 @@
+import Foundation
+import PomodoroCore
+import PomodoroProtocol
+import PomodoroServer
+import PomodoroStore
+
+/// The cluster as the hub sees it, decided by the test: which rooms another node holds, and until when this
+/// node's term on each room it took runs (on the test's manual clock). Takes answer at once, from the
+/// store the test gives. The leases themselves are tested against a real Redis (PomodoroClusterTests);
+/// this is for what the hub does with their answers.
+package final class ManualCluster: HubCluster, @unchecked Sendable {
+    package let node = "here"
+    private let lock = NSLock()
+    private let store: any RoomStore
+    private var elsewhere: [RoomID: String] = [:]
+    private var terms: [RoomID: Instant] = [:]
+    private var releases: [RoomID] = []
+    private var now: @Sendable () -> Instant
+    /// How long a term runs from a take.
+    package var term: Duration = .milliseconds(1_350)
+
+    package init(store: any RoomStore, now: @escaping @Sendable () -> Instant) {
+        self.store = store
+        self.now = now
+    }
+
+    /// Another node holds `room`'s lease.
+    package func held(_ room: RoomID, by node: String) { lock.withLock { elsewhere[room] = node } }
+
+    /// Extends every term held to `term` from now (the keeper's renewals landing).
+    package func renewAll() {
+        let until = now() + term
+        lock.withLock { for room in terms.keys { terms[room] = until } }
+    }
+
+    /// The rooms given back, in order.
+    package var released: [RoomID] { lock.withLock { releases } }
+    /// The rooms this node holds a term on.
+    package var holding: Set<RoomID> { lock.withLock { Set(terms.keys) } }
+
+    package func take(_ room: RoomID, completion: @escaping @Sendable (ClusterTake) -> Void) {
+        if let other = lock.withLock({ elsewhere[room] }) { return completion(.elsewhere(node: other)) }
+        let until = now() + term
+        lock.withLock { terms[room] = until }
+        do {
+            completion(.owned(try store.loadRoom(room)))
+        } catch {
+            completion(.failed("\(error)"))
+        }
+    }
+
+    package func owns(_ room: RoomID, at instant: Instant) -> Bool {
+        lock.withLock { terms[room].map { instant < $0 } ?? false }
+    }
+
+    package func release(_ room: RoomID) {
+        lock.withLock {
+            if terms.removeValue(forKey: room) != nil { releases.append(room) }
+        }
+    }
+
+    package func report(completion: @escaping @Sendable (Result<ClusterPayload, ClusterReadError>) -> Void) {
+        completion(.success(ClusterPayload(node: node, rooms: holding.map(\.rawValue).sorted(), nodes: [])))
+    }
+
+    package func report(room: RoomID,
+                        completion: @escaping @Sendable (Result<ClusterRoomPayload, ClusterReadError>) -> Void) {
+        let owner = lock.withLock { terms[room] != nil ? node : elsewhere[room] }
+        completion(.success(ClusterRoomPayload(room: room.rawValue, owner: owner, epoch: nil)))
+    }
+}
