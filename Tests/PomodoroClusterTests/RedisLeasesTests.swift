@@ -129,7 +129,7 @@ final class RedisLeasesTests {
         } catch {
             #expect(error.kind == .reply)
         }
-        let closed = RedisAddress(host: "127.0.0.1", port: try RedisTestServer.freePort())
+        let closed = RedisAddress(host: "127.0.0.1", port: try LoopbackPort.free())
         do {
             try RedisLeases(address: closed, timeout: 0.3).command(["PING"])
             Issue.record("connected to a closed port")

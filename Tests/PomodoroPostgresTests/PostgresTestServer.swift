@@ -62,7 +62,7 @@ final class PostgresTestServer: @unchecked Sendable {
         var template = Array((NSTemporaryDirectory() + "pomodoro-pg-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw Failure("mkdtemp failed") }
         folder = String(cString: made)
-        port = try Self.freePort()
+        port = try LoopbackPort.free()
         if getuid() == 0 {
             guard let user = getpwnam("postgres") else { throw Failure("no postgres user: install Debian's postgresql") }
             chown(folder, user.pointee.pw_uid, user.pointee.pw_gid)
@@ -137,23 +137,6 @@ final class PostgresTestServer: @unchecked Sendable {
             throw Failure("PostgreSQL is not installed (make test installs Debian's postgresql)")
         }
         return "\(root)/\(newest)/bin"
-    }
-
-    /// A loopback port nobody listens on now.
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound else { throw Failure("no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     struct Failure: Error, CustomStringConvertible {

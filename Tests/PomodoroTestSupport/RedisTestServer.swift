@@ -28,7 +28,7 @@ public final class RedisTestServer: @unchecked Sendable {
         var template = Array((NSTemporaryDirectory() + "pomodoro-redis-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw LaunchFailure("mkdtemp failed") }
         folder = String(cString: made)
-        port = try Self.freePort()
+        port = try LoopbackPort.free()
         try start()
     }
 
@@ -93,22 +93,5 @@ public final class RedisTestServer: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 16)
         let count = read(fd, &buffer, buffer.count)
         return count > 0 && String(decoding: buffer[..<count], as: UTF8.self).hasPrefix("+PONG")
-    }
-
-    /// A loopback port nobody listens on now.
-    public static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound else { throw LaunchFailure("no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
