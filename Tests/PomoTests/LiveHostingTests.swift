@@ -156,6 +156,8 @@ import Testing
         try hanaView.press("p")
         try await hanaView.waitFor("the passcode prompt") { $0.contains("new passcode ›") }
         try hanaView.type("new soup")
+        let typed = try await hanaView.waitFor("the passcode typed, masked") { $0.contains("new passcode › ********") }
+        #expect(!typed.contains("new soup"), "the passcode shows in clear: \(typed)")
         try hanaView.press("Enter")
         try await hanaView.waitFor("the new passcode") { $0.contains("You set a new passcode") }
         let old = try await pomo(["status", room, "--passcode", "old soup"], as: jun)

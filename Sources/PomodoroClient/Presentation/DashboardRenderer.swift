@@ -292,7 +292,7 @@ public enum DashboardRenderer {
         if case .editingPasscode(let editor) = d.mode {
             notice.append(words(width >= 60 ? .passcodeHintLong : .passcodeHintShort), .dim)
             return [notice.truncated(to: width), settings.truncated(to: width),
-                    taskEditor(editor, prompt: words(.passcodePrompt), width: width)]
+                    taskEditor(editor, prompt: words(.passcodePrompt), width: width, masked: true)]
         }
         if case .pickingMember(let pick, let editor) = d.mode {
             notice.append(words(width >= 60 ? .pickHintLong : .pickHintShort), .dim)
@@ -336,12 +336,14 @@ public enum DashboardRenderer {
         return Array(lines.prefix(rows))
     }
 
-    static func taskEditor(_ editor: LineEditor, prompt: String, width: Int) -> ScreenLine {
+    /// `masked` shows an asterisk for each character, for a passcode: the terminal may be shared or recorded,
+    /// and the page's passcode fields are password fields. ASCII, so one column wide in every locale.
+    static func taskEditor(_ editor: LineEditor, prompt: String, width: Int, masked: Bool = false) -> ScreenLine {
         var line = ScreenLine()
         line.append(prompt, .bold)
         let room = max(1, width - line.width)
         // Scroll so the cursor stays in view.
-        let chars = editor.characters
+        let chars = masked ? editor.characters.map { _ in Character("*") } : editor.characters
         var start = 0
         while TextWidth.of(String(chars[start..<editor.cursor])) >= room { start += 1 }
         var used = 0, index = start
