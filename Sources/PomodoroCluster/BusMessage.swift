@@ -10,8 +10,9 @@
 /// v1 frame NODE CONNECTION ROOM\n{"type":"start","ref":"r1"}
 /// v1 reply NODE CONNECTION,CONNECTION,…\n{"type":"ok","ref":"r1"}
 /// v1 broadcast ROOM\n{"type":"tick",…}
-/// v1 opened NODE CONNECTION ROOM\n
+/// v1 opened NODE CONNECTION ROOM\nPEER
 /// v1 closed NODE CONNECTION ROOM\n
+/// v1 close NODE CONNECTION CODE\nREASON
 /// ```
 /// Node ids and room names hold no spaces or newlines (`RoomID` and the node-id option refuse them).
 public enum BusMessage: Equatable, Sendable {
@@ -23,8 +24,12 @@ public enum BusMessage: Equatable, Sendable {
     /// A frame for every member of the room on every node (on the room's channel).
     case broadcast(room: String, frame: String)
     /// A member's connection to a room owned elsewhere opened, or closed: the owner admits or lets go.
-    case opened(RemoteConnection, room: String)
+    /// `peer` is the member's address as its node saw it, for the owner's per-address limits.
+    case opened(RemoteConnection, room: String, peer: String = "")
     case closed(RemoteConnection, room: String)
+    /// The owner closes one of another node's connections (a member replaced, kicked or banned), with a
+    /// WebSocket close code and reason.
+    case close(RemoteConnection, code: UInt16, reason: String)
 
     /// A connection held by another node.
     public struct RemoteConnection: Hashable, Sendable, CustomStringConvertible {
@@ -53,10 +58,12 @@ public enum BusMessage: Equatable, Sendable {
             "\(Self.version) reply \(node) \(connections.map(String.init).joined(separator: ","))\n\(frame)"
         case .broadcast(let room, let frame):
             "\(Self.version) broadcast \(room)\n\(frame)"
-        case .opened(let from, let room):
-            "\(Self.version) opened \(from.node) \(from.connection) \(room)\n"
+        case .opened(let from, let room, let peer):
+            "\(Self.version) opened \(from.node) \(from.connection) \(room)\n\(peer)"
         case .closed(let from, let room):
             "\(Self.version) closed \(from.node) \(from.connection) \(room)\n"
+        case .close(let to, let code, let reason):
+            "\(Self.version) close \(to.node) \(to.connection) \(code)\n\(reason)"
         }
     }
 
@@ -94,7 +101,11 @@ public enum BusMessage: Equatable, Sendable {
         case "opened", "closed":
             try fields(5)
             let from = RemoteConnection(node: header[2], connection: try connection(header[3]))
-            self = header[1] == "opened" ? .opened(from, room: header[4]) : .closed(from, room: header[4])
+            self = header[1] == "opened" ? .opened(from, room: header[4], peer: body) : .closed(from, room: header[4])
+        case "close":
+            try fields(5)
+            guard let code = UInt16(header[4]) else { throw Malformed(description: "not a close code: \(header[4].prefix(40))") }
+            self = .close(RemoteConnection(node: header[2], connection: try connection(header[3])), code: code, reason: body)
         default:
             throw Malformed(description: "unknown kind \(header.count > 1 ? header[1].prefix(40) : "")")
         }

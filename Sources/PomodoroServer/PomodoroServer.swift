@@ -98,6 +98,7 @@ public final class PomodoroServer: Sendable {
                       cluster: cluster)
         delegate = HubDelegate(hub: hub)
         cluster?.whenLost { [hub, transport] room in transport.post { hub.leaseLost(room) } }
+        cluster?.listen { [hub, transport] event in transport.post { hub.heard(event) } }
         transport.delegate = delegate
         // Rooms come back on the service thread, on its first turn, before anyone has connected.
         transport.post { [hub, stored, schedules] in hub.restore(stored, schedules: schedules) }

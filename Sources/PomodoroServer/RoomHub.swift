@@ -22,6 +22,8 @@ package final class RoomHub: @unchecked Sendable {
     let clock: any ServerClock
     /// Where frames, closes, posted work and timers go.
     let transport: any HubTransport
+    /// On a cluster node, `transport` itself: it carries what is sent to other nodes' connections over the bus.
+    let relaying: RelayingTransport?
     /// Where rooms and the focus journal are written, off the service thread; nil keeps them in memory.
     let store: (any HubStore)?
     /// Where passcodes are hashed and checked, never on the service thread.
@@ -52,7 +54,25 @@ package final class RoomHub: @unchecked Sendable {
         var pending: [[UInt8]] = []
         /// A new member who has sent nothing since joining: lost, they get the room's short grace.
         var silentNewMember = false
+        /// The `join` frame as it came, until the join is answered: on a cluster node it may go to the
+        /// room's owner untouched.
+        var joinFrame: [UInt8]?
+        /// Set while this connection's frames go to the node that owns its room (`RoomHub+Relay.swift`).
+        var relay: Relay?
     }
+
+    /// A connection of this node whose room another node runs.
+    struct Relay {
+        var room: RoomID
+        var owner: String
+        /// Whether the owner has answered it yet (its join's welcome or refusal).
+        var answered = false
+        /// Its `join`, to send again to a new owner while unanswered.
+        let join: [UInt8]
+    }
+
+    /// This node's connections relayed to other nodes, by room (`RoomHub+Relay.swift`).
+    var relayedByRoom: [RoomID: Set<ConnectionID>] = [:]
 
     /// In a room above `RoomPolicy.memberListLimit`, a `state` caused only by member changes goes out at
     /// most this often: a join storm of n members then costs each member about one list-capped `state` a
@@ -101,7 +121,14 @@ package final class RoomHub: @unchecked Sendable {
         self.clock = clock
         self.logger = logger
         self.store = store
-        self.transport = transport
+        if let cluster {
+            let relaying = RelayingTransport(base: transport, cluster: cluster)
+            self.transport = relaying
+            self.relaying = relaying
+        } else {
+            self.transport = transport
+            self.relaying = nil
+        }
         self.hashing = hashing
         self.cluster = cluster
     }
@@ -157,6 +184,8 @@ package final class RoomHub: @unchecked Sendable {
     package func closed(_ connection: ConnectionID) {
         // A join still waiting is forgotten; its answers find no session and do nothing.
         joins[connection] = nil
+        if let relay = sessions[connection]?.relay { endRelay(of: connection, relay, telling: true) }
+        if connection.isRelayed { relaying?.remotes.forget(connection) }
         guard let session = sessions.removeValue(forKey: connection), !stopped else { return }
         if let watched = session.observing { rooms[watched]?.observers.remove(connection) }
         guard let roomID = session.room, let member = session.member, let entry = rooms[roomID],
@@ -183,6 +212,8 @@ package final class RoomHub: @unchecked Sendable {
 
     package func received(_ text: [UInt8], from connection: ConnectionID) {
         guard var session = sessions[connection] else { return }
+        // Relayed to the room's owner untouched: its limits, checks and answers are the owner's.
+        if let relay = session.relay, session.suspended == 0 { return forward(text, from: connection, to: relay) }
         let now = clock.now()
         guard session.bucket.take(at: now.monotonic) else {
             sessions[connection] = session
@@ -234,7 +265,8 @@ package final class RoomHub: @unchecked Sendable {
     }
 
     /// One frame, in its turn.
-    private func handle(_ text: [UInt8], from connection: ConnectionID, at now: ClockReading) {
+    func handle(_ text: [UInt8], from connection: ConnectionID, at now: ClockReading) {
+        if let relay = sessions[connection]?.relay { return forward(text, from: connection, to: relay) }
         let frame: ClientFrame
         do {
             frame = try WireCodec.decodeClientFrame(text)
@@ -249,6 +281,7 @@ package final class RoomHub: @unchecked Sendable {
         case .ping:
             reply(.pong(serverTime: now.wallMs, ref: frame.ref), to: connection)
         case let .join(room, name, token, passcode, control, tz):
+            if cluster != nil, !connection.isRelayed { sessions[connection]?.joinFrame = text }
             if let tz {
                 guard FocusReport.timeZone(named: tz) != nil else {
                     reply(.error(code: .badRequest, message: Self.badTimeZone, field: "tz", ref: frame.ref),

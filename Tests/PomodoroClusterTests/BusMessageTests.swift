@@ -11,6 +11,8 @@ import Testing
             .broadcast(room: "team-a", frame: #"{"type":"tick","remainingMs":1000}"#),
             .opened(member, room: "team-a"),
             .closed(member, room: "team-a"),
+            .opened(member, room: "team-a", peer: "203.0.113.9"),
+            .close(member, code: 4003, reason: "banned\nby the host"),
         ]
         for message in messages {
             #expect(try BusMessage(decoding: message.encoded) == message)
@@ -27,7 +29,7 @@ import Testing
 
     @Test(arguments: ["", "no header", "v2 broadcast r\n{}", "v1 shout r\n{}", "v1 frame node 12\n{}",
                       "v1 frame node twelve r\n{}", "v1 reply node 1,x\n{}", "v1 broadcast\n{}", "v1 opened n 1 r extra\n",
-                      "v1 frame  1 r\n{}"])
+                      "v1 frame  1 r\n{}", "v1 close n 1 loud\nbye", "v1 close n 1\nbye"])
     func messagesNotOfOursAreRefused(_ text: String) {
         #expect(throws: BusMessage.Malformed.self) { try BusMessage(decoding: text) }
     }
