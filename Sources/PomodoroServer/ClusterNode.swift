@@ -145,7 +145,7 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     static let watchInterval = DispatchTimeInterval.milliseconds(200)
     /// A node not heard from for this long is taken for gone: its relayed members are disconnected (three
     /// missed heartbeats of one second).
-    static let silentNodeMs: Int64 = 3_000
+    static let silentNodeMs: Int64 = 4_000
 
     package func publish(_ message: BusMessage, to node: String) {
         send(message.encoded, on: BusMessage.nodeChannel(node))

@@ -105,13 +105,16 @@ struct ClusterProcessTests {
             return
         }
         #expect(code != .rateLimited)
-        var endsAt: Int64 = 0
+        // Each member hears the resume, then the end 5 s later.
+        var ends: Set<Int64> = []
         for peer in [ada, bob, cy] {
-            endsAt = try peer.expect("the extended state") { message -> Int64? in
-                if case .state(let room) = message, room.status == .running, room.endsAt != nil,
-                   room.members.count == 3 { return room.endsAt } else { return nil }
-            }
+            let resumedEnd = try #require(try peer.expect("the resumed state", Self.running))
+            let extendedEnd = try #require(try peer.expect("the extended state", Self.running))
+            #expect(extendedEnd == resumedEnd + 5_000)
+            ends.insert(extendedEnd)
         }
+        #expect(ends.count == 1)
+        let endsAt = try #require(ends.first)
 
         // The same ticks reach all three: same seq and remainingMs, arriving within a few milliseconds.
         let heard = try Self.ticks([ada, bob, cy], count: 3)
