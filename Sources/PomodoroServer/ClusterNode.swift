@@ -104,7 +104,8 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
         store = FencedRoomStore(base: base)
         takeover = RoomTakeover(node: configuration.node)
         leases = RedisLeases(address: configuration.redis)
-        publisher = RedisLeases(address: configuration.redis)
+        // A publish waits for Redis longer than a lease operation: one lost is a member's answer lost.
+        publisher = RedisLeases(address: configuration.redis, timeout: 2)
         watcher = RedisLeases(address: configuration.redis)
         redis = configuration.redis
         self.monotonic = monotonic

@@ -42,6 +42,7 @@ final class RemoteConnections {
     }
 
     var count: Int { remotes.count }
+    var all: [ConnectionID] { remotes.keys.sorted { $0.rawValue < $1.rawValue } }
 }
 
 /// The hub's transport on a cluster node: a frame or close for another node's connection goes over the

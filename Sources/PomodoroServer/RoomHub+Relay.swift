@@ -170,8 +170,12 @@ extension RoomHub {
 
     /// The bus came back after losing Redis: whatever was published meanwhile is lost, both ways. Members
     /// relayed from here resume (4005) so that they hear the room as it is; joins not yet answered are sent
-    /// again.
+    /// again. Other nodes' members in this node's rooms are asked to resume too: their frames meanwhile
+    /// were lost here.
     private func resubscribed() {
+        for connection in relaying?.remotes.all ?? [] {
+            transport.close(connection, code: 4005, reason: "room moved")
+        }
         for (_, connections) in relayedByRoom {
             for connection in connections.sorted(by: { $0.rawValue < $1.rawValue }) {
                 guard let relay = sessions[connection]?.relay else { continue }

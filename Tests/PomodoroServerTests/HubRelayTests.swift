@@ -141,6 +141,30 @@ struct HubRelayTests {
         #expect(pair.relay.transport.closes[bob]?.code == 4001)
     }
 
+    @Test func afterTheBusLostMessagesRelayedMembersResumeAndJoinsAreSentAgain() throws {
+        let pair = try Pair()
+        let bob = pair.relay.connect()
+        pair.relay.send(.join(room: "team", name: "Bob", token: nil), from: bob)
+        pair.pump()
+        let cy = pair.relay.connect()
+        pair.relay.send(.join(room: "team", name: "Cy", token: nil), ref: "c", from: cy)
+        pair.relay.settle()
+        pair.relayCluster.clearPublished()   // lost while Redis was away
+
+        pair.relay.hub.heard(.resubscribed)
+        pair.relay.settle()
+        #expect(pair.relay.transport.closes[bob]?.code == 4005)
+        #expect(pair.relay.transport.closes[cy] == nil)
+        pair.pump()
+        let cyHeard = try pair.relay.messages(to: cy)
+        #expect(cyHeard.first.map { if case .welcome(_, _, _, _, .string("c")) = $0 { true } else { false } } == true)
+
+        // The owner's bus lost messages too: its remote members are asked to resume through their node.
+        pair.owner.hub.heard(.resubscribed)
+        pair.pump()
+        #expect(pair.relay.transport.closes[cy]?.code == 4005)
+    }
+
     @Test func membersOfANodeThatWentSilentAreDisconnected() throws {
         let pair = try Pair()
         let bob = pair.relay.connect()
