@@ -64,7 +64,8 @@ final class RelayingTransport: HubTransport, @unchecked Sendable {
     func send(_ frame: OutboundFrame, to connection: ConnectionID) -> Bool {
         guard connection.isRelayed else { return base.send(frame, to: connection) }
         guard let remote = remotes.remote(connection) else { return false }
-        publish(.reply(node: remote.node, connections: [remote.connection], frame: Self.text(frame)), to: remote.node)
+        publish(.reply(node: remote.node, connections: [remote.connection], frame: Self.text(frame), from: cluster.node),
+                to: remote.node)
         return true
     }
 
@@ -83,14 +84,16 @@ final class RelayingTransport: HubTransport, @unchecked Sendable {
         }
         guard !byNode.isEmpty else { return sent }
         let text = Self.text(frame)
-        for (node, numbers) in byNode { publish(.reply(node: node, connections: numbers, frame: text), to: node) }
+        for (node, numbers) in byNode {
+            publish(.reply(node: node, connections: numbers, frame: text, from: cluster.node), to: node)
+        }
         return sent
     }
 
     func close(_ connection: ConnectionID, code: UInt16, reason: String) {
         guard connection.isRelayed else { return base.close(connection, code: code, reason: reason) }
         guard let remote = remotes.remote(connection) else { return }
-        publish(.close(remote, code: code, reason: reason), to: remote.node)
+        publish(.close(remote, code: code, reason: reason, from: cluster.node), to: remote.node)
     }
 
     func publish(_ message: BusMessage, to node: String) {

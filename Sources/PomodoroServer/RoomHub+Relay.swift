@@ -26,7 +26,10 @@ extension RoomHub {
         guard let frame = sessions[connection]?.joinFrame else { return }
         joins[connection] = nil
         sessions[connection]?.joinFrame = nil
-        let relay = Relay(room: room, owner: owner, join: frame)
+        var relay = Relay(room: room, owner: owner, join: frame)
+        // This node's own join carrying a member over, gone to another node after all.
+        relay.quiet = sessions[connection]?.quietJoin ?? false
+        sessions[connection]?.quietJoin = false
         sessions[connection]?.relay = relay
         relayedByRoom[room, default: []].insert(connection)
         cluster?.follow(room, owner: owner)
@@ -48,6 +51,13 @@ extension RoomHub {
 
     func forward(_ text: [UInt8], from connection: ConnectionID, to relay: Relay) {
         guard let cluster, let relaying else { return }
+        // A member leaving is no longer one to carry over to a new owner; once its `ok` is back, the
+        // connection's frames are this node's again (it may join another room).
+        if text.count < 256, String(decoding: text, as: UTF8.self).contains("leave"),
+           case .leave? = try? WireCodec.decodeClientFrame(text).message {
+            sessions[connection]?.relay?.member = nil
+            sessions[connection]?.relay?.leaving = true
+        }
         let remote = BusMessage.RemoteConnection(node: cluster.node, connection: connection.rawValue)
         relaying.publish(.frame(from: remote, room: relay.room.rawValue, frame: String(decoding: text, as: UTF8.self)),
                          to: relay.owner)
@@ -89,20 +99,31 @@ extension RoomHub {
 
     private func heard(_ message: BusMessage, node: String) {
         switch message {
-        case .reply(let to, let connections, let frame) where to == node:
+        case .reply(let to, let connections, let frame, let from) where to == node:
+            // What a former owner still sends (it stalled, and the room moved meanwhile) is dropped.
+            func current(_ connection: ConnectionID) -> Bool {
+                guard let relay = sessions[connection]?.relay else { return false }
+                return from.isEmpty || relay.owner == from
+            }
+            if connections.count == 1, current(ConnectionID(rawValue: connections[0])),
+               answeredQuietly(ConnectionID(rawValue: connections[0]), frame) { return }
             let outbound = OutboundFrame(frame)
             var sent = 0
             for number in connections {
                 let connection = ConnectionID(rawValue: number)
-                guard sessions[connection]?.relay != nil else { continue }
+                guard current(connection) else { continue }
                 sessions[connection]?.relay?.answered = true
                 if transport.send(outbound, to: connection) { sent += 1 }
+                if let relay = sessions[connection]?.relay, relay.leaving, connections.count == 1,
+                   case .ok("leave", _, _)? = try? WireCodec.decodeServerMessage(Array(frame.utf8)) {
+                    endRelay(of: connection, relay, telling: true)
+                }
             }
             framesSent += sent
             metrics.sent(frames: sent, bytes: sent * outbound.count)
-        case .close(let to, let code, let reason) where to.node == node:
+        case .close(let to, let code, let reason, let from) where to.node == node:
             let connection = ConnectionID(rawValue: to.connection)
-            guard sessions[connection]?.relay != nil else { return }
+            guard let relay = sessions[connection]?.relay, from.isEmpty || relay.owner == from else { return }
             transport.close(connection, code: code, reason: reason)
         case .opened(let from, _, let peer):
             guard let relaying else { return }
@@ -122,6 +143,33 @@ extension RoomHub {
         }
     }
 
+    /// A reply for one relayed connection: a welcome is read for the member's name and token (to carry the
+    /// member over to a new owner later); the answer to this node's own join for it is turned into what the
+    /// member needs (a `state`), or ends in 4005 when refused. Returns whether the frame was dealt with.
+    private func answeredQuietly(_ connection: ConnectionID, _ frame: String) -> Bool {
+        guard let relay = sessions[connection]?.relay else { return false }
+        let welcome: (you: YouPayload, room: SnapshotPayload)?
+        if frame.utf8.count < 4096 ? frame.contains("\"welcome\"") : frame.prefix(40).contains("\"welcome\""),
+           case .welcome(let you, let room, _, _, _)? = try? WireCodec.decodeServerMessage(Array(frame.utf8)) {
+            welcome = (you, room)
+            if let name = room.members.first(where: { $0.id == you.id })?.name {
+                sessions[connection]?.relay?.member = (name, you.token)
+            }
+        } else {
+            welcome = nil
+        }
+        guard relay.quiet else { return false }
+        sessions[connection]?.relay?.quiet = false
+        sessions[connection]?.relay?.answered = true
+        guard let welcome else {
+            endRelay(of: connection, relay, telling: true)
+            transport.close(connection, code: 4005, reason: "room moved")
+            return true
+        }
+        reply(.state(welcome.room), to: connection)
+        return true
+    }
+
     /// The node this node's members of `room` are relayed to no longer holds its lease: the room is taken
     /// here if nobody holds it, or followed to the node that does.
     private func ownerMoved(_ room: RoomID) {
@@ -137,10 +185,12 @@ extension RoomHub {
     }
 
     /// After a take of `room`: this node's connections relayed to a node that no longer runs it go on with
-    /// the room's new owner. One whose join was not answered yet sends it again, here or to the new owner,
-    /// so its member never notices; a member already in the room is closed with 4005 (room moved) and
-    /// resumes with its token, as after any move of a room (PROTOCOL.md §11): what was relayed to the old
-    /// owner, and what it sent back, may have been lost with it.
+    /// the room's new owner, without reconnecting. One whose join was not answered yet sends it again, here
+    /// or to the new owner. A member already in the room is joined again by this node with its token (its
+    /// name and token were read from its welcome), and hears the room as it is now as a `state` in place
+    /// of the welcome; what it sent to the old owner and had no answer to is lost with it. A member whose
+    /// welcome this node could not read is closed with 4005 (room moved) and resumes by itself
+    /// (PROTOCOL.md §11).
     func rehome(_ room: RoomID, after taken: ClusterTake) {
         guard let relayed = relayedByRoom[room], !relayed.isEmpty else { return }
         let owner: String?
@@ -151,11 +201,19 @@ extension RoomHub {
         }
         let now = clock.now()
         for connection in relayed.sorted(by: { $0.rawValue < $1.rawValue }) {
-            guard let relay = sessions[connection]?.relay, relay.owner != owner else { continue }
+            guard var relay = sessions[connection]?.relay, relay.owner != owner else { continue }
             endRelay(of: connection, relay, telling: true)
             if relay.answered {
-                transport.close(connection, code: 4005, reason: "room moved")
-            } else if let owner {
+                guard let member = relay.member else {
+                    transport.close(connection, code: 4005, reason: "room moved")
+                    continue
+                }
+                relay.join = WireCodec.encode(ClientFrame(.join(room: room.rawValue, name: member.name,
+                                                                token: member.token), ref: nil))
+                relay.quiet = true
+                relay.answered = false
+            }
+            if let owner {
                 var moved = relay
                 moved.owner = owner
                 sessions[connection]?.relay = moved
@@ -163,6 +221,7 @@ extension RoomHub {
                 cluster?.follow(room, owner: owner)
                 open(connection, moved)
             } else {
+                sessions[connection]?.quietJoin = relay.quiet
                 handle(relay.join, from: connection, at: now)
             }
         }

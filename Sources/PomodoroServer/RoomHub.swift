@@ -59,6 +59,9 @@ package final class RoomHub: @unchecked Sendable {
         var joinFrame: [UInt8]?
         /// Set while this connection's frames go to the node that owns its room (`RoomHub+Relay.swift`).
         var relay: Relay?
+        /// A join this node made for the member, to carry it over to its room's new owner: its welcome goes
+        /// to the member as a `state` (the member is in the room already; `RoomHub+Relay.swift`).
+        var quietJoin = false
     }
 
     /// A connection of this node whose room another node runs.
@@ -68,7 +71,13 @@ package final class RoomHub: @unchecked Sendable {
         /// Whether the owner has answered it yet (its join's welcome or refusal).
         var answered = false
         /// Its `join`, to send again to a new owner while unanswered.
-        let join: [UInt8]
+        var join: [UInt8]
+        /// The member it speaks for, from its welcome: to carry it over to a new owner without a reconnect.
+        var member: (name: String, token: String)?
+        /// The join in flight is this node's, carrying the member over (see `Session.quietJoin`).
+        var quiet = false
+        /// The member sent `leave`: once the owner's `ok` is back the connection is this node's again.
+        var leaving = false
     }
 
     /// This node's connections relayed to other nodes, by room (`RoomHub+Relay.swift`).
@@ -381,6 +390,15 @@ package final class RoomHub: @unchecked Sendable {
     }
 
     func reply(_ message: ServerMessage, to connection: ConnectionID) {
+        var message = message
+        if sessions[connection]?.quietJoin == true {
+            sessions[connection]?.quietJoin = false
+            guard case .welcome(_, let room, _, _, _) = message else {
+                // Not taken back: it resumes by itself (4005).
+                return transport.close(connection, code: 4005, reason: "room moved")
+            }
+            message = .state(room)
+        }
         if case .error(let code, _, _, _) = message { metrics.errorSent(code) }
         let frame = OutboundFrame(WireCodec.encode(message))
         if transport.send(frame, to: connection) {

@@ -141,6 +141,23 @@ struct HubRelayTests {
         #expect(pair.relay.transport.closes[bob]?.code == 4001)
     }
 
+    @Test func whatAFormerOwnerStillSendsIsDropped() throws {
+        let pair = try Pair()
+        let bob = pair.relay.connect()
+        pair.relay.send(.join(room: "team", name: "Bob", token: nil), from: bob)
+        pair.pump()
+        pair.relay.transport.clearSent()
+        let stale = String(decoding: WireCodec.encode(.error(code: .unavailable, message: "gone", field: nil, ref: nil)),
+                           as: UTF8.self)
+        pair.relay.hub.heard(.heard(.reply(node: "r", connections: [bob.rawValue], frame: stale, from: "x")))
+        pair.relay.hub.heard(.heard(.close(BusMessage.RemoteConnection(node: "r", connection: bob.rawValue), code: 4005,
+                                           reason: "room moved", from: "x")))
+        #expect(try pair.relay.messages(to: bob).isEmpty)
+        #expect(pair.relay.transport.closes[bob] == nil)
+        pair.relay.hub.heard(.heard(.reply(node: "r", connections: [bob.rawValue], frame: stale, from: "o")))
+        #expect(try pair.relay.messages(to: bob).count == 1)
+    }
+
     @Test func afterTheBusLostMessagesRelayedMembersResumeAndJoinsAreSentAgain() throws {
         let pair = try Pair()
         let bob = pair.relay.connect()
@@ -204,14 +221,42 @@ struct HubRelayTests {
         pair.relay.settle()
         #expect(pair.relay.hub.roomCount == 1)
         #expect(pair.relayCluster.holding == [Self.team])
-        // Bob, welcomed by the old owner, resumes (4005); Cy's join is answered here as if nothing happened.
-        #expect(pair.relay.transport.closes[bob]?.code == 4005)
+        // Bob, welcomed by the old owner, goes on here without reconnecting: he hears the room as it is now
+        // (a state, not a second welcome), still himself; Cy's join is answered here as if nothing happened.
+        #expect(pair.relay.transport.closes[bob] == nil)
+        let bobHeard = try pair.relay.messages(to: bob)
+        let bobYou = try #require(bobHeard.compactMap { if case .welcome(let you, _, _, _, _) = $0 { you } else { nil } }.first)
+        #expect(bobHeard.filter { $0.label == "welcome" }.count == 1)
+        guard case .state(let now)? = bobHeard.last(where: { $0.label == "state" }) else {
+            Issue.record("Bob heard no state after the move: \(bobHeard.map(\.label))")
+            return
+        }
+        #expect(now.status == .running && now.members.first { $0.id == bobYou.id }?.connected == true)
         let cyHeard = try pair.relay.messages(to: cy)
-        guard case .welcome(_, let room, _, _, let ref)? = cyHeard.first else {
+        pair.relay.transport.clearSent()
+        pair.relay.send(.pause, ref: "p", from: bob)
+        #expect(try pair.relay.messages(to: bob).contains { if case .ok("pause", _, .string("p")) = $0 { true } else { false } })
+        guard case .welcome(_, let room, _, _, let ref)? = cyHeard.first(where: { $0.label == "welcome" }) else {
             Issue.record("expected a welcome for Cy, got \(cyHeard.map(\.label))")
             return
         }
         #expect(ref == .string("c") && room.status == .running)
         #expect(pair.relayCluster.followed.isEmpty)
+    }
+
+    @Test func aRelayedMemberWhoLeavesMayJoinAnotherRoomOnItsOwnNode() throws {
+        let pair = try Pair()
+        let bob = pair.relay.connect()
+        pair.relay.send(.join(room: "team", name: "Bob", token: nil), from: bob)
+        pair.pump()
+        pair.relay.send(.leave, ref: "l", from: bob)
+        pair.pump()
+        #expect(try pair.relay.messages(to: bob).contains { if case .ok("leave", _, .string("l")) = $0 { true } else { false } })
+        #expect(pair.relayCluster.followed.isEmpty)
+        pair.relay.transport.clearSent()
+        pair.relay.send(.join(room: "other", name: "Bob", token: nil), ref: "o", from: bob)
+        pair.pump()
+        #expect(try pair.relay.messages(to: bob).first.map { if case .welcome(_, let room, _, _, .string("o")) = $0 { room.room == "other" } else { false } } == true)
+        #expect(pair.relay.hub.roomCount == 1)
     }
 }
