@@ -48,6 +48,9 @@ package protocol HubCluster: AnyObject, Sendable {
     /// Publishes `message` on `node`'s bus channel, in the order of the calls, off the service thread
     /// (docs/CLUSTER.md, members on any node).
     func publish(_ message: BusMessage, to node: String)
+    /// The live node other than this one that runs `room`, if any (for an `observe` of a room not open here);
+    /// `completion` runs on another thread.
+    func owner(of room: RoomID, completion: @escaping @Sendable (String?) -> Void)
     /// Watches `room`'s lease while this node relays members of it to `owner`, and reports
     /// `.ownerMoved` once another node (or none) holds it; nil stops watching.
     func follow(_ room: RoomID, owner: String?)
@@ -177,10 +180,18 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
         }
     }
 
+    package func owner(of room: RoomID, completion: @escaping @Sendable (String?) -> Void) {
+        watching.async { [self] in
+            guard let holder = try? watcher.holder(room: room.rawValue), holder.node != node,
+                  listening(holder.node, on: watcher) else { return completion(nil) }
+            completion(holder.node)
+        }
+    }
+
     /// Whether any node listens on `node`'s channel: a node killed (`kill -9`) has nobody subscribed there,
     /// though its leases live on for up to a time to live.
-    private func listening(_ node: String) -> Bool {
-        guard case .array(let parts)? = try? leases.command(["PUBSUB", "NUMSUB", BusMessage.nodeChannel(node)]),
+    private func listening(_ node: String, on redis: RedisLeases? = nil) -> Bool {
+        guard case .array(let parts)? = try? (redis ?? leases).command(["PUBSUB", "NUMSUB", BusMessage.nodeChannel(node)]),
               parts.count == 2, case .integer(let count) = parts[1] else { return false }
         return count > 0
     }

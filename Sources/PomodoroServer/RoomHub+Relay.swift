@@ -20,8 +20,8 @@ extension RoomHub {
         !connection.isRelayed && sessions[connection]?.joinFrame != nil && sessions[connection]?.relay == nil
     }
 
-    /// The room's owner is another live node: the join waiting here goes to it, and every later frame of the
-    /// connection after it.
+    /// The room's owner is another live node: the join (or observe) waiting here goes to it, and every later
+    /// frame of the connection after it.
     func relayJoin(of connection: ConnectionID, room: RoomID, to owner: String) {
         guard let frame = sessions[connection]?.joinFrame else { return }
         joins[connection] = nil

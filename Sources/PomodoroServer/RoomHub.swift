@@ -54,8 +54,8 @@ package final class RoomHub: @unchecked Sendable {
         var pending: [[UInt8]] = []
         /// A new member who has sent nothing since joining: lost, they get the room's short grace.
         var silentNewMember = false
-        /// The `join` frame as it came, until the join is answered: on a cluster node it may go to the
-        /// room's owner untouched.
+        /// The `join` (or `observe`) frame as it came, until it is answered: on a cluster node it may go to
+        /// the room's owner untouched.
         var joinFrame: [UInt8]?
         /// Set while this connection's frames go to the node that owns its room (`RoomHub+Relay.swift`).
         var relay: Relay?
@@ -303,6 +303,7 @@ package final class RoomHub: @unchecked Sendable {
                                   ref: frame.ref),
                  connection: connection, at: now)
         case let .observe(room, token, passcode):
+            if cluster != nil, !connection.isRelayed { sessions[connection]?.joinFrame = text }
             observe(room: room, token: token, passcode: passcode, ref: frame.ref, connection: connection, at: now)
         case let .stats(room, days, tz, passcode):
             stats(room: room, days: days, tz: tz, passcode: passcode, ref: frame.ref, connection: connection, at: now)

@@ -110,6 +110,32 @@ struct HubRelayTests {
         #expect(!adaTicks.isEmpty && adaTicks == bobTicks)
     }
 
+    @Test func anObserverOnAnotherNodeWatchesTheRoomThroughIt() throws {
+        let pair = try Pair()
+        let ada = pair.owner.connect()
+        pair.owner.send(.join(room: "team", name: "Ada", token: nil), from: ada)
+        pair.owner.send(.start, from: ada)
+        pair.owner.settle()
+        let eye = pair.relay.connect()
+        pair.relay.send(.observe(room: "team", token: nil, passcode: nil), ref: "o", from: eye)
+        pair.pump()
+        let first = try #require(try pair.relay.messages(to: eye).first)
+        guard case .observing(let room, _, .string("o")?) = first else {
+            Issue.record("expected observing, got \(first.label)")
+            return
+        }
+        #expect(room.status == .running && room.members.map(\.name) == ["Ada"])
+        pair.ownerCluster.renewAll()
+        pair.owner.pass(.seconds(1))
+        pair.pump()
+        #expect(try pair.relay.messages(to: eye).contains { $0.label == "tick" })
+        // A room open nowhere is refused here, as on one server.
+        let other = pair.relay.connect()
+        pair.relay.send(.observe(room: "nowhere", token: nil, passcode: nil), ref: "n", from: other)
+        pair.pump()
+        #expect(try pair.relay.messages(to: other).first.map { if case .error(.notFound, _, _, .string("n")) = $0 { true } else { false } } == true)
+    }
+
     @Test func aRelayedMemberWhoseConnectionClosesIsDisconnectedOnTheOwner() throws {
         let pair = try Pair()
         let bob = pair.relay.connect()

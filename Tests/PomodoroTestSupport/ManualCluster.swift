@@ -49,6 +49,10 @@ package final class ManualCluster: HubCluster, @unchecked Sendable {
         lock.withLock { sent.append((node, message)) }
     }
 
+    package func owner(of room: RoomID, completion: @escaping @Sendable (String?) -> Void) {
+        completion(lock.withLock { elsewhere[room] })
+    }
+
     package func follow(_ room: RoomID, owner: String?) {
         lock.withLock { following[room] = owner }
     }
