@@ -187,6 +187,53 @@ struct ClusterProcessTests {
         #expect(Set(page.sessions.flatMap { $0.participants.map(\.name) }) == ["Ada", "Bob", "Cy"])
     }
 
+    /// A member on the owner and one relayed from another node while Redis restarts (forgetting every lease,
+    /// epoch and message meanwhile): both come back to the same room, the same end, on one owner.
+    @Test func relayedMembersComeBackAfterRedisRestarts() async throws {
+        defer { finish() }
+        let redis = try RedisTestServer()
+        defer { redis.stop() }
+        let database = try await PostgresTestServer.makeDatabase()
+        let (a, aPort) = try Self.node("a", redis: redis.url, database: database)
+        defer { _ = a.stop() }
+        let (b, bPort) = try Self.node("b", redis: redis.url, database: database)
+        defer { _ = b.stop() }
+
+        let ada = try Peer(client, port: aPort)
+        let adaIn = try ada.join("outage", name: "Ada")
+        let bob = try Peer(client, port: bPort)
+        let bobIn = try bob.join("outage", name: "Bob")
+        bob.send(.start, ref: .string("go"))
+        #expect(Self.isOK(try bob.expect("go", Self.answer(to: "go"))))
+        let endsAt = try #require(try ada.expect("a running state", Self.running))
+        #expect(try bob.expect("a running state", Self.running) == endsAt)
+
+        redis.halt()
+        // a's term ends without Redis: Ada is told the room moved.
+        #expect(try ada.expectClose(timeout: 10) == 4005)
+        try redis.start()
+
+        // Bob either is told to resume (his node's bus lost messages) or is carried over by his node, which
+        // took the room; either way he goes on with the same end, and so does Ada, who rejoins.
+        var bobNow = bob
+        let seen = try bob.inboxUntilStateOrClose(timeout: 15)
+        if seen.closed {
+            bobNow = try Peer(client, port: bPort)
+            let back = try bobNow.join("outage", name: "Bob", token: bobIn.you.token)
+            #expect(back.you.resumed && back.room.endsAt == endsAt)
+        } else {
+            #expect(seen.endsAt == endsAt)
+        }
+        let adaBack = try Peer(client, port: aPort)
+        let back = try adaBack.join("outage", name: "Ada", token: adaIn.you.token)
+        #expect(back.you.resumed && back.room.status == .running && back.room.endsAt == endsAt)
+        for peer in [adaBack, bobNow] {
+            #expect(try peer.nextTick(timeout: 5).tick.endsAt == endsAt)
+        }
+        let holder = try RedisLeases(address: RedisAddress(parsing: redis.url)).holder(room: "outage")
+        #expect(holder.map { ["a", "b"].contains($0.node) && $0.epoch >= 2 } == true)
+    }
+
     @Test func theOwnerKilledMidFocusTheRoomGoesOnOnASurvivorWithTheSameDeadline() async throws {
         defer { finish() }
         let redis = try RedisTestServer()
@@ -294,5 +341,21 @@ struct ClusterProcessTests {
             }
         }
         #expect(["b", "c"].contains(try RedisLeases(address: RedisAddress(parsing: redis.url)).holder(room: "stalled")?.node))
+    }
+}
+
+extension Peer {
+    /// Reads until a `state` (its `endsAt`) or the connection's close, ticks skipped.
+    func inboxUntilStateOrClose(timeout: Double) throws -> (closed: Bool, endsAt: Int64?) {
+        let deadline = Date().addingTimeInterval(timeout)
+        while let event = inbox.next(timeout: max(0, deadline.timeIntervalSinceNow)) {
+            switch event {
+            case .closed: return (true, nil)
+            case .text(let bytes):
+                if case .state(let room) = try WireCodec.decodeServerMessage(bytes) { return (false, room.endsAt) }
+            default: break
+            }
+        }
+        throw LiveTestFailure(description: "neither a state nor a close within \(timeout) s")
     }
 }
