@@ -147,10 +147,12 @@ struct ClusterProcessTests {
         // b and c notice a's lease lapse; one takes the room, the other relays to it. Bob and Cy, welcomed
         // through a, go on without reconnecting (each hears the room as it is now, as a state); Ada
         // reconnects to a survivor and resumes. All go on with the same end.
+        var carriedOver: [Double] = []
         for (peer, joined) in [(bob, bobIn), (cy, cyIn)] {
             let moved = try peer.expect("the room on its new owner", timeout: 5) { message -> SnapshotPayload? in
                 if case .state(let room) = message { room } else { nil }
             }
+            carriedOver.append(Date().timeIntervalSince(killed))
             #expect(moved.status == .running && moved.endsAt == endsAt)
             #expect(moved.members.first { $0.id == joined.you.id }?.connected == true)
         }
@@ -170,8 +172,10 @@ struct ClusterProcessTests {
         #expect(Self.isOK(try cy.expect("t", Self.answer(to: "t"))))
         let owner = try #require(try RedisLeases(address: RedisAddress(parsing: redis.url)).holder(room: "trio")?.node)
         #expect(owner == "b" || owner == "c")
-        print("cluster failover with relays: owner \(owner); first tick \(firstTicks.map { "\(Int($0 * 1000))" }.joined(separator: ", ")) ms after kill -9")
-        #expect(firstTicks.allSatisfy { $0 < 4 })
+        print("cluster failover with relays: owner \(owner); Bob and Cy carried over \(carriedOver.map { "\(Int($0 * 1000))" }.joined(separator: ", ")) ms after kill -9, first tick \(firstTicks.map { "\(Int($0 * 1000))" }.joined(separator: ", ")) ms")
+        // The issue's bar is 2 s: the lease lapses within 1.5 s and the followers look every 200 ms; ticks
+        // fall on whole seconds of the phase. A loaded machine gets a margin.
+        #expect(carriedOver.allSatisfy { $0 < 3 } && firstTicks.allSatisfy { $0 < 3 })
 
         // The focus ends on the new owner, announced to all; the journal has it.
         for peer in resumed {
