@@ -75,6 +75,7 @@ extension RoomHub {
     /// every member, the snapshot's next session sent, the timer armed.
     func schedulesChanged(_ entry: RoomEntry, at now: ClockReading) {
         commit([.saveSchedules(entry.room.id, entry.schedules.schedules)], of: entry)
+        announceSchedulesCommitted(entry)
         let list = ServerMessage.schedules(listing(entry, at: WallTime(milliseconds: now.wallMs)), ref: nil)
         entry.announce { [self] in broadcast(list, in: entry) }
         var outcome = Outcome()
