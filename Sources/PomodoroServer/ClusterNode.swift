@@ -63,6 +63,9 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     private let leases: RedisLeases
     private let queue = DispatchQueue(label: "pomodoro.cluster.takeover")
     private let keeper: LeaseKeeper
+    /// Takes that own their room but wait before acting (Redis forgot its epochs), with the later takes of
+    /// the same room on this node, answered right after them. Used on `queue` only.
+    private var waitingToAct: [RoomID: [@Sendable (ClusterTake) -> Void]] = [:]
     /// Keeps every room with schedules run somewhere (`ClusterNode+Schedules.swift`).
     let scheduleWatch: ScheduleWatch
     private let monotonic: @Sendable () -> Instant
@@ -167,30 +170,40 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     /// Takes `room`, trying again while another node holds it until `patience` has passed (`.zero`: once).
     /// The room comes with its schedules, read after the claim, so they are the ones the last owner wrote.
     func take(_ room: RoomID, patience: Duration, completion: @escaping @Sendable (ClusterTake) -> Void) {
-        queue.async { [self] in
-            let giveUpAt = monotonic() + patience
-            while true {
-                do {
-                    switch try takeover.take(room, leases: leases, store: store, now: monotonic) {
-                    case .owned(let term, var stored, let startsAt):
-                        if stored != nil { stored!.schedules = try store.loadSchedules(room: room) }
-                        keeper.hold(room, term: term)
-                        // After Redis forgot its epochs: an earlier owner's term may still run until then.
-                        let wait = startsAt - monotonic()
-                        if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.nanoseconds) / 1e9) }
-                        return completion(.owned(stored))
-                    case .ownedElsewhere(let holder):
-                        // This node took it meanwhile (for its schedules, or another join): nothing to wait for.
-                        if holder.node == node && keeper.held[room] == holder.epoch {
-                            return completion(.elsewhere(node: node))
-                        }
-                        guard monotonic() < giveUpAt else { return completion(.elsewhere(node: holder.node)) }
-                        Thread.sleep(forTimeInterval: Double(Self.retryInterval.nanoseconds) / 1e9)
-                    }
-                } catch {
-                    return completion(.failed("\(error)"))
+        queue.async { [self] in attempt(room, giveUpAt: monotonic() + patience, completion: completion) }
+    }
+
+    /// One try at taking `room`, on `queue`. Waits (for a held lease to lapse, for an earlier owner's term
+    /// after Redis forgot) are timers, not sleeps: the node's other takes go on meanwhile, which matters
+    /// after a Redis restart, when every room is taken again at once.
+    private func attempt(_ room: RoomID, giveUpAt: Instant, completion: @escaping @Sendable (ClusterTake) -> Void) {
+        do {
+            switch try takeover.take(room, leases: leases, store: store, now: monotonic) {
+            case .owned(let term, var stored, let startsAt):
+                if stored != nil { stored!.schedules = try store.loadSchedules(room: room) }
+                keeper.hold(room, term: term)
+                // After Redis forgot its epochs: an earlier owner's term may still run until then.
+                let wait = startsAt - monotonic(), taken = stored
+                guard wait > .zero else { return completion(.owned(taken)) }
+                waitingToAct[room] = []
+                queue.asyncAfter(deadline: .now() + .nanoseconds(Int(wait.nanoseconds))) { [self] in
+                    completion(.owned(taken))
+                    for later in waitingToAct.removeValue(forKey: room) ?? [] { later(.elsewhere(node: node)) }
+                }
+            case .ownedElsewhere(let holder):
+                // This node took it meanwhile (for its schedules, or another join): nothing to wait for.
+                // (Its answer comes after the take's own, so the room is in the hub's memory by then.)
+                if holder.node == node && keeper.held[room] == holder.epoch {
+                    if waitingToAct[room] != nil { return waitingToAct[room]!.append(completion) }
+                    return completion(.elsewhere(node: node))
+                }
+                guard monotonic() < giveUpAt else { return completion(.elsewhere(node: holder.node)) }
+                queue.asyncAfter(deadline: .now() + .nanoseconds(Int(Self.retryInterval.nanoseconds))) { [self] in
+                    attempt(room, giveUpAt: giveUpAt, completion: completion)
                 }
             }
+        } catch {
+            completion(.failed("\(error)"))
         }
     }
 
