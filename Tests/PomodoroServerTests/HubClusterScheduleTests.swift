@@ -1,5 +1,6 @@
 @testable import PomodoroServer
 import PomodoroCore
+import PomodoroNet
 import PomodoroProtocol
 import PomodoroStore
 import PomodoroTestSupport
@@ -108,6 +109,23 @@ import Testing
         t.hub.schedulesHeard(.all([Self.team: [try Self.standup(at: LocalTime(hour: 0, minute: 1))]]))
         Self.pass(t, cluster, seconds: 1)
         #expect(cluster.holding == [Self.team])
+    }
+
+    @Test func aNodeListsTheSchedulesOfARoomAnotherNodeRuns() throws {
+        let (t, cluster) = try Self.node([try Self.standup(at: LocalTime(hour: 0, minute: 1))])
+        cluster.held(Self.team, by: "node-b")
+        t.hub.keepScheduledRoomsRunning(try t.store!.store.loadSchedules())
+        t.settle()
+        let list = RecordedResponse()
+        t.hub.receivedHTTP(HTTPRequest(method: .get, path: "/api/rooms/team/schedules", peer: "127.0.0.1"), responder: list)
+        t.settle()
+        let body = try #require(list.response?.body)
+        let payload = try WireCodec.decodeSchedulesBody(body)
+        #expect(payload.schedules.map(\.fields.name) == ["Standup"] && payload.schedules.first?.next == Self.epoch + 60_000)
+        let feed = RecordedResponse()
+        t.hub.receivedHTTP(HTTPRequest(method: .get, path: "/api/rooms/team/calendar.ics", peer: "127.0.0.1"), responder: feed)
+        t.settle()
+        #expect(feed.response.map { String(decoding: $0.body, as: UTF8.self).contains("SUMMARY:Standup") } == true)
     }
 
     @Test func aScheduleAddedByAMemberIsAnnouncedOnceCommitted() throws {
