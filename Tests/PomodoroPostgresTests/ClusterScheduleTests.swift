@@ -188,7 +188,8 @@ struct ClusterScheduleTests {
         let back = try Peer(client, port: survivor.port)
         let (you, snapshot) = try back.join(room, name: "Ada", token: adaYou.token)
         #expect(you.resumed && you.id == adaYou.id)
-        #expect(snapshot.scheduledRun?.name == "Sprint" && snapshot.scheduledRun?.focusDone == 1)
+        // The second focus, or (on a machine slow enough that the take came after its end) the break after it.
+        #expect(snapshot.scheduledRun?.name == "Sprint" && (1...2).contains(snapshot.scheduledRun?.focusDone ?? 0))
         #expect(snapshot.status == .running)
         var startsAfter = 0
         let ended = try back.expect("scheduleEnded", timeout: 25) { message -> Int? in
