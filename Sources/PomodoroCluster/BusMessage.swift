@@ -12,6 +12,7 @@
 /// v1 broadcast ROOM\n{"type":"tick",…}
 /// v1 opened NODE CONNECTION ROOM\n
 /// v1 closed NODE CONNECTION ROOM\n
+/// v1 schedules ROOM\n
 /// ```
 /// Node ids and room names hold no spaces or newlines (`RoomID` and the node-id option refuse them).
 public enum BusMessage: Equatable, Sendable {
@@ -25,6 +26,9 @@ public enum BusMessage: Equatable, Sendable {
     /// A member's connection to a room owned elsewhere opened, or closed: the owner admits or lets go.
     case opened(RemoteConnection, room: String)
     case closed(RemoteConnection, room: String)
+    /// A room's schedules changed in the store (on `schedulesChannel`): every node reads them again, to
+    /// know which rooms must always run somewhere (docs/CLUSTER.md, "Schedules on a cluster").
+    case schedulesChanged(room: String)
 
     /// A connection held by another node.
     public struct RemoteConnection: Hashable, Sendable, CustomStringConvertible {
@@ -57,6 +61,8 @@ public enum BusMessage: Equatable, Sendable {
             "\(Self.version) opened \(from.node) \(from.connection) \(room)\n"
         case .closed(let from, let room):
             "\(Self.version) closed \(from.node) \(from.connection) \(room)\n"
+        case .schedulesChanged(let room):
+            "\(Self.version) schedules \(room)\n"
         }
     }
 
@@ -95,6 +101,9 @@ public enum BusMessage: Equatable, Sendable {
             try fields(5)
             let from = RemoteConnection(node: header[2], connection: try connection(header[3]))
             self = header[1] == "opened" ? .opened(from, room: header[4]) : .closed(from, room: header[4])
+        case "schedules":
+            try fields(3)
+            self = .schedulesChanged(room: header[2])
         default:
             throw Malformed(description: "unknown kind \(header.count > 1 ? header[1].prefix(40) : "")")
         }
@@ -104,4 +113,6 @@ public enum BusMessage: Equatable, Sendable {
     /// room (its broadcasts).
     public static func nodeChannel(_ node: String) -> String { "pomodoro:node:\(node)" }
     public static func roomChannel(_ room: String) -> String { "pomodoro:room:\(room)" }
+    /// Every node's: notices that a room's schedules changed.
+    public static let schedulesChannel = "pomodoro:schedules"
 }

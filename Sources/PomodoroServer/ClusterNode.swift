@@ -31,7 +31,7 @@ package enum ClusterTake: Sendable {
 
 /// What the hub needs of the cluster: taking a room's lease (off the service thread), whether it may act as a
 /// room's owner at an instant, and giving a room up. Nil on a single server.
-package protocol HubCluster: AnyObject, Sendable {
+package protocol HubCluster: HubClusterSchedules, AnyObject, Sendable {
     var node: String { get }
     /// Takes `room` off the service thread: its lease, then its claim in the store. `completion` runs on
     /// another thread, once this node may act as the owner (or with why it may not).
@@ -63,6 +63,11 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     private let leases: RedisLeases
     private let queue = DispatchQueue(label: "pomodoro.cluster.takeover")
     private let keeper: LeaseKeeper
+    /// Takes that own their room but wait before acting (Redis forgot its epochs), with the later takes of
+    /// the same room on this node, answered right after them. Used on `queue` only.
+    private var waitingToAct: [RoomID: [@Sendable (ClusterTake) -> Void]] = [:]
+    /// Keeps every room with schedules run somewhere (`ClusterNode+Schedules.swift`).
+    let scheduleWatch: ScheduleWatch
     private let monotonic: @Sendable () -> Instant
     /// Guards `onLost`.
     private let lock = NSLock()
@@ -74,6 +79,7 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
         store = FencedRoomStore(base: base)
         takeover = RoomTakeover(node: configuration.node)
         leases = RedisLeases(address: configuration.redis)
+        scheduleWatch = ScheduleWatch(address: configuration.redis)
         self.monotonic = monotonic
         let fenced = store
         let box = LostBox()
@@ -103,6 +109,7 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     /// runs (`NodeRegistry`, for `GET /api/cluster`).
     package func start() {
         keeper.start()
+        scheduleWatch.start()
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now(), repeating: .seconds(1))
         timer.setEventHandler { [self] in
@@ -140,6 +147,7 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     /// Gives every lease back and stops renewing (at shutdown, once the store has written what it had).
     package func stop() {
         let held = keeper.held
+        scheduleWatch.stop()
         keeper.stop()
         queue.sync {
             heartbeat?.cancel()
@@ -156,25 +164,46 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     /// A lease held elsewhere is tried again for one time to live (and a try): a node that died (`kill -9`)
     /// leaves its lease to lapse, and its members, reconnecting here, take the room once it has.
     package func take(_ room: RoomID, completion: @escaping @Sendable (ClusterTake) -> Void) {
-        queue.async { [self] in
-            let giveUpAt = monotonic() + LeaseTerm.timeToLive + Self.retryInterval
-            while true {
-                do {
-                    switch try takeover.take(room, leases: leases, store: store, now: monotonic) {
-                    case .owned(let term, let stored, let startsAt):
-                        keeper.hold(room, term: term)
-                        // After Redis forgot its epochs: an earlier owner's term may still run until then.
-                        let wait = startsAt - monotonic()
-                        if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.nanoseconds) / 1e9) }
-                        return completion(.owned(stored))
-                    case .ownedElsewhere(let holder):
-                        guard monotonic() < giveUpAt else { return completion(.elsewhere(node: holder.node)) }
-                        Thread.sleep(forTimeInterval: Double(Self.retryInterval.nanoseconds) / 1e9)
-                    }
-                } catch {
-                    return completion(.failed("\(error)"))
+        take(room, patience: LeaseTerm.timeToLive + Self.retryInterval, completion: completion)
+    }
+
+    /// Takes `room`, trying again while another node holds it until `patience` has passed (`.zero`: once).
+    /// The room comes with its schedules, read after the claim, so they are the ones the last owner wrote.
+    func take(_ room: RoomID, patience: Duration, completion: @escaping @Sendable (ClusterTake) -> Void) {
+        queue.async { [self] in attempt(room, giveUpAt: monotonic() + patience, completion: completion) }
+    }
+
+    /// One try at taking `room`, on `queue`. Waits (for a held lease to lapse, for an earlier owner's term
+    /// after Redis forgot) are timers, not sleeps: the node's other takes go on meanwhile, which matters
+    /// after a Redis restart, when every room is taken again at once.
+    private func attempt(_ room: RoomID, giveUpAt: Instant, completion: @escaping @Sendable (ClusterTake) -> Void) {
+        do {
+            switch try takeover.take(room, leases: leases, store: store, now: monotonic) {
+            case .owned(let term, var stored, let startsAt):
+                if stored != nil { stored!.schedules = try store.loadSchedules(room: room) }
+                keeper.hold(room, term: term)
+                // After Redis forgot its epochs: an earlier owner's term may still run until then.
+                let wait = startsAt - monotonic(), taken = stored
+                guard wait > .zero else { return completion(.owned(taken)) }
+                waitingToAct[room] = []
+                queue.asyncAfter(deadline: .now() + .nanoseconds(Int(wait.nanoseconds))) { [self] in
+                    completion(.owned(taken))
+                    for later in waitingToAct.removeValue(forKey: room) ?? [] { later(.elsewhere(node: node)) }
+                }
+            case .ownedElsewhere(let holder):
+                // This node took it meanwhile (for its schedules, or another join): nothing to wait for.
+                // (Its answer comes after the take's own, so the room is in the hub's memory by then.)
+                if holder.node == node && keeper.held[room] == holder.epoch {
+                    if waitingToAct[room] != nil { return waitingToAct[room]!.append(completion) }
+                    return completion(.elsewhere(node: node))
+                }
+                guard monotonic() < giveUpAt else { return completion(.elsewhere(node: holder.node)) }
+                queue.asyncAfter(deadline: .now() + .nanoseconds(Int(Self.retryInterval.nanoseconds))) { [self] in
+                    attempt(room, giveUpAt: giveUpAt, completion: completion)
                 }
             }
+        } catch {
+            completion(.failed("\(error)"))
         }
     }
 

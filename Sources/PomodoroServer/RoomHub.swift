@@ -90,6 +90,9 @@ package final class RoomHub: @unchecked Sendable {
     var heartbeat: (any HubTimer)?
     var heartbeatArmed = false
 
+    /// On a cluster node, every room with schedules, kept run by some node (`RoomHub+ClusterSchedules.swift`).
+    let scheduledRooms = ScheduledRooms()
+
     /// - Parameters:
     ///   - transport: set once here; the hub never reaches the network any other way.
     ///   - hashing: where passcode hashes run; a concurrent queue unless a test runs them by hand.
@@ -142,6 +145,7 @@ package final class RoomHub: @unchecked Sendable {
         stopped = true
         for entry in rooms.values { entry.cancelTimers() }
         heartbeat?.cancel()
+        scheduledRooms.timer?.cancel()
     }
 
     // MARK: Connections

@@ -11,6 +11,7 @@ import Testing
             .broadcast(room: "team-a", frame: #"{"type":"tick","remainingMs":1000}"#),
             .opened(member, room: "team-a"),
             .closed(member, room: "team-a"),
+            .schedulesChanged(room: "team-a"),
         ]
         for message in messages {
             #expect(try BusMessage(decoding: message.encoded) == message)
@@ -26,7 +27,7 @@ import Testing
     }
 
     @Test(arguments: ["", "no header", "v2 broadcast r\n{}", "v1 shout r\n{}", "v1 frame node 12\n{}",
-                      "v1 frame node twelve r\n{}", "v1 reply node 1,x\n{}", "v1 broadcast\n{}", "v1 opened n 1 r extra\n",
+                      "v1 frame node twelve r\n{}", "v1 reply node 1,x\n{}", "v1 broadcast\n{}", "v1 opened n 1 r extra\n", "v1 schedules\n", "v1 schedules a b\n",
                       "v1 frame  1 r\n{}"])
     func messagesNotOfOursAreRefused(_ text: String) {
         #expect(throws: BusMessage.Malformed.self) { try BusMessage(decoding: text) }
@@ -35,5 +36,7 @@ import Testing
     @Test func channelsAreNamedForTheirNodeOrRoom() {
         #expect(BusMessage.nodeChannel("a") == "pomodoro:node:a")
         #expect(BusMessage.roomChannel("team-a") == "pomodoro:room:team-a")
+        #expect(BusMessage.schedulesChannel == "pomodoro:schedules")
+        #expect(BusMessage.schedulesChanged(room: "team-a").encoded == "v1 schedules team-a\n")
     }
 }
