@@ -13,6 +13,7 @@
 /// v1 opened NODE CONNECTION ROOM\nPEER
 /// v1 closed NODE CONNECTION ROOM\n
 /// v1 close NODE CONNECTION CODE[ FROM]\nREASON
+/// v1 schedules ROOM\n
 /// ```
 /// Node ids and room names hold no spaces or newlines (`RoomID` and the node-id option refuse them).
 /// `FROM` names the node that sent a reply or close, so that a node ignores what a former owner of a room
@@ -32,6 +33,9 @@ public enum BusMessage: Equatable, Sendable {
     /// The owner closes one of another node's connections (a member replaced, kicked or banned), with a
     /// WebSocket close code and reason.
     case close(RemoteConnection, code: UInt16, reason: String, from: String = "")
+    /// A room's schedules changed in the store (on `schedulesChannel`): every node reads them again, to
+    /// know which rooms must always run somewhere (docs/CLUSTER.md, "Schedules on a cluster").
+    case schedulesChanged(room: String)
 
     /// A connection held by another node.
     public struct RemoteConnection: Hashable, Sendable, CustomStringConvertible {
@@ -66,6 +70,8 @@ public enum BusMessage: Equatable, Sendable {
             "\(Self.version) closed \(from.node) \(from.connection) \(room)\n"
         case .close(let to, let code, let reason, let from):
             "\(Self.version) close \(to.node) \(to.connection) \(code)\(Self.sender(from))\n\(reason)"
+        case .schedulesChanged(let room):
+            "\(Self.version) schedules \(room)\n"
         }
     }
 
@@ -112,6 +118,9 @@ public enum BusMessage: Equatable, Sendable {
             guard let code = UInt16(header[4]) else { throw Malformed(description: "not a close code: \(header[4].prefix(40))") }
             self = .close(RemoteConnection(node: header[2], connection: try connection(header[3])), code: code, reason: body,
                           from: header.count > 5 ? header[5] : "")
+        case "schedules":
+            try fields(3)
+            self = .schedulesChanged(room: header[2])
         default:
             throw Malformed(description: "unknown kind \(header.count > 1 ? header[1].prefix(40) : "")")
         }
@@ -121,4 +130,6 @@ public enum BusMessage: Equatable, Sendable {
     /// room (its broadcasts).
     public static func nodeChannel(_ node: String) -> String { "pomodoro:node:\(node)" }
     public static func roomChannel(_ room: String) -> String { "pomodoro:room:\(room)" }
+    /// Every node's: notices that a room's schedules changed.
+    public static let schedulesChannel = "pomodoro:schedules"
 }

@@ -157,6 +157,32 @@ public final class RedisLeases {
         }
     }
 
+    /// Who holds each of `rooms`' leases now (nil for a room nobody holds), in their order: one `MGET` per
+    /// `batch` rooms, for a node looking for rooms that must run and have no owner.
+    public func holders(rooms: [String], batch: Int = 1000) throws(RedisError) -> [LeaseHolder?] {
+        var holders: [LeaseHolder?] = []
+        holders.reserveCapacity(rooms.count)
+        var start = 0
+        while start < rooms.count {
+            let part = rooms[start..<min(start + batch, rooms.count)]
+            let reply = try command(["MGET"] + part.map(Self.leaseKey))
+            guard case .array(let values) = reply, values.count == part.count else {
+                throw unexpected(reply, "reading leases")
+            }
+            for value in values {
+                switch value {
+                case .null: holders.append(nil)
+                case .string(let text):
+                    guard let holder = LeaseHolder(stored: text) else { throw unexpected(value, "reading a lease") }
+                    holders.append(holder)
+                default: throw unexpected(value, "reading a lease")
+                }
+            }
+            start += batch
+        }
+        return holders
+    }
+
     /// The highest epoch the room has had (0 when it never had an owner).
     public func epoch(room: String) throws(RedisError) -> Int64 {
         let reply = try command(["GET", Self.epochKey(room)])

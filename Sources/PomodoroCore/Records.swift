@@ -187,10 +187,15 @@ public struct StoredRoom: Equatable, Sendable {
     public var passcode: String?
     /// Whom the host removed, as the store last heard; bans that have ended may be among them.
     public var bans: [BanRecord]
-    public init(record: RoomRecord, members: [MemberRecord], passcode: String?, bans: [BanRecord] = []) {
+    /// The room's schedules, when whoever read the room read them too (a cluster node taking a room reads
+    /// them right after its claim); `RoomStore.loadRoom` leaves them out (`loadSchedules` reads them).
+    public var schedules: [Schedule]
+    public init(record: RoomRecord, members: [MemberRecord], passcode: String?, bans: [BanRecord] = [],
+                schedules: [Schedule] = []) {
         self.record = record
         self.members = members
         self.passcode = passcode
         self.bans = bans
+        self.schedules = schedules
     }
 }

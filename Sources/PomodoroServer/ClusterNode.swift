@@ -43,7 +43,7 @@ package enum ClusterEvent: Sendable {
 
 /// What the hub needs of the cluster: taking a room's lease (off the service thread), whether it may act as a
 /// room's owner at an instant, giving a room up, and the bus to the other nodes. Nil on a single server.
-package protocol HubCluster: AnyObject, Sendable {
+package protocol HubCluster: HubClusterSchedules, AnyObject, Sendable {
     var node: String { get }
     /// Publishes `message` on `node`'s bus channel, in the order of the calls, off the service thread
     /// (docs/CLUSTER.md, members on any node).
@@ -92,6 +92,11 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     private var watchTimer: DispatchSourceTimer?
     private var bus: ClusterBus?
     private let keeper: LeaseKeeper
+    /// Takes that own their room but wait before acting (Redis forgot its epochs), with the later takes of
+    /// the same room on this node, answered right after them. Used on `queue` only.
+    private var waitingToAct: [RoomID: [@Sendable (ClusterTake) -> Void]] = [:]
+    /// Keeps every room with schedules run somewhere (`ClusterNode+Schedules.swift`).
+    let scheduleWatch: ScheduleWatch
     private let monotonic: @Sendable () -> Instant
     /// Guards `onLost`, `onEvent`, `followed` and `busDown`.
     private let lock = NSLock()
@@ -111,6 +116,7 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
         publisher = RedisLeases(address: configuration.redis, timeout: 2)
         watcher = RedisLeases(address: configuration.redis)
         redis = configuration.redis
+        scheduleWatch = ScheduleWatch(address: configuration.redis)
         self.monotonic = monotonic
         let fenced = store
         let box = LostBox()
@@ -147,9 +153,6 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     /// How often the leases of followed rooms are read: an owner that died is noticed this long after its
     /// lease lapsed, at most.
     static let watchInterval = DispatchTimeInterval.milliseconds(200)
-    /// A node not heard from for this long is taken for gone: its relayed members are disconnected (three
-    /// missed heartbeats of one second).
-    static let silentNodeMs: Int64 = 4_000
 
     package func publish(_ message: BusMessage, to node: String) {
         send(message.encoded, on: BusMessage.nodeChannel(node))
@@ -203,12 +206,13 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     /// runs (`NodeRegistry`, for `GET /api/cluster`).
     package func start() {
         keeper.start()
+        scheduleWatch.start()
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now(), repeating: .seconds(1))
         timer.setEventHandler { [self] in
             _ = try? registry.heartbeat(node: node, roomsOwned: keeper.held.count, on: leases)
             if let seen = try? registry.nodes(on: leases) {
-                tell(.nodesAlive(Set(seen.filter { $0.silentForMs < Self.silentNodeMs }.map(\.node)).union([node])))
+                tell(.nodesAlive(Set(seen.filter { $0.silentForMs < 2_000 }.map(\.node)).union([node])))
             }
         }
         timer.resume()
@@ -270,6 +274,7 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
         watching.sync { watchTimer?.cancel() }
         bus?.stop()
         publishing.sync {}
+        scheduleWatch.stop()
         keeper.stop()
         queue.sync {
             heartbeat?.cancel()
@@ -288,27 +293,48 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     /// node that died (`kill -9`) leaves its lease to lapse, and its members, reconnecting here, take the room
     /// once it has.
     package func take(_ room: RoomID, completion: @escaping @Sendable (ClusterTake) -> Void) {
-        queue.async { [self] in
-            let giveUpAt = monotonic() + LeaseTerm.timeToLive + Self.retryInterval
-            while true {
-                do {
-                    switch try takeover.take(room, leases: leases, store: store, now: monotonic) {
-                    case .owned(let term, let stored, let startsAt):
-                        keeper.hold(room, term: term)
-                        // After Redis forgot its epochs: an earlier owner's term may still run until then.
-                        let wait = startsAt - monotonic()
-                        if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.nanoseconds) / 1e9) }
-                        return completion(.owned(stored))
-                    case .ownedElsewhere(let holder):
-                        // A live owner runs the room for this node's members too (relayed over the bus).
-                        if holder.node != node, listening(holder.node) { return completion(.elsewhere(node: holder.node)) }
-                        guard monotonic() < giveUpAt else { return completion(.elsewhere(node: holder.node)) }
-                        Thread.sleep(forTimeInterval: Double(Self.retryInterval.nanoseconds) / 1e9)
-                    }
-                } catch {
-                    return completion(.failed("\(error)"))
+        take(room, patience: LeaseTerm.timeToLive + Self.retryInterval, completion: completion)
+    }
+
+    /// Takes `room`, trying again while another node holds it until `patience` has passed (`.zero`: once).
+    /// The room comes with its schedules, read after the claim, so they are the ones the last owner wrote.
+    func take(_ room: RoomID, patience: Duration, completion: @escaping @Sendable (ClusterTake) -> Void) {
+        queue.async { [self] in attempt(room, giveUpAt: monotonic() + patience, completion: completion) }
+    }
+
+    /// One try at taking `room`, on `queue`. Waits (for a held lease to lapse, for an earlier owner's term
+    /// after Redis forgot) are timers, not sleeps: the node's other takes go on meanwhile, which matters
+    /// after a Redis restart, when every room is taken again at once.
+    private func attempt(_ room: RoomID, giveUpAt: Instant, completion: @escaping @Sendable (ClusterTake) -> Void) {
+        do {
+            switch try takeover.take(room, leases: leases, store: store, now: monotonic) {
+            case .owned(let term, var stored, let startsAt):
+                if stored != nil { stored!.schedules = try store.loadSchedules(room: room) }
+                keeper.hold(room, term: term)
+                // After Redis forgot its epochs: an earlier owner's term may still run until then.
+                let wait = startsAt - monotonic(), taken = stored
+                guard wait > .zero else { return completion(.owned(taken)) }
+                waitingToAct[room] = []
+                queue.asyncAfter(deadline: .now() + .nanoseconds(Int(wait.nanoseconds))) { [self] in
+                    completion(.owned(taken))
+                    for later in waitingToAct.removeValue(forKey: room) ?? [] { later(.elsewhere(node: node)) }
+                }
+            case .ownedElsewhere(let holder):
+                // This node took it meanwhile (for its schedules, or another join): nothing to wait for.
+                // (Its answer comes after the take's own, so the room is in the hub's memory by then.)
+                if holder.node == node && keeper.held[room] == holder.epoch {
+                    if waitingToAct[room] != nil { return waitingToAct[room]!.append(completion) }
+                    return completion(.elsewhere(node: node))
+                }
+                // A live owner runs the room for this node's members too (relayed over the bus).
+                if holder.node != node, listening(holder.node) { return completion(.elsewhere(node: holder.node)) }
+                guard monotonic() < giveUpAt else { return completion(.elsewhere(node: holder.node)) }
+                queue.asyncAfter(deadline: .now() + .nanoseconds(Int(Self.retryInterval.nanoseconds))) { [self] in
+                    attempt(room, giveUpAt: giveUpAt, completion: completion)
                 }
             }
+        } catch {
+            completion(.failed("\(error)"))
         }
     }
 

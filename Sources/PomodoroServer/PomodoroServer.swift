@@ -75,10 +75,10 @@ public final class PomodoroServer: Sendable {
             cluster = nil
         }
         if let store {
-            if cluster == nil {
-                stored = try store.loadRooms()
-                schedules = try store.loadSchedules()
-            }
+            if cluster == nil { stored = try store.loadRooms() }
+            // A cluster node brings back no room at start, but knows every room's schedules: it keeps each
+            // room with some run by some node (docs/CLUSTER.md, "Schedules on a cluster").
+            schedules = try store.loadSchedules()
             // The writer prunes each room's journal as it writes to it; rooms that no longer write are pruned
             // here, once, off the service thread.
             let nowMs = clock.now().wallMs
@@ -99,9 +99,13 @@ public final class PomodoroServer: Sendable {
         delegate = HubDelegate(hub: hub)
         cluster?.whenLost { [hub, transport] room in transport.post { hub.leaseLost(room) } }
         cluster?.listen { [hub, transport] event in transport.post { hub.heard(event) } }
+        cluster?.whenSchedulesHeard { [hub, transport] news in transport.post { hub.schedulesHeard(news) } }
         transport.delegate = delegate
         // Rooms come back on the service thread, on its first turn, before anyone has connected.
-        transport.post { [hub, stored, schedules] in hub.restore(stored, schedules: schedules) }
+        let clustered = cluster != nil
+        transport.post { [hub, stored, schedules] in
+            if clustered { hub.keepScheduledRoomsRunning(schedules) } else { hub.restore(stored, schedules: schedules) }
+        }
     }
 
     /// The port actually bound (useful with port 0).

@@ -36,11 +36,6 @@ final class RemoteConnections {
         ids[remote] = nil
     }
 
-    /// The connections held by nodes other than those in `alive`.
-    func held(outside alive: Set<String>) -> [ConnectionID] {
-        remotes.filter { !alive.contains($0.value.node) }.map(\.key)
-    }
-
     var count: Int { remotes.count }
     var all: [ConnectionID] { remotes.keys.sorted { $0.rawValue < $1.rawValue } }
 }

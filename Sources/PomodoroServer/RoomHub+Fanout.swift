@@ -18,6 +18,7 @@ extension RoomHub {
         let entry = makeEntry(room, passcode: PasscodeVerifier.lock(stored: stored.passcode, room: id, logger: logger))
         rooms[id] = entry
         publish(outcome, in: entry, at: now)
+        adoptSchedules(stored.schedules, into: entry)
         return entry
     }
 

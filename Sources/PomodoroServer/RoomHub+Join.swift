@@ -149,7 +149,9 @@ extension RoomHub {
                     logger.error("could not take a room", metadata: ["room": "\(id)", "error": "\(reason)"])
                     answer = .failure(StoreError(reason))
                 }
-                for connection in lookups.removeValue(forKey: id) ?? [] {
+                let waiting = lookups.removeValue(forKey: id) ?? []
+                logger.trace("room taken", metadata: ["room": "\(id)", "waiting": "\(waiting)", "taken": "\("\(taken)".prefix(60))"])
+                for connection in waiting {
                     if case .elsewhere(let node) = taken, node != cluster.node, relayable(connection) {
                         relayJoin(of: connection, room: id, to: node)
                         continue

@@ -89,15 +89,16 @@ extension RoomHub {
         case .ownerMoved(let room):
             ownerMoved(room)
         case .resubscribed:
+            logger.notice("the bus is back after losing Redis; relayed members are brought up to date")
             metrics.busResubscribed()
             resubscribed()
         case .nodesAlive(let alive):
-            // Connections of a node that has gone stopped without a `closed`: their members are disconnected.
-            for connection in relaying?.remotes.held(outside: alive) ?? [] { closed(connection) }
+            nodesAlive(alive)
         }
     }
 
     private func heard(_ message: BusMessage, node: String) {
+        logger.trace("bus message heard", metadata: ["header": "\(message.encoded.prefix { $0 != "\n" })"])
         switch message {
         case .reply(let to, let connections, let frame, let from) where to == node:
             // What a former owner still sends (it stalled, and the room moved meanwhile) is dropped.
@@ -127,8 +128,11 @@ extension RoomHub {
             transport.close(connection, code: code, reason: reason)
         case .opened(let from, _, let peer):
             guard let relaying else { return }
-            let (connection, isNew) = relaying.remotes.id(for: from)
-            if isNew { opened(connection, peer: peer.isEmpty ? from.node : peer) }
+            // Opened again (its node's bus lost our answers and sends its join anew): a fresh start, the old
+            // session disconnected as a dropped connection is.
+            if let earlier = relaying.remotes.existing(from) { closed(earlier) }
+            let (connection, _) = relaying.remotes.id(for: from)
+            opened(connection, peer: peer.isEmpty ? from.node : peer)
         case .frame(let from, _, let frame):
             guard let relaying else { return }
             // An `opened` lost on the bus: the connection is opened by its first frame.
@@ -138,8 +142,8 @@ extension RoomHub {
         case .closed(let from, _):
             guard let connection = relaying?.remotes.existing(from) else { return }
             closed(connection)
-        case .reply, .close, .broadcast:
-            break   // for another node, or not sent by this version
+        case .reply, .close, .broadcast, .schedulesChanged:
+            break   // for another node, not sent by this version, or heard by `ScheduleWatch` on its own channel
         }
     }
 
@@ -170,6 +174,24 @@ extension RoomHub {
         return true
     }
 
+    /// How long a node with connections here may go unheard before they are taken for gone: longer than a
+    /// node's beats can be missing from the registry after Redis restarted (they come back within a second).
+    static let silentNodeLimit: Duration = .seconds(4)
+
+    /// Connections of a node unheard of for `silentNodeLimit` (it died without sending `closed`): their
+    /// members are disconnected, as local members whose connection dropped.
+    private func nodesAlive(_ alive: Set<String>) {
+        guard let relaying else { return }
+        let now = clock.now().monotonic
+        for node in alive { nodesLastSeen[node] = now }
+        for connection in relaying.remotes.all {
+            guard let node = relaying.remotes.remote(connection)?.node else { continue }
+            let seen = nodesLastSeen[node] ?? now
+            nodesLastSeen[node] = seen
+            if now - seen >= Self.silentNodeLimit { closed(connection) }
+        }
+    }
+
     /// The node this node's members of `room` are relayed to no longer holds its lease: the room is taken
     /// here if nobody holds it, or followed to the node that does.
     private func ownerMoved(_ room: RoomID) {
@@ -196,6 +218,7 @@ extension RoomHub {
         let owner: String?
         switch taken {
         case .owned: owner = nil
+        case .elsewhere(let node) where node == cluster?.node: owner = nil   // taken here meanwhile
         case .elsewhere(let node): owner = node
         case .failed: return   // tried again on the watch's next turn
         }

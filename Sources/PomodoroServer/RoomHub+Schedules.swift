@@ -59,7 +59,11 @@ extension RoomHub {
 
     /// The room's schedules as listed, each with its next start.
     func listing(_ entry: RoomEntry, at wall: WallTime) -> SchedulesPayload {
-        SchedulesPayload(room: entry.room.id.rawValue, schedules: entry.schedules.schedules.map { s in
+        listing(entry.room.id, entry.schedules, at: wall)
+    }
+
+    func listing(_ room: RoomID, _ book: ScheduleBook, at wall: WallTime) -> SchedulesPayload {
+        SchedulesPayload(room: room.rawValue, schedules: book.schedules.map { s in
             SchedulePayload(s, next: s.enabled ? s.nextOccurrence(onOrAfter: max(wall, s.handledThrough) + 1) : nil)
         })
     }
@@ -75,6 +79,7 @@ extension RoomHub {
     /// every member, the snapshot's next session sent, the timer armed.
     func schedulesChanged(_ entry: RoomEntry, at now: ClockReading) {
         commit([.saveSchedules(entry.room.id, entry.schedules.schedules)], of: entry)
+        announceSchedulesCommitted(entry)
         let list = ServerMessage.schedules(listing(entry, at: WallTime(milliseconds: now.wallMs)), ref: nil)
         entry.announce { [self] in broadcast(list, in: entry) }
         var outcome = Outcome()
@@ -175,18 +180,21 @@ extension RoomHub {
         }
     }
 
-    /// `GET /api/rooms/{room}/schedules` and `/calendar.ics`, for a room in memory (every room with
-    /// schedules is); an unknown room has none.
+    /// `GET /api/rooms/{room}/schedules` and `/calendar.ics`, for a room in memory (on one server every room
+    /// with schedules is); a cluster node answers for a room another node runs from what it knows of its
+    /// schedules (`RoomHub+ClusterSchedules.swift`). An unknown room has none.
     func schedulesResponse(_ room: RoomID, calendar: Bool) -> HTTPResponse {
         let now = clock.now()
         let wall = WallTime(milliseconds: now.wallMs)
         let entry = rooms[room]
+        let schedules = entry?.schedules.schedules ?? scheduledRooms.known[room] ?? []
         if calendar {
-            let feed = CalendarFeed.write(room: room, schedules: entry?.schedules.schedules ?? [],
+            let feed = CalendarFeed.write(room: room, schedules: schedules,
                                           roomSettings: entry?.room.settings ?? .standard, now: wall)
             return HTTPResponse(status: 200, contentType: "text/calendar; charset=utf-8", body: Array(feed.utf8))
         }
-        let payload = entry.map { listing($0, at: wall) } ?? SchedulesPayload(room: room.rawValue, schedules: [])
+        let payload = entry.map { listing($0, at: wall) }
+            ?? listing(room, ScheduleBook(schedules: schedules, policy: configuration.schedulePolicy), at: wall)
         return HTTPResponse(status: 200, contentType: "application/json", body: WireCodec.encodeSchedulesBody(payload))
     }
 }

@@ -82,6 +82,8 @@ package final class RoomHub: @unchecked Sendable {
 
     /// This node's connections relayed to other nodes, by room (`RoomHub+Relay.swift`).
     var relayedByRoom: [RoomID: Set<ConnectionID>] = [:]
+    /// When each node with connections in this node's rooms was last heard of (`ClusterEvent.nodesAlive`).
+    var nodesLastSeen: [String: Instant] = [:]
 
     /// In a room above `RoomPolicy.memberListLimit`, a `state` caused only by member changes goes out at
     /// most this often: a join storm of n members then costs each member about one list-capped `state` a
@@ -118,6 +120,9 @@ package final class RoomHub: @unchecked Sendable {
     /// Keeps event streams alive with a comment (`RoomHub+Events.swift`); armed while any stream is open.
     var heartbeat: (any HubTimer)?
     var heartbeatArmed = false
+
+    /// On a cluster node, every room with schedules, kept run by some node (`RoomHub+ClusterSchedules.swift`).
+    let scheduledRooms = ScheduledRooms()
 
     /// - Parameters:
     ///   - transport: set once here; the hub never reaches the network any other way.
@@ -178,6 +183,7 @@ package final class RoomHub: @unchecked Sendable {
         stopped = true
         for entry in rooms.values { entry.cancelTimers() }
         heartbeat?.cancel()
+        scheduledRooms.timer?.cancel()
     }
 
     // MARK: Connections

@@ -12,8 +12,9 @@ struct Status: AsyncParsableCommand {
               %P  phase as on the wire: idle, focus, shortBreak, longBreak
               %r  remaining time, MM:SS (H:MM:SS from an hour on)
               %R  remaining time in whole seconds
-              %c  cycle: which focus of the set this is
-              %n  focus sessions per set (a long break follows the last)
+              %c  which focus of the set this is (of a scheduled set while one runs)
+              %n  focus sessions in the set (a scheduled set's while one runs, else the
+                  long-break cycle; empty for a scheduled set that runs until stopped)
               %s  status: running, paused, ready, idle
               %i  status symbol: ▶ running, ⏸ paused, ■ otherwise
               %b  progress bar of the phase, 10 cells

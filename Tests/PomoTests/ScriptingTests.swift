@@ -47,6 +47,15 @@ import Testing
                 == "next focus 09:30 · Standup")
     }
 
+    @Test func theSetPositionIsTheScheduledSetsWhileOneRuns() throws {
+        var room = Fixture.runningFocus(startedAt: Fixture.serverEpoch - 1000, at: Fixture.serverEpoch, cycle: 3)
+        #expect(try StatusFormat("%c/%n").expand(view(room), now: Fixture.local(0), utcOffsetSeconds: 0) == "3/4")
+        room.scheduledRun = ScheduledRunPayload(schedule: "s1", name: "Writing block", focusSessions: 2, focusDone: 1)
+        #expect(try StatusFormat("%c/%n").expand(view(room), now: Fixture.local(0), utcOffsetSeconds: 0) == "2/2")
+        room.scheduledRun = ScheduledRunPayload(schedule: "s1", name: "Open", focusSessions: nil, focusDone: 4)
+        #expect(try StatusFormat("[%c/%n]").expand(view(room), now: Fixture.local(0), utcOffsetSeconds: 0) == "[5/]")
+    }
+
     @Test func aBigRoomIsCountedWholeNotByItsList() throws {
         var room = Fixture.snapshot(members: [Fixture.member("m1", "Ada"), Fixture.member("m2", "Lin", present: false)])
         room.memberCount = 5000
@@ -184,5 +193,11 @@ import Testing
         ])
         #expect(ScheduleLines.lines(SchedulesPayload(room: "empty", schedules: []), viewer: newYork)
                 == ["empty: no schedules"])
+    }
+
+    @Test func lengthsUnderAMinuteAreShownToTheSecond() {
+        #expect(ScheduleLines.lengths(3000, 600) == "50/10 min")
+        #expect(ScheduleLines.lengths(30, 30) == "30s/30s")
+        #expect(ScheduleLines.lengths(90, 300) == "1m30s/5m")
     }
 }

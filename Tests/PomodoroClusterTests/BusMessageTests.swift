@@ -15,6 +15,7 @@ import Testing
             .close(member, code: 4003, reason: "banned\nby the host"),
             .close(member, code: 4005, reason: "room moved", from: "node-a"),
             .reply(node: "node-b:8080", connections: [42], frame: "{}", from: "node-a"),
+            .schedulesChanged(room: "team-a"),
         ]
         for message in messages {
             #expect(try BusMessage(decoding: message.encoded) == message)
@@ -30,7 +31,7 @@ import Testing
     }
 
     @Test(arguments: ["", "no header", "v2 broadcast r\n{}", "v1 shout r\n{}", "v1 frame node 12\n{}",
-                      "v1 frame node twelve r\n{}", "v1 reply node 1,x\n{}", "v1 broadcast\n{}", "v1 opened n 1 r extra\n",
+                      "v1 frame node twelve r\n{}", "v1 reply node 1,x\n{}", "v1 broadcast\n{}", "v1 opened n 1 r extra\n", "v1 schedules\n", "v1 schedules a b\n",
                       "v1 frame  1 r\n{}", "v1 close n 1 loud\nbye", "v1 close n 1\nbye", "v1 reply n 1 a b\n{}", "v1 close n 1 4005 a b\n"])
     func messagesNotOfOursAreRefused(_ text: String) {
         #expect(throws: BusMessage.Malformed.self) { try BusMessage(decoding: text) }
@@ -39,5 +40,7 @@ import Testing
     @Test func channelsAreNamedForTheirNodeOrRoom() {
         #expect(BusMessage.nodeChannel("a") == "pomodoro:node:a")
         #expect(BusMessage.roomChannel("team-a") == "pomodoro:room:team-a")
+        #expect(BusMessage.schedulesChannel == "pomodoro:schedules")
+        #expect(BusMessage.schedulesChanged(room: "team-a").encoded == "v1 schedules team-a\n")
     }
 }

@@ -39,6 +39,18 @@ final class RedisLeasesTests {
         #expect(try a.epoch(room: "focus") == 2)
     }
 
+    @Test func holdersAreReadForManyRoomsAtOnceInTheirOrder() throws {
+        let a = RedisLeases(address: address), b = RedisLeases(address: address)
+        #expect(try a.acquire(room: "r1", node: "a") == .granted(epoch: 1))
+        #expect(try b.acquire(room: "r3", node: "b") == .granted(epoch: 1))
+        let rooms = ["r0", "r1", "r2", "r3"]
+        let expected: [LeaseHolder?] = [nil, LeaseHolder(node: "a", epoch: 1), nil, LeaseHolder(node: "b", epoch: 1)]
+        #expect(try a.holders(rooms: rooms) == expected)
+        // Split over several MGETs, the same answer.
+        #expect(try a.holders(rooms: rooms, batch: 3) == expected)
+        #expect(try a.holders(rooms: []) == [])
+    }
+
     @Test func aLeaseThatIsNotRenewedExpiresAndAnotherNodeTakesIt() throws {
         let a = RedisLeases(address: address), b = RedisLeases(address: address)
         let ttl = Duration.milliseconds(200)

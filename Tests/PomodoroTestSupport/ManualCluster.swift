@@ -18,6 +18,7 @@ package final class ManualCluster: HubCluster, @unchecked Sendable {
     private var releases: [RoomID] = []
     private var sent: [(node: String, message: BusMessage)] = []
     private var following: [RoomID: String] = [:]
+    private var announcements: [RoomID] = []
     private var now: @Sendable () -> Instant
     /// How long a term runs from a take.
     package var term: Duration = .milliseconds(1_350)
@@ -62,16 +63,36 @@ package final class ManualCluster: HubCluster, @unchecked Sendable {
     /// The rooms this node holds a term on.
     package var holding: Set<RoomID> { lock.withLock { Set(terms.keys) } }
 
+    /// Another node no longer holds `room`'s lease (it died, and the lease lapsed).
+    package func lapsed(_ room: RoomID) { _ = lock.withLock { elsewhere.removeValue(forKey: room) } }
+
+    /// The rooms whose schedules this node said it changed, in order.
+    package var announced: [RoomID] { lock.withLock { announcements } }
+
     package func take(_ room: RoomID, completion: @escaping @Sendable (ClusterTake) -> Void) {
         if let other = lock.withLock({ elsewhere[room] }) { return completion(.elsewhere(node: other)) }
         let until = now() + term
         lock.withLock { terms[room] = until }
         do {
-            completion(.owned(try store.loadRoom(room)))
+            // As a node's take: the room with its schedules, read after the claim.
+            var stored = try store.loadRoom(room)
+            if stored != nil { stored!.schedules = try store.loadSchedules(room: room) }
+            completion(.owned(stored))
         } catch {
             completion(.failed("\(error)"))
         }
     }
+
+    package func takeIfFree(_ room: RoomID, completion: @escaping @Sendable (ClusterTake) -> Void) {
+        if lock.withLock({ terms[room] != nil }) { return completion(.elsewhere(node: node)) }
+        take(room, completion: completion)
+    }
+
+    package func unheld(_ rooms: [RoomID], completion: @escaping @Sendable ([RoomID]?) -> Void) {
+        completion(lock.withLock { rooms.filter { elsewhere[$0] == nil && terms[$0] == nil } })
+    }
+
+    package func announceSchedules(_ room: RoomID) { lock.withLock { announcements.append(room) } }
 
     package func owns(_ room: RoomID, at instant: Instant) -> Bool {
         lock.withLock { terms[room].map { instant < $0 } ?? false }

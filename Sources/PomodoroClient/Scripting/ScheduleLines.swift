@@ -23,10 +23,21 @@ public enum ScheduleLines {
         }
         var text = "\(s.id)  \(f.enabled ?? true ? "on " : "off")  \(f.name) · \(when) at \(f.time) \(f.zone)"
         text += f.sessions.map { " · \($0) focus session\($0 == 1 ? "" : "s")" } ?? " · until stopped"
-        if let settings = f.settings { text += " · \(settings.focus / 60)/\(settings.shortBreak / 60) min" }
+        if let settings = f.settings { text += " · " + lengths(settings.focus, settings.shortBreak) }
         if let next = s.next { text += " · next \(local(next, in: viewer)) here" }
         if s.missed > 0 { text += " · missed \(s.missed)" }
         return text
+    }
+
+    /// A schedule's focus and break lengths: "50/10 min" in whole minutes, otherwise each to the second
+    /// ("1m30s/30s"), so that a length under a minute never reads as 0.
+    public static func lengths(_ focus: Int, _ shortBreak: Int) -> String {
+        if focus % 60 == 0 && shortBreak % 60 == 0 { return "\(focus / 60)/\(shortBreak / 60) min" }
+        func exact(_ seconds: Int) -> String {
+            let (m, s) = (seconds / 60, seconds % 60)
+            return m == 0 ? "\(s)s" : s == 0 ? "\(m)m" : "\(m)m\(s)s"
+        }
+        return "\(exact(focus))/\(exact(shortBreak))"
     }
 
     /// "Thu 26 Nov 08:00" in `zone`.

@@ -9,8 +9,8 @@ import PomodoroProtocol
 /// | `%P` | phase, as on the wire | `focus`, `shortBreak` |
 /// | `%r` | remaining time, MM:SS (H:MM:SS from an hour) | `12:34` |
 /// | `%R` | remaining whole seconds | `754` |
-/// | `%c` | cycle: which focus of the set | `3` |
-/// | `%n` | focus sessions per set (long break after) | `4` |
+/// | `%c` | which focus of the set: of a scheduled set while one runs, else of the long-break cycle | `3` |
+/// | `%n` | focus sessions in that set (empty for a scheduled set that runs until stopped) | `4` |
 /// | `%s` | status | `running`, `paused`, `ready`, `idle` |
 /// | `%i` | status symbol | `▶` running, `⏸` paused, `■` otherwise |
 /// | `%b` | progress bar, 10 cells | `███▌░░░░░░` |
@@ -84,8 +84,8 @@ public struct StatusFormat: Equatable, Sendable {
                 case "P": out += s.phase.rawValue
                 case "r": out += Labels.clock(seconds: view.displaySeconds(at: now))
                 case "R": out += "\(view.displaySeconds(at: now))"
-                case "c": out += "\(s.cycle)"
-                case "n": out += "\(s.settings.longBreakEvery)"
+                case "c": out += "\(Labels.setPosition(s).n)"
+                case "n": out += Labels.setPosition(s).total.map(String.init) ?? ""
                 case "s": out += s.status.rawValue
                 case "i": out += s.status == .running ? "▶" : s.status == .paused ? "⏸" : "■"
                 case "b": out += Self.bar(view.progress(at: now), cells: 10)
