@@ -90,7 +90,7 @@ let package = Package(
 
         // What several test targets share: a manual server clock, a fake transport, the process launcher.
         .target(name: "PomodoroTestSupport",
-                dependencies: ["PomodoroServer", "PomodoroNet", "PomodoroProtocol", "PomodoroStore", "PomodoroCore",
+                dependencies: ["PomodoroServer", "PomodoroCluster", "PomodoroNet", "PomodoroProtocol", "PomodoroStore", "PomodoroCore",
                                .product(name: "Logging", package: "swift-log")],
                 path: "Tests/PomodoroTestSupport", swiftSettings: strict),
 
@@ -107,7 +107,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "PomodoroProtocolTests", dependencies: ["PomodoroProtocol"], swiftSettings: strict),
         .testTarget(name: "PomodoroServerTests",
-                    dependencies: ["PomodoroServer", "PomodoroNet", "PomodoroProtocol", "PomodoroStore", "PomodoroCore",
+                    dependencies: ["PomodoroServer", "PomodoroCluster", "PomodoroNet", "PomodoroProtocol", "PomodoroStore", "PomodoroCore",
                                    "PomodoroTestSupport"],
                     swiftSettings: strict),
         .testTarget(name: "PomodoroServerCLITests",

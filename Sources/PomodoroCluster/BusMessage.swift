@@ -8,24 +8,31 @@
 /// Text form: one header line, then the frame exactly as it was (it may hold any text, newlines too):
 /// ```
 /// v1 frame NODE CONNECTION ROOM\n{"type":"start","ref":"r1"}
-/// v1 reply NODE CONNECTION,CONNECTION,…\n{"type":"ok","ref":"r1"}
+/// v1 reply NODE CONNECTION,CONNECTION,…[ FROM]\n{"type":"ok","ref":"r1"}
 /// v1 broadcast ROOM\n{"type":"tick",…}
-/// v1 opened NODE CONNECTION ROOM\n
+/// v1 opened NODE CONNECTION ROOM\nPEER
 /// v1 closed NODE CONNECTION ROOM\n
+/// v1 close NODE CONNECTION CODE[ FROM]\nREASON
 /// v1 schedules ROOM\n
 /// ```
 /// Node ids and room names hold no spaces or newlines (`RoomID` and the node-id option refuse them).
+/// `FROM` names the node that sent a reply or close, so that a node ignores what a former owner of a room
+/// still sends after the room moved; it is left out when empty.
 public enum BusMessage: Equatable, Sendable {
     /// A member's frame, from the node holding its connection, to the room's owner.
     case frame(from: RemoteConnection, room: String, frame: String)
     /// A frame from the owner to some of one node's connections (a reply with a `ref`, a welcome, an
     /// error; or a broadcast to the node's members, encoded once).
-    case reply(node: String, connections: [UInt64], frame: String)
+    case reply(node: String, connections: [UInt64], frame: String, from: String = "")
     /// A frame for every member of the room on every node (on the room's channel).
     case broadcast(room: String, frame: String)
     /// A member's connection to a room owned elsewhere opened, or closed: the owner admits or lets go.
-    case opened(RemoteConnection, room: String)
+    /// `peer` is the member's address as its node saw it, for the owner's per-address limits.
+    case opened(RemoteConnection, room: String, peer: String = "")
     case closed(RemoteConnection, room: String)
+    /// The owner closes one of another node's connections (a member replaced, kicked or banned), with a
+    /// WebSocket close code and reason.
+    case close(RemoteConnection, code: UInt16, reason: String, from: String = "")
     /// A room's schedules changed in the store (on `schedulesChannel`): every node reads them again, to
     /// know which rooms must always run somewhere (docs/CLUSTER.md, "Schedules on a cluster").
     case schedulesChanged(room: String)
@@ -53,18 +60,22 @@ public enum BusMessage: Equatable, Sendable {
         switch self {
         case .frame(let from, let room, let frame):
             "\(Self.version) frame \(from.node) \(from.connection) \(room)\n\(frame)"
-        case .reply(let node, let connections, let frame):
-            "\(Self.version) reply \(node) \(connections.map(String.init).joined(separator: ","))\n\(frame)"
+        case .reply(let node, let connections, let frame, let from):
+            "\(Self.version) reply \(node) \(connections.map(String.init).joined(separator: ","))\(Self.sender(from))\n\(frame)"
         case .broadcast(let room, let frame):
             "\(Self.version) broadcast \(room)\n\(frame)"
-        case .opened(let from, let room):
-            "\(Self.version) opened \(from.node) \(from.connection) \(room)\n"
+        case .opened(let from, let room, let peer):
+            "\(Self.version) opened \(from.node) \(from.connection) \(room)\n\(peer)"
         case .closed(let from, let room):
             "\(Self.version) closed \(from.node) \(from.connection) \(room)\n"
+        case .close(let to, let code, let reason, let from):
+            "\(Self.version) close \(to.node) \(to.connection) \(code)\(Self.sender(from))\n\(reason)"
         case .schedulesChanged(let room):
             "\(Self.version) schedules \(room)\n"
         }
     }
+
+    private static func sender(_ node: String) -> String { node.isEmpty ? "" : " \(node)" }
 
     /// Reads the text form.
     /// - Throws: `Malformed` for another version, an unknown kind, or a header with the wrong fields.
@@ -79,8 +90,9 @@ public enum BusMessage: Equatable, Sendable {
             guard let number = UInt64(text) else { throw Malformed(description: "not a connection number: \(text.prefix(40))") }
             return number
         }
-        func fields(_ count: Int) throws(Malformed) {
-            guard header.count == count, header.allSatisfy({ !$0.isEmpty }) else {
+        func fields(_ count: Int, orWithSender: Bool = false) throws(Malformed) {
+            guard header.count == count || (orWithSender && header.count == count + 1),
+                  header.allSatisfy({ !$0.isEmpty }) else {
                 throw Malformed(description: "\(header.count > 1 ? header[1] : "message") needs \(count - 2) fields")
             }
         }
@@ -90,17 +102,22 @@ public enum BusMessage: Equatable, Sendable {
             self = .frame(from: RemoteConnection(node: header[2], connection: try connection(header[3])), room: header[4],
                           frame: body)
         case "reply":
-            try fields(4)
+            try fields(4, orWithSender: true)
             var connections: [UInt64] = []
             for part in header[3].split(separator: ",") { connections.append(try connection(String(part))) }
-            self = .reply(node: header[2], connections: connections, frame: body)
+            self = .reply(node: header[2], connections: connections, frame: body, from: header.count > 4 ? header[4] : "")
         case "broadcast":
             try fields(3)
             self = .broadcast(room: header[2], frame: body)
         case "opened", "closed":
             try fields(5)
             let from = RemoteConnection(node: header[2], connection: try connection(header[3]))
-            self = header[1] == "opened" ? .opened(from, room: header[4]) : .closed(from, room: header[4])
+            self = header[1] == "opened" ? .opened(from, room: header[4], peer: body) : .closed(from, room: header[4])
+        case "close":
+            try fields(5, orWithSender: true)
+            guard let code = UInt16(header[4]) else { throw Malformed(description: "not a close code: \(header[4].prefix(40))") }
+            self = .close(RemoteConnection(node: header[2], connection: try connection(header[3])), code: code, reason: body,
+                          from: header.count > 5 ? header[5] : "")
         case "schedules":
             try fields(3)
             self = .schedulesChanged(room: header[2])

@@ -29,10 +29,31 @@ package enum ClusterTake: Sendable {
     case failed(String)
 }
 
+/// What a cluster node hears that its hub must act on (`HubCluster.listen`).
+package enum ClusterEvent: Sendable {
+    /// A message on this node's bus channel.
+    case heard(BusMessage)
+    /// The lease of a room this node relays members of is no longer held by the node they are relayed to.
+    case ownerMoved(RoomID)
+    /// The bus subscribed again after losing Redis: messages published meanwhile are lost.
+    case resubscribed
+    /// The nodes heard from in the last few seconds (this one included).
+    case nodesAlive(Set<String>)
+}
+
 /// What the hub needs of the cluster: taking a room's lease (off the service thread), whether it may act as a
-/// room's owner at an instant, and giving a room up. Nil on a single server.
+/// room's owner at an instant, giving a room up, and the bus to the other nodes. Nil on a single server.
 package protocol HubCluster: HubClusterSchedules, AnyObject, Sendable {
     var node: String { get }
+    /// Publishes `message` on `node`'s bus channel, in the order of the calls, off the service thread
+    /// (docs/CLUSTER.md, members on any node).
+    func publish(_ message: BusMessage, to node: String)
+    /// The live node other than this one that runs `room`, if any (for an `observe` of a room not open here);
+    /// `completion` runs on another thread.
+    func owner(of room: RoomID, completion: @escaping @Sendable (String?) -> Void)
+    /// Watches `room`'s lease while this node relays members of it to `owner`, and reports
+    /// `.ownerMoved` once another node (or none) holds it; nil stops watching.
+    func follow(_ room: RoomID, owner: String?)
     /// Takes `room` off the service thread: its lease, then its claim in the store. `completion` runs on
     /// another thread, once this node may act as the owner (or with why it may not).
     func take(_ room: RoomID, completion: @escaping @Sendable (ClusterTake) -> Void)
@@ -62,6 +83,14 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     /// Used on `queue` only.
     private let leases: RedisLeases
     private let queue = DispatchQueue(label: "pomodoro.cluster.takeover")
+    /// Publishes on the bus, in order; `publisher` is used on `publishing` only.
+    private let publishing = DispatchQueue(label: "pomodoro.cluster.publish")
+    private let publisher: RedisLeases
+    /// Watches the leases of rooms this node relays members of; `watcher` is used on `watching` only.
+    private let watching = DispatchQueue(label: "pomodoro.cluster.watch")
+    private let watcher: RedisLeases
+    private var watchTimer: DispatchSourceTimer?
+    private var bus: ClusterBus?
     private let keeper: LeaseKeeper
     /// Takes that own their room but wait before acting (Redis forgot its epochs), with the later takes of
     /// the same room on this node, answered right after them. Used on `queue` only.
@@ -69,9 +98,13 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     /// Keeps every room with schedules run somewhere (`ClusterNode+Schedules.swift`).
     let scheduleWatch: ScheduleWatch
     private let monotonic: @Sendable () -> Instant
-    /// Guards `onLost`.
+    /// Guards `onLost`, `onEvent`, `followed` and `busDown`.
     private let lock = NSLock()
     private var onLost: (@Sendable (RoomID) -> Void)?
+    private var onEvent: (@Sendable (ClusterEvent) -> Void)?
+    private var followed: [RoomID: String] = [:]
+    private var busDown = false
+    private let redis: RedisAddress
 
     package init(configuration: ClusterConfiguration, store base: PostgresRoomStore,
                  monotonic: @escaping @Sendable () -> Instant) {
@@ -79,6 +112,10 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
         store = FencedRoomStore(base: base)
         takeover = RoomTakeover(node: configuration.node)
         leases = RedisLeases(address: configuration.redis)
+        // A publish waits for Redis longer than a lease operation: one lost is a member's answer lost.
+        publisher = RedisLeases(address: configuration.redis, timeout: 2)
+        watcher = RedisLeases(address: configuration.redis)
+        redis = configuration.redis
         scheduleWatch = ScheduleWatch(address: configuration.redis)
         self.monotonic = monotonic
         let fenced = store
@@ -102,6 +139,66 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
         body?(room)
     }
 
+    /// Hands what the node hears (bus messages, owners moving, the bus back, the nodes alive) to `body`, on
+    /// the threads that hear them: the hub posts each to its service thread.
+    package func listen(_ body: @escaping @Sendable (ClusterEvent) -> Void) {
+        lock.withLock { onEvent = body }
+    }
+
+    private func tell(_ event: ClusterEvent) {
+        let body = lock.withLock { onEvent }
+        body?(event)
+    }
+
+    /// How often the leases of followed rooms are read: an owner that died is noticed this long after its
+    /// lease lapsed, at most.
+    static let watchInterval = DispatchTimeInterval.milliseconds(200)
+
+    package func publish(_ message: BusMessage, to node: String) {
+        send(message.encoded, on: BusMessage.nodeChannel(node))
+    }
+
+    private func send(_ text: String, on channel: String) {
+        publishing.async { [self] in
+            // At most once, like the bus itself: a message that cannot be published is lost, and the nodes
+            // bring their members up to date when their bus comes back (`.resubscribed`).
+            _ = try? publisher.command(["PUBLISH", channel, text])
+        }
+    }
+
+    package func follow(_ room: RoomID, owner: String?) {
+        lock.withLock { followed[room] = owner }
+    }
+
+    /// Reads each followed room's lease holder; one no longer held by the node its members are relayed to is
+    /// reported (again on every turn until the hub follows the new owner or stops).
+    private func watch() {
+        let rooms = lock.withLock { followed }
+        for (room, owner) in rooms {
+            do {
+                if try watcher.holder(room: room.rawValue)?.node != owner { tell(.ownerMoved(room)) }
+            } catch {
+                continue   // Redis away: the lease cannot be read, and nobody can take the room meanwhile
+            }
+        }
+    }
+
+    package func owner(of room: RoomID, completion: @escaping @Sendable (String?) -> Void) {
+        watching.async { [self] in
+            guard let holder = try? watcher.holder(room: room.rawValue), holder.node != node,
+                  listening(holder.node, on: watcher) else { return completion(nil) }
+            completion(holder.node)
+        }
+    }
+
+    /// Whether any node listens on `node`'s channel: a node killed (`kill -9`) has nobody subscribed there,
+    /// though its leases live on for up to a time to live.
+    private func listening(_ node: String, on redis: RedisLeases? = nil) -> Bool {
+        guard case .array(let parts)? = try? (redis ?? leases).command(["PUBSUB", "NUMSUB", BusMessage.nodeChannel(node)]),
+              parts.count == 2, case .integer(let count) = parts[1] else { return false }
+        return count > 0
+    }
+
     private let registry = NodeRegistry()
     private var heartbeat: DispatchSourceTimer?
 
@@ -114,9 +211,36 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
         timer.schedule(deadline: .now(), repeating: .seconds(1))
         timer.setEventHandler { [self] in
             _ = try? registry.heartbeat(node: node, roomsOwned: keeper.held.count, on: leases)
+            if let seen = try? registry.nodes(on: leases) {
+                tell(.nodesAlive(Set(seen.filter { $0.silentForMs < 2_000 }.map(\.node)).union([node])))
+            }
         }
         timer.resume()
         heartbeat = timer
+        let bus = ClusterBus(address: redis, channels: [BusMessage.nodeChannel(node)]) { [weak self] event in
+            self?.busEvent(event)
+        }
+        self.bus = bus
+        bus.start()
+        let watch = DispatchSource.makeTimerSource(queue: watching)
+        watch.schedule(deadline: .now(), repeating: Self.watchInterval)
+        watch.setEventHandler { [weak self] in self?.watch() }
+        watch.resume()
+        watchTimer = watch
+    }
+
+    /// On the bus's thread.
+    private func busEvent(_ event: ClusterBus.Event) {
+        switch event {
+        case .message(_, let payload):
+            guard let message = try? BusMessage(decoding: payload) else { return }
+            tell(.heard(message))
+        case .subscribed:
+            let wasDown = lock.withLock { defer { busDown = false }; return busDown }
+            if wasDown { tell(.resubscribed) }
+        case .disconnected:
+            lock.withLock { busDown = true }
+        }
     }
 
     package func report(completion: @escaping @Sendable (Result<ClusterPayload, ClusterReadError>) -> Void) {
@@ -147,6 +271,9 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     /// Gives every lease back and stops renewing (at shutdown, once the store has written what it had).
     package func stop() {
         let held = keeper.held
+        watching.sync { watchTimer?.cancel() }
+        bus?.stop()
+        publishing.sync {}
         scheduleWatch.stop()
         keeper.stop()
         queue.sync {
@@ -161,8 +288,10 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     /// How often a take tries again while another node holds the lease.
     static let retryInterval = Duration.milliseconds(100)
 
-    /// A lease held elsewhere is tried again for one time to live (and a try): a node that died (`kill -9`)
-    /// leaves its lease to lapse, and its members, reconnecting here, take the room once it has.
+    /// A lease held by a node that listens on the bus is answered at once (`.elsewhere`: the joiner's frames
+    /// are relayed to it). One held by a node nobody hears is tried again for one time to live (and a try): a
+    /// node that died (`kill -9`) leaves its lease to lapse, and its members, reconnecting here, take the room
+    /// once it has.
     package func take(_ room: RoomID, completion: @escaping @Sendable (ClusterTake) -> Void) {
         take(room, patience: LeaseTerm.timeToLive + Self.retryInterval, completion: completion)
     }
@@ -197,6 +326,8 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
                     if waitingToAct[room] != nil { return waitingToAct[room]!.append(completion) }
                     return completion(.elsewhere(node: node))
                 }
+                // A live owner runs the room for this node's members too (relayed over the bus).
+                if holder.node != node, listening(holder.node) { return completion(.elsewhere(node: holder.node)) }
                 guard monotonic() < giveUpAt else { return completion(.elsewhere(node: holder.node)) }
                 queue.asyncAfter(deadline: .now() + .nanoseconds(Int(Self.retryInterval.nanoseconds))) { [self] in
                     attempt(room, giveUpAt: giveUpAt, completion: completion)

@@ -98,6 +98,7 @@ public final class PomodoroServer: Sendable {
                       cluster: cluster)
         delegate = HubDelegate(hub: hub)
         cluster?.whenLost { [hub, transport] room in transport.post { hub.leaseLost(room) } }
+        cluster?.listen { [hub, transport] event in transport.post { hub.heard(event) } }
         cluster?.whenSchedulesHeard { [hub, transport] news in transport.post { hub.schedulesHeard(news) } }
         transport.delegate = delegate
         // Rooms come back on the service thread, on its first turn, before anyone has connected.

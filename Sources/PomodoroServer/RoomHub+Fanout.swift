@@ -148,6 +148,14 @@ extension RoomHub {
         guard !entry.connections.isEmpty || !entry.observers.isEmpty else { return }
         let frame = OutboundFrame(WireCodec.encode(message))
         var sent = 0
+        if let relaying {
+            // On a cluster node: the same bytes once to each other node with members here, naming them.
+            let recipients = entry.connections.values.filter { $0 != skip } + entry.observers.filter { $0 != skip }
+            sent = relaying.send(frame, toAll: recipients)
+            framesSent += sent
+            metrics.sent(frames: sent, bytes: sent * frame.count)
+            return
+        }
         for connection in entry.connections.values where connection != skip {
             if transport.send(frame, to: connection) { sent += 1 }
         }

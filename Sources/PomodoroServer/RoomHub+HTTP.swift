@@ -22,7 +22,9 @@ extension RoomHub {
                                           members: rooms.values.reduce(0) { $0 + $1.room.memberCount },
                                           observers: observerCount,
                                           eventStreams: rooms.values.reduce(0) { $0 + $1.streams.count },
-                                          droppedSlowClients: transport.droppedSlowClients))
+                                          droppedSlowClients: transport.droppedSlowClients,
+                                          relayedMembers: relayedCount, remoteMembers: remoteCount,
+                                          busPublished: relaying?.published ?? 0))
         }
         // Invite links name the room in the path (/r/team-alpha): they get the page, which reads the name.
         if path.hasPrefix("/r/"), let root = configuration.webRoot,

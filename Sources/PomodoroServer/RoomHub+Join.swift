@@ -31,7 +31,7 @@ extension RoomHub {
 
     /// Feeds an answer to the connection's waiting join, with the room as it is now, and carries out what the
     /// join does next. A connection that has gone meanwhile has no join left: the answer is dropped.
-    private func step(_ connection: ConnectionID,
+    func step(_ connection: ConnectionID,
                       _ answer: (inout JoinFlow, JoinFlow.Sighting) -> JoinFlow.Action) {
         guard var flow = joins[connection], sessions[connection] != nil else { return }
         let now = clock.now()
@@ -111,34 +111,9 @@ extension RoomHub {
         }
         lookups[id] = [connection]
         let transport = transport
-        if let cluster {
+        if cluster != nil {
             // A cluster node reads a room only by taking it: its lease, then its claim in the store.
-            cluster.take(id) { taken in
-                transport.post { [self] in
-                    let answer: Result<StoredRoom?, StoreError>?
-                    switch taken {
-                    case .owned(let stored):
-                        metrics.leaseTaken()
-                        answer = .success(stored)
-                    case .elsewhere:
-                        answer = nil
-                    case .failed(let reason):
-                        logger.error("could not take a room", metadata: ["room": "\(id)", "error": "\(reason)"])
-                        answer = .failure(StoreError(reason))
-                    }
-                    for connection in lookups.removeValue(forKey: id) ?? [] {
-                        step(connection) { flow, room in
-                            guard let answer else {
-                                guard case .elsewhere(let node) = taken else { return flow.lookedUp(.failed, room: room) }
-                                return flow.lookedUp(.elsewhere(node: node), room: room)
-                            }
-                            return flow.lookedUp(self.answer(answer, to: flow.request), room: room)
-                        }
-                    }
-                    releaseIfUnused(id)
-                }
-            }
-            return
+            return takeFromCluster(id)
         }
         store.read({ (store: any RoomStore) throws(StoreError) in try store.loadRoom(id) }) { [self] result in
             transport.post { [self] in
@@ -148,6 +123,49 @@ extension RoomHub {
                 for connection in lookups.removeValue(forKey: id) ?? [] {
                     step(connection) { flow, room in flow.lookedUp(answer(result, to: flow.request), room: room) }
                 }
+            }
+        }
+    }
+
+    /// Takes the room's lease (and its claim in the store) for the joins waiting in `lookups[id]`, or for
+    /// this node's relayed members of it when its owner has gone (`ownerMoved`). A room another live node
+    /// runs is joined through that node: the local joiners' frames are relayed to it.
+    func takeFromCluster(_ id: RoomID) {
+        guard let cluster else { preconditionFailure("a take without a cluster") }
+        let transport = transport
+        cluster.take(id) { taken in
+            transport.post { [self] in
+                let answer: Result<StoredRoom?, StoreError>?
+                switch taken {
+                case .owned(let stored):
+                    metrics.leaseTaken()
+                    answer = .success(stored)
+                    // Taken for members of this node who were relayed to a node that has gone: the room
+                    // comes back here for them.
+                    if let stored, rooms[id] == nil, relayedByRoom[id] != nil { bringBack(stored, at: clock.now()) }
+                case .elsewhere:
+                    answer = nil
+                case .failed(let reason):
+                    logger.error("could not take a room", metadata: ["room": "\(id)", "error": "\(reason)"])
+                    answer = .failure(StoreError(reason))
+                }
+                let waiting = lookups.removeValue(forKey: id) ?? []
+                logger.trace("room taken", metadata: ["room": "\(id)", "waiting": "\(waiting)", "taken": "\("\(taken)".prefix(60))"])
+                for connection in waiting {
+                    if case .elsewhere(let node) = taken, node != cluster.node, relayable(connection) {
+                        relayJoin(of: connection, room: id, to: node)
+                        continue
+                    }
+                    step(connection) { flow, room in
+                        guard let answer else {
+                            guard case .elsewhere(let node) = taken else { return flow.lookedUp(.failed, room: room) }
+                            return flow.lookedUp(.elsewhere(node: node), room: room)
+                        }
+                        return flow.lookedUp(self.answer(answer, to: flow.request), room: room)
+                    }
+                }
+                rehome(id, after: taken)
+                releaseIfUnused(id)
             }
         }
     }

@@ -25,7 +25,26 @@ extension RoomHub {
         func fail(_ refusal: Refusal) {
             reply(.error(code: refusal.code, message: refusal.message, field: refusal.field, ref: ref), to: connection)
         }
-        guard let entry = openRoom(id, at: now) else { return fail(Self.noOpenRoom) }
+        guard let entry = openRoom(id, at: now) else {
+            // On a cluster node the room may be open on another: the observer is relayed there.
+            guard let cluster, relayable(connection) else { return fail(Self.noOpenRoom) }
+            suspend(connection)
+            let transport = transport
+            cluster.owner(of: id) { owner in
+                transport.post { [self] in
+                    guard sessions[connection] != nil else { return }
+                    guard let owner else {
+                        sessions[connection]?.joinFrame = nil
+                        let refusal = Self.noOpenRoom
+                        reply(.error(code: refusal.code, message: refusal.message, field: refusal.field, ref: ref),
+                              to: connection)
+                        return resume(connection)
+                    }
+                    relayJoin(of: connection, room: id, to: owner)
+                }
+            }
+            return
+        }
         let serial = entry.serial
         let suspended = needsPasscodeCheck(entry, token: token, passcode: passcode)
         if suspended { suspend(connection) }

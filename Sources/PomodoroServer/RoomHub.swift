@@ -22,6 +22,8 @@ package final class RoomHub: @unchecked Sendable {
     let clock: any ServerClock
     /// Where frames, closes, posted work and timers go.
     let transport: any HubTransport
+    /// On a cluster node, `transport` itself: it carries what is sent to other nodes' connections over the bus.
+    let relaying: RelayingTransport?
     /// Where rooms and the focus journal are written, off the service thread; nil keeps them in memory.
     let store: (any HubStore)?
     /// Where passcodes are hashed and checked, never on the service thread.
@@ -52,7 +54,36 @@ package final class RoomHub: @unchecked Sendable {
         var pending: [[UInt8]] = []
         /// A new member who has sent nothing since joining: lost, they get the room's short grace.
         var silentNewMember = false
+        /// The `join` (or `observe`) frame as it came, until it is answered: on a cluster node it may go to
+        /// the room's owner untouched.
+        var joinFrame: [UInt8]?
+        /// Set while this connection's frames go to the node that owns its room (`RoomHub+Relay.swift`).
+        var relay: Relay?
+        /// A join this node made for the member, to carry it over to its room's new owner: its welcome goes
+        /// to the member as a `state` (the member is in the room already; `RoomHub+Relay.swift`).
+        var quietJoin = false
     }
+
+    /// A connection of this node whose room another node runs.
+    struct Relay {
+        var room: RoomID
+        var owner: String
+        /// Whether the owner has answered it yet (its join's welcome or refusal).
+        var answered = false
+        /// Its `join`, to send again to a new owner while unanswered.
+        var join: [UInt8]
+        /// The member it speaks for, from its welcome: to carry it over to a new owner without a reconnect.
+        var member: (name: String, token: String)?
+        /// The join in flight is this node's, carrying the member over (see `Session.quietJoin`).
+        var quiet = false
+        /// The member sent `leave`: once the owner's `ok` is back the connection is this node's again.
+        var leaving = false
+    }
+
+    /// This node's connections relayed to other nodes, by room (`RoomHub+Relay.swift`).
+    var relayedByRoom: [RoomID: Set<ConnectionID>] = [:]
+    /// When each node with connections in this node's rooms was last heard of (`ClusterEvent.nodesAlive`).
+    var nodesLastSeen: [String: Instant] = [:]
 
     /// In a room above `RoomPolicy.memberListLimit`, a `state` caused only by member changes goes out at
     /// most this often: a join storm of n members then costs each member about one list-capped `state` a
@@ -104,7 +135,14 @@ package final class RoomHub: @unchecked Sendable {
         self.clock = clock
         self.logger = logger
         self.store = store
-        self.transport = transport
+        if let cluster {
+            let relaying = RelayingTransport(base: transport, cluster: cluster)
+            self.transport = relaying
+            self.relaying = relaying
+        } else {
+            self.transport = transport
+            self.relaying = nil
+        }
         self.hashing = hashing
         self.cluster = cluster
     }
@@ -161,6 +199,8 @@ package final class RoomHub: @unchecked Sendable {
     package func closed(_ connection: ConnectionID) {
         // A join still waiting is forgotten; its answers find no session and do nothing.
         joins[connection] = nil
+        if let relay = sessions[connection]?.relay { endRelay(of: connection, relay, telling: true) }
+        if connection.isRelayed { relaying?.remotes.forget(connection) }
         guard let session = sessions.removeValue(forKey: connection), !stopped else { return }
         if let watched = session.observing { rooms[watched]?.observers.remove(connection) }
         guard let roomID = session.room, let member = session.member, let entry = rooms[roomID],
@@ -187,6 +227,8 @@ package final class RoomHub: @unchecked Sendable {
 
     package func received(_ text: [UInt8], from connection: ConnectionID) {
         guard var session = sessions[connection] else { return }
+        // Relayed to the room's owner untouched: its limits, checks and answers are the owner's.
+        if let relay = session.relay, session.suspended == 0 { return forward(text, from: connection, to: relay) }
         let now = clock.now()
         guard session.bucket.take(at: now.monotonic) else {
             sessions[connection] = session
@@ -238,7 +280,8 @@ package final class RoomHub: @unchecked Sendable {
     }
 
     /// One frame, in its turn.
-    private func handle(_ text: [UInt8], from connection: ConnectionID, at now: ClockReading) {
+    func handle(_ text: [UInt8], from connection: ConnectionID, at now: ClockReading) {
+        if let relay = sessions[connection]?.relay { return forward(text, from: connection, to: relay) }
         let frame: ClientFrame
         do {
             frame = try WireCodec.decodeClientFrame(text)
@@ -253,6 +296,7 @@ package final class RoomHub: @unchecked Sendable {
         case .ping:
             reply(.pong(serverTime: now.wallMs, ref: frame.ref), to: connection)
         case let .join(room, name, token, passcode, control, tz):
+            if cluster != nil, !connection.isRelayed { sessions[connection]?.joinFrame = text }
             if let tz {
                 guard FocusReport.timeZone(named: tz) != nil else {
                     reply(.error(code: .badRequest, message: Self.badTimeZone, field: "tz", ref: frame.ref),
@@ -265,6 +309,7 @@ package final class RoomHub: @unchecked Sendable {
                                   ref: frame.ref),
                  connection: connection, at: now)
         case let .observe(room, token, passcode):
+            if cluster != nil, !connection.isRelayed { sessions[connection]?.joinFrame = text }
             observe(room: room, token: token, passcode: passcode, ref: frame.ref, connection: connection, at: now)
         case let .stats(room, days, tz, passcode):
             stats(room: room, days: days, tz: tz, passcode: passcode, ref: frame.ref, connection: connection, at: now)
@@ -352,6 +397,15 @@ package final class RoomHub: @unchecked Sendable {
     }
 
     func reply(_ message: ServerMessage, to connection: ConnectionID) {
+        var message = message
+        if sessions[connection]?.quietJoin == true {
+            sessions[connection]?.quietJoin = false
+            guard case .welcome(_, let room, _, _, _) = message else {
+                // Not taken back: it resumes by itself (4005).
+                return transport.close(connection, code: 4005, reason: "room moved")
+            }
+            message = .state(room)
+        }
         if case .error(let code, _, _, _) = message { metrics.errorSent(code) }
         let frame = OutboundFrame(WireCodec.encode(message))
         if transport.send(frame, to: connection) {

@@ -45,6 +45,11 @@ final class ServerMetrics {
         var eventStreams: Int = 0
         /// The transport's running count; the counter follows it by the difference since the last scrape.
         var droppedSlowClients: Int
+        /// On a cluster node: this node's connections whose room another node runs, other nodes'
+        /// connections in this node's rooms, and the bus messages this node has published.
+        var relayedMembers: Int = 0
+        var remoteMembers: Int = 0
+        var busPublished: Int = 0
     }
 
     private let registry = PrometheusCollectorRegistry()
@@ -60,7 +65,14 @@ final class ServerMetrics {
     private let tickDelay: DurationHistogram
     private let leasesTaken: Counter
     private let leasesLost: Counter
+    private let forwardedCommands: Counter
+    private let relayedMembers: Gauge
+    private let remoteMembers: Gauge
+    private let busPublished: Counter
+    private let busReceivedTotal: Counter
+    private let busReconnects: Counter
     private var droppedSlowClientsSeen = 0
+    private var busPublishedSeen = 0
 
     init() {
         connections = registry.makeGauge(descriptor: Self.name("connections", help: "WebSocket connections open now."))
@@ -90,6 +102,20 @@ final class ServerMetrics {
             "cluster_leases_taken", unit: "total", help: "Rooms this cluster node took the lease of (0 on a single server)."))
         leasesLost = registry.makeCounter(descriptor: Self.name(
             "cluster_leases_lost", unit: "total", help: "Rooms whose lease this cluster node lost while it ran them."))
+        forwardedCommands = registry.makeCounter(descriptor: Self.name(
+            "cluster_forwarded_commands", unit: "total",
+            help: "Frames of this node's members relayed to the node that runs their room (joins included)."))
+        relayedMembers = registry.makeGauge(descriptor: Self.name(
+            "cluster_relayed_members", help: "Connections of this node whose room another node runs."))
+        remoteMembers = registry.makeGauge(descriptor: Self.name(
+            "cluster_remote_members", help: "Connections of other nodes in rooms this node runs."))
+        busPublished = registry.makeCounter(descriptor: Self.name(
+            "cluster_bus_messages_sent", unit: "total", help: "Messages this node published to other nodes."))
+        busReceivedTotal = registry.makeCounter(descriptor: Self.name(
+            "cluster_bus_messages_received", unit: "total", help: "Messages this node received from other nodes."))
+        busReconnects = registry.makeCounter(descriptor: Self.name(
+            "cluster_bus_reconnects", unit: "total",
+            help: "Times this node's bus subscribed again after losing Redis (messages meanwhile were lost)."))
     }
 
     /// `pomodoro_<name>[_<unit>]`, with its `# HELP` text.
@@ -101,6 +127,9 @@ final class ServerMetrics {
 
     func leaseTaken() { leasesTaken.increment() }
     func leaseLost() { leasesLost.increment() }
+    func forwarded() { forwardedCommands.increment() }
+    func busReceived() { busReceivedTotal.increment() }
+    func busResubscribed() { busReconnects.increment() }
 
     /// `frames` messages went out (one reply, or one broadcast to that many members), `bytes` in all.
     func sent(frames: Int, bytes: Int) {
@@ -127,6 +156,12 @@ final class ServerMetrics {
         members.set(Int64(levels.members))
         observers.set(Int64(levels.observers))
         eventStreams.set(Int64(levels.eventStreams))
+        relayedMembers.set(Int64(levels.relayedMembers))
+        remoteMembers.set(Int64(levels.remoteMembers))
+        if levels.busPublished > busPublishedSeen {
+            busPublished.increment(by: Int64(levels.busPublished - busPublishedSeen))
+            busPublishedSeen = levels.busPublished
+        }
         if levels.droppedSlowClients > droppedSlowClientsSeen {
             slowClientsDropped.increment(by: Int64(levels.droppedSlowClients - droppedSlowClientsSeen))
             droppedSlowClientsSeen = levels.droppedSlowClients

@@ -11,6 +11,10 @@ import Testing
             .broadcast(room: "team-a", frame: #"{"type":"tick","remainingMs":1000}"#),
             .opened(member, room: "team-a"),
             .closed(member, room: "team-a"),
+            .opened(member, room: "team-a", peer: "203.0.113.9"),
+            .close(member, code: 4003, reason: "banned\nby the host"),
+            .close(member, code: 4005, reason: "room moved", from: "node-a"),
+            .reply(node: "node-b:8080", connections: [42], frame: "{}", from: "node-a"),
             .schedulesChanged(room: "team-a"),
         ]
         for message in messages {
@@ -28,7 +32,7 @@ import Testing
 
     @Test(arguments: ["", "no header", "v2 broadcast r\n{}", "v1 shout r\n{}", "v1 frame node 12\n{}",
                       "v1 frame node twelve r\n{}", "v1 reply node 1,x\n{}", "v1 broadcast\n{}", "v1 opened n 1 r extra\n", "v1 schedules\n", "v1 schedules a b\n",
-                      "v1 frame  1 r\n{}"])
+                      "v1 frame  1 r\n{}", "v1 close n 1 loud\nbye", "v1 close n 1\nbye", "v1 reply n 1 a b\n{}", "v1 close n 1 4005 a b\n"])
     func messagesNotOfOursAreRefused(_ text: String) {
         #expect(throws: BusMessage.Malformed.self) { try BusMessage(decoding: text) }
     }

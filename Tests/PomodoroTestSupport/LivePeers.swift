@@ -120,7 +120,13 @@ public final class Peer: Sendable {
         while true {
             let left = deadline.timeIntervalSinceNow
             guard left > 0 else { throw LiveTestFailure(description: "no \(what) within \(timeout) s") }
-            if let found = match(try next(timeout: left)) { return found }
+            let message: ServerMessage
+            do {
+                message = try next(timeout: left)
+            } catch {
+                throw LiveTestFailure(description: "waiting for \(what): \(error)")
+            }
+            if let found = match(message) { return found }
         }
     }
 

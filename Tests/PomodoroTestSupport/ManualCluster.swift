@@ -1,4 +1,5 @@
 import Foundation
+import PomodoroCluster
 import PomodoroCore
 import PomodoroProtocol
 import PomodoroServer
@@ -9,18 +10,21 @@ import PomodoroStore
 /// store the test gives. The leases themselves are tested against a real Redis (PomodoroClusterTests);
 /// this is for what the hub does with their answers.
 package final class ManualCluster: HubCluster, @unchecked Sendable {
-    package let node = "here"
+    package let node: String
     private let lock = NSLock()
     private let store: any RoomStore
     private var elsewhere: [RoomID: String] = [:]
     private var terms: [RoomID: Instant] = [:]
     private var releases: [RoomID] = []
+    private var sent: [(node: String, message: BusMessage)] = []
+    private var following: [RoomID: String] = [:]
     private var announcements: [RoomID] = []
     private var now: @Sendable () -> Instant
     /// How long a term runs from a take.
     package var term: Duration = .milliseconds(1_350)
 
-    package init(store: any RoomStore, now: @escaping @Sendable () -> Instant) {
+    package init(node: String = "here", store: any RoomStore, now: @escaping @Sendable () -> Instant) {
+        self.node = node
         self.store = store
         self.now = now
     }
@@ -32,6 +36,26 @@ package final class ManualCluster: HubCluster, @unchecked Sendable {
     package func renewAll() {
         let until = now() + term
         lock.withLock { for room in terms.keys { terms[room] = until } }
+    }
+
+    /// What the hub published on the bus, in order, with the node it was for.
+    package var published: [(node: String, message: BusMessage)] { lock.withLock { sent } }
+    package func clearPublished() { lock.withLock { sent.removeAll() } }
+    /// The rooms whose leases the hub watches, with the node it relays their members to.
+    package var followed: [RoomID: String] { lock.withLock { following } }
+    /// Another node's lease on `room` is gone (it died): the next take owns it.
+    package func lapse(_ room: RoomID) { lock.withLock { elsewhere[room] = nil } }
+
+    package func publish(_ message: BusMessage, to node: String) {
+        lock.withLock { sent.append((node, message)) }
+    }
+
+    package func owner(of room: RoomID, completion: @escaping @Sendable (String?) -> Void) {
+        completion(lock.withLock { elsewhere[room] })
+    }
+
+    package func follow(_ room: RoomID, owner: String?) {
+        lock.withLock { following[room] = owner }
     }
 
     /// The rooms given back, in order.

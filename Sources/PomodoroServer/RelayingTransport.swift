@@ -1,0 +1,105 @@
+import PomodoroCluster
+import PomodoroNet
+
+extension ConnectionID {
+    /// Connections of other nodes' members, as the owner's hub sees them, are numbered from here; the
+    /// transport's own never come near it.
+    static let firstRelayed: UInt64 = 1 << 63
+
+    /// Whether this is another node's connection, relayed over the bus.
+    var isRelayed: Bool { rawValue >= Self.firstRelayed }
+}
+
+/// Other nodes' connections to rooms this node owns, each under a connection number of this node's hub
+/// (`ConnectionID.isRelayed`). Service thread only.
+final class RemoteConnections {
+    private var ids: [BusMessage.RemoteConnection: ConnectionID] = [:]
+    private var remotes: [ConnectionID: BusMessage.RemoteConnection] = [:]
+    private var next = ConnectionID.firstRelayed
+
+    /// The hub's number for `remote`, and whether it was given just now.
+    func id(for remote: BusMessage.RemoteConnection) -> (ConnectionID, isNew: Bool) {
+        if let id = ids[remote] { return (id, false) }
+        let id = ConnectionID(rawValue: next)
+        next += 1
+        ids[remote] = id
+        remotes[id] = remote
+        return (id, true)
+    }
+
+    func existing(_ remote: BusMessage.RemoteConnection) -> ConnectionID? { ids[remote] }
+
+    func remote(_ id: ConnectionID) -> BusMessage.RemoteConnection? { remotes[id] }
+
+    func forget(_ id: ConnectionID) {
+        guard let remote = remotes.removeValue(forKey: id) else { return }
+        ids[remote] = nil
+    }
+
+    var count: Int { remotes.count }
+    var all: [ConnectionID] { remotes.keys.sorted { $0.rawValue < $1.rawValue } }
+}
+
+/// The hub's transport on a cluster node: a frame or close for another node's connection goes over the
+/// bus to that node (`BusMessage.reply`, `.close`), everything else to the node's own transport. So the
+/// hub answers a remote member by the same code as a local one.
+final class RelayingTransport: HubTransport, @unchecked Sendable {
+    let base: any HubTransport
+    let cluster: any HubCluster
+    let remotes = RemoteConnections()
+    /// Bus messages published; service thread only.
+    private(set) var published = 0
+
+    init(base: any HubTransport, cluster: any HubCluster) {
+        self.base = base
+        self.cluster = cluster
+    }
+
+    @discardableResult
+    func send(_ frame: OutboundFrame, to connection: ConnectionID) -> Bool {
+        guard connection.isRelayed else { return base.send(frame, to: connection) }
+        guard let remote = remotes.remote(connection) else { return false }
+        publish(.reply(node: remote.node, connections: [remote.connection], frame: Self.text(frame), from: cluster.node),
+                to: remote.node)
+        return true
+    }
+
+    /// One frame for many connections: one message per node that holds any of them (the same bytes for all
+    /// of a node's connections). Returns how many connections it was queued or published for.
+    func send(_ frame: OutboundFrame, toAll connections: [ConnectionID]) -> Int {
+        var byNode: [String: [UInt64]] = [:]
+        var sent = 0
+        for connection in connections {
+            if !connection.isRelayed {
+                if base.send(frame, to: connection) { sent += 1 }
+            } else if let remote = remotes.remote(connection) {
+                byNode[remote.node, default: []].append(remote.connection)
+                sent += 1
+            }
+        }
+        guard !byNode.isEmpty else { return sent }
+        let text = Self.text(frame)
+        for (node, numbers) in byNode {
+            publish(.reply(node: node, connections: numbers, frame: text, from: cluster.node), to: node)
+        }
+        return sent
+    }
+
+    func close(_ connection: ConnectionID, code: UInt16, reason: String) {
+        guard connection.isRelayed else { return base.close(connection, code: code, reason: reason) }
+        guard let remote = remotes.remote(connection) else { return }
+        publish(.close(remote, code: code, reason: reason, from: cluster.node), to: remote.node)
+    }
+
+    func publish(_ message: BusMessage, to node: String) {
+        published += 1
+        cluster.publish(message, to: node)
+    }
+
+    func post(_ work: @escaping @Sendable () -> Void) { base.post(work) }
+    func timer(firing fire: @escaping () -> Void) -> any HubTimer { base.timer(firing: fire) }
+    var connectionCount: Int { base.connectionCount }
+    var droppedSlowClients: Int { base.droppedSlowClients }
+
+    static func text(_ frame: OutboundFrame) -> String { String(decoding: frame.payload, as: UTF8.self) }
+}

@@ -1,0 +1,277 @@
+import PomodoroCluster
+import PomodoroCore
+import PomodoroNet
+import PomodoroProtocol
+
+// Members of one room on any node of a cluster (docs/CLUSTER.md). A member whose room another node owns keeps
+// its connection here; this node only relays: it tells the owner (`opened`), sends it the member's frames
+// untouched (`frame`), and writes what the owner sends back (`reply`, `close`) to the connection untouched.
+// The owner's hub sees the member's connection as one of its own (numbered by `RemoteConnections`) and
+// answers it by the same code as a local member's: admission, passcode, bans, host rights, rate limits,
+// grace and away on a disconnect. A broadcast reaches each node with members once, with the connections
+// it is for: what the owner's hub sends, to whom, is what each member gets.
+
+extension RoomHub {
+    // MARK: This node's connections, relayed to the owner
+
+    /// Whether a joiner's frames may go to another node: a connection of this node's own whose join came as a
+    /// frame (not one already relayed here from another node).
+    func relayable(_ connection: ConnectionID) -> Bool {
+        !connection.isRelayed && sessions[connection]?.joinFrame != nil && sessions[connection]?.relay == nil
+    }
+
+    /// The room's owner is another live node: the join (or observe) waiting here goes to it, and every later
+    /// frame of the connection after it.
+    func relayJoin(of connection: ConnectionID, room: RoomID, to owner: String) {
+        guard let frame = sessions[connection]?.joinFrame else { return }
+        joins[connection] = nil
+        sessions[connection]?.joinFrame = nil
+        var relay = Relay(room: room, owner: owner, join: frame)
+        // This node's own join carrying a member over, gone to another node after all.
+        relay.quiet = sessions[connection]?.quietJoin ?? false
+        sessions[connection]?.quietJoin = false
+        sessions[connection]?.relay = relay
+        relayedByRoom[room, default: []].insert(connection)
+        cluster?.follow(room, owner: owner)
+        open(connection, relay)
+        logger.debug("member relayed", metadata: ["room": "\(room)", "connection": "\(connection)", "owner": "\(owner)"])
+        // The frames that waited behind the join follow it, in order.
+        resume(connection)
+    }
+
+    /// Tells the owner of the connection and sends it the connection's join.
+    private func open(_ connection: ConnectionID, _ relay: Relay) {
+        guard let cluster, let relaying, let session = sessions[connection] else { return }
+        let remote = BusMessage.RemoteConnection(node: cluster.node, connection: connection.rawValue)
+        relaying.publish(.opened(remote, room: relay.room.rawValue, peer: session.peer), to: relay.owner)
+        relaying.publish(.frame(from: remote, room: relay.room.rawValue, frame: String(decoding: relay.join, as: UTF8.self)),
+                         to: relay.owner)
+        metrics.forwarded()
+    }
+
+    func forward(_ text: [UInt8], from connection: ConnectionID, to relay: Relay) {
+        guard let cluster, let relaying else { return }
+        // A member leaving is no longer one to carry over to a new owner; once its `ok` is back, the
+        // connection's frames are this node's again (it may join another room).
+        if text.count < 256, String(decoding: text, as: UTF8.self).contains("leave"),
+           case .leave? = try? WireCodec.decodeClientFrame(text).message {
+            sessions[connection]?.relay?.member = nil
+            sessions[connection]?.relay?.leaving = true
+        }
+        let remote = BusMessage.RemoteConnection(node: cluster.node, connection: connection.rawValue)
+        relaying.publish(.frame(from: remote, room: relay.room.rawValue, frame: String(decoding: text, as: UTF8.self)),
+                         to: relay.owner)
+        metrics.forwarded()
+    }
+
+    /// The connection's frames no longer go to `relay.owner` (it closed, or the room moved): the owner is told
+    /// (`closed`, treated there as a disconnect) when `telling`.
+    func endRelay(of connection: ConnectionID, _ relay: Relay, telling: Bool) {
+        sessions[connection]?.relay = nil
+        relayedByRoom[relay.room]?.remove(connection)
+        if relayedByRoom[relay.room]?.isEmpty ?? false {
+            relayedByRoom[relay.room] = nil
+            cluster?.follow(relay.room, owner: nil)
+        }
+        guard telling, let cluster, let relaying else { return }
+        relaying.publish(.closed(BusMessage.RemoteConnection(node: cluster.node, connection: connection.rawValue),
+                                 room: relay.room.rawValue),
+                         to: relay.owner)
+    }
+
+    /// A message for this node from the bus (`ClusterEvent.heard`).
+    package func heard(_ event: ClusterEvent) {
+        guard !stopped, let cluster else { return }
+        switch event {
+        case .heard(let message):
+            metrics.busReceived()
+            heard(message, node: cluster.node)
+        case .ownerMoved(let room):
+            ownerMoved(room)
+        case .resubscribed:
+            logger.notice("the bus is back after losing Redis; relayed members are brought up to date")
+            metrics.busResubscribed()
+            resubscribed()
+        case .nodesAlive(let alive):
+            nodesAlive(alive)
+        }
+    }
+
+    private func heard(_ message: BusMessage, node: String) {
+        logger.trace("bus message heard", metadata: ["header": "\(message.encoded.prefix { $0 != "\n" })"])
+        switch message {
+        case .reply(let to, let connections, let frame, let from) where to == node:
+            // What a former owner still sends (it stalled, and the room moved meanwhile) is dropped.
+            func current(_ connection: ConnectionID) -> Bool {
+                guard let relay = sessions[connection]?.relay else { return false }
+                return from.isEmpty || relay.owner == from
+            }
+            if connections.count == 1, current(ConnectionID(rawValue: connections[0])),
+               answeredQuietly(ConnectionID(rawValue: connections[0]), frame) { return }
+            let outbound = OutboundFrame(frame)
+            var sent = 0
+            for number in connections {
+                let connection = ConnectionID(rawValue: number)
+                guard current(connection) else { continue }
+                sessions[connection]?.relay?.answered = true
+                if transport.send(outbound, to: connection) { sent += 1 }
+                if let relay = sessions[connection]?.relay, relay.leaving, connections.count == 1,
+                   case .ok("leave", _, _)? = try? WireCodec.decodeServerMessage(Array(frame.utf8)) {
+                    endRelay(of: connection, relay, telling: true)
+                }
+            }
+            framesSent += sent
+            metrics.sent(frames: sent, bytes: sent * outbound.count)
+        case .close(let to, let code, let reason, let from) where to.node == node:
+            let connection = ConnectionID(rawValue: to.connection)
+            guard let relay = sessions[connection]?.relay, from.isEmpty || relay.owner == from else { return }
+            transport.close(connection, code: code, reason: reason)
+        case .opened(let from, _, let peer):
+            guard let relaying else { return }
+            // Opened again (its node's bus lost our answers and sends its join anew): a fresh start, the old
+            // session disconnected as a dropped connection is.
+            if let earlier = relaying.remotes.existing(from) { closed(earlier) }
+            let (connection, _) = relaying.remotes.id(for: from)
+            opened(connection, peer: peer.isEmpty ? from.node : peer)
+        case .frame(let from, _, let frame):
+            guard let relaying else { return }
+            // An `opened` lost on the bus: the connection is opened by its first frame.
+            let (connection, isNew) = relaying.remotes.id(for: from)
+            if isNew { opened(connection, peer: from.node) }
+            received(Array(frame.utf8), from: connection)
+        case .closed(let from, _):
+            guard let connection = relaying?.remotes.existing(from) else { return }
+            closed(connection)
+        case .reply, .close, .broadcast, .schedulesChanged:
+            break   // for another node, not sent by this version, or heard by `ScheduleWatch` on its own channel
+        }
+    }
+
+    /// A reply for one relayed connection: a welcome is read for the member's name and token (to carry the
+    /// member over to a new owner later); the answer to this node's own join for it is turned into what the
+    /// member needs (a `state`), or ends in 4005 when refused. Returns whether the frame was dealt with.
+    private func answeredQuietly(_ connection: ConnectionID, _ frame: String) -> Bool {
+        guard let relay = sessions[connection]?.relay else { return false }
+        let welcome: (you: YouPayload, room: SnapshotPayload)?
+        if frame.utf8.count < 4096 ? frame.contains("\"welcome\"") : frame.prefix(40).contains("\"welcome\""),
+           case .welcome(let you, let room, _, _, _)? = try? WireCodec.decodeServerMessage(Array(frame.utf8)) {
+            welcome = (you, room)
+            if let name = room.members.first(where: { $0.id == you.id })?.name {
+                sessions[connection]?.relay?.member = (name, you.token)
+            }
+        } else {
+            welcome = nil
+        }
+        guard relay.quiet else { return false }
+        sessions[connection]?.relay?.quiet = false
+        sessions[connection]?.relay?.answered = true
+        guard let welcome else {
+            endRelay(of: connection, relay, telling: true)
+            transport.close(connection, code: 4005, reason: "room moved")
+            return true
+        }
+        reply(.state(welcome.room), to: connection)
+        return true
+    }
+
+    /// How long a node with connections here may go unheard before they are taken for gone: longer than a
+    /// node's beats can be missing from the registry after Redis restarted (they come back within a second).
+    static let silentNodeLimit: Duration = .seconds(4)
+
+    /// Connections of a node unheard of for `silentNodeLimit` (it died without sending `closed`): their
+    /// members are disconnected, as local members whose connection dropped.
+    private func nodesAlive(_ alive: Set<String>) {
+        guard let relaying else { return }
+        let now = clock.now().monotonic
+        for node in alive { nodesLastSeen[node] = now }
+        for connection in relaying.remotes.all {
+            guard let node = relaying.remotes.remote(connection)?.node else { continue }
+            let seen = nodesLastSeen[node] ?? now
+            nodesLastSeen[node] = seen
+            if now - seen >= Self.silentNodeLimit { closed(connection) }
+        }
+    }
+
+    /// The node this node's members of `room` are relayed to no longer holds its lease: the room is taken
+    /// here if nobody holds it, or followed to the node that does.
+    private func ownerMoved(_ room: RoomID) {
+        guard relayedByRoom[room] != nil else {
+            cluster?.follow(room, owner: nil)
+            return
+        }
+        if rooms[room] != nil { return rehome(room, after: .owned(nil)) }
+        // A take already under way (a join's) re-homes them when it answers.
+        guard lookups[room] == nil else { return }
+        lookups[room] = []
+        takeFromCluster(room)
+    }
+
+    /// After a take of `room`: this node's connections relayed to a node that no longer runs it go on with
+    /// the room's new owner, without reconnecting. One whose join was not answered yet sends it again, here
+    /// or to the new owner. A member already in the room is joined again by this node with its token (its
+    /// name and token were read from its welcome), and hears the room as it is now as a `state` in place
+    /// of the welcome; what it sent to the old owner and had no answer to is lost with it. A member whose
+    /// welcome this node could not read is closed with 4005 (room moved) and resumes by itself
+    /// (PROTOCOL.md §11).
+    func rehome(_ room: RoomID, after taken: ClusterTake) {
+        guard let relayed = relayedByRoom[room], !relayed.isEmpty else { return }
+        let owner: String?
+        switch taken {
+        case .owned: owner = nil
+        case .elsewhere(let node) where node == cluster?.node: owner = nil   // taken here meanwhile
+        case .elsewhere(let node): owner = node
+        case .failed: return   // tried again on the watch's next turn
+        }
+        let now = clock.now()
+        for connection in relayed.sorted(by: { $0.rawValue < $1.rawValue }) {
+            guard var relay = sessions[connection]?.relay, relay.owner != owner else { continue }
+            endRelay(of: connection, relay, telling: true)
+            if relay.answered {
+                guard let member = relay.member else {
+                    transport.close(connection, code: 4005, reason: "room moved")
+                    continue
+                }
+                relay.join = WireCodec.encode(ClientFrame(.join(room: room.rawValue, name: member.name,
+                                                                token: member.token), ref: nil))
+                relay.quiet = true
+                relay.answered = false
+            }
+            if let owner {
+                var moved = relay
+                moved.owner = owner
+                sessions[connection]?.relay = moved
+                relayedByRoom[room, default: []].insert(connection)
+                cluster?.follow(room, owner: owner)
+                open(connection, moved)
+            } else {
+                sessions[connection]?.quietJoin = relay.quiet
+                handle(relay.join, from: connection, at: now)
+            }
+        }
+    }
+
+    /// The bus came back after losing Redis: whatever was published meanwhile is lost, both ways. Members
+    /// relayed from here resume (4005) so that they hear the room as it is; joins not yet answered are sent
+    /// again. Other nodes' members in this node's rooms are asked to resume too: their frames meanwhile
+    /// were lost here.
+    private func resubscribed() {
+        for connection in relaying?.remotes.all ?? [] {
+            transport.close(connection, code: 4005, reason: "room moved")
+        }
+        for (_, connections) in relayedByRoom {
+            for connection in connections.sorted(by: { $0.rawValue < $1.rawValue }) {
+                guard let relay = sessions[connection]?.relay else { continue }
+                if relay.answered {
+                    endRelay(of: connection, relay, telling: true)
+                    transport.close(connection, code: 4005, reason: "room moved")
+                } else {
+                    open(connection, relay)
+                }
+            }
+        }
+    }
+
+    /// Connections of this node relayed to other nodes, and other nodes' connections in this node's rooms.
+    var relayedCount: Int { relayedByRoom.values.reduce(0) { $0 + $1.count } }
+    var remoteCount: Int { relaying?.remotes.count ?? 0 }
+}

@@ -1,0 +1,297 @@
+import PomodoroCluster
+import PomodoroCore
+import PomodoroNet
+import PomodoroProtocol
+import PomodoroServer
+import PomodoroTestSupport
+import Testing
+
+/// Members of one room on two nodes, in one process: the owner's hub and a relaying node's hub, each on a
+/// manual cluster, with what each publishes handed to the other by the test (the bus itself crosses a real
+/// Redis in ClusterBusTests; three `pomodoro-server` processes in ClusterRelayProcessTests).
+struct HubRelayTests {
+    static let team = try! RoomID(validating: "team")
+
+    /// Two nodes: `owner` ("o") runs the room; `relay` ("r") sees its lease held by "o".
+    final class Pair {
+        let owner: TestHub
+        let relay: TestHub
+        let ownerCluster: ManualCluster
+        let relayCluster: ManualCluster
+
+        init() throws {
+            let clock = ManualServerClock()
+            // One database, as the nodes of a cluster share one.
+            let ownerStore = try HeldStore()
+            let relayStore = HeldStore(ownerStore.store)
+            ownerCluster = ManualCluster(node: "o", store: ownerStore.store, now: { clock.now().monotonic })
+            relayCluster = ManualCluster(node: "r", store: relayStore.store, now: { clock.now().monotonic })
+            relayCluster.held(HubRelayTests.team, by: "o")
+            let configuration = ServerConfiguration(port: 0, webRoot: nil)
+            owner = TestHub(configuration: configuration, clock: clock, store: ownerStore, cluster: ownerCluster)
+            relay = TestHub(configuration: configuration, clock: clock, store: relayStore, cluster: relayCluster)
+        }
+
+        /// Delivers what each node published to the node it names, until neither has more to say.
+        func pump() {
+            while true {
+                owner.settle()
+                relay.settle()
+                let fromRelay = relayCluster.published, fromOwner = ownerCluster.published
+                relayCluster.clearPublished()
+                ownerCluster.clearPublished()
+                if fromRelay.isEmpty && fromOwner.isEmpty { return }
+                for (node, message) in fromRelay where node == "o" { owner.hub.heard(.heard(message)) }
+                for (node, message) in fromOwner where node == "r" { relay.hub.heard(.heard(message)) }
+            }
+        }
+    }
+
+    static func running(_ message: ServerMessage) -> Bool {
+        if case .state(let room) = message { room.status == .running } else { false }
+    }
+
+    @Test func aJoinerOnAnotherNodeIsRelayedToTheOwnerWhichAnswersItAsItsOwn() throws {
+        let pair = try Pair()
+        let ada = pair.owner.connect()
+        pair.owner.send(.join(room: "team", name: "Ada", token: nil), ref: "a", from: ada)
+        pair.owner.settle()
+
+        let bob = pair.relay.connect(peer: "198.51.100.4")
+        pair.relay.send(.join(room: "team", name: "Bob", token: nil), ref: "j", from: bob)
+        pair.relay.settle()
+        // The join goes to the owner untouched, after an `opened` with the member's address.
+        let sent = pair.relayCluster.published
+        #expect(sent.map(\.node) == ["o", "o"])
+        guard case .opened(let remote, let room, let peer) = sent.first?.message,
+              case .frame(_, _, let frame) = sent.last?.message else {
+            Issue.record("expected opened and frame, got \(sent)")
+            return
+        }
+        #expect(remote == BusMessage.RemoteConnection(node: "r", connection: bob.rawValue))
+        #expect(room == "team" && peer == "198.51.100.4")
+        #expect(Array(frame.utf8) == WireCodec.encode(ClientFrame(.join(room: "team", name: "Bob", token: nil),
+                                                                   ref: .string("j"))))
+        #expect(pair.relayCluster.followed == [Self.team: "o"])
+        #expect(pair.relay.hub.roomCount == 0)
+
+        pair.pump()
+        let welcome = try #require(try pair.relay.messages(to: bob).first)
+        guard case .welcome(let you, let snapshot, _, _, let ref) = welcome else {
+            Issue.record("expected a welcome, got \(welcome.label)")
+            return
+        }
+        #expect(ref == .string("j") && !you.resumed)
+        #expect(snapshot.members.map(\.name).sorted() == ["Ada", "Bob"])
+        // Ada, on the owner, hears of Bob as of any member.
+        #expect(try pair.owner.messages(to: ada).contains { if case .state(let room) = $0 { room.members.count == 2 } else { false } })
+
+        // A command from Bob takes effect for both, and its `ok` reaches Bob with his ref; one that is
+        // refused reaches him as an error with its ref.
+        pair.owner.transport.clearSent()
+        pair.relay.transport.clearSent()
+        pair.relay.send(.start, ref: "s", from: bob)
+        pair.relay.send(.resume, ref: "bad", from: bob)   // not paused
+        pair.pump()
+        let bobHeard = try pair.relay.messages(to: bob)
+        #expect(bobHeard.contains { if case .ok("start", _, .string("s")) = $0 { true } else { false } })
+        #expect(bobHeard.contains { if case .error(_, _, _, .string("bad")) = $0 { true } else { false } })
+        #expect(bobHeard.contains(where: Self.running))
+        #expect(try pair.owner.messages(to: ada).contains(where: Self.running))
+
+        // The owner's ticks reach Bob as they reach Ada, byte for byte.
+        pair.owner.transport.clearSent()
+        pair.relay.transport.clearSent()
+        pair.ownerCluster.renewAll()
+        pair.owner.pass(.seconds(1))
+        pair.pump()
+        let adaTicks = pair.owner.transport.sent[ada] ?? []
+        let bobTicks = pair.relay.transport.sent[bob] ?? []
+        #expect(!adaTicks.isEmpty && adaTicks == bobTicks)
+    }
+
+    @Test func anObserverOnAnotherNodeWatchesTheRoomThroughIt() throws {
+        let pair = try Pair()
+        let ada = pair.owner.connect()
+        pair.owner.send(.join(room: "team", name: "Ada", token: nil), from: ada)
+        pair.owner.send(.start, from: ada)
+        pair.owner.settle()
+        let eye = pair.relay.connect()
+        pair.relay.send(.observe(room: "team", token: nil, passcode: nil), ref: "o", from: eye)
+        pair.pump()
+        let first = try #require(try pair.relay.messages(to: eye).first)
+        guard case .observing(let room, _, .string("o")?) = first else {
+            Issue.record("expected observing, got \(first.label)")
+            return
+        }
+        #expect(room.status == .running && room.members.map(\.name) == ["Ada"])
+        pair.ownerCluster.renewAll()
+        pair.owner.pass(.seconds(1))
+        pair.pump()
+        #expect(try pair.relay.messages(to: eye).contains { $0.label == "tick" })
+        // A room open nowhere is refused here, as on one server.
+        let other = pair.relay.connect()
+        pair.relay.send(.observe(room: "nowhere", token: nil, passcode: nil), ref: "n", from: other)
+        pair.pump()
+        #expect(try pair.relay.messages(to: other).first.map { if case .error(.notFound, _, _, .string("n")) = $0 { true } else { false } } == true)
+    }
+
+    @Test func aRelayedMemberWhoseConnectionClosesIsDisconnectedOnTheOwner() throws {
+        let pair = try Pair()
+        let bob = pair.relay.connect()
+        pair.relay.send(.join(room: "team", name: "Bob", token: nil), from: bob)
+        pair.pump()
+        let ada = pair.owner.connect()
+        pair.owner.send(.join(room: "team", name: "Ada", token: nil), from: ada)
+        pair.owner.settle()
+        pair.owner.transport.clearSent()
+
+        pair.relay.disconnect(bob)
+        #expect(pair.relayCluster.followed.isEmpty)
+        pair.pump()
+        let state = try pair.owner.messages(to: ada).compactMap { if case .state(let room) = $0 { room } else { nil } }.last
+        let bobNow = try #require(state?.members.first { $0.name == "Bob" })
+        #expect(!bobNow.connected)
+    }
+
+    @Test func theOwnerClosesARelayedConnectionThroughItsNode() throws {
+        let pair = try Pair()
+        let bob = pair.relay.connect()
+        pair.relay.send(.join(room: "team", name: "Bob", token: nil), from: bob)
+        pair.pump()
+        let token = try pair.relay.messages(to: bob).compactMap { if case .welcome(let you, _, _, _, _) = $0 { you.token } else { nil } }.first
+        // The same member joins again on the owner: the newer connection wins, the relayed one is replaced.
+        let again = pair.owner.connect()
+        pair.owner.send(.join(room: "team", name: "Bob", token: token), from: again)
+        pair.pump()
+        #expect(pair.relay.transport.closes[bob]?.code == 4001)
+    }
+
+    @Test func whatAFormerOwnerStillSendsIsDropped() throws {
+        let pair = try Pair()
+        let bob = pair.relay.connect()
+        pair.relay.send(.join(room: "team", name: "Bob", token: nil), from: bob)
+        pair.pump()
+        pair.relay.transport.clearSent()
+        let stale = String(decoding: WireCodec.encode(.error(code: .unavailable, message: "gone", field: nil, ref: nil)),
+                           as: UTF8.self)
+        pair.relay.hub.heard(.heard(.reply(node: "r", connections: [bob.rawValue], frame: stale, from: "x")))
+        pair.relay.hub.heard(.heard(.close(BusMessage.RemoteConnection(node: "r", connection: bob.rawValue), code: 4005,
+                                           reason: "room moved", from: "x")))
+        #expect(try pair.relay.messages(to: bob).isEmpty)
+        #expect(pair.relay.transport.closes[bob] == nil)
+        pair.relay.hub.heard(.heard(.reply(node: "r", connections: [bob.rawValue], frame: stale, from: "o")))
+        #expect(try pair.relay.messages(to: bob).count == 1)
+    }
+
+    @Test func afterTheBusLostMessagesRelayedMembersResumeAndJoinsAreSentAgain() throws {
+        let pair = try Pair()
+        let bob = pair.relay.connect()
+        pair.relay.send(.join(room: "team", name: "Bob", token: nil), from: bob)
+        pair.pump()
+        let cy = pair.relay.connect()
+        pair.relay.send(.join(room: "team", name: "Cy", token: nil), ref: "c", from: cy)
+        pair.relay.settle()
+        pair.relayCluster.clearPublished()   // lost while Redis was away
+
+        pair.relay.hub.heard(.resubscribed)
+        pair.relay.settle()
+        #expect(pair.relay.transport.closes[bob]?.code == 4005)
+        #expect(pair.relay.transport.closes[cy] == nil)
+        pair.pump()
+        let cyHeard = try pair.relay.messages(to: cy)
+        #expect(cyHeard.first.map { if case .welcome(_, _, _, _, .string("c")) = $0 { true } else { false } } == true)
+
+        // The owner's bus lost messages too: its remote members are asked to resume through their node.
+        pair.owner.hub.heard(.resubscribed)
+        pair.pump()
+        #expect(pair.relay.transport.closes[cy]?.code == 4005)
+    }
+
+    @Test func membersOfANodeThatWentSilentAreDisconnected() throws {
+        let pair = try Pair()
+        let bob = pair.relay.connect()
+        pair.relay.send(.join(room: "team", name: "Bob", token: nil), from: bob)
+        pair.pump()
+        let ada = pair.owner.connect()
+        pair.owner.send(.join(room: "team", name: "Ada", token: nil), from: ada)
+        pair.owner.settle()
+        pair.owner.transport.clearSent()
+        pair.owner.hub.heard(.nodesAlive(["o", "r"]))
+        pair.owner.settle()
+        #expect(try pair.owner.messages(to: ada).isEmpty)
+        // Missing from one beat (Redis restarted, the node has not beaten since) is not gone.
+        pair.owner.hub.heard(.nodesAlive(["o"]))
+        pair.owner.settle()
+        #expect(try pair.owner.messages(to: ada).isEmpty)
+        for _ in 0..<5 {
+            pair.ownerCluster.renewAll()
+            pair.owner.pass(.seconds(1))
+        }
+        pair.owner.transport.clearSent()
+        pair.owner.hub.heard(.nodesAlive(["o"]))
+        pair.owner.settle()
+        let state = try pair.owner.messages(to: ada).compactMap { if case .state(let room) = $0 { room } else { nil } }.last
+        #expect(state?.members.first { $0.name == "Bob" }?.connected == false)
+    }
+
+    @Test func whenTheOwnerGoesTheRelayingNodeTakesTheRoomAndItsJoinersGoOnThere() throws {
+        let pair = try Pair()
+        let ada = pair.owner.connect()
+        pair.owner.send(.join(room: "team", name: "Ada", token: nil), from: ada)
+        pair.owner.send(.start, from: ada)
+        pair.owner.settle()
+        // Bob was welcomed through the owner; Cy's join is on its way when the owner dies.
+        let bob = pair.relay.connect()
+        pair.relay.send(.join(room: "team", name: "Bob", token: nil), from: bob)
+        pair.pump()
+        let cy = pair.relay.connect()
+        pair.relay.send(.join(room: "team", name: "Cy", token: nil), ref: "c", from: cy)
+        pair.relay.settle()
+        pair.relayCluster.clearPublished()   // lost with the owner
+
+        // The owner's lease lapses; the relaying node's watch reports it, and the room is taken from the store.
+        pair.relayCluster.lapse(Self.team)
+        pair.relay.hub.heard(.ownerMoved(Self.team))
+        pair.relay.settle()
+        #expect(pair.relay.hub.roomCount == 1)
+        #expect(pair.relayCluster.holding == [Self.team])
+        // Bob, welcomed by the old owner, goes on here without reconnecting: he hears the room as it is now
+        // (a state, not a second welcome), still himself; Cy's join is answered here as if nothing happened.
+        #expect(pair.relay.transport.closes[bob] == nil)
+        let bobHeard = try pair.relay.messages(to: bob)
+        let bobYou = try #require(bobHeard.compactMap { if case .welcome(let you, _, _, _, _) = $0 { you } else { nil } }.first)
+        #expect(bobHeard.filter { $0.label == "welcome" }.count == 1)
+        guard case .state(let now)? = bobHeard.last(where: { $0.label == "state" }) else {
+            Issue.record("Bob heard no state after the move: \(bobHeard.map(\.label))")
+            return
+        }
+        #expect(now.status == .running && now.members.first { $0.id == bobYou.id }?.connected == true)
+        let cyHeard = try pair.relay.messages(to: cy)
+        pair.relay.transport.clearSent()
+        pair.relay.send(.pause, ref: "p", from: bob)
+        #expect(try pair.relay.messages(to: bob).contains { if case .ok("pause", _, .string("p")) = $0 { true } else { false } })
+        guard case .welcome(_, let room, _, _, let ref)? = cyHeard.first(where: { $0.label == "welcome" }) else {
+            Issue.record("expected a welcome for Cy, got \(cyHeard.map(\.label))")
+            return
+        }
+        #expect(ref == .string("c") && room.status == .running)
+        #expect(pair.relayCluster.followed.isEmpty)
+    }
+
+    @Test func aRelayedMemberWhoLeavesMayJoinAnotherRoomOnItsOwnNode() throws {
+        let pair = try Pair()
+        let bob = pair.relay.connect()
+        pair.relay.send(.join(room: "team", name: "Bob", token: nil), from: bob)
+        pair.pump()
+        pair.relay.send(.leave, ref: "l", from: bob)
+        pair.pump()
+        #expect(try pair.relay.messages(to: bob).contains { if case .ok("leave", _, .string("l")) = $0 { true } else { false } })
+        #expect(pair.relayCluster.followed.isEmpty)
+        pair.relay.transport.clearSent()
+        pair.relay.send(.join(room: "other", name: "Bob", token: nil), ref: "o", from: bob)
+        pair.pump()
+        #expect(try pair.relay.messages(to: bob).first.map { if case .welcome(_, let room, _, _, .string("o")) = $0 { room.room == "other" } else { false } } == true)
+        #expect(pair.relay.hub.roomCount == 1)
+    }
+}
