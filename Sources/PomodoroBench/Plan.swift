@@ -172,8 +172,12 @@ public struct BenchPlan: Equatable, Sendable {
     /// `Tests/bench/cluster.sh` checks the count of rooms each node runs against this.
     public func ownerNode(ofRoom room: Int) -> Int { node(ofMember: room) }
 
-    /// Whether member `index` is on the node that runs its room (always, with one server).
-    public func isOnOwnerNode(_ index: Int) -> Bool { node(ofMember: index) == ownerNode(ofRoom: room(ofMember: index)) }
+    /// Whether member `index` is on the node that runs its room (always, with one server): by `owners`
+    /// (node by room, as the nodes reported it) where it names the room, else by the plan.
+    public func isOnOwnerNode(_ index: Int, owners: [Int: Int] = [:]) -> Bool {
+        let room = room(ofMember: index)
+        return node(ofMember: index) == (owners[room] ?? ownerNode(ofRoom: room))
+    }
 
     /// Whether member `index` times commands: in the last `commandRooms` rooms, the first member on each
     /// node the room spans (with one server, the first two members, both on the owner).

@@ -121,6 +121,10 @@ struct BenchCommand: ParsableCommand {
                                valueName: "path"))
     var samples: String?
 
+    @Option(help: ArgumentHelp("A file of \"NODE ROOM\" lines (NODE counting the --url from 0), read after the window: which node runs each room, for counting members on the owner or relayed (Tests/bench/cluster.sh writes it from GET /api/cluster).",
+                               valueName: "path"))
+    var owners: String?
+
     @Flag(help: "Print the report as JSON.")
     var json = false
 
@@ -201,7 +205,7 @@ struct BenchCommand: ParsableCommand {
             Glibc.exit(2)
         }
         let report = try Generator(plan: plan, scenario: scenario, addresses: addresses(), serverPIDs: serverPID,
-                                   samplesPath: samples).run()
+                                   ownersPath: owners, samplesPath: samples).run()
         print(json ? report.json() : report.text(), terminator: json ? "\n" : "")
         if expectAll && !report.everythingDelivered { throw ExitCode(1) }
     }

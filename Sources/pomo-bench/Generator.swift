@@ -11,6 +11,8 @@ struct Generator {
     let addresses: [ServerAddress]
     /// The servers' process ids, in the order of `addresses` (none, or one each).
     let serverPIDs: [Int32]
+    /// A file of `NODE ROOM` lines naming the node that runs each room, read after the window.
+    let ownersPath: String?
     /// Where to write every measured tick ("room boundary-ms delay-ms" lines), if anywhere.
     let samplesPath: String?
 
@@ -86,7 +88,17 @@ struct Generator {
 
         // Drain, then collect and stop. Stopping closes every socket at once; nothing waits on the server.
         System.sleep(untilMs: Double(window.endMs) + plan.drain * 1000)
-        let harvests = groups.map { $0.finish(withSamples: samplesPath != nil) }
+        var owners: [Int: Int] = [:]
+        if let ownersPath {
+            if let text = System.readSmallFile(ownersPath) {
+                owners = RoomOwners.parse(text, plan: plan)
+                let differ = owners.filter { $0.value != plan.ownerNode(ofRoom: $0.key) }.count
+                System.progress("\(owners.count) rooms' owners read from \(ownersPath), \(differ) on another node than planned")
+            } else {
+                System.progress("no owners in \(ownersPath): members counted on the owner by the plan")
+            }
+        }
+        let harvests = groups.map { $0.finish(withSamples: samplesPath != nil, owners: owners) }
         for group in groups { group.client.stop() }
         for group in groups { group.client.waitUntilFinished() }
 

@@ -23,8 +23,8 @@ final class MemberGroup: @unchecked Sendable {
     private var connections: [ClientConnectionID?]
     private var problems: [Problem: Int] = [:]
     private var delays: [Double] = []
-    /// Beside `delays`: whether the member that measured it is connected to its room's owner.
-    private var delayOnOwner: [Bool] = []
+    /// Beside `delays`: the member that measured it.
+    private var delayMember: [Int] = []
     /// The timed commands of this group's command senders, by slot.
     private var timers: [Int: CommandTimer] = [:]
     /// Each measured tick's room and boundary, beside `delays`, for `--samples`.
@@ -114,14 +114,16 @@ final class MemberGroup: @unchecked Sendable {
         var bytesInWindow: Int
     }
 
-    func finish(withSamples: Bool) -> Harvest {
+    /// `owners`: the node running each room as the nodes said, where known (else the plan's).
+    func finish(withSamples: Bool, owners: [Int: Int]) -> Harvest {
         sync { group in
             for slot in group.members.indices { group.apply(.finishing, to: slot) }
             let lines = !withSamples ? [] : zip(group.samples, group.delays).map { "\($0.room) \($0.boundaryMs) \($1)" }
-            let owner = zip(group.delays, group.delayOnOwner).filter { $0.1 }.map { $0.0 }
-            let relayed = zip(group.delays, group.delayOnOwner).filter { !$0.1 }.map { $0.0 }
+            let onOwner = group.delayMember.map { group.plan.isOnOwnerNode($0, owners: owners) }
+            let owner = zip(group.delays, onOwner).filter { $0.1 }.map { $0.0 }
+            let relayed = zip(group.delays, onOwner).filter { !$0.1 }.map { $0.0 }
             let timers = group.timers.sorted { $0.key < $1.key }.map {
-                (onOwner: group.plan.isOnOwnerNode(group.members[$0.key].index), timer: $0.value)
+                (onOwner: group.plan.isOnOwnerNode(group.members[$0.key].index, owners: owners), timer: $0.value)
             }
             return Harvest(members: group.members, problems: group.problems, delays: group.delays,
                            ownerDelays: owner, relayedDelays: relayed, timers: timers,
@@ -177,7 +179,7 @@ final class MemberGroup: @unchecked Sendable {
             if let boundary = members[slot].tally.tick(remainingMs: tick.remainingMs, endsAtMs: tick.endsAt,
                                                        window: window) {
                 delays.append(arrived - Double(boundary))
-                delayOnOwner.append(plan.isOnOwnerNode(members[slot].index))
+                delayMember.append(members[slot].index)
                 samples.append((members[slot].room, boundary))
                 if let frame = timers[slot]?.tickArrived(atMs: arrived), let connection = connections[slot] {
                     client.send(WireCodec.encode(frame), on: connection)

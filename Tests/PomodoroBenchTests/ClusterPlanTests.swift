@@ -20,6 +20,19 @@ import Testing
         #expect((0..<30).filter(plan.isOnOwnerNode).count == 12)
     }
 
+    @Test func theNodesOwnSayOverrulesThePlan() {
+        let plan = BenchPlan(members: 30, rooms: 3, roomPrefix: "bench-9", nodes: 3, placement: .split)
+        let text = "0 bench-9-0\n2 bench-9-1\n1 bench-9-2\n7 bench-9-0\n0 other-1\n1 bench-9-3\nnonsense\n"
+        let owners = RoomOwners.parse(text, plan: plan)
+        #expect(owners == [0: 0, 1: 2, 2: 1])
+        // Room 1 runs on node 2, where its second member (index 4) sits, not on its first's node 1.
+        #expect(plan.isOnOwnerNode(4, owners: owners))
+        #expect(!plan.isOnOwnerNode(1, owners: owners))
+        #expect(plan.isOnOwnerNode(1))
+        // A room the file does not name is counted by the plan.
+        #expect(plan.isOnOwnerNode(0, owners: [:]))
+    }
+
     @Test func byRoomPutsARoomOnOneNode() {
         let plan = BenchPlan(members: 40, rooms: 4, nodes: 3, placement: .room)
         #expect((0..<8).map(plan.node(ofMember:)) == [0, 1, 2, 0, 0, 1, 2, 0])

@@ -144,6 +144,9 @@ for round in $(seq "$runs"); do
     args=()
     for i in "${!ports[@]}"; do args+=(--url "ws://127.0.0.1:${ports[$i]}" --server-pid "${node_pids[$i]}"); done
     [ "$mode" = room ] && args+=(--placement room)
+    owners="$out/$mode-$round.owners"
+    : >"$owners"
+    [ "${#ports[@]}" -gt 1 ] && args+=(--owners "$owners")
     report="$out/$mode-$round.json"
     log="$out/$mode-$round.log"
     : >"$log"
@@ -156,11 +159,15 @@ for round in $(seq "$runs"); do
     if grep -q "measuring for" "$log"; then
       sleep 0.2
       first="$(redis_reading)"
+      # The rooms each node runs: counted here, and named to pomo-bench (--owners), which reads them after
+      # the window to count each member on its room's owner or relayed.
       owned=()
       if [ "$mode" != single ]; then
-        for port in "${ports[@]}"; do
-          owned+=("$(curl -s --max-time 5 "http://127.0.0.1:$port/api/cluster" \
-            | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["rooms"]))' 2>/dev/null || echo '?')")
+        for i in "${!ports[@]}"; do
+          rooms_of_node="$(curl -s --max-time 5 "http://127.0.0.1:${ports[$i]}/api/cluster" \
+            | python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["rooms"]))' 2>/dev/null)" || rooms_of_node=""
+          [ -n "$rooms_of_node" ] && sed "s/^/$i /" <<<"$rooms_of_node" >>"$owners"
+          owned+=("$(grep -c "^$i " "$owners" || true)")
         done
       fi
       sleep "$(python3 -c "print(max(1, $duration - 0.6))")"
