@@ -168,8 +168,9 @@ public struct BenchPlan: Equatable, Sendable {
     }
 
     /// The node of a room's first member. Its join comes first (members join in index order, and the
-    /// first `rooms` members are the rooms' first), so that node takes the room's lease and runs it;
-    /// `Tests/bench/cluster.sh` checks the count of rooms each node runs against this.
+    /// first `rooms` members are the rooms' first), so that node takes the room's lease and runs it, as a
+    /// rule: on a loaded machine a second member's node may take it first, so the nodes' own word
+    /// (`--owners`, read by `Tests/bench/cluster.sh` from `GET /api/cluster`) overrules this.
     public func ownerNode(ofRoom room: Int) -> Int { node(ofMember: room) }
 
     /// Whether member `index` is on the node that runs its room (always, with one server): by `owners`

@@ -17,7 +17,7 @@ import Testing
         // Member 3 is room 0's second member: on node 1, not the owner's.
         #expect(plan.isOnOwnerNode(0))
         #expect(!plan.isOnOwnerNode(3))
-        #expect((0..<30).filter(plan.isOnOwnerNode).count == 12)
+        #expect((0..<30).filter { plan.isOnOwnerNode($0) }.count == 12)
     }
 
     @Test func theNodesOwnSayOverrulesThePlan() {
@@ -36,7 +36,7 @@ import Testing
     @Test func byRoomPutsARoomOnOneNode() {
         let plan = BenchPlan(members: 40, rooms: 4, nodes: 3, placement: .room)
         #expect((0..<8).map(plan.node(ofMember:)) == [0, 1, 2, 0, 0, 1, 2, 0])
-        #expect((0..<40).allSatisfy(plan.isOnOwnerNode))
+        #expect((0..<40).allSatisfy { plan.isOnOwnerNode($0) })
     }
 
     @Test func oneServerIsNodeZeroForEveryone() {
@@ -51,7 +51,7 @@ import Testing
         #expect(Set(senders.map(split.room(ofMember:))) == [8, 9])
         #expect(senders.count == 6)
         #expect(Set(senders.filter { split.room(ofMember: $0) == 9 }.map(split.node(ofMember:))) == [0, 1, 2])
-        #expect(senders.filter(split.isOnOwnerNode).count == 2)
+        #expect(senders.filter { split.isOnOwnerNode($0) }.count == 2)
         let single = BenchPlan(members: 100, rooms: 10, commandRooms: 1)
         #expect((0..<100).filter(single.isCommandSender) == [9, 19])
         #expect(!BenchPlan(members: 10, rooms: 2, commandRooms: 3).problems().isEmpty)
