@@ -26,6 +26,9 @@ let package = Package(
         // The event loop under the service threads: libwebsockets joins a libuv loop that we own (epoll).
         .systemLibrary(name: "CLibUV", pkgConfig: "libuv",
                        providers: [.apt(["libuv1-dev"])]),
+        // Stands between libwebsockets and close(): the library closes its event pipe's descriptor twice when
+        // a context on a libuv loop is destroyed (Sources/CLibWebSocketsGuard/include/pomodoro_close_guard.h).
+        .target(name: "CLibWebSocketsGuard"),
         .systemLibrary(name: "CJSONC", pkgConfig: "json-c",
                        providers: [.apt(["libjson-c-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto",
@@ -40,7 +43,8 @@ let package = Package(
         // Wire messages and their JSON codec (the only code that touches json-c).
         .target(name: "PomodoroProtocol", dependencies: ["PomodoroCore", "CJSONC"], swiftSettings: strict),
         // The thin layer over libwebsockets: service thread, timers, server and client sockets.
-        .target(name: "PomodoroNet", dependencies: ["CLibWebSockets", "CLibUV"], swiftSettings: strict),
+        .target(name: "PomodoroNet", dependencies: ["CLibWebSockets", "CLibWebSocketsGuard", "CLibUV"],
+                swiftSettings: strict),
         // Where rooms, members and the focus journal are kept between runs (the only code that knows SQLite).
         .target(name: "PomodoroStore",
                 dependencies: ["PomodoroCore", .product(name: "GRDB", package: "GRDB.swift")],
@@ -111,7 +115,7 @@ let package = Package(
         .testTarget(name: "PomodoroProtocolTests", dependencies: ["PomodoroProtocol"], swiftSettings: strict),
         .testTarget(name: "PomodoroServerTests",
                     dependencies: ["PomodoroServer", "PomodoroNet", "PomodoroProtocol", "PomodoroStore", "PomodoroCore",
-                                   "PomodoroTestSupport"],
+                                   "PomodoroTestSupport", "CLibWebSocketsGuard"],
                     swiftSettings: strict),
         .testTarget(name: "PomodoroServerCLITests",
                     dependencies: ["PomodoroServerCLI", "PomodoroServer", "PomodoroStore", "PomodoroTestSupport",

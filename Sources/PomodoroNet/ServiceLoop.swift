@@ -1,5 +1,6 @@
 import CLibUV
 import CLibWebSockets
+import CLibWebSocketsGuard
 import Foundation
 
 /// One libwebsockets context on a libuv loop that we own, and the single thread that runs that loop.
@@ -46,14 +47,15 @@ public class ServiceLoop: @unchecked Sendable {
     /// Set when a library timer was set from outside the library's callbacks: the library re-arms its loop
     /// timer only after its own events, so it is woken once the current callback of ours returns.
     private var libraryTimersNeedCheck = false
-    /// The descriptor of the library's own wake-up (its "event pipe", an eventfd, the one eventfd it polls on
-    /// our loop), found right before the context is destroyed. See `reserveEventPipeNumber`.
-    private var eventPipeFD: Int32 = -1
-    private var reservedEventPipe = false
     /// Set as the teardown begins: no handle may join the loop from then on.
     private(set) var loopHasEnded = false
 
     init() {
+        // libwebsockets 4.1.6 on libuv closes its event pipe's descriptor twice when a context is destroyed, a
+        // turn of the loop apart; another thread given the number in between would lose it (libuv aborts in
+        // `epoll_ctl`, or a socket vanishes mid-request). The guard keeps the number taken between the two
+        // closes; it is armed around the library's creation and destruction of a context (`withCloseGuard`).
+        _ = pomodoro_close_guard_install()
         loop = .allocate(capacity: 1)
         loop.initialize(to: uv_loop_t())
         let status = uv_loop_init(loop)
@@ -96,6 +98,21 @@ public class ServiceLoop: @unchecked Sendable {
         info.options |= Self.eventLibraryOptions
         info.foreign_loops = foreignLoops
         info.pcontext = contextSlot
+    }
+
+    /// Creates the context for `info` (filled by `joinLoop`). A creation that fails part-way destroys what it
+    /// made, closing the event pipe as a destruction does: the close guard is armed.
+    func createContext(_ info: inout lws_context_creation_info) -> OpaquePointer? {
+        withCloseGuard { lws_create_context(&info) }
+    }
+
+    /// Runs `body`, a call into the library that may close its event pipe, with the close guard armed on this
+    /// thread: the pipe's number then stays taken (by a placeholder) until the library closes it the second
+    /// time, or `finishDestroying` does.
+    private func withCloseGuard<T>(_ body: () -> T) -> T {
+        pomodoro_close_guard_arm()
+        defer { pomodoro_close_guard_disarm() }
+        return body()
     }
 
     /// Keeps the context the library created, as `context` and where the library clears it.
@@ -170,23 +187,10 @@ public class ServiceLoop: @unchecked Sendable {
         willDestroyContext()
         loopHasEnded = true
         closeOwnHandles()
-        eventPipeFD = pomodoro_uv_polled_eventfd(loop)
-        if let context { lws_context_destroy(context) }
-        reserveEventPipeNumber()
+        // The library closes its event pipe's descriptor here, and again once libuv hands the pipe's handle
+        // back (in `finishDestroying`): under the guard, the first close leaves a placeholder on the number.
+        if let context { withCloseGuard { lws_context_destroy(context) } }
         finishDestroying()
-    }
-
-    /// Works around a double close in libwebsockets 4.1.6 on libuv: destroying the context closes its event
-    /// pipe's descriptor at once, and its libuv handle's close callback closes the same number again a turn
-    /// of the loop later. Another thread may have been given that number in between (a new socket, the
-    /// dispatch library's own descriptors), and would lose it: libuv then aborts on `epoll_ctl`, or dispatch
-    /// crashes. Right after the first close the number is taken back here, on a descriptor of no use, so that
-    /// the second close closes that one.
-    private func reserveEventPipeNumber() {
-        guard eventPipeFD >= 0 else { return }
-        let placeholder = pomodoro_reserve_descriptor(eventPipeFD)
-        if placeholder >= 0 && placeholder != eventPipeFD { close(placeholder) }
-        reservedEventPipe = placeholder == eventPipeFD
     }
 
     /// For a context whose creation failed: with a foreign loop the library returns it half destroyed, and
@@ -211,7 +215,7 @@ public class ServiceLoop: @unchecked Sendable {
         // With a foreign loop the library finishes its destruction only when asked again, once every handle
         // of its own has closed; it clears `contextSlot` when it is wholly done.
         if let remaining = contextSlot.pointee {
-            lws_context_destroy(remaining)
+            withCloseGuard { lws_context_destroy(remaining) }
             uv_run(loop, UV_RUN_NOWAIT)
         }
         context = nil
@@ -219,8 +223,7 @@ public class ServiceLoop: @unchecked Sendable {
         uv_run(loop, UV_RUN_NOWAIT)
         loopClosed = uv_loop_close(loop) == 0
         // Had the library not closed the number a second time, the placeholder is still ours to close.
-        if reservedEventPipe && pomodoro_is_placeholder(eventPipeFD) != 0 { close(eventPipeFD) }
-        reservedEventPipe = false
+        pomodoro_close_guard_release()
     }
 
     /// Closes the wake-up and every timer's handle; the timers forget theirs.

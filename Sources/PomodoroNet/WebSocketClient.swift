@@ -75,7 +75,7 @@ public final class WebSocketClient: ServiceLoop, @unchecked Sendable {
         info.timeout_secs = 10
         info.retry_and_idle_policy = UnsafePointer(retryPolicy)
         joinLoop(&info)
-        adopt(try LWS.check(lws_create_context(&info), or: .cannotCreateClient))
+        adopt(try LWS.check(createContext(&info), or: .cannotCreateClient))
     }
 
     deinit {

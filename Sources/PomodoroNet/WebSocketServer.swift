@@ -250,7 +250,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
             }
         }
         joinLoop(&info)
-        adopt(try LWS.check(lws_create_context(&info), or: .cannotListen(host: options.host, port: options.port)))
+        adopt(try LWS.check(createContext(&info), or: .cannotListen(host: options.host, port: options.port)))
         // With a loop of ours the library returns a context even when it could not listen (its vhost is
         // missing), already being destroyed: the destruction is finished here.
         guard let vhost = lws_get_vhost_by_name(context, "default") else {

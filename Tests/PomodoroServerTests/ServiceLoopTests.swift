@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import CLibWebSocketsGuard
 import Glibc
 import PomodoroNet
 import PomodoroTestSupport
@@ -95,4 +96,153 @@ struct ServiceLoopTests {
 private final class LoopTestCell<Value>: @unchecked Sendable {
     var value: Value
     init(_ value: Value) { self.value = value }
+}
+
+/// Contexts created and destroyed on many threads while other threads keep opening and closing descriptors
+/// against a server that stays up. libwebsockets 4.1.6 on libuv closes its event pipe's descriptor twice
+/// when a context is destroyed, and also when its creation fails (a port already taken); a second close that
+/// lands on a number another thread was given meanwhile takes that descriptor away from its owner: the
+/// long-lived server's loop then aborts in `epoll_ctl`, or a client loses its socket mid-request.
+///
+/// `POMODORO_LOOP_STRESS_ROUNDS` sets the rounds (a few by default, so the suite stays quick); the abort it
+/// guards against took hundreds of rounds to show.
+@Suite(.onOwnThreads, .timeLimit(.minutes(10)))
+struct ServiceLoopStressTests {
+    @Test func contextsComeAndGoWhileDescriptorsChurn() throws {
+        let rounds = ProcessInfo.processInfo.environment["POMODORO_LOOP_STRESS_ROUNDS"].flatMap(Int.init) ?? 8
+        let width = 3
+        let steady = try WebSocketServer(options: WebSocketServerOptions(host: "127.0.0.1", port: 0))
+        steady.start()
+        defer {
+            steady.post { steady.shutdown() }
+            steady.waitUntilFinished()
+        }
+        let stop = StressFlag()
+        let failures = StressTally()
+        let churners = DispatchGroup()
+        for _ in 0..<2 {
+            DispatchQueue.global().async(group: churners) {
+                while !stop.isSet {
+                    do {
+                        let reply = try RawHTTP.get("/nothing-here", port: steady.port)
+                        if reply.status != 404 && reply.status != 403 { failures.add("status \(reply.status)") }
+                    } catch {
+                        failures.add("\(error)")
+                    }
+                }
+            }
+        }
+        for _ in 0..<rounds {
+            DispatchQueue.concurrentPerform(iterations: width) { index in
+                do {
+                    let server = try WebSocketServer(options: WebSocketServerOptions(host: "127.0.0.1", port: 0))
+                    server.start()
+                    _ = try? RawHTTP.get("/nothing-here", port: server.port)
+                    if index == 0 {
+                        // A creation that fails part-way: the library closes its event pipe in it, and again
+                        // when the half-destroyed context is finished.
+                        do {
+                            _ = try WebSocketServer(options: WebSocketServerOptions(host: "127.0.0.1", port: server.port))
+                            failures.add("a second server listened on a taken port")
+                        } catch {}
+                    }
+                    server.post { server.shutdown() }
+                    server.waitUntilFinished()
+                } catch {
+                    failures.add("\(error)")
+                }
+            }
+        }
+        stop.set()
+        churners.wait()
+        #expect(failures.all.isEmpty, "\(failures.all.prefix(5))")
+        let reply = try RawHTTP.get("/nothing-here", port: steady.port)
+        #expect(reply.status == 404 || reply.status == 403)
+    }
+}
+
+private final class StressFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}
+
+private final class StressTally: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [String] = []
+    var all: [String] { lock.withLock { items } }
+    func add(_ item: String) { lock.withLock { items.append(item) } }
+}
+
+/// The guard between libwebsockets and close() on its own: what the library's double close of its event pipe
+/// meets once it is in place.
+@Suite(.onOwnThreads)
+struct CloseGuardTests {
+    private static func isOpen(_ fd: Int32) -> Bool { fcntl(fd, F_GETFD) != -1 }
+
+    private static func inode(_ fd: Int32) -> ino_t? {
+        var status = stat()
+        return fstat(fd, &status) == 0 ? status.st_ino : nil
+    }
+
+    @Test func libwebsocketsClosesThroughTheGuard() throws {
+        let server = try WebSocketServer(options: WebSocketServerOptions(host: "127.0.0.1", port: 0))
+        server.start()
+        server.post { server.shutdown() }
+        server.waitUntilFinished()
+        #expect(pomodoro_close_guard_installed() == 1)
+    }
+
+    /// Armed, the first close of an eventfd keeps its number taken: a descriptor opened next gets another
+    /// number, and the second close of the number closes the placeholder, not it.
+    @Test func theSecondCloseMissesWhatOthersOpenedMeanwhile() throws {
+        let pipe = eventfd(0, Int32(EFD_CLOEXEC))
+        try #require(pipe >= 0)
+        pomodoro_close_guard_arm()
+        #expect(pomodoro_close_guard_close(pipe) == 0)
+        pomodoro_close_guard_disarm()
+        #expect(Self.isOpen(pipe), "the number stays taken")
+        let other = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(other >= 0)
+        defer { close(other) }
+        #expect(other != pipe)
+        let otherInode = Self.inode(other)
+        // The library's second close.
+        #expect(pomodoro_close_guard_close(pipe) == 0)
+        #expect(!Self.isOpen(pipe))
+        #expect(Self.isOpen(other) && Self.inode(other) == otherInode)
+        // Nothing of the guard's is left to close, and what now sits on the number is not touched.
+        let reopened = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { if reopened >= 0 { close(reopened) } }
+        #expect(pomodoro_close_guard_release() == 0)
+        #expect(reopened < 0 || Self.isOpen(reopened))
+    }
+
+    /// A placeholder the library never closed a second time is closed by the release.
+    @Test func aPlaceholderLeftOverIsReleased() throws {
+        let pipe = eventfd(0, Int32(EFD_CLOEXEC))
+        try #require(pipe >= 0)
+        pomodoro_close_guard_arm()
+        #expect(pomodoro_close_guard_close(pipe) == 0)
+        pomodoro_close_guard_disarm()
+        #expect(Self.isOpen(pipe))
+        #expect(pomodoro_close_guard_release() == 1)
+        #expect(!Self.isOpen(pipe))
+    }
+
+    /// Disarmed, or for anything but an eventfd, the guard is a plain close.
+    @Test func otherwiseItIsAPlainClose() throws {
+        let pipe = eventfd(0, Int32(EFD_CLOEXEC))
+        try #require(pipe >= 0)
+        #expect(pomodoro_close_guard_close(pipe) == 0)
+        #expect(!Self.isOpen(pipe))
+        let plain = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(plain >= 0)
+        pomodoro_close_guard_arm()
+        #expect(pomodoro_close_guard_close(plain) == 0)
+        pomodoro_close_guard_disarm()
+        #expect(!Self.isOpen(plain))
+        #expect(pomodoro_close_guard_release() == 0)
+    }
 }
