@@ -89,6 +89,8 @@ int pomodoro_close_guard_release(void) {
     return closed;
 }
 
+int pomodoro_close_guard_held(void) { return held_count; }
+
 /* An address from the dynamic section: the dynamic linker has usually made it absolute already. */
 static uintptr_t dynamic_address(uintptr_t base, uintptr_t value) { return value < base ? base + value : value; }
 

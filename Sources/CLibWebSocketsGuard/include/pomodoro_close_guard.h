@@ -29,6 +29,9 @@ void pomodoro_close_guard_disarm(void);
    second time), once the loop has handed back every handle. Returns how many it closed. */
 int pomodoro_close_guard_release(void);
 
+/* How many placeholders this thread holds (left by the guard, not yet released). */
+int pomodoro_close_guard_held(void);
+
 /* The guard's close itself, as libwebsockets calls it (for tests of the placeholder). */
 int pomodoro_close_guard_close(int fd);
 
