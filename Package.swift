@@ -23,6 +23,12 @@ let package = Package(
         // C libraries, each entered through one module map and one shim header.
         .systemLibrary(name: "CLibWebSockets", pkgConfig: "libwebsockets",
                        providers: [.apt(["libwebsockets-dev"])]),
+        // The event loop under the service threads: libwebsockets joins a libuv loop that we own (epoll).
+        .systemLibrary(name: "CLibUV", pkgConfig: "libuv",
+                       providers: [.apt(["libuv1-dev"])]),
+        // Stands between libwebsockets and close(): the library closes its event pipe's descriptor twice when
+        // a context on a libuv loop is destroyed (Sources/CLibWebSocketsGuard/include/pomodoro_close_guard.h).
+        .target(name: "CLibWebSocketsGuard"),
         .systemLibrary(name: "CJSONC", pkgConfig: "json-c",
                        providers: [.apt(["libjson-c-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto",
@@ -37,7 +43,8 @@ let package = Package(
         // Wire messages and their JSON codec (the only code that touches json-c).
         .target(name: "PomodoroProtocol", dependencies: ["PomodoroCore", "CJSONC"], swiftSettings: strict),
         // The thin layer over libwebsockets: service thread, timers, server and client sockets.
-        .target(name: "PomodoroNet", dependencies: ["CLibWebSockets"], swiftSettings: strict),
+        .target(name: "PomodoroNet", dependencies: ["CLibWebSockets", "CLibWebSocketsGuard", "CLibUV"],
+                swiftSettings: strict),
         // Where rooms, members and the focus journal are kept between runs (the only code that knows SQLite).
         .target(name: "PomodoroStore",
                 dependencies: ["PomodoroCore", .product(name: "GRDB", package: "GRDB.swift")],
@@ -107,8 +114,8 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "PomodoroProtocolTests", dependencies: ["PomodoroProtocol"], swiftSettings: strict),
         .testTarget(name: "PomodoroServerTests",
-                    dependencies: ["PomodoroServer", "PomodoroCluster", "PomodoroNet", "PomodoroProtocol", "PomodoroStore", "PomodoroCore",
-                                   "PomodoroTestSupport"],
+                    dependencies: ["PomodoroServer", "PomodoroCluster", "PomodoroNet", "PomodoroProtocol", "PomodoroStore",
+                                   "PomodoroCore", "PomodoroTestSupport", "CLibWebSocketsGuard"],
                     swiftSettings: strict),
         .testTarget(name: "PomodoroServerCLITests",
                     dependencies: ["PomodoroServerCLI", "PomodoroServer", "PomodoroStore", "PomodoroTestSupport",

@@ -10,16 +10,6 @@
 /* LWS_PRE is a function-like macro Swift cannot see: the headroom every lws_write buffer needs. */
 static inline size_t pomodoro_lws_pre(void) { return LWS_PRE; }
 
-/* A timer: the sul must be the first member so the callback can cast back to the owner. */
-typedef struct pomodoro_timer {
-    lws_sorted_usec_list_t sul;
-    void *owner;
-} pomodoro_timer_t;
-
-static inline void *pomodoro_timer_owner(lws_sorted_usec_list_t *sul) {
-    return ((pomodoro_timer_t *)sul)->owner;
-}
-
 /* Per-connection memory the library allocates (per_session_data_size) and clears at every protocol bind, which
    happens when a connection is accepted and again after each keep-alive transaction: what the socket had seen
    then, and whether a request head got through since. */

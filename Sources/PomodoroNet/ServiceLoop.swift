@@ -1,18 +1,35 @@
+import CLibUV
 import CLibWebSockets
+import CLibWebSocketsGuard
 import Foundation
 
-/// One libwebsockets context and the single thread that services it.
+/// One libwebsockets context on a libuv loop that we own, and the single thread that runs that loop.
+///
+/// The loop is libuv's (epoll): a wake-up costs what is ready, not what is open. libwebsockets joins it as a
+/// foreign loop (`LWS_SERVER_OPTION_LIBUV` with `foreign_loops`), so what else runs on the thread is ours to
+/// put there: the cross-thread wake-up (`uv_async_t`), timers (`uv_timer_t`, one per `LoopTimer`).
 ///
 /// Everything the loop owns (connections, timers, the application state behind its delegate) is touched
 /// only on the service thread. Other threads hand work in through `post`, the one thread-safe entry point,
-/// which queues the closure and wakes the loop with `lws_cancel_service`.
+/// which queues the closure and wakes the loop with `uv_async_send`.
 public class ServiceLoop: @unchecked Sendable {
     var context: OpaquePointer?
+    /// Where the library writes nil once it has wholly destroyed the context (`info.pcontext`), so that the
+    /// teardown knows whether another `lws_context_destroy` is due.
+    let contextSlot: UnsafeMutablePointer<OpaquePointer?>
+    /// The loop and the wake-up live from `init` to the end of the service thread; their memory is freed in
+    /// `deinit`, after the loop is closed.
+    let loop: UnsafeMutablePointer<uv_loop_t>
+    private let wakeup: UnsafeMutablePointer<uv_async_t>
+    /// `foreign_loops` for the context's creation info: one loop, the only service thread.
+    let foreignLoops: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    /// Every armed-or-idle timer's handle while the loop runs; closed by the teardown, so that none outlives it.
+    private var liveTimers: [UnsafeMutablePointer<uv_timer_t>: Unmanaged<LoopTimer>] = [:]
     /// Work handed in by other threads. An NSLock (a pthread mutex) rather than Synchronization.Mutex, so
     /// ThreadSanitizer sees the ordering it creates (`make test-sanitize`).
     private let inboxLock = NSLock()
     private var inbox: [@Sendable () -> Void] = []
-    /// Cleared under `inboxLock` before the context is destroyed, so no late `post` wakes a freed context.
+    /// Cleared under `inboxLock` before the wake-up is closed, so no late `post` touches a closed handle.
     private var wakeable = true
     private let finished = DispatchSemaphore(value: 0)
     /// Set under `inboxLock` once the context is destroyed; `finished()` callers wait for it.
@@ -25,13 +42,83 @@ public class ServiceLoop: @unchecked Sendable {
     private var serviceThreadID: pthread_t?
     /// Set on the service thread to leave the loop after the current turn.
     var exitRequested = false
+    /// Whether the loop could be closed at the end (the memory of a loop libuv still holds handles in is kept).
+    private var loopClosed = false
+    /// Set when a library timer was set from outside the library's callbacks: the library re-arms its loop
+    /// timer only after its own events, so it is woken once the current callback of ours returns.
+    private var libraryTimersNeedCheck = false
+    /// Set as the teardown begins: no handle may join the loop from then on.
+    private(set) var loopHasEnded = false
 
-    init() {}
+    init() {
+        // libwebsockets 4.1.6 on libuv closes its event pipe's descriptor twice when a context is destroyed, a
+        // turn of the loop apart; another thread given the number in between would lose it (libuv aborts in
+        // `epoll_ctl`, or a socket vanishes mid-request). The guard keeps the number taken between the two
+        // closes; it is armed around the library's creation and destruction of a context (`withCloseGuard`).
+        _ = pomodoro_close_guard_install()
+        loop = .allocate(capacity: 1)
+        loop.initialize(to: uv_loop_t())
+        let status = uv_loop_init(loop)
+        guard status == 0 else { fatalError("cannot create an event loop: \(String(cString: uv_strerror(status)))") }
+        wakeup = .allocate(capacity: 1)
+        wakeup.initialize(to: uv_async_t())
+        uv_async_init(loop, wakeup, wakeupFired)
+        contextSlot = .allocate(capacity: 1)
+        contextSlot.initialize(to: nil)
+        foreignLoops = .allocate(capacity: 1)
+        foreignLoops.initialize(to: UnsafeMutableRawPointer(loop))
+        wakeup.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+    }
 
     /// A service thread nobody waited for is detached, so its stack is given back. Runs only once the thread's
     /// body, which holds the loop, has returned.
     deinit {
         if let thread, !joined { pthread_detach(thread) }
+        contextSlot.deallocate()
+        foreignLoops.deallocate()
+        // A loop that was never run still has its wake-up and timers open: close them and let libuv finish.
+        if !loopHasEnded {
+            loopHasEnded = true
+            closeOwnHandles()
+            uv_run(loop, UV_RUN_NOWAIT)
+            loopClosed = uv_loop_close(loop) == 0
+        }
+        if loopClosed {
+            wakeup.deallocate()
+            loop.deallocate()
+        }
+    }
+
+    /// The options every context on this loop is created with: the libuv event library, joined to our loop.
+    /// The creation info's `foreign_loops` and `pcontext` must point at `foreignLoops` and `contextSlot`.
+    static let eventLibraryOptions = UInt64(LWS_SERVER_OPTION_LIBUV)
+
+    /// Fills the creation info's loop fields (`options`, `foreign_loops`, `pcontext`).
+    func joinLoop(_ info: inout lws_context_creation_info) {
+        info.options |= Self.eventLibraryOptions
+        info.foreign_loops = foreignLoops
+        info.pcontext = contextSlot
+    }
+
+    /// Creates the context for `info` (filled by `joinLoop`). A creation that fails part-way destroys what it
+    /// made, closing the event pipe as a destruction does: the close guard is armed.
+    func createContext(_ info: inout lws_context_creation_info) -> OpaquePointer? {
+        withCloseGuard { lws_create_context(&info) }
+    }
+
+    /// Runs `body`, a call into the library that may close its event pipe, with the close guard armed on this
+    /// thread: the pipe's number then stays taken (by a placeholder) until the library closes it the second
+    /// time, or `finishDestroying` does.
+    private func withCloseGuard<T>(_ body: () -> T) -> T {
+        pomodoro_close_guard_arm()
+        defer { pomodoro_close_guard_disarm() }
+        return body()
+    }
+
+    /// Keeps the context the library created, as `context` and where the library clears it.
+    func adopt(_ created: OpaquePointer) {
+        context = created
+        contextSlot.pointee = created
     }
 
     /// Runs `work` on the service thread soon. Safe from any thread, also once the loop has ended (the work
@@ -39,7 +126,14 @@ public class ServiceLoop: @unchecked Sendable {
     public func post(_ work: @escaping @Sendable () -> Void) {
         inboxLock.withLock {
             inbox.append(work)
-            if wakeable, let context { lws_cancel_service(context) }
+            if wakeable { uv_async_send(wakeup) }
+        }
+    }
+
+    /// Wakes the loop from any thread without work: it then looks at `exitRequested`.
+    func wake() {
+        inboxLock.withLock {
+            if wakeable { uv_async_send(wakeup) }
         }
     }
 
@@ -49,18 +143,21 @@ public class ServiceLoop: @unchecked Sendable {
         return pthread_equal(id, pthread_self()) != 0
     }
 
+    /// Leaves the loop after the current callback. Service thread only.
+    func requestExit() {
+        exitRequested = true
+        uv_stop(loop)
+    }
+
     /// Starts the service thread.
     func startThread(name: String) {
         let body = ThreadBody { [self] in
             serviceThreadID = pthread_self()
             name.withCString { pomodoro_name_this_thread($0) }
             while !exitRequested {
-                if lws_service(context, 0) < 0 { break }
+                uv_run(loop, UV_RUN_DEFAULT)
             }
-            willDestroyContext()
-            inboxLock.withLock { wakeable = false }
-            lws_context_destroy(context)
-            context = nil
+            tearDown()
             let waiters = inboxLock.withLock { () -> [CheckedContinuation<Void, Never>] in
                 ended = true
                 defer { finishWaiters.removeAll() }
@@ -81,6 +178,64 @@ public class ServiceLoop: @unchecked Sendable {
             fatalError("cannot start the \(name) thread: \(String(cString: strerror(created)))")
         }
         joinLock.withLock { self.thread = thread }
+    }
+
+    /// Ends the loop on the service thread: our handles closed, the context destroyed, libuv's closing
+    /// callbacks run to their end, the loop closed. Bounded in time: a handle that never finishes closing
+    /// leaves the loop unclosed (and its memory kept) rather than the thread stuck.
+    private func tearDown() {
+        willDestroyContext()
+        loopHasEnded = true
+        closeOwnHandles()
+        // The library closes its event pipe's descriptor here, and again once libuv hands the pipe's handle
+        // back (in `finishDestroying`): under the guard, the first close leaves a placeholder on the number.
+        if let context { withCloseGuard { lws_context_destroy(context) } }
+        finishDestroying()
+    }
+
+    /// For a context whose creation failed: with a foreign loop the library returns it half destroyed, and
+    /// its handles must close on the loop before it can be freed. Before the service thread starts.
+    func abandonContext() {
+        loopHasEnded = true
+        closeOwnHandles()
+        finishDestroying()
+    }
+
+    /// Runs the loop until every handle has closed (within a bound), finishes the library's destruction of
+    /// the context, and closes the loop.
+    private func finishDestroying() {
+        // A guard that wakes the loop now and then without keeping it alive, so the bound below is checked.
+        let guardTimer = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
+        guardTimer.initialize(to: uv_timer_t())
+        uv_timer_init(loop, guardTimer)
+        uv_timer_start(guardTimer, { _ in }, 50, 50)
+        uv_unref(pomodoro_uv_timer_handle(guardTimer))
+        let giveUp = uv_hrtime() + 5_000_000_000
+        while uv_run(loop, UV_RUN_ONCE) != 0 && uv_hrtime() < giveUp {}
+        // With a foreign loop the library finishes its destruction only when asked again, once every handle
+        // of its own has closed; it clears `contextSlot` when it is wholly done.
+        if let remaining = contextSlot.pointee {
+            withCloseGuard { lws_context_destroy(remaining) }
+            uv_run(loop, UV_RUN_NOWAIT)
+        }
+        context = nil
+        uv_close(pomodoro_uv_timer_handle(guardTimer), freeTimerHandle)
+        uv_run(loop, UV_RUN_NOWAIT)
+        loopClosed = uv_loop_close(loop) == 0
+        // Had the library not closed the number a second time, the placeholder is still ours to close.
+        pomodoro_close_guard_release()
+    }
+
+    /// Closes the wake-up and every timer's handle; the timers forget theirs.
+    private func closeOwnHandles() {
+        inboxLock.withLock { wakeable = false }
+        uv_close(pomodoro_uv_async_handle(wakeup), nil)
+        for (handle, timer) in liveTimers {
+            timer.takeUnretainedValue().detach()
+            uv_timer_stop(handle)
+            uv_close(pomodoro_uv_timer_handle(handle), freeTimerHandle)
+        }
+        liveTimers.removeAll()
     }
 
     /// Blocks the calling thread until the service thread has ended: the context is destroyed and the
@@ -128,54 +283,104 @@ public class ServiceLoop: @unchecked Sendable {
             return taken
         }
         for item in work { item() }
+        if exitRequested { uv_stop(loop) }
+        checkLibraryTimers()
     }
 
-    /// Makes a timer that runs `fire` on the service thread.
+    /// Notes that a library timer (`lws_set_timeout`, `lws_sul_schedule`) was set, possibly outside the
+    /// library's callbacks. Service thread only.
+    func libraryTimersChanged() { libraryTimersNeedCheck = true }
+
+    /// After a callback of ours: if library timers changed, the library is woken (through its own cancel
+    /// pipe) so it looks at them; without, a timeout set from a timer of ours waits for the next network event.
+    fileprivate func checkLibraryTimers() {
+        guard libraryTimersNeedCheck else { return }
+        libraryTimersNeedCheck = false
+        if let context { lws_cancel_service(context) }
+    }
+
+    /// Makes a timer that runs `fire` on the service thread. Service thread only (or before the thread starts).
     public func makeTimer(_ fire: @escaping () -> Void) -> LoopTimer {
-        LoopTimer(loop: self, fire: fire)
+        let timer = LoopTimer(loop: self, fire: fire)
+        if let handle = timer.handle { liveTimers[handle] = Unmanaged.passUnretained(timer) }
+        return timer
+    }
+
+    /// A timer going away while the loop runs: its handle is closed and freed by libuv.
+    fileprivate func release(_ handle: UnsafeMutablePointer<uv_timer_t>) {
+        liveTimers[handle] = nil
+        uv_timer_stop(handle)
+        uv_close(pomodoro_uv_timer_handle(handle), freeTimerHandle)
     }
 }
 
-/// A one-shot timer on the service thread, re-armed with `schedule(after:)`. Use only on the service thread.
+/// A one-shot timer on the service thread, re-armed with `schedule(afterNanoseconds:)`. Use only on the
+/// service thread.
+///
+/// libuv counts timers in whole milliseconds of its cached loop time. The due time is computed here from a
+/// fresh reading of the monotonic clock and rounded up, so a timer never fires before its moment and at most
+/// about a millisecond after it, however long the current turn of the loop has run.
 public final class LoopTimer {
     private unowned let loop: ServiceLoop
     private let fire: () -> Void
-    private let storage: UnsafeMutablePointer<pomodoro_timer_t>
+    /// Nil once the loop has closed it (the loop ended first).
+    fileprivate private(set) var handle: UnsafeMutablePointer<uv_timer_t>?
 
     init(loop: ServiceLoop, fire: @escaping () -> Void) {
         self.loop = loop
         self.fire = fire
-        storage = .allocate(capacity: 1)
-        storage.initialize(to: pomodoro_timer_t())
-        storage.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
+        if !loop.loopHasEnded {
+            let handle = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
+            handle.initialize(to: uv_timer_t())
+            uv_timer_init(loop.loop, handle)
+            handle.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+            self.handle = handle
+        }
     }
 
     deinit {
-        cancel()
-        storage.deallocate()
+        if let handle { loop.release(handle) }
     }
 
-    /// Fires once after `nanoseconds` (rounded up to whole microseconds); replaces any earlier schedule.
+    /// The loop closed the handle at its end.
+    fileprivate func detach() { handle = nil }
+
+    /// Fires once after `nanoseconds`; replaces any earlier schedule.
     public func schedule(afterNanoseconds nanoseconds: Int64) {
-        guard let context = loop.context else { return }
-        let micros = max(0, (nanoseconds + 999) / 1000)
-        storage.withMemoryRebound(to: lws_sorted_usec_list_t.self, capacity: 1) { sul in
-            lws_sul_schedule(context, 0, sul, loopTimerFired, lws_usec_t(micros))
-        }
+        guard let handle else { return }
+        uv_update_time(loop.loop)
+        let due = (uv_hrtime() + UInt64(max(0, nanoseconds)) + 999_999) / 1_000_000
+        let now = uv_now(loop.loop)
+        uv_timer_start(handle, loopTimerFired, due > now ? due - now : 0, 0)
     }
 
     public func cancel() {
-        storage.withMemoryRebound(to: lws_sorted_usec_list_t.self, capacity: 1) { sul in
-            lws_sul_cancel(sul)
-        }
+        guard let handle else { return }
+        uv_timer_stop(handle)
     }
 
-    fileprivate func fired() { fire() }
+    fileprivate func fired() {
+        fire()
+        loop.checkLibraryTimers()
+    }
 }
 
-private func loopTimerFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
-    guard let sul, let owner = pomodoro_timer_owner(sul) else { return }
+private func loopTimerFired(_ handle: UnsafeMutablePointer<uv_timer_t>?) {
+    guard let owner = handle?.pointee.data else { return }
     Unmanaged<LoopTimer>.fromOpaque(owner).takeUnretainedValue().fired()
+}
+
+private func freeTimerHandle(_ handle: UnsafeMutablePointer<uv_handle_t>?) {
+    guard let handle else { return }
+    handle.withMemoryRebound(to: uv_timer_t.self, capacity: 1) { timer in
+        timer.deinitialize(count: 1)
+        timer.deallocate()
+    }
+}
+
+private func wakeupFired(_ async: UnsafeMutablePointer<uv_async_t>?) {
+    guard let owner = async?.pointee.data else { return }
+    Unmanaged<ServiceLoop>.fromOpaque(owner).takeUnretainedValue().drainInbox()
 }
 
 /// The closure a service thread runs, handed to `pthread_create` retained.

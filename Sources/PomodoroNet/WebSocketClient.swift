@@ -49,6 +49,8 @@ public final class WebSocketClient: ServiceLoop, @unchecked Sendable {
     private var nextRaw: UInt64 = 1
     private let protocols: UnsafeMutablePointer<lws_protocols>
     private let protocolName: UnsafeMutablePointer<CChar>
+    /// No keep-alive of the library's: it would re-sort a list of every connection's timer at each frame.
+    private let retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>
     public let maxMessageBytes: Int
 
     /// Creates the context; `start()` begins servicing it.
@@ -61,6 +63,8 @@ public final class WebSocketClient: ServiceLoop, @unchecked Sendable {
         protocols[0].callback = clientCallback
         protocols[0].rx_buffer_size = 65536
         protocols[1] = lws_protocols()
+        retryPolicy = .allocate(capacity: 1)
+        retryPolicy.initialize(to: lws_retry_bo_t())
         super.init()
         LWS.configureLogging(verbose: verboseLibraryLogs)
         var info = lws_context_creation_info()
@@ -69,11 +73,14 @@ public final class WebSocketClient: ServiceLoop, @unchecked Sendable {
         info.protocols = UnsafePointer(protocols)
         info.user = Unmanaged.passUnretained(self).toOpaque()
         info.timeout_secs = 10
-        context = try LWS.check(lws_create_context(&info), or: .cannotCreateClient)
+        info.retry_and_idle_policy = UnsafePointer(retryPolicy)
+        joinLoop(&info)
+        adopt(try LWS.check(createContext(&info), or: .cannotCreateClient))
     }
 
     deinit {
         protocols.deallocate()
+        retryPolicy.deallocate()
         free(protocolName)
     }
 
@@ -81,10 +88,7 @@ public final class WebSocketClient: ServiceLoop, @unchecked Sendable {
 
     /// Ends the loop, closing whatever is still open.
     public func stop() {
-        post { [self] in
-            exitRequested = true
-            if let context { lws_cancel_service(context) }
-        }
+        post { [self] in requestExit() }
     }
 
     /// How a connection uses TLS.
@@ -180,10 +184,6 @@ public final class WebSocketClient: ServiceLoop, @unchecked Sendable {
 
     fileprivate func handle(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons,
                             _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
-        if reason == LWS_CALLBACK_EVENT_WAIT_CANCELLED {
-            drainInbox()
-            return 0
-        }
         guard let wsi, let raw = lws_get_opaque_user_data(wsi),
               let connection = connections[ClientConnectionID(rawValue: UInt64(UInt(bitPattern: raw)))] else {
             return 0

@@ -74,21 +74,24 @@ extension WebSocketServer {
         }
     }
 
-    /// LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED: judges the bytes already there. Returns what the callback
-    /// returns: nonzero closes the connection, after the answer.
-    func connectionAccepted(_ wsi: OpaquePointer) -> Int32 {
-        guard options.tlsCertificatePath == nil else { return 0 }
+    /// LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED: judges the bytes already there, and answers and shuts
+    /// down a head it refuses. The adoption itself is never refused.
+    func connectionAccepted(_ wsi: OpaquePointer) {
+        guard options.tlsCertificatePath == nil else { return }
         let fd = lws_get_socket_fd(wsi)
-        guard fd >= 0 else { return 0 }
+        guard fd >= 0 else { return }
         var bytes = [UInt8](repeating: 0, count: 2 * Self.headTableBytes)
         let count = recv(fd, &bytes, bytes.count, Int32(MSG_PEEK | MSG_DONTWAIT))
-        guard count > 0 else { return 0 }
-        guard case .refuse(let status, let reason) = headScreen.verdict(Array(bytes.prefix(count))) else { return 0 }
+        guard count > 0 else { return }
+        guard case .refuse(let status, let reason) = headScreen.verdict(Array(bytes.prefix(count))) else { return }
         // Taken off the socket first: closing with unread bytes would reset the connection, answer and all.
         _ = recv(fd, &bytes, count, Int32(MSG_DONTWAIT))
         let answer = Self.cannedAnswer(status: status, body: reason + "\n")
         _ = answer.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-        return 1
+        // The adoption goes on, and the library's own read of the socket, now at its end, closes it. Refusing
+        // the adoption here instead makes the library close the socket twice on the libuv loop (once at once,
+        // once from libuv's close callback), which may close a descriptor reused meanwhile.
+        Glibc.shutdown(fd, Int32(SHUT_RDWR))
     }
 
     /// LWS_CALLBACK_HTTP_BIND_PROTOCOL: the connection is ready for a request head; note what its socket has

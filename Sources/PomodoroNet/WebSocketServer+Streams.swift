@@ -37,6 +37,7 @@ public final class HTTPStream {
         if queue.count >= Self.maxQueuedPieces || queuedBytes + piece.count > Self.maxQueuedBytes {
             isClosed = true
             lws_set_timeout(exchange.wsi, PENDING_TIMEOUT_HTTP_CONTENT, LWS_TO_KILL_ASYNC)
+            server.libraryTimersChanged()
             return false
         }
         queue.append(piece)

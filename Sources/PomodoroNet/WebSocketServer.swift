@@ -1,3 +1,4 @@
+import CLibUV
 import CLibWebSockets
 import Foundation
 
@@ -106,8 +107,16 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         let peer: String
         /// Whether the delegate was told about this connection (refused ones never reach it).
         var announced = false
-        init(id: ConnectionID, wsi: OpaquePointer, peer: String, options: WebSocketServerOptions) {
+        /// The loop's time (ms) when the peer was last heard from: any frame, pongs included.
+        var lastHeardMs: UInt64
+        /// A keep-alive ping is due to be written, or was written and not yet answered.
+        var pingDue = false
+        var pinged = false
+        /// Set once the close frame has been handed to the library (from `closeTimer`).
+        var closeStarted = false
+        init(id: ConnectionID, wsi: OpaquePointer, peer: String, options: WebSocketServerOptions, nowMs: UInt64) {
             self.id = id
+            lastHeardMs = nowMs
             self.wsi = wsi
             self.peer = peer
             assembler = MessageAssembler(limit: options.maxMessageBytes)
@@ -131,6 +140,12 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
     var httpScratch = [UInt8]()
     private(set) var draining = false
     private var drainTimer: LoopTimer?
+    /// The keep-alive sweep, once a second over every connection (KeepAlive below).
+    private var keepAliveTimer: LoopTimer?
+    /// Connections whose close is to be started outside the library's callbacks (with a close frame, or
+    /// without: a hang-up), and the timer that starts them.
+    private var closesDue: [(id: ConnectionID, hangUp: Bool)] = []
+    private var closeTimer: LoopTimer?
     private var retained = [UnsafeMutableRawPointer]()
     private var protocols: UnsafeMutablePointer<lws_protocols>?
     private var retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>?
@@ -183,10 +198,10 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
             }
         }
 
+        // No keep-alive of the library's: it keeps every connection's in one sorted list, and re-sorts it at
+        // each frame received. Ours is a sweep a second (`sweepKeepAlive`).
         let retry = UnsafeMutablePointer<lws_retry_bo_t>.allocate(capacity: 1)
         retry.initialize(to: lws_retry_bo_t())
-        retry.pointee.secs_since_valid_ping = options.pingAfterSeconds
-        retry.pointee.secs_since_valid_hangup = options.hangUpAfterSeconds
         retryPolicy = retry
 
         var info = lws_context_creation_info()
@@ -234,10 +249,15 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
                 info.options |= UInt64(LWS_SERVER_OPTION_DISABLE_IPV6)
             }
         }
-        context = try LWS.check(lws_create_context(&info), or: .cannotListen(host: options.host, port: options.port))
-        if let vhost = lws_get_vhost_by_name(context, "default") {
-            port = Int(lws_get_vhost_listen_port(vhost))
+        joinLoop(&info)
+        adopt(try LWS.check(createContext(&info), or: .cannotListen(host: options.host, port: options.port)))
+        // With a loop of ours the library returns a context even when it could not listen (its vhost is
+        // missing), already being destroyed: the destruction is finished here.
+        guard let vhost = lws_get_vhost_by_name(context, "default") else {
+            abandonContext()
+            throw .cannotListen(host: options.host, port: options.port)
         }
+        port = Int(lws_get_vhost_listen_port(vhost))
         if port <= 0 { port = options.port }
         deferAccepting(port: port)
     }
@@ -292,7 +312,13 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
     }
 
     /// Starts serving on a thread of its own.
-    public func start() { startThread(name: "pomodoro-service") }
+    public func start() {
+        let sweep = makeTimer { [unowned self] in sweepKeepAlive() }
+        sweep.schedule(afterNanoseconds: 1_000_000_000)
+        keepAliveTimer = sweep
+        closeTimer = makeTimer { [unowned self] in startDueCloses() }
+        startThread(name: "pomodoro-service")
+    }
 
     public var connectionCount: Int { connections.count }
 
@@ -303,6 +329,12 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
     @discardableResult
     public func send(_ frame: OutboundFrame, to id: ConnectionID) -> Bool {
         guard let connection = connections[id], connection.closeCode == nil else { return false }
+        // Nothing waiting: written at once, without a turn of the loop. What the socket does not take the
+        // library keeps and finishes when it is writable (`lws_partial_buffered`).
+        if connection.queue.isEmpty && !connection.pingDue && lws_partial_buffered(connection.wsi) == 0 {
+            if write(frame, to: connection) { return true }
+            return false
+        }
         guard connection.queue.push(frame) else {
             droppedSlowClients += 1
             connection.queue.removeAll()
@@ -311,6 +343,30 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         }
         lws_callback_on_writable(connection.wsi)
         return true
+    }
+
+    /// Writes one frame now; false (and the connection is dropped) when the socket failed.
+    private func write(_ frame: OutboundFrame, to connection: Connection) -> Bool {
+        let length = frame.count
+        let written = frame.storage.withUnsafeMutableBufferPointer { buffer in
+            lws_write(connection.wsi, buffer.baseAddress! + LWS.pre, length, LWS_WRITE_TEXT)
+        }
+        if written < 0 {
+            hangUp(connection)
+            return false
+        }
+        return true
+    }
+
+    /// Closes a connection without a close frame (its socket failed, or its peer went silent), from the
+    /// library's timer rather than inside a callback.
+    private func hangUp(_ connection: Connection) {
+        connection.queue.removeAll()
+        if connection.closeCode == nil { connection.closeCode = 1006 }
+        guard !connection.closeStarted else { return }
+        connection.closeStarted = true
+        closesDue.append((connection.id, true))
+        if closesDue.count == 1 { closeTimer?.schedule(afterNanoseconds: 0) }
     }
 
     /// Closes a connection with a close frame once what is queued for it has been written.
@@ -322,9 +378,82 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
     private func beginClose(_ connection: Connection, code: UInt16, reason: String) {
         connection.closeCode = code
         connection.closeReason = String(reason.utf8.prefix(100)) ?? ""
-        lws_callback_on_writable(connection.wsi)
+        if connection.queue.isEmpty && lws_partial_buffered(connection.wsi) == 0 {
+            closeWhenOutside(connection)
+        } else {
+            lws_callback_on_writable(connection.wsi)
+        }
         // A peer that never reads never makes us writable: hang up on it after a short while regardless.
         lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, 3)
+        libraryTimersChanged()
+    }
+
+    /// Queues the close frame of a connection whose frames are all written, to be started from a timer rather
+    /// than by returning -1 from a callback: with the libuv loop this build of the library then closes the
+    /// connection twice, and the close frame is lost.
+    private func closeWhenOutside(_ connection: Connection) {
+        guard !connection.closeStarted else { return }
+        connection.closeStarted = true
+        closesDue.append((connection.id, false))
+        if closesDue.count == 1 { closeTimer?.schedule(afterNanoseconds: 0) }
+    }
+
+    /// Starts the close handshake of each connection due: the library writes the close frame with our code
+    /// and reason, waits for the peer's, then hangs up.
+    private func startDueCloses() {
+        let due = closesDue
+        closesDue.removeAll()
+        for (id, hangUp) in due {
+            guard let connection = connections[id], let code = connection.closeCode else { continue }
+            // Without a close reason the library closes without a close frame: a hang-up.
+            if !hangUp {
+                var reason = Array(connection.closeReason.utf8)
+                lws_close_reason(connection.wsi, lws_close_status(rawValue: UInt32(code)), &reason, reason.count)
+            }
+            lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_SYNC)
+        }
+    }
+
+    /// Once a second: pings each connection silent for `pingAfterSeconds` (once), and hangs up on each silent
+    /// for `hangUpAfterSeconds`. One pass over the connections costs far less than the library's keep-alive,
+    /// which re-sorts a list of every connection's timer at each frame received.
+    private func sweepKeepAlive() {
+        keepAliveTimer?.schedule(afterNanoseconds: 1_000_000_000)
+        let now = uv_now(loop)
+        let pingAfter = UInt64(options.pingAfterSeconds) * 1000
+        let hangUpAfter = UInt64(options.hangUpAfterSeconds) * 1000
+        for connection in connections.values where connection.closeCode == nil {
+            let silent = now &- connection.lastHeardMs
+            // Hung up on only once pinged (a sweep that came late must not skip the ping).
+            if hangUpAfter > 0 && silent >= hangUpAfter && (connection.pinged || pingAfter == 0) {
+                hangUp(connection)
+            } else if pingAfter > 0 && silent >= pingAfter && !connection.pinged {
+                connection.pinged = true
+                connection.pingDue = true
+                if connection.queue.isEmpty && lws_partial_buffered(connection.wsi) == 0 {
+                    writePing(connection)
+                } else {
+                    lws_callback_on_writable(connection.wsi)
+                }
+            }
+        }
+    }
+
+    /// The keep-alive ping. Its payload is ASCII: this build of the library checks a pong's payload as UTF-8
+    /// and closes with 1007 on anything else.
+    private func writePing(_ connection: Connection) {
+        connection.pingDue = false
+        var ping = [UInt8](repeating: 0, count: LWS.pre) + Array("keepalive".utf8)
+        let count = ping.count - LWS.pre
+        _ = ping.withUnsafeMutableBufferPointer { buffer in
+            lws_write(connection.wsi, buffer.baseAddress! + LWS.pre, count, LWS_WRITE_PING)
+        }
+    }
+
+    /// The peer was heard from.
+    private func heard(_ connection: Connection) {
+        connection.lastHeardMs = uv_now(loop)
+        connection.pinged = false
     }
 
     /// Closes every connection with `code` (1001: going away), then ends the service loop once they are all
@@ -340,12 +469,13 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
     }
 
     private func finishDraining() {
-        exitRequested = true
-        if let context { lws_cancel_service(context) }
+        requestExit()
     }
 
     override func willDestroyContext() {
         drainTimer = nil
+        keepAliveTimer = nil
+        closeTimer = nil
     }
 
     // MARK: Callbacks from the library
@@ -353,8 +483,6 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
     fileprivate func handle(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
                             _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         switch reason {
-        case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
-            drainInbox()
 
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             // Only the WebSocket path upgrades: anything else, or anything while draining, gets a 403.
@@ -370,7 +498,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
             guard let wsi else { return -1 }
             let id = ConnectionID(rawValue: nextConnection)
             nextConnection += 1
-            let connection = Connection(id: id, wsi: wsi, peer: clientAddress(wsi), options: options)
+            let connection = Connection(id: id, wsi: wsi, peer: clientAddress(wsi), options: options, nowMs: uv_now(loop))
             connections[id] = connection
             lws_set_opaque_user_data(wsi, UnsafeMutableRawPointer(bitPattern: UInt(id.rawValue)))
             let key = AddressKey.of(connection.peer)
@@ -384,8 +512,12 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
                 delegate?.server(self, didOpen: id, peer: connection.peer)
             }
 
+        case LWS_CALLBACK_RECEIVE_PONG:
+            if let connection = connection(of: wsi) { heard(connection) }
+
         case LWS_CALLBACK_RECEIVE:
-            guard let connection = connection(of: wsi) else { return -1 }
+            guard let connection = connection(of: wsi) else { return 0 }
+            heard(connection)
             guard connection.closeCode == nil, connection.announced else { return 0 }
             let chunk = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
             let result = connection.assembler.append(
@@ -399,24 +531,25 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
             }
 
         case LWS_CALLBACK_SERVER_WRITEABLE:
-            guard let wsi, let connection = connection(of: wsi) else { return -1 }
-            if lws_send_pipe_choked(wsi) != 0 {
+            guard let wsi, let connection = connection(of: wsi) else { return 0 }
+            if connection.closeStarted { return 0 }
+            if lws_partial_buffered(wsi) != 0 {
                 lws_callback_on_writable(wsi)
                 return 0
             }
-            if let frame = connection.queue.pop() {
-                let length = frame.count
-                let written = frame.storage.withUnsafeMutableBufferPointer { buffer in
-                    lws_write(wsi, buffer.baseAddress! + LWS.pre, length, LWS_WRITE_TEXT)
-                }
-                if written < 0 { return -1 }
+            if connection.pingDue {
+                writePing(connection)
                 if !connection.queue.isEmpty || connection.closeCode != nil { lws_callback_on_writable(wsi) }
                 return 0
             }
-            if let code = connection.closeCode {
-                var reason = Array(connection.closeReason.utf8)
-                lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code)), &reason, reason.count)
-                return -1
+            if let frame = connection.queue.pop() {
+                guard write(frame, to: connection) else { return 0 }
+                if !connection.queue.isEmpty || connection.closeCode != nil { lws_callback_on_writable(wsi) }
+                return 0
+            }
+            if connection.closeCode != nil {
+                closeWhenOutside(connection)
+                return 0
             }
 
         case LWS_CALLBACK_CLOSED:
@@ -429,7 +562,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
             if draining && connections.isEmpty { finishDraining() }
 
         case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
-            if let wsi, connectionAccepted(wsi) != 0 { return 1 }
+            if let wsi { connectionAccepted(wsi) }
 
         case LWS_CALLBACK_HTTP_BIND_PROTOCOL:
             if let wsi { headExpected(on: wsi, session: user) }

@@ -54,9 +54,9 @@ import Testing
         try tmux.press("Enter")
         try await tmux.waitFor("the view, silenced") { $0.contains("● live") && $0.contains("m unmute") }
         // Two phase ends go by (each line names the phase that ended), with no bell.
-        try await tmux.waitFor("a phase's end", timeout: 10) { $0.contains(" done · ") }
+        try await tmux.waitFor("a phase's end", timeout: 30) { $0.contains(" done · ") }
         let first = try tmux.capture().split(separator: "\n").first { $0.contains(" done · ") }.map(String.init)
-        try await tmux.waitFor("another phase's end", timeout: 10) { screen in
+        try await tmux.waitFor("another phase's end", timeout: 30) { screen in
             screen.split(separator: "\n").contains { $0.contains(" done · ") && String($0) != first }
         }
         #expect(try !rang(tmux), "the bell rang while silenced")

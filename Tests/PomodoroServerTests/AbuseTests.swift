@@ -30,7 +30,7 @@ struct AbuseTests {
             client.start()
             owner = try Peer(client, port: server.port)
             owner.send(.join(room: "lock-room", name: "Owner", token: nil, passcode: "open sesame"))
-            ownerToken = try owner.expect("welcome") { if case .welcome(let you, _, _, _, _) = $0 { you.token } else { nil } }
+            ownerToken = try owner.expect("welcome", timeout: 20) { if case .welcome(let you, _, _, _, _) = $0 { you.token } else { nil } }
         }
 
         func stop() {
@@ -41,7 +41,8 @@ struct AbuseTests {
     }
 
     static func error(_ peer: Peer) throws -> ErrorCode {
-        try peer.expect("error") { if case .error(let code, _, _, _) = $0 { code } else { nil } }
+        // A passcode check is deliberately slow (PBKDF2): give it room on a loaded machine.
+        try peer.expect("error", timeout: 20) { if case .error(let code, _, _, _) = $0 { code } else { nil } }
     }
 
     static func codes(_ messages: [ServerMessage]) -> [ErrorCode] {
@@ -93,7 +94,8 @@ struct AbuseTests {
         let room = try LockedRoom(folder: folder) { $0.limits.apiRequestsPerSecond = 0 }
         defer { room.stop() }
         let connections = try (0..<60).map { n in
-            let http = try RawHTTP(port: room.server.port)
+            // Five PBKDF2 checks in a row outlasted a 5 s read at load 30 on two cores.
+            let http = try RawHTTP(port: room.server.port, readTimeout: 20)
             http.send("GET /api/rooms/lock-room/history HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong-\(n)\r\n\r\n")
             return http
         }

@@ -503,16 +503,17 @@ struct RawHTTPReply {
 }
 
 /// One HTTP/1.1 connection over a loopback socket: requests written by hand, responses read by Content-Length.
-/// Every read gives up after 5 seconds.
+/// Every read gives up after `readTimeout` seconds (5 unless told).
 final class RawHTTP {
     private let fd: Int32
     private var unread = [UInt8]()
 
     /// - Parameter receiveBuffer: a small socket receive buffer (bytes, set before connecting) for a slow reader.
-    init(port: Int, receiveBuffer: Int32? = nil) throws {
+    /// - Parameter readTimeout: how long a read may stay quiet before the test gives up (a bound, not a timing).
+    init(port: Int, receiveBuffer: Int32? = nil, readTimeout: Int = 5) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw LiveTestFailure(description: "socket failed") }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        var timeout = timeval(tv_sec: readTimeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         if var size = receiveBuffer {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))

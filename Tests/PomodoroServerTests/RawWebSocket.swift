@@ -34,7 +34,9 @@ final class RawWebSocket {
         if var size = receiveBuffer {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        // How long a read may stay quiet before the test gives up: a bound, not a timing. Five PBKDF2 checks of
+        // wrong passcodes in a row outlasted 5 s at load 30 on two cores.
+        var timeout = timeval(tv_sec: 20, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

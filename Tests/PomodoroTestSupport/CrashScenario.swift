@@ -95,7 +95,7 @@ public enum CrashScenario {
         try await second.process.ended()
     }
 
-    /// A schedule starts a set of three 3-second focus sessions (2-second breaks); the server dies by SIGKILL
+    /// A schedule starts a set of three 8-second focus sessions (2-second breaks); the server dies by SIGKILL
     /// in the second focus and starts again on `database`: the set carries on by itself, counting the first
     /// focus, and ends after the third. Schedules are to the minute, so this waits for the next one.
     public static func aScheduledSetCarriesOnAcrossARestart(database: String) async throws {
@@ -117,7 +117,7 @@ public enum CrashScenario {
         let time = String(format: "%02d:%02d", intoDay / 3600, intoDay / 60 % 60)
         ada.send(.schedule(.add(ScheduleFields(
             name: "Sprint", time: time, zone: "UTC", days: [zone.date(of: when).weekday.code],
-            settings: RoomSettings(focus: 3, shortBreak: 2, longBreak: 2, longBreakEvery: 4), sessions: 3, warning: 0))),
+            settings: RoomSettings(focus: 8, shortBreak: 2, longBreak: 2, longBreakEvery: 4), sessions: 3, warning: 0))),
             ref: .number(1))
         _ = try ada.expect("ok addSchedule") { if case .ok("addSchedule", _, .number(1)?) = $0 { true } else { nil } }
 
@@ -127,7 +127,7 @@ public enum CrashScenario {
         _ = try await ada.awaitMessage("the scheduled start", timeout: 8) {
             if case .event(_, .schedule(.started), _) = $0 { true } else { nil }
         }
-        _ = try await ada.awaitMessage("the second focus", timeout: 10) {
+        _ = try await ada.awaitMessage("the second focus", timeout: 20) {
             if case .event(_, .phaseCompleted(.shortBreak, .focus, true, _), _) = $0 { true } else { nil }
         }
         first.process.kill()
@@ -140,10 +140,11 @@ public enum CrashScenario {
         let again = try Peer(client, port: second.port)
         let (back, snapshot) = try again.join(room, name: "Ada", token: adaYou.token)
         #expect(back.resumed)
-        #expect(snapshot.settings.focus == 3, "the set's own settings, not the room's")
+        // The second focus lasts 8 s, so that a restart on a loaded machine still finds it under way.
+        #expect(snapshot.settings.focus == 8, "the set's own settings, not the room's")
         // `scheduleEnded`, then the stopped room's `state` (events go out before the state they lead to).
         var ended: Int?
-        let idle = try again.expect("the end of the set, and the room stopped", timeout: 20) { message -> SnapshotPayload? in
+        let idle = try again.expect("the end of the set, and the room stopped", timeout: 40) { message -> SnapshotPayload? in
             if case .event(_, .schedule(.ended(_, "Sprint", let count)), _) = message { ended = count }
             if case .state(let s) = message, s.status == .idle, ended != nil { return s }
             return nil

@@ -1,0 +1,254 @@
+import Dispatch
+import Foundation
+import CLibWebSocketsGuard
+import Glibc
+import PomodoroNet
+import PomodoroTestSupport
+import Testing
+
+/// The service loop on its own: the libuv loop under a WebSocketServer, its timers and its end.
+@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+struct ServiceLoopTests {
+    private static func monotonicNanoseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+
+    /// libuv counts in whole milliseconds of a cached loop time; a timer armed late in a long turn, or for a
+    /// delay that is not a whole number of milliseconds, must still not fire before its moment.
+    @Test func aTimerNeverFiresBeforeItsDelay() throws {
+        let server = try WebSocketServer(options: WebSocketServerOptions(host: "127.0.0.1", port: 0))
+        server.start()
+        defer {
+            server.post { server.shutdown() }
+            server.waitUntilFinished()
+        }
+        let delays: [Int64] = [0, 300_000, 1_000_000, 2_700_000, 7_300_000, 20_000_000]
+        let early = LoopTestCell<[Int64]>([])
+        let fired = DispatchSemaphore(value: 0)
+        let kept = LoopTestCell<[LoopTimer]>([])
+        server.post {
+            // A turn that runs a while before arming, as a busy one does.
+            let busyUntil = Self.monotonicNanoseconds() + 3_000_000
+            while Self.monotonicNanoseconds() < busyUntil {}
+            for delay in delays {
+                let armedAt = Self.monotonicNanoseconds()
+                let timer = server.makeTimer {
+                    let waited = Self.monotonicNanoseconds() - armedAt
+                    if waited < delay { early.value.append(delay - waited) }
+                    fired.signal()
+                }
+                timer.schedule(afterNanoseconds: delay)
+                kept.value.append(timer)
+            }
+        }
+        for _ in delays { #expect(fired.wait(timeout: .now() + 5) == .success, "every timer fired") }
+        #expect(early.value.isEmpty, "nanoseconds early: \(early.value)")
+        server.post { kept.value.removeAll() }
+    }
+
+    /// With a loop of ours the library hands back a half-destroyed context when it cannot listen; that is an
+    /// error, not a server, and the process goes on.
+    @Test func aTakenPortIsAnErrorInProcess() throws {
+        let first = try WebSocketServer(options: WebSocketServerOptions(host: "127.0.0.1", port: 0))
+        first.start()
+        defer {
+            first.post { first.shutdown() }
+            first.waitUntilFinished()
+        }
+        #expect(throws: NetError.cannotListen(host: "127.0.0.1", port: first.port)) {
+            _ = try WebSocketServer(options: WebSocketServerOptions(host: "127.0.0.1", port: first.port))
+        }
+        // The first still serves.
+        let reply = try RawHTTP.get("/nothing-here", port: first.port)
+        #expect(reply.status == 404 || reply.status == 403)
+    }
+
+    /// Servers started and stopped on many threads at once, while others open sockets: each stop closes only
+    /// its own descriptors (libwebsockets closes its event pipe twice; the second must not land on another's).
+    @Test func manyLoopsStartAndStopAtOnce() throws {
+        let rounds = 6, width = 4
+        for _ in 0..<rounds {
+            let servers = try (0..<width).map { _ in
+                try WebSocketServer(options: WebSocketServerOptions(host: "127.0.0.1", port: 0))
+            }
+            for server in servers { server.start() }
+            DispatchQueue.concurrentPerform(iterations: width) { index in
+                let server = servers[index]
+                server.post { server.shutdown() }
+                server.waitUntilFinished()
+            }
+        }
+        // A server after all that still works end to end.
+        let last = try WebSocketServer(options: WebSocketServerOptions(host: "127.0.0.1", port: 0))
+        last.start()
+        defer {
+            last.post { last.shutdown() }
+            last.waitUntilFinished()
+        }
+        let reply = try RawHTTP.get("/nothing-here", port: last.port)
+        #expect(reply.status == 404 || reply.status == 403)
+    }
+}
+
+/// A value shared between the test's thread and the service thread (the semaphore orders the accesses).
+private final class LoopTestCell<Value>: @unchecked Sendable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// Contexts created and destroyed on many threads while other threads keep opening and closing descriptors
+/// against a server that stays up. libwebsockets 4.1.6 on libuv closes its event pipe's descriptor twice
+/// when a context is destroyed, and also when its creation fails (a port already taken); a second close that
+/// lands on a number another thread was given meanwhile takes that descriptor away from its owner: the
+/// long-lived server's loop then aborts in `epoll_ctl`, or a client loses its socket mid-request.
+///
+/// `POMODORO_LOOP_STRESS_ROUNDS` sets the rounds (a few by default, so the suite stays quick); the abort it
+/// guards against took hundreds of rounds to show.
+@Suite(.onOwnThreads, .timeLimit(.minutes(10)))
+struct ServiceLoopStressTests {
+    @Test func contextsComeAndGoWhileDescriptorsChurn() throws {
+        let rounds = ProcessInfo.processInfo.environment["POMODORO_LOOP_STRESS_ROUNDS"].flatMap(Int.init) ?? 8
+        let width = 3
+        let steady = try WebSocketServer(options: WebSocketServerOptions(host: "127.0.0.1", port: 0))
+        steady.start()
+        defer {
+            steady.post { steady.shutdown() }
+            steady.waitUntilFinished()
+        }
+        let stop = StressFlag()
+        let failures = StressTally()
+        let churners = DispatchGroup()
+        for _ in 0..<2 {
+            DispatchQueue.global().async(group: churners) {
+                while !stop.isSet {
+                    do {
+                        let reply = try RawHTTP.get("/nothing-here", port: steady.port)
+                        if reply.status != 404 && reply.status != 403 { failures.add("status \(reply.status)") }
+                    } catch {
+                        failures.add("\(error)")
+                    }
+                }
+            }
+        }
+        for _ in 0..<rounds {
+            DispatchQueue.concurrentPerform(iterations: width) { index in
+                do {
+                    let server = try WebSocketServer(options: WebSocketServerOptions(host: "127.0.0.1", port: 0))
+                    server.start()
+                    _ = try? RawHTTP.get("/nothing-here", port: server.port)
+                    if index == 0 {
+                        // A creation that fails part-way: the library closes its event pipe in it, and again
+                        // when the half-destroyed context is finished.
+                        do {
+                            _ = try WebSocketServer(options: WebSocketServerOptions(host: "127.0.0.1", port: server.port))
+                            failures.add("a second server listened on a taken port")
+                        } catch {}
+                    }
+                    server.post { server.shutdown() }
+                    server.waitUntilFinished()
+                } catch {
+                    failures.add("\(error)")
+                }
+            }
+        }
+        stop.set()
+        churners.wait()
+        #expect(failures.all.isEmpty, "\(failures.all.prefix(5))")
+        let reply = try RawHTTP.get("/nothing-here", port: steady.port)
+        #expect(reply.status == 404 || reply.status == 403)
+    }
+}
+
+private final class StressFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}
+
+private final class StressTally: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [String] = []
+    var all: [String] { lock.withLock { items } }
+    func add(_ item: String) { lock.withLock { items.append(item) } }
+}
+
+/// The guard between libwebsockets and close() on its own: what the library's double close of its event pipe
+/// meets once it is in place. Other suites open descriptors meanwhile, so a number is never asserted closed:
+/// only that it no longer holds the object it held (sockets have inodes of their own).
+@Suite(.onOwnThreads)
+struct CloseGuardTests {
+    private static func inode(_ fd: Int32) -> ino_t? {
+        var status = stat()
+        return fstat(fd, &status) == 0 ? status.st_ino : nil
+    }
+
+    private static func isSocket(_ fd: Int32) -> Bool {
+        var status = stat()
+        return fstat(fd, &status) == 0 && (status.st_mode & S_IFMT) == S_IFSOCK
+    }
+
+    @Test func libwebsocketsClosesThroughTheGuard() throws {
+        let server = try WebSocketServer(options: WebSocketServerOptions(host: "127.0.0.1", port: 0))
+        server.start()
+        server.post { server.shutdown() }
+        server.waitUntilFinished()
+        #expect(pomodoro_close_guard_installed() == 1)
+    }
+
+    /// Armed, the first close of an eventfd keeps its number taken by a placeholder: a descriptor opened next
+    /// gets another number, and the second close of the number closes the placeholder, not it.
+    @Test func theSecondCloseMissesWhatOthersOpenedMeanwhile() throws {
+        let pipe = eventfd(0, Int32(EFD_CLOEXEC))
+        try #require(pipe >= 0)
+        pomodoro_close_guard_arm()
+        #expect(pomodoro_close_guard_close(pipe) == 0)
+        pomodoro_close_guard_disarm()
+        #expect(pomodoro_close_guard_held() == 1)
+        #expect(Self.isSocket(pipe), "the number holds the placeholder")
+        let placeholder = try #require(Self.inode(pipe))
+        let other = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(other >= 0)
+        defer { close(other) }
+        #expect(other != pipe)
+        let otherInode = Self.inode(other)
+        // The library's second close.
+        #expect(pomodoro_close_guard_close(pipe) == 0)
+        #expect(Self.inode(pipe) != placeholder)
+        #expect(Self.inode(other) == otherInode, "what was opened meanwhile is untouched")
+        // The placeholder is gone: the release closes nothing, whatever now sits on the number.
+        #expect(pomodoro_close_guard_release() == 0)
+        #expect(pomodoro_close_guard_held() == 0)
+    }
+
+    /// A placeholder the library never closed a second time is closed by the release.
+    @Test func aPlaceholderLeftOverIsReleased() throws {
+        let pipe = eventfd(0, Int32(EFD_CLOEXEC))
+        try #require(pipe >= 0)
+        pomodoro_close_guard_arm()
+        #expect(pomodoro_close_guard_close(pipe) == 0)
+        pomodoro_close_guard_disarm()
+        let placeholder = try #require(Self.inode(pipe))
+        #expect(pomodoro_close_guard_release() == 1)
+        #expect(Self.inode(pipe) != placeholder)
+        #expect(pomodoro_close_guard_held() == 0)
+    }
+
+    /// Disarmed, or for anything but an eventfd, the guard is a plain close: no placeholder.
+    @Test func otherwiseItIsAPlainClose() throws {
+        let pipe = eventfd(0, Int32(EFD_CLOEXEC))
+        try #require(pipe >= 0)
+        #expect(pomodoro_close_guard_close(pipe) == 0)
+        #expect(pomodoro_close_guard_held() == 0)
+        let plain = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(plain >= 0)
+        let plainInode = Self.inode(plain)
+        pomodoro_close_guard_arm()
+        #expect(pomodoro_close_guard_close(plain) == 0)
+        pomodoro_close_guard_disarm()
+        #expect(pomodoro_close_guard_held() == 0)
+        #expect(Self.inode(plain) != plainInode)
+    }
+}
