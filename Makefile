@@ -149,9 +149,20 @@ bench-peer-smoke: bench-peer-deps
 	BENCH_SERVER=peer bash Tests/bench/run.sh "$$($(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path)" rooms \
 	  --members 1000 --rooms 100 --join-rate 1000 --warmup 1 --duration 4 --drain 3 --expect-all $(BENCH_ARGS)
 
+# Three cluster nodes (Redis and PostgreSQL on loopback, started and stopped by the script) beside one
+# server on the same PostgreSQL, the same load spread over the nodes, CLUSTER_RUNS rounds (default 3),
+# then a table of medians: tick delay on the owner and relayed, CPU per node and Redis's, PUBLISH a
+# second, a forwarded command's time (Tests/bench/cluster.sh; docs/PERFORMANCE.md, "A cluster").
+# CLUSTER_MODES, CLUSTER_MEMBERS, CLUSTER_ROOMS, CLUSTER_DURATION size it; BENCH_ARGS passes options.
+.PHONY: bench-cluster
+bench-cluster: bench-release
+	bash Tests/bench/cluster.sh "$(BENCH_BIN)" $(BENCH_ARGS)
+
 # A few hundred members for a few seconds, debug build: every member must join and every tick due must
-# arrive. Timings are printed but never judged (make test runs this on loaded machines).
+# arrive, against one server and then spread over three cluster nodes (Redis and PostgreSQL on loopback,
+# about 16 s). Timings are printed but never judged (make test runs this on loaded machines).
 bench-smoke: deps
 	$(SWIFT) build $(BENCH_BUILD_FLAGS) --product pomodoro-server
 	$(SWIFT) build $(BENCH_BUILD_FLAGS) --product pomo-bench
 	bash Tests/bench/run.sh "$$($(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path)" smoke --expect-all $(BENCH_ARGS)
+	CLUSTER_SMOKE=1 bash Tests/bench/cluster.sh "$$($(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path)"

@@ -43,12 +43,30 @@ public struct BenchPlan: Equatable, Sendable {
     public var probeMembers: Int
     /// Room names start with this, so runs against the same server never share a room.
     public var roomPrefix: String
+    /// Servers the members are spread over (cluster nodes, one `--url` each); 1 for a single server.
+    public var nodes: Int
+    /// How members are spread over `nodes`.
+    public var placement: Placement
+    /// Rooms (the last ones, away from the probe rooms) in which a few members send a command with a
+    /// `ref` once a second during the window and time its `ok`: one member on each node the room spans,
+    /// so that on a cluster one sends to the room's owner and the others through another node.
+    public var commandRooms: Int
+
+    /// Where a room's members connect when there are several nodes.
+    public enum Placement: String, CaseIterable, Sendable {
+        /// Every room split over every node: member k of a room on node (room + k) mod nodes. The first
+        /// member (who starts the room, so its node takes the room's lease) is on node room mod nodes,
+        /// so the rooms' owners are spread evenly; the others are relayed. The worst case for the relay.
+        case split
+        /// All of a room's members on one node, room mod nodes: what a proxy hashing on the room gives.
+        case room
+    }
 
     public init(members: Int, rooms: Int, joinRate: Double = 1000, maxPending: Int = 0, joinTimeout: Double = 30,
                 startsRooms: Bool = true,
                 focusSeconds: Int = 10, breakSeconds: Int = 5, startSpread: Double = 1, warmup: Double = 2,
                 duration: Double = 10, drain: Double = 1.5, threads: Int = 2, probeMembers: Int = 100,
-                roomPrefix: String = "bench") {
+                roomPrefix: String = "bench", nodes: Int = 1, placement: Placement = .split, commandRooms: Int = 0) {
         self.members = members
         self.rooms = rooms
         self.joinRate = joinRate
@@ -64,6 +82,9 @@ public struct BenchPlan: Equatable, Sendable {
         self.threads = threads
         self.probeMembers = probeMembers
         self.roomPrefix = roomPrefix
+        self.nodes = nodes
+        self.placement = placement
+        self.commandRooms = commandRooms
     }
 
     /// Why a plan cannot run, if it cannot.
@@ -84,6 +105,8 @@ public struct BenchPlan: Equatable, Sendable {
         if duration < 1 { found.append("--duration must be at least 1 second") }
         if !(1...64).contains(threads) { found.append("--threads must be 1–64") }
         if probeMembers < 0 { found.append("--probe-members must be 0 or more") }
+        if !(1...16).contains(nodes) { found.append("give 1–16 servers (--url)") }
+        if commandRooms < 0 || commandRooms > rooms { found.append("--command-rooms must be 0–\(rooms) (the rooms)") }
         if (try? RoomID(validating: roomName(rooms - 1))) == nil || roomPrefix.isEmpty {
             found.append("--room-prefix must be letters, digits, '_' or '-', short enough for room names of at most 64 characters")
         }
@@ -129,6 +152,41 @@ public struct BenchPlan: Equatable, Sendable {
         let wanted = min(probeMembers, members / 2)
         guard wanted > 0 else { return 0 }
         return rooms < threads ? wanted : min(rooms - 1, max(1, wanted * rooms / members))
+    }
+
+    /// Which of the room's members `index` is: 0 for the first (its starter), 1 for the next, ...
+    public func ordinal(ofMember index: Int) -> Int { index / rooms }
+
+    /// The node (an index into the servers given) member `index` connects to.
+    public func node(ofMember index: Int) -> Int {
+        guard nodes > 1 else { return 0 }
+        let room = room(ofMember: index)
+        switch placement {
+        case .split: return (room + ordinal(ofMember: index)) % nodes
+        case .room: return room % nodes
+        }
+    }
+
+    /// The node of a room's first member. Its join comes first (members join in index order, and the
+    /// first `rooms` members are the rooms' first), so that node takes the room's lease and runs it, as a
+    /// rule: on a loaded machine a second member's node may take it first, so the nodes' own word
+    /// (`--owners`, read by `Tests/bench/cluster.sh` from `GET /api/cluster`) overrules this.
+    public func ownerNode(ofRoom room: Int) -> Int { node(ofMember: room) }
+
+    /// Whether member `index` is on the node that runs its room (always, with one server): by `owners`
+    /// (node by room, as the nodes reported it) where it names the room, else by the plan.
+    public func isOnOwnerNode(_ index: Int, owners: [Int: Int] = [:]) -> Bool {
+        let room = room(ofMember: index)
+        return node(ofMember: index) == (owners[room] ?? ownerNode(ofRoom: room))
+    }
+
+    /// Whether member `index` times commands: in the last `commandRooms` rooms, the first member on each
+    /// node the room spans (with one server, the first two members, both on the owner).
+    public func isCommandSender(_ index: Int) -> Bool {
+        let room = room(ofMember: index)
+        guard room >= rooms - commandRooms else { return false }
+        let spanned = placement == .split ? nodes : 1
+        return ordinal(ofMember: index) < min(max(2, spanned), membersIn(room: room))
     }
 
     /// The first member of each room configures and starts it; the others only join.

@@ -49,6 +49,13 @@ public struct RunObservations: Sendable {
     /// The whole machine's CPU time at the start and end of the window.
     public var machineAtStart: ProcFiles.MachineCPU?
     public var machineAtEnd: ProcFiles.MachineCPU?
+    /// With several servers (cluster nodes): each one's readings, in the order of the `--url`s.
+    public var nodeServers: [ServerReadings] = []
+    /// The parts of `tickDelaysMs` measured on members connected to their room's owner, and to another node.
+    public var ownerTickDelaysMs: [Double] = []
+    public var relayedTickDelaysMs: [Double] = []
+    /// The timed commands of the run's command senders, and whether each sender sat on its room's owner.
+    public var commandTimers: [(onOwner: Bool, timer: CommandTimer)] = []
 
     public init(scenario: String?, plan: BenchPlan, members: [SimulatedMember], problems: [Problem: Int],
                 tickDelaysMs: [Double], probeTickDelaysMs: [Double] = [], window: TickWindow, framesInWindow: Int, bytesInWindow: Int,
@@ -87,6 +94,9 @@ public struct BenchReport: Codable, Equatable, Sendable {
         public var threads: Int
         /// Members on the probe thread.
         public var probeMembers: Int
+        /// With several servers only: how many, and how members were spread over them.
+        public var nodes: Int?
+        public var placement: String?
     }
 
     public struct Connections: Codable, Equatable, Sendable {
@@ -112,6 +122,20 @@ public struct BenchReport: Codable, Equatable, Sendable {
         public var delayMs: LatencySummary?
         /// The same for the probe members only, read on a thread with few connections.
         public var probeDelayMs: LatencySummary?
+        /// With several servers: members connected to the node that runs their room, and the others,
+        /// whose ticks the owner relays through Redis to their node.
+        public var ownerNodeDelayMs: LatencySummary?
+        public var relayedDelayMs: LatencySummary?
+    }
+
+    /// Timed commands (`--command-rooms`): from sending a `task` with a `ref` to its `ok`.
+    public struct Commands: Codable, Equatable, Sendable {
+        public var sent: Int
+        public var answered: Int
+        public var refused: Int
+        /// Sent by members on the room's owner, and by members on another node (forwarded to the owner).
+        public var ownerNodeLatencyMs: LatencySummary?
+        public var relayedLatencyMs: LatencySummary?
     }
 
     public struct Traffic: Codable, Equatable, Sendable {
@@ -138,6 +162,10 @@ public struct BenchReport: Codable, Equatable, Sendable {
     public var ticks: Ticks
     public var traffic: Traffic
     public var server: Server?
+    /// With several servers: each node as `server` is for one, in the order given, and their CPU summed.
+    public var nodes: [Server]?
+    public var nodesCPUPercentOfCore: Double?
+    public var commands: Commands?
     public var generatorCPUPercentOfCore: Double?
     /// How busy the whole machine was over the window, every process counted, as a percentage of all its
     /// CPUs; beyond what the server and the generator used, that is other work competing with them.
@@ -179,7 +207,8 @@ extension BenchReport {
         setup = Setup(scenario: run.scenario, members: plan.members, rooms: plan.rooms, joinRate: plan.joinRate,
                       startsRooms: plan.startsRooms, focusSeconds: plan.focusSeconds, breakSeconds: plan.breakSeconds,
                       windowSeconds: run.window.seconds, threads: plan.threads,
-                      probeMembers: plan.probeCount)
+                      probeMembers: plan.probeCount, nodes: plan.nodes > 1 ? plan.nodes : nil,
+                      placement: plan.nodes > 1 ? plan.placement.rawValue : nil)
         connections = Connections(held: run.connectionsHeld, joined: joined.count,
                                   joinSeconds: joinSeconds.map { rounded($0) },
                                   joinLatencyMs: LatencySummary(samples: joined.compactMap(\.joinLatencyMs))?.rounded)
@@ -187,24 +216,26 @@ extension BenchReport {
         errorsByKind = Dictionary(problems.map { ($0.key.description, $0.value) }, uniquingKeysWith: +)
         ticks = Ticks(expected: expected, delivered: delivered, missing: expected - delivered, duplicated: duplicated,
                       measured: run.tickDelaysMs.count, delayMs: LatencySummary(samples: run.tickDelaysMs)?.rounded,
-                      probeDelayMs: LatencySummary(samples: run.probeTickDelaysMs)?.rounded)
+                      probeDelayMs: LatencySummary(samples: run.probeTickDelaysMs)?.rounded,
+                      ownerNodeDelayMs: plan.nodes > 1 ? LatencySummary(samples: run.ownerTickDelaysMs)?.rounded : nil,
+                      relayedDelayMs: plan.nodes > 1 ? LatencySummary(samples: run.relayedTickDelaysMs)?.rounded : nil)
         let seconds = run.window.seconds
         traffic = Traffic(framesPerSecond: rounded(Double(run.framesInWindow) / seconds, places: 1),
                           bytesPerSecond: rounded(Double(run.bytesInWindow) / seconds, places: 0))
-        server = run.server.map { readings in
-            var cpuSeconds: Double?, percent: Double?
-            if let start = readings.cpuAtStart, let end = readings.cpuAtEnd, readings.cpuElapsedSeconds > 0 {
-                let used = Double(end.totalTicks - start.totalTicks) / Double(readings.clockTicksPerSecond)
-                cpuSeconds = rounded(used, places: 2)
-                percent = rounded(used / readings.cpuElapsedSeconds * 100, places: 1)
-            }
-            var perConnection: Double?
-            if let idle = readings.idleRssKiB, let steady = readings.steadyRssKiB, run.connectionsHeld > 0 {
-                perConnection = rounded(Double((steady - idle) * 1024) / Double(run.connectionsHeld), places: 0)
-            }
-            return Server(pid: readings.pid, cpuSeconds: cpuSeconds, cpuPercentOfCore: percent,
-                          idleRssKiB: readings.idleRssKiB, steadyRssKiB: readings.steadyRssKiB,
-                          rssBytesPerConnection: perConnection)
+        server = run.server.map { Self.server(from: $0, connectionsHeld: run.connectionsHeld) }
+        if !run.nodeServers.isEmpty {
+            let each = run.nodeServers.map { Self.server(from: $0, connectionsHeld: nil) }
+            nodes = each
+            let percents = each.compactMap(\.cpuPercentOfCore)
+            nodesCPUPercentOfCore = percents.count == each.count ? rounded(percents.reduce(0, +), places: 1) : nil
+        }
+        if plan.commandRooms > 0 {
+            let timers = run.commandTimers
+            commands = Commands(
+                sent: timers.map { $0.timer.sent }.reduce(0, +), answered: timers.map { $0.timer.answered }.reduce(0, +),
+                refused: timers.map { $0.timer.refused }.reduce(0, +),
+                ownerNodeLatencyMs: LatencySummary(samples: timers.filter { $0.onOwner }.flatMap { $0.timer.latenciesMs })?.rounded,
+                relayedLatencyMs: LatencySummary(samples: timers.filter { !$0.onOwner }.flatMap { $0.timer.latenciesMs })?.rounded)
         }
         generatorCPUPercentOfCore = run.generatorCPUSeconds.map { rounded($0 / seconds * 100, places: 1) }
         if let start = run.machineAtStart, let end = run.machineAtEnd, end.totalTicks > start.totalTicks {
@@ -214,6 +245,23 @@ extension BenchReport {
         }
         deliveryFailures = []
         deliveryFailures = Self.deliveryFailures(of: self)
+    }
+
+    /// One server's figures from its readings; memory per connection only when it held them all.
+    static func server(from readings: ServerReadings, connectionsHeld: Int?) -> Server {
+        var cpuSeconds: Double?, percent: Double?
+        if let start = readings.cpuAtStart, let end = readings.cpuAtEnd, readings.cpuElapsedSeconds > 0 {
+            let used = Double(end.totalTicks - start.totalTicks) / Double(readings.clockTicksPerSecond)
+            cpuSeconds = rounded(used, places: 2)
+            percent = rounded(used / readings.cpuElapsedSeconds * 100, places: 1)
+        }
+        var perConnection: Double?
+        if let idle = readings.idleRssKiB, let steady = readings.steadyRssKiB, let held = connectionsHeld, held > 0 {
+            perConnection = rounded(Double((steady - idle) * 1024) / Double(held), places: 0)
+        }
+        return Server(pid: readings.pid, cpuSeconds: cpuSeconds, cpuPercentOfCore: percent,
+                      idleRssKiB: readings.idleRssKiB, steadyRssKiB: readings.steadyRssKiB,
+                      rssBytesPerConnection: perConnection)
     }
 
     /// What keeps a run from counting as "everything delivered": a member not joined, any error, any
@@ -231,6 +279,9 @@ extension BenchReport {
             failures.append("\(report.ticks.missing) of \(report.ticks.expected) ticks missing")
         }
         if report.ticks.duplicated > 0 { failures.append("\(report.ticks.duplicated) ticks came twice") }
+        if let commands = report.commands, commands.answered + commands.refused < commands.sent {
+            failures.append("\(commands.sent - commands.answered - commands.refused) of \(commands.sent) timed commands unanswered")
+        }
         return failures
     }
 
@@ -247,7 +298,7 @@ extension BenchReport {
         var lines: [String] = []
         let title = setup.scenario.map { "pomo-bench \($0)" } ?? "pomo-bench"
         let rate = setup.joinRate > 0 ? "\(format(setup.joinRate, places: 0))/s" : "all at once"
-        lines.append("\(title): \(setup.members) members in \(setup.rooms) rooms, joining \(rate), \(setup.startsRooms ? "focus \(setup.focusSeconds) s, break \(setup.breakSeconds) s" : "rooms left idle"), \(setup.threads) client threads\(setup.probeMembers > 0 ? " and a probe thread" : ""), window \(format(setup.windowSeconds, places: 1)) s")
+        lines.append("\(title): \(setup.members) members in \(setup.rooms) rooms, joining \(rate), \(setup.startsRooms ? "focus \(setup.focusSeconds) s, break \(setup.breakSeconds) s" : "rooms left idle"), \(setup.threads) client threads\(setup.probeMembers > 0 ? " and a probe thread" : "")\(setup.nodes.map { ", spread over \($0) nodes (\(setup.placement ?? ""))" } ?? ""), window \(format(setup.windowSeconds, places: 1)) s")
         var join = "\(connections.joined) joined"
         if let seconds = connections.joinSeconds { join += " in \(format(seconds, places: 2)) s" }
         if let latency = connections.joinLatencyMs {
@@ -264,6 +315,12 @@ extension BenchReport {
         if let probe = ticks.probeDelayMs {
             lines.append(row("  probe members", "p50 \(format(probe.p50)) ms, p99 \(format(probe.p99)) ms, p99.9 \(format(probe.p999)) ms, max \(format(probe.max)) ms (\(probe.count) ticks, \(setup.probeMembers) members on a thread of their own)"))
         }
+        if let owner = ticks.ownerNodeDelayMs {
+            lines.append(row("  on the owner", "p50 \(format(owner.p50)) ms, p99 \(format(owner.p99)) ms, p99.9 \(format(owner.p999)) ms, max \(format(owner.max)) ms (\(owner.count) ticks)"))
+        }
+        if let relayed = ticks.relayedDelayMs {
+            lines.append(row("  relayed", "p50 \(format(relayed.p50)) ms, p99 \(format(relayed.p99)) ms, p99.9 \(format(relayed.p999)) ms, max \(format(relayed.max)) ms (\(relayed.count) ticks, members on another node than their room's)"))
+        }
         lines.append(row("ticks", "\(ticks.delivered) of \(ticks.expected) delivered, \(ticks.missing) missing (phase ends count as delivered seconds)"))
         lines.append(row("frames delivered", "\(format(traffic.framesPerSecond, places: 0))/s, \(format(traffic.bytesPerSecond / 1_048_576, places: 2)) MiB/s"))
         if let server {
@@ -279,6 +336,26 @@ extension BenchReport {
             } else {
                 lines.append(row("server memory", "unreadable (pid \(server.pid))"))
             }
+        }
+        if let nodes {
+            for (number, node) in nodes.enumerated() {
+                let cpu = node.cpuPercentOfCore.map { "\(format($0, places: 1))% of a core" } ?? "unreadable"
+                let memory = node.steadyRssKiB.map { ", steady \(format(Double($0) / 1024, places: 1)) MiB" } ?? ""
+                lines.append(row("node \(number + 1) CPU", "\(cpu) (pid \(node.pid))\(memory)"))
+            }
+            if let total = nodesCPUPercentOfCore {
+                lines.append(row("nodes CPU", "\(format(total, places: 1))% of a core in all"))
+            }
+        }
+        if let commands {
+            var text = "\(commands.answered) of \(commands.sent) answered, \(commands.refused) refused"
+            if let owner = commands.ownerNodeLatencyMs {
+                text += "; on the owner p50 \(format(owner.p50)) ms, p99 \(format(owner.p99)) ms"
+            }
+            if let relayed = commands.relayedLatencyMs {
+                text += "; forwarded p50 \(format(relayed.p50)) ms, p99 \(format(relayed.p99)) ms"
+            }
+            lines.append(row("timed commands", text))
         }
         if let generator = generatorCPUPercentOfCore {
             lines.append(row("generator CPU", "\(format(generator, places: 1))% of a core"))

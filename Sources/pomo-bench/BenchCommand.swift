@@ -30,6 +30,10 @@ struct BenchCommand: ParsableCommand {
             A --scenario sets defaults that any option overrides: \(Scenario.allCases.map(\.rawValue).joined(separator: ", ")). \
             docs/PERFORMANCE.md says what each measures and how to run it (make bench).
 
+            Against a cluster, give --url once per node (and --server-pid once per node, in the same order): \
+            members are spread over the nodes by --placement, tick delays are reported apart for members on \
+            their room's owner and for relayed ones, and CPU per node (make bench-cluster).
+
             EXIT STATUS: 0 done; 1 --expect-all and something was not delivered (a member not joined, an \
             error, a tick missing); 2 the run overran its bound; 64 bad usage.
             """)
@@ -37,9 +41,18 @@ struct BenchCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Defaults for one of the documented scenarios.", valueName: "name"))
     var scenario: String?
 
-    @Option(help: ArgumentHelp("The server's WebSocket URL, ws://HOST:PORT[/PATH] (instead of --host/--port).",
+    @Option(help: ArgumentHelp("The server's WebSocket URL, ws://HOST:PORT[/PATH] (instead of --host/--port). Repeat it for the nodes of a cluster: members are spread over them by --placement.",
                                valueName: "url"))
-    var url: String?
+    var url: [String] = []
+
+    @Option(help: ArgumentHelp("With several --url: 'split' puts member k of room r on node (r + k) mod nodes, every room on every node (the relay's worst case); 'room' puts all of room r on node r mod nodes (a proxy hashing on the room).",
+                               valueName: "split|room"))
+    var placement: String = BenchPlan.Placement.split.rawValue
+
+    @Option(name: .customLong("command-rooms"),
+            help: ArgumentHelp("In this many rooms, one member on each node the room spans sends a timed 'task' with a ref once a second in the window; the report gives the time to its 'ok', on the owner and forwarded.",
+                               valueName: "count"))
+    var commandRooms: Int?
 
     @Option(help: "The server's address (default 127.0.0.1).")
     var host: String?
@@ -100,12 +113,17 @@ struct BenchCommand: ParsableCommand {
     var roomPrefix: String?
 
     @Option(name: .customLong("server-pid"),
-            help: ArgumentHelp("The server's process id, to read its CPU time and memory from /proc.", valueName: "pid"))
-    var serverPID: Int32?
+            help: ArgumentHelp("The server's process id, to read its CPU time and memory from /proc; with several --url, one per --url in the same order.",
+                               valueName: "pid"))
+    var serverPID: [Int32] = []
 
     @Option(help: ArgumentHelp("Write every measured tick to this file, one \"room boundary-ms delay-ms\" line each.",
                                valueName: "path"))
     var samples: String?
+
+    @Option(help: ArgumentHelp("A file of \"NODE ROOM\" lines (NODE counting the --url from 0), read after the window: which node runs each room, for counting members on the owner or relayed (Tests/bench/cluster.sh writes it from GET /api/cluster).",
+                               valueName: "path"))
+    var owners: String?
 
     @Flag(help: "Print the report as JSON.")
     var json = false
@@ -121,26 +139,33 @@ struct BenchCommand: ParsableCommand {
         if let scenario, Scenario(rawValue: scenario) == nil {
             throw ValidationError("unknown scenario '\(scenario)': use one of \(Scenario.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        if url != nil && (host != nil || port != nil) { throw ValidationError("give --url or --host/--port, not both") }
+        if !url.isEmpty && (host != nil || port != nil) { throw ValidationError("give --url or --host/--port, not both") }
+        if BenchPlan.Placement(rawValue: placement) == nil {
+            throw ValidationError("unknown placement '\(placement)': use split or room")
+        }
         let problems = try plan().problems()
         if let first = problems.first { throw ValidationError(first) }
-        let target = try address()
-        if !allowRemote && !Loopback.isLoopback(target.host) {
+        for target in try addresses() where !allowRemote && !Loopback.isLoopback(target.host) {
             throw ValidationError("\(target.host) is not a loopback address: a load test talks to this machine only (--allow-remote to override)")
         }
-        if let serverPID, System.cpuTime(of: serverPID) == nil {
-            throw ValidationError("no readable /proc/\(serverPID)/stat: is --server-pid the server's process id?")
+        if !serverPID.isEmpty && serverPID.count != max(1, url.count) {
+            throw ValidationError("give one --server-pid per --url (\(serverPID.count) for \(max(1, url.count)))")
+        }
+        for pid in serverPID where System.cpuTime(of: pid) == nil {
+            throw ValidationError("no readable /proc/\(pid)/stat: is --server-pid the server's process id?")
         }
     }
 
-    func address() throws -> ServerAddress {
-        if let url {
-            do { return try ServerAddress(parsing: url) } catch { throw ValidationError(error.description) }
+    func addresses() throws -> [ServerAddress] {
+        if !url.isEmpty {
+            return try url.map { url in
+                do { return try ServerAddress(parsing: url) } catch { throw ValidationError(String(describing: error)) }
+            }
         }
         let host = host ?? "127.0.0.1"
         let port = port ?? WebSocketServerOptions.Defaults.port
         guard (1...65535).contains(port) else { throw ValidationError("--port must be 1–65535") }
-        return ServerAddress(host: host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host, port: port)
+        return [ServerAddress(host: host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host, port: port)]
     }
 
     func plan() throws -> BenchPlan {
@@ -161,6 +186,9 @@ struct BenchCommand: ParsableCommand {
         if let threads { plan.threads = threads }
         if let probeMembers { plan.probeMembers = probeMembers }
         if let roomPrefix { plan.roomPrefix = roomPrefix }
+        plan.nodes = max(1, url.count)
+        plan.placement = BenchPlan.Placement(rawValue: placement) ?? .split
+        if let commandRooms { plan.commandRooms = commandRooms }
         return plan
     }
 
@@ -176,8 +204,8 @@ struct BenchCommand: ParsableCommand {
             System.progress("the run overran its bound of \(Int(bound)) s; giving up")
             Glibc.exit(2)
         }
-        let report = try Generator(plan: plan, scenario: scenario, address: address(), serverPID: serverPID,
-                               samplesPath: samples).run()
+        let report = try Generator(plan: plan, scenario: scenario, addresses: addresses(), serverPIDs: serverPID,
+                                   ownersPath: owners, samplesPath: samples).run()
         print(json ? report.json() : report.text(), terminator: json ? "\n" : "")
         if expectAll && !report.everythingDelivered { throw ExitCode(1) }
     }

@@ -7,15 +7,20 @@ import PomodoroClient
 struct Generator {
     let plan: BenchPlan
     let scenario: String?
-    let address: ServerAddress
-    let serverPID: Int32?
+    /// One server, or the nodes of a cluster.
+    let addresses: [ServerAddress]
+    /// The servers' process ids, in the order of `addresses` (none, or one each).
+    let serverPIDs: [Int32]
+    /// A file of `NODE ROOM` lines naming the node that runs each room, read after the window.
+    let ownersPath: String?
     /// Where to write every measured tick ("room boundary-ms delay-ms" lines), if anywhere.
     let samplesPath: String?
 
     func run() throws -> BenchReport {
-        var server = serverPID.map { ServerReadings(pid: $0, clockTicksPerSecond: System.clockTicksPerSecond) }
-        server?.idleRssKiB = serverPID.flatMap(System.residentKiB(of:))
-        let groups = try (0..<plan.threadCount).map { try MemberGroup(number: $0, plan: plan, address: address) }
+        var servers = serverPIDs.map { ServerReadings(pid: $0, clockTicksPerSecond: System.clockTicksPerSecond) }
+        for index in servers.indices { servers[index].idleRssKiB = System.residentKiB(of: servers[index].pid) }
+        let groups = try (0..<plan.threadCount).map { try MemberGroup(number: $0, plan: plan, addresses: addresses) }
+        let address = addresses.map(\.description).joined(separator: ", ")
 
         // Join: connections are asked for in slices every 10 ms at the planned rate, or all at once, and
         // with a bound on members pending, no faster than the server welcomes them. The ramp has the same
@@ -69,20 +74,31 @@ struct Generator {
         System.progress("measuring for \(plan.duration) s")
         System.sleep(untilMs: Double(window.startMs))
         let cpuStartedAt = System.wallNowMs()
-        server?.cpuAtStart = serverPID.flatMap(System.cpuTime(of:))
+        for index in servers.indices { servers[index].cpuAtStart = System.cpuTime(of: servers[index].pid) }
         let ownCPUAtStart = System.ownCPUSeconds()
         let machineAtStart = System.machineCPU()
         System.sleep(untilMs: Double(window.endMs))
-        server?.cpuAtEnd = serverPID.flatMap(System.cpuTime(of:))
-        server?.cpuElapsedSeconds = (System.wallNowMs() - cpuStartedAt) / 1000
+        for index in servers.indices { servers[index].cpuAtEnd = System.cpuTime(of: servers[index].pid) }
+        let elapsed = (System.wallNowMs() - cpuStartedAt) / 1000
+        for index in servers.indices { servers[index].cpuElapsedSeconds = elapsed }
         let ownCPU = System.ownCPUSeconds() - ownCPUAtStart
         let machineAtEnd = System.machineCPU()
-        server?.steadyRssKiB = serverPID.flatMap(System.residentKiB(of:))
+        for index in servers.indices { servers[index].steadyRssKiB = System.residentKiB(of: servers[index].pid) }
         let held = groups.map(\.connectionsOpen).reduce(0, +)
 
         // Drain, then collect and stop. Stopping closes every socket at once; nothing waits on the server.
         System.sleep(untilMs: Double(window.endMs) + plan.drain * 1000)
-        let harvests = groups.map { $0.finish(withSamples: samplesPath != nil) }
+        var owners: [Int: Int] = [:]
+        if let ownersPath {
+            if let text = System.readSmallFile(ownersPath) {
+                owners = RoomOwners.parse(text, plan: plan)
+                let differ = owners.filter { $0.value != plan.ownerNode(ofRoom: $0.key) }.count
+                System.progress("\(owners.count) rooms' owners read from \(ownersPath), \(differ) on another node than planned")
+            } else {
+                System.progress("no owners in \(ownersPath): members counted on the owner by the plan")
+            }
+        }
+        let harvests = groups.map { $0.finish(withSamples: samplesPath != nil, owners: owners) }
         for group in groups { group.client.stop() }
         for group in groups { group.client.waitUntilFinished() }
 
@@ -94,15 +110,19 @@ struct Generator {
         }
         var problems: [Problem: Int] = [:]
         for harvest in harvests { problems.merge(harvest.problems, uniquingKeysWith: +) }
-        let run = RunObservations(
+        var run = RunObservations(
             scenario: scenario, plan: plan,
             members: harvests.flatMap(\.members).sorted { $0.index < $1.index },
             problems: problems, tickDelaysMs: harvests.flatMap(\.delays),
             probeTickDelaysMs: harvests.filter(\.isProbe).flatMap(\.delays), window: window,
             framesInWindow: harvests.map(\.framesInWindow).reduce(0, +),
             bytesInWindow: harvests.map(\.bytesInWindow).reduce(0, +),
-            connectionsHeld: held, firstConnectMs: firstConnect, server: server, generatorCPUSeconds: ownCPU,
-            machineAtStart: machineAtStart, machineAtEnd: machineAtEnd)
+            connectionsHeld: held, firstConnectMs: firstConnect, server: servers.count == 1 ? servers[0] : nil,
+            generatorCPUSeconds: ownCPU, machineAtStart: machineAtStart, machineAtEnd: machineAtEnd)
+        if servers.count > 1 { run.nodeServers = servers }
+        run.ownerTickDelaysMs = harvests.flatMap(\.ownerDelays)
+        run.relayedTickDelaysMs = harvests.flatMap(\.relayedDelays)
+        run.commandTimers = harvests.flatMap(\.timers)
         return BenchReport(run)
     }
 }

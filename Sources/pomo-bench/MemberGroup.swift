@@ -14,7 +14,8 @@ import PomodoroProtocol
 final class MemberGroup: @unchecked Sendable {
     let client: WebSocketClient
     private let plan: BenchPlan
-    private let address: ServerAddress
+    /// The servers, one per node: member i connects to `addresses[plan.node(ofMember: i)]`.
+    private let addresses: [ServerAddress]
     private let number: Int
     /// The members whose `plan.thread(ofMember:)` is `number`, and where each sits in `members`.
     private var members: [SimulatedMember]
@@ -22,6 +23,10 @@ final class MemberGroup: @unchecked Sendable {
     private var connections: [ClientConnectionID?]
     private var problems: [Problem: Int] = [:]
     private var delays: [Double] = []
+    /// Beside `delays`: the member that measured it.
+    private var delayMember: [Int] = []
+    /// The timed commands of this group's command senders, by slot.
+    private var timers: [Int: CommandTimer] = [:]
     /// Each measured tick's room and boundary, beside `delays`, for `--samples`.
     private var samples: [(room: Int, boundaryMs: Int64)] = []
     private var window: TickWindow?
@@ -31,14 +36,17 @@ final class MemberGroup: @unchecked Sendable {
     private var welcomedCount = 0
     private var settledCount = 0
 
-    init(number: Int, plan: BenchPlan, address: ServerAddress) throws {
+    init(number: Int, plan: BenchPlan, addresses: [ServerAddress]) throws {
         self.number = number
         self.plan = plan
-        self.address = address
+        self.addresses = addresses
         let mine = (0..<plan.members).filter { plan.thread(ofMember: $0) == number }
         members = mine.map { SimulatedMember(index: $0, plan: plan) }
         slotOfMember = Dictionary(uniqueKeysWithValues: mine.enumerated().map { ($1, $0) })
         connections = Array(repeating: nil, count: members.count)
+        for (slot, index) in mine.enumerated() where plan.isCommandSender(index) {
+            timers[slot] = CommandTimer(member: index)
+        }
         // Sized for a 10,000-member room's `state` (about 1.7 MB), which arrives whole before it is skipped.
         client = try WebSocketClient(maxMessageBytes: 1 << 23)
         client.start()
@@ -63,6 +71,7 @@ final class MemberGroup: @unchecked Sendable {
             for index in indices {
                 guard let slot = slotOfMember[index] else { continue }
                 apply(.connectRequested(atMs: now), to: slot)
+                let address = addresses[plan.node(ofMember: index)]
                 connections[slot] = client.connect(host: address.host, port: address.port, path: address.path) {
                     [self] event in receive(event, slot: slot)
                 }
@@ -95,6 +104,9 @@ final class MemberGroup: @unchecked Sendable {
         var members: [SimulatedMember]
         var problems: [Problem: Int]
         var delays: [Double]
+        var ownerDelays: [Double]
+        var relayedDelays: [Double]
+        var timers: [(onOwner: Bool, timer: CommandTimer)]
         var isProbe: Bool
         /// One line per measured tick: room, boundary (epoch ms), delay (ms).
         var sampleLines: [String]
@@ -102,11 +114,19 @@ final class MemberGroup: @unchecked Sendable {
         var bytesInWindow: Int
     }
 
-    func finish(withSamples: Bool) -> Harvest {
+    /// `owners`: the node running each room as the nodes said, where known (else the plan's).
+    func finish(withSamples: Bool, owners: [Int: Int]) -> Harvest {
         sync { group in
             for slot in group.members.indices { group.apply(.finishing, to: slot) }
             let lines = !withSamples ? [] : zip(group.samples, group.delays).map { "\($0.room) \($0.boundaryMs) \($1)" }
+            let onOwner = group.delayMember.map { group.plan.isOnOwnerNode($0, owners: owners) }
+            let owner = zip(group.delays, onOwner).filter { $0.1 }.map { $0.0 }
+            let relayed = zip(group.delays, onOwner).filter { !$0.1 }.map { $0.0 }
+            let timers = group.timers.sorted { $0.key < $1.key }.map {
+                (onOwner: group.plan.isOnOwnerNode(group.members[$0.key].index, owners: owners), timer: $0.value)
+            }
             return Harvest(members: group.members, problems: group.problems, delays: group.delays,
+                           ownerDelays: owner, relayedDelays: relayed, timers: timers,
                            isProbe: group.number == group.plan.threads, sampleLines: lines,
                            framesInWindow: group.framesInWindow, bytesInWindow: group.bytesInWindow)
         }
@@ -159,11 +179,17 @@ final class MemberGroup: @unchecked Sendable {
             if let boundary = members[slot].tally.tick(remainingMs: tick.remainingMs, endsAtMs: tick.endsAt,
                                                        window: window) {
                 delays.append(arrived - Double(boundary))
+                delayMember.append(members[slot].index)
                 samples.append((members[slot].room, boundary))
+                if let frame = timers[slot]?.tickArrived(atMs: arrived), let connection = connections[slot] {
+                    client.send(WireCodec.encode(frame), on: connection)
+                }
             }
-        case .ok(let command, _, _):
+        case .ok(let command, _, let ref):
+            if ref != nil { timers[slot]?.replied(ref: ref, ok: true, atMs: arrived) }
             apply(.ok(command: command), to: slot)
-        case .error(let code, _, _, _):
+        case .error(let code, _, _, let ref):
+            if ref != nil { timers[slot]?.replied(ref: ref, ok: false, atMs: arrived) }
             apply(.error(code: code.rawValue), to: slot)
         case .welcome:
             apply(.welcome(atMs: arrived), to: slot)
