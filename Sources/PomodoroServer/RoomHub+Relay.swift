@@ -179,7 +179,9 @@ extension RoomHub {
     static let silentNodeLimit: Duration = .seconds(4)
 
     /// Connections of a node unheard of for `silentNodeLimit` (it died without sending `closed`): their
-    /// members are disconnected, as local members whose connection dropped.
+    /// members are disconnected, as local members whose connection dropped. The node is still told to close
+    /// them with 4005: one that was only slow (a saturated machine misses beats) would otherwise keep its
+    /// members connected to a room that no longer sends them anything; closed, they resume with their tokens.
     private func nodesAlive(_ alive: Set<String>) {
         guard let relaying else { return }
         let now = clock.now().monotonic
@@ -188,7 +190,10 @@ extension RoomHub {
             guard let node = relaying.remotes.remote(connection)?.node else { continue }
             let seen = nodesLastSeen[node] ?? now
             nodesLastSeen[node] = seen
-            if now - seen >= Self.silentNodeLimit { closed(connection) }
+            if now - seen >= Self.silentNodeLimit {
+                transport.close(connection, code: 4005, reason: "room moved")
+                closed(connection)
+            }
         }
     }
 

@@ -233,6 +233,10 @@ struct HubRelayTests {
         pair.owner.settle()
         let state = try pair.owner.messages(to: ada).compactMap { if case .state(let room) = $0 { room } else { nil } }.last
         #expect(state?.members.first { $0.name == "Bob" }?.connected == false)
+        // A node that was only slow hears that its member's room is gone from under it, and closes Bob with
+        // 4005 so that he resumes; without it he would stay connected to a room that sends him nothing.
+        pair.pump()
+        #expect(pair.relay.transport.closes[bob]?.code == 4005)
     }
 
     @Test func whenTheOwnerGoesTheRelayingNodeTakesTheRoomAndItsJoinersGoOnThere() throws {
