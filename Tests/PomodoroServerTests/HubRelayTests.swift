@@ -32,6 +32,14 @@ struct HubRelayTests {
             relay = TestHub(configuration: configuration, clock: clock, store: relayStore, cluster: relayCluster)
         }
 
+        /// A member who joins "team" on the relaying node, with the join carried to the owner and answered.
+        func relayedJoin(_ name: String) -> ConnectionID {
+            let connection = relay.connect()
+            relay.send(.join(room: "team", name: name, token: nil), from: connection)
+            pump()
+            return connection
+        }
+
         /// Delivers what each node published to the node it names, until neither has more to say.
         func pump() {
             while true {
@@ -138,9 +146,7 @@ struct HubRelayTests {
 
     @Test func aRelayedMemberWhoseConnectionClosesIsDisconnectedOnTheOwner() throws {
         let pair = try Pair()
-        let bob = pair.relay.connect()
-        pair.relay.send(.join(room: "team", name: "Bob", token: nil), from: bob)
-        pair.pump()
+        let bob = pair.relayedJoin("Bob")
         let ada = pair.owner.connect()
         pair.owner.send(.join(room: "team", name: "Ada", token: nil), from: ada)
         pair.owner.settle()
@@ -156,9 +162,7 @@ struct HubRelayTests {
 
     @Test func theOwnerClosesARelayedConnectionThroughItsNode() throws {
         let pair = try Pair()
-        let bob = pair.relay.connect()
-        pair.relay.send(.join(room: "team", name: "Bob", token: nil), from: bob)
-        pair.pump()
+        let bob = pair.relayedJoin("Bob")
         let token = try pair.relay.messages(to: bob).compactMap { if case .welcome(let you, _, _, _, _) = $0 { you.token } else { nil } }.first
         // The same member joins again on the owner: the newer connection wins, the relayed one is replaced.
         let again = pair.owner.connect()
@@ -169,9 +173,7 @@ struct HubRelayTests {
 
     @Test func whatAFormerOwnerStillSendsIsDropped() throws {
         let pair = try Pair()
-        let bob = pair.relay.connect()
-        pair.relay.send(.join(room: "team", name: "Bob", token: nil), from: bob)
-        pair.pump()
+        let bob = pair.relayedJoin("Bob")
         pair.relay.transport.clearSent()
         let stale = String(decoding: WireCodec.encode(.error(code: .unavailable, message: "gone", field: nil, ref: nil)),
                            as: UTF8.self)
@@ -186,9 +188,7 @@ struct HubRelayTests {
 
     @Test func afterTheBusLostMessagesRelayedMembersResumeAndJoinsAreSentAgain() throws {
         let pair = try Pair()
-        let bob = pair.relay.connect()
-        pair.relay.send(.join(room: "team", name: "Bob", token: nil), from: bob)
-        pair.pump()
+        let bob = pair.relayedJoin("Bob")
         let cy = pair.relay.connect()
         pair.relay.send(.join(room: "team", name: "Cy", token: nil), ref: "c", from: cy)
         pair.relay.settle()
@@ -210,9 +210,7 @@ struct HubRelayTests {
 
     @Test func membersOfANodeThatWentSilentAreDisconnected() throws {
         let pair = try Pair()
-        let bob = pair.relay.connect()
-        pair.relay.send(.join(room: "team", name: "Bob", token: nil), from: bob)
-        pair.pump()
+        let bob = pair.relayedJoin("Bob")
         let ada = pair.owner.connect()
         pair.owner.send(.join(room: "team", name: "Ada", token: nil), from: ada)
         pair.owner.settle()
@@ -246,9 +244,7 @@ struct HubRelayTests {
         pair.owner.send(.start, from: ada)
         pair.owner.settle()
         // Bob was welcomed through the owner; Cy's join is on its way when the owner dies.
-        let bob = pair.relay.connect()
-        pair.relay.send(.join(room: "team", name: "Bob", token: nil), from: bob)
-        pair.pump()
+        let bob = pair.relayedJoin("Bob")
         let cy = pair.relay.connect()
         pair.relay.send(.join(room: "team", name: "Cy", token: nil), ref: "c", from: cy)
         pair.relay.settle()
@@ -285,9 +281,7 @@ struct HubRelayTests {
 
     @Test func aRelayedMemberWhoLeavesMayJoinAnotherRoomOnItsOwnNode() throws {
         let pair = try Pair()
-        let bob = pair.relay.connect()
-        pair.relay.send(.join(room: "team", name: "Bob", token: nil), from: bob)
-        pair.pump()
+        let bob = pair.relayedJoin("Bob")
         pair.relay.send(.leave, ref: "l", from: bob)
         pair.pump()
         #expect(try pair.relay.messages(to: bob).contains { if case .ok("leave", _, .string("l")) = $0 { true } else { false } })
