@@ -110,7 +110,7 @@ extension RoomHub {
     /// (an observer is then closed with 4002, as the member was); one whose lock went gets `bad_passcode` (an
     /// observer is closed with 4003). Members themselves stay (a lock applies to joins from then on).
     func reapplyAccess(to entry: RoomEntry, after change: AccessChange) {
-        access.lockChangedIfLock(change, entry.room.id)
+        if case .lock = change { access.lockChanged(entry.room.id) }
         for connection in entry.observers {
             let grant = sessions[connection]?.watchGrant ?? RoomAccess.Grant()
             guard !stillSees(entry, grant) else { continue }
@@ -153,12 +153,6 @@ extension RoomHub {
         for case let stream as WatchingStream in entry.streams where stream.grant.opened == old {
             stream.grant.opened = new
         }
-    }
-}
-
-extension RoomAccess {
-    fileprivate mutating func lockChangedIfLock(_ change: RoomHub.AccessChange, _ room: RoomID) {
-        if case .lock = change { lockChanged(room) }
     }
 }
 
