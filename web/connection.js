@@ -6,7 +6,9 @@
 //   reconnecting  lost; { attempt, retryAt } says when the next try is
 //   replaced      another tab took this member over (close 4001): never reconnects by itself
 //   refused       the server refused the join itself ({ error }): a bad name, a locked room, …; or the
-//                 host removed this member (error removed, close 4002), who is not let back for a while
+//                 host removed this member (error removed, close 4002), who is not let back for a while; or
+//                 (watching) the room's new lock ended the watch (error bad_passcode, close 4003): showing the
+//                 same passcode again would only count as a wrong one
 //   left          we left on purpose
 // Every socket callback checks that it belongs to the current socket, so a socket we gave up on can never
 // change the state (it would otherwise report its own 4001 when the new connection takes it over).
@@ -59,6 +61,7 @@ export class RoomConnection {
     this.joinRef = null;
     this.replacedSeen = false;
     this.removed = null;
+    this.accessEnded = null;
     this.lastWatch = Date.now();
 
     this.watchdog = setInterval(() => this.watch(), 1000);
@@ -166,6 +169,7 @@ export class RoomConnection {
     this.detach();
     this.replacedSeen = false;
     this.removed = null;
+    this.accessEnded = null;
     this.setStatus(status, { attempt: this.attempt });
     let ws;
     try {
@@ -217,6 +221,10 @@ export class RoomConnection {
       if (message.type === 'error') {
         if (message.code === 'replaced') { this.replacedSeen = true; return; }
         if (message.code === 'removed') { this.removed = message; return; }
+        if (this.observing && this.status === 'joined' && message.code === 'bad_passcode') {
+          this.accessEnded = message;
+          return;
+        }
         if (this.status !== 'joined') {
           // Before the welcome the join is the only request in flight, so this error answers it (matched
           // by state rather than by ref: some servers leave the ref out of room_limit).
@@ -250,6 +258,12 @@ export class RoomConnection {
       // landing says why, as for a refused join.
       if (event.code === 4002 || this.removed) {
         this.stop('refused', { error: this.removed ?? { code: 'removed' }, sentPasscode: false });
+        return;
+      }
+      // The watch's access ended with a new lock (4003): never reconnect with what no longer opens it.
+      if (event.code === 4003 || this.accessEnded) {
+        this.passcode = null;
+        this.stop('refused', { error: this.accessEnded ?? { code: 'bad_passcode', field: 'passcode' }, sentPasscode: true });
         return;
       }
       this.lost();

@@ -66,6 +66,11 @@ public struct Room: Sendable {
         roster.member(withTokenHash: token.hash) != nil
     }
 
+    /// The member whose place `token` would get back, if any.
+    public func member(withToken token: ResumeToken) -> MemberID? {
+        roster.member(withTokenHash: token.hash)
+    }
+
     public var status: TimerStatus {
         switch timer {
         case .idle: .idle

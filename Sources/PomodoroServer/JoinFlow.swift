@@ -86,8 +86,8 @@ struct JoinFlow: Equatable {
         case hashing
         /// A passcode check against `lock`, the lock of the room in memory that had `serial`.
         case checkingLive(serial: UInt64, lock: PasscodeVerifier)
-        /// A passcode check against the lock of a room only the store has.
-        case checkingStored(StoredRoom)
+        /// A passcode check against `lock`, the lock of a room only the store has.
+        case checkingStored(StoredRoom, lock: PasscodeVerifier)
         case done
     }
 
@@ -133,8 +133,13 @@ struct JoinFlow: Equatable {
         }
         switch answer {
         case .found(let stored, let lock, let resumes):
-            guard let lock, !resumes else { return bringIn(stored, room: room) }
-            return check(against: lock, then: .checkingStored(stored))
+            switch RoomAccess.verdict(lock: lock, isMember: resumes, opened: nil, passcode: request.passcode) {
+            case .allowed: return bringIn(stored, room: room, opened: nil)
+            case .refused: return finish(.refuse(Self.locked))
+            case .check(let passcode, let lock):
+                state = .checkingStored(stored, lock: lock)
+                return .check(passcode, against: lock)
+            }
         case .notFound:
             if case .absent(let creation?) = room { return finish(.refuse(creation)) }
             return create()
@@ -172,10 +177,9 @@ struct JoinFlow: Equatable {
             }
             // The host changed the lock meanwhile: the passcode must open the lock the room has now (an
             // unlocked room lets anyone in).
-            if lock?.encoded != checked.encoded { return joinLive(serial: serial, lock: lock, resumes: resumes) }
-            return finish(.admit)
-        case .checkingStored(let stored):
-            return bringIn(stored, room: room)
+            return joinLive(serial: serial, lock: lock, resumes: resumes, opened: checked.encoded)
+        case .checkingStored(let stored, let checked):
+            return bringIn(stored, room: room, opened: checked.encoded)
         default:
             preconditionFailure("a check nobody asked for")
         }
@@ -191,20 +195,21 @@ struct JoinFlow: Equatable {
     // MARK: Paths
 
     /// A room in memory: a member coming back with their token, or anyone to an open room, at once; anyone
-    /// else once their passcode matches.
-    private mutating func joinLive(serial: UInt64, lock: PasscodeVerifier?, resumes: Bool) -> Action {
-        guard let lock, !resumes else { return finish(.admit) }
-        return check(against: lock, then: .checkingLive(serial: serial, lock: lock))
+    /// else once their passcode opens the lock it has now (`opened`: the lock a check of theirs already
+    /// opened), as `RoomAccess` rules.
+    private mutating func joinLive(serial: UInt64, lock: PasscodeVerifier?, resumes: Bool,
+                                   opened: String? = nil) -> Action {
+        switch RoomAccess.verdict(lock: lock, isMember: resumes, opened: opened, passcode: request.passcode) {
+        case .allowed: return finish(.admit)
+        case .refused: return finish(.refuse(Self.locked))
+        case .check(let passcode, let lock):
+            state = .checkingLive(serial: serial, lock: lock)
+            return .check(passcode, against: lock)
+        }
     }
 
-    private mutating func check(against lock: PasscodeVerifier, then waiting: State) -> Action {
-        guard let passcode = request.passcode else {
-            return finish(.refuse(Refusal(code: .badPasscode, message: "this room is locked: join with its passcode",
-                                          field: "passcode")))
-        }
-        state = waiting
-        return .check(passcode, against: lock)
-    }
+    static let locked = Refusal(code: .badPasscode, message: "this room is locked: join with its passcode",
+                                field: "passcode")
 
     /// A new room; a passcode, if any, is hashed first.
     private mutating func create() -> Action {
@@ -217,12 +222,14 @@ struct JoinFlow: Equatable {
         return .hash(passcode)
     }
 
-    /// A stored room whose lock the joiner has passed.
-    private mutating func bringIn(_ stored: StoredRoom, room: Sighting) -> Action {
+    /// A stored room whose lock the joiner has passed (`opened`: the lock their passcode opened, nil when
+    /// none was needed).
+    private mutating func bringIn(_ stored: StoredRoom, room: Sighting, opened: String?) -> Action {
         switch room {
-        case .live:
-            // Another join brought it back meanwhile: this joiner has passed the same lock.
-            return finish(.admit)
+        case .live(let serial, let lock, let resumes):
+            // Another join brought it back meanwhile, and its host may have locked it anew since: the lock it
+            // has now decides.
+            return joinLive(serial: serial, lock: lock, resumes: resumes, opened: opened)
         case .absent(let creation?):
             return finish(.refuse(creation))
         case .absent(nil):

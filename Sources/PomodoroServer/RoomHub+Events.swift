@@ -12,18 +12,22 @@ extension RoomHub {
     static let streamRetryMs = 3000
 
     /// Opens the stream behind the same lock as `observe`: first the room's whole `state`, then its
-    /// broadcasts as they go out.
+    /// broadcasts as they go out. The reader keeps its grant: a lock or a removal that withdraws it ends the
+    /// stream (`reapplyAccess`).
     func liveEvents(_ id: RoomID, bearer: String?, address: String, responder: any HTTPAnswering) {
         func fail(_ refusal: Refusal) { responder.respond(Self.errorResponse(refusal)) }
-        guard let entry = openRoom(id, at: clock.now()) else { return fail(Self.noOpenRoom) }
-        mayObserve(entry, token: bearer, passcode: bearer, address: address,
-                   hint: "send Authorization: Bearer <its passcode or a member's resume token>") { [self] refusal in
-            if let refusal { return fail(refusal) }
+        letSee(id, RoomAccess.Visitor(token: bearer, passcode: bearer), address: address,
+               hint: "send Authorization: Bearer <its passcode or a member's resume token>") { [self] result in
+            let entry: RoomEntry, grant: RoomAccess.Grant
+            switch result {
+            case .failure(let refusal): return fail(refusal)
+            case .success(let seen): (entry, grant) = seen
+            }
             let now = clock.now()
-            guard let entry = openRoom(id, at: now) else { return fail(Self.noOpenRoom) }
             let head = HTTPResponse(status: 200, contentType: "text/event-stream; charset=utf-8",
                                     headers: [(name: "X-Accel-Buffering", value: "no")], body: [])
-            guard let stream = responder.stream(head) else { return }
+            guard let opened = responder.stream(head) else { return }
+            let stream = WatchingStream(opened, grant: grant)
             let state = ServerMessage.state(snapshot(of: entry, at: now))
             guard stream.send(Array("retry: \(Self.streamRetryMs)\n\n".utf8)),
                   stream.send(Self.serverSentEvent(state, id: entry.nextEventID)) else { return }

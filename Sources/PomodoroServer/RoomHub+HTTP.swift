@@ -71,10 +71,10 @@ extension RoomHub {
         if request.query == .events {
             return liveEvents(room, bearer: request.bearer, address: address, responder: responder)
         }
-        let access = journalAccess(to: room, connection: nil, token: request.bearer, credential: request.bearer)
+        let visitor = RoomAccess.Visitor(token: request.bearer, passcode: request.bearer)
         func read<T: Sendable>(_ query: @escaping @Sendable (any RoomStore) throws(StoreError) -> T,
                                answer: @escaping (T) -> HTTPResponse) {
-            readJournal(room, access: access, address: address,
+            readJournal(room, visitor, address: address,
                         lockedHint: "send Authorization: Bearer <its passcode or a member's resume token>",
                         query: query) { result in
                 switch result {
@@ -106,16 +106,18 @@ extension RoomHub {
     }
 
     /// `GET /api/rooms/{room}`: the open room's snapshot as `state.room` has it, behind the same lock as
-    /// `observe` (the Bearer credential is its passcode or a member's token). Nobody in the room hears of it.
+    /// `observe` (the Bearer credential is its passcode or a member's token), judged when it is answered.
+    /// Nobody in the room hears of it.
     private func liveRoom(_ id: RoomID, bearer: String?, address: String, responder: any HTTPAnswering) {
-        func fail(_ refusal: Refusal) { responder.respond(Self.errorResponse(refusal)) }
-        guard let entry = openRoom(id, at: clock.now()) else { return fail(Self.noOpenRoom) }
-        mayObserve(entry, token: bearer, passcode: bearer, address: address,
-                   hint: "send Authorization: Bearer <its passcode or a member's resume token>") { [self] refusal in
-            if let refusal { return fail(refusal) }
-            guard let entry = openRoom(id, at: clock.now()) else { return fail(Self.noOpenRoom) }
-            responder.respond(HTTPResponse(status: 200, contentType: "application/json",
-                                           body: WireCodec.encodeSnapshotBody(snapshot(of: entry, at: clock.now()))))
+        letSee(id, RoomAccess.Visitor(token: bearer, passcode: bearer), address: address,
+               hint: "send Authorization: Bearer <its passcode or a member's resume token>") { [self] result in
+            switch result {
+            case .failure(let refusal):
+                responder.respond(Self.errorResponse(refusal))
+            case .success(let (entry, _)):
+                responder.respond(HTTPResponse(status: 200, contentType: "application/json",
+                                               body: WireCodec.encodeSnapshotBody(snapshot(of: entry, at: clock.now()))))
+            }
         }
     }
 

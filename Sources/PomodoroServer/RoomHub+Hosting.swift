@@ -22,7 +22,8 @@ extension RoomHub {
 
     /// Locks the room with `passcode` (nil unlocks it). The new lock is hashed off the service thread while
     /// the connection's later frames wait; it applies to joins from then on (members inside stay, resume
-    /// tokens still work) and the store gets it with the room's row the change saves.
+    /// tokens still work), to every watcher at once (`reapplyAccess`), and the store gets it with the room's
+    /// row the change saves.
     private func changePasscode(to passcode: String?, in entry: RoomEntry, by member: MemberID, ref: Ref?,
                                 connection: ConnectionID) {
         do { try entry.room.checkHost(member) } catch { return refuse(error, ref: ref, to: connection) }
@@ -56,6 +57,8 @@ extension RoomHub {
             entry.passcode = lock
             let outcome = try entry.room.lockChanged(locked: lock != nil, by: member, now: now.monotonic)
             logger.info("room's passcode changed", metadata: ["room": "\(entry.room.id)", "locked": "\(lock != nil)"])
+            // Everyone who watches is judged against the new lock at once, before anyone hears of it.
+            reapplyAccess(to: entry, after: .lock)
             reply(.ok(command: "passcode", appliesFrom: nil, ref: ref), to: connection)
             publish(outcome, in: entry, at: now)
         } catch {
@@ -77,6 +80,8 @@ extension RoomHub {
                 transport.close(removed, code: Self.removedCloseCode, reason: "removed by the host")
             }
             logger.info("member removed by the host", metadata: ["room": "\(entry.room.id)", "member": "\(target)"])
+            // Whoever watches by the removed member's token goes with them (unless the room is open to all).
+            reapplyAccess(to: entry, after: .removed(target))
             reply(.ok(command: "kick", appliesFrom: nil, ref: ref), to: connection)
             publish(outcome, in: entry, at: now)
         } catch {

@@ -8,7 +8,9 @@ import PomodoroProtocol
 
 extension RoomHub {
     /// `observe`, in its connection's turn: an open room only (nothing is created or brought back), behind
-    /// the same lock as a join: a locked room needs its passcode or one of its members' resume tokens.
+    /// the same lock as a join: a locked room needs its passcode or one of its members' resume tokens
+    /// (`RoomAccess`, judged when the answer goes out; the watch is judged again whenever the lock changes or
+    /// a member is removed).
     func observe(room name: String, token: String?, passcode: String?, ref: Ref?, connection: ConnectionID,
                  at now: ClockReading) {
         guard let session = sessions[connection], session.room == nil, session.observing == nil else {
@@ -46,20 +48,24 @@ extension RoomHub {
             return
         }
         let serial = entry.serial
-        let suspended = needsPasscodeCheck(entry, token: token, passcode: passcode)
-        if suspended { suspend(connection) }
-        mayObserve(entry, token: token, passcode: passcode, address: session.address,
-                   hint: "observe with its passcode or a member's token") { [self] refusal in
-            defer { if suspended { resume(connection) } }
+        let visitor = RoomAccess.Visitor(token: token, passcode: passcode)
+        let waits = seeingWaits(id, visitor)
+        if waits { suspend(connection) }
+        letSee(id, visitor, address: session.address,
+               hint: "observe with its passcode or a member's token") { [self] result in
+            defer { if waits { resume(connection) } }
             guard sessions[connection] != nil else { return }
-            if let refusal { return fail(refusal) }
+            let entry: RoomEntry, grant: RoomAccess.Grant
+            switch result {
+            case .failure(let refusal): return fail(refusal)
+            case .success(let seen): (entry, grant) = seen
+            }
             // The room may have closed (and even been made anew) while the passcode was checked.
-            guard let entry = rooms[id], entry.serial == serial else { return fail(Self.noOpenRoom) }
+            guard entry.serial == serial else { return fail(Self.noOpenRoom) }
             let now = clock.now()
-            catchUp(entry, at: now)
-            guard rooms[id] === entry else { return fail(Self.noOpenRoom) }
             entry.observers.insert(connection)
             sessions[connection]?.observing = id
+            sessions[connection]?.watchGrant = grant
             logger.debug("observer added", metadata: ["room": "\(id)", "observers": "\(entry.observers.count)"])
             reply(.observing(room: snapshot(of: entry, at: now), serverTime: now.wallMs, ref: ref), to: connection)
         }
@@ -72,38 +78,6 @@ extension RoomHub {
         guard let entry = rooms[id] else { return nil }
         catchUp(entry, at: now)
         return rooms[id]
-    }
-
-    /// Whether a look at `entry` waits for a passcode check off the service thread.
-    func needsPasscodeCheck(_ entry: RoomEntry, token: String?, passcode: String?) -> Bool {
-        guard entry.passcode != nil, passcode != nil else { return false }
-        return !(token.map { entry.room.hasMember(withToken: ResumeToken($0)) } ?? false)
-    }
-
-    /// Decides whether a reader at `address` may look at a live room: an open room, or one of its members'
-    /// tokens, at once; a passcode once the address's passcode gate lets it be checked (a wrong one counts as
-    /// for joins). `done` runs on the service thread with nil, or why not.
-    func mayObserve(_ entry: RoomEntry, token: String?, passcode: String?, address: String, hint: String,
-                    done: @escaping (Refusal?) -> Void) {
-        guard let lock = entry.passcode else { return done(nil) }
-        if let token, entry.room.hasMember(withToken: ResumeToken(token)) { return done(nil) }
-        guard let passcode else {
-            return done(Refusal(code: .badPasscode, message: "this room is locked: \(hint)", field: "passcode"))
-        }
-        let id = entry.room.id
-        hashPasscode(from: address, { lock.check(passcode) },
-                     isWrong: { if case .wrong = $0 { true } else { false } },
-                     done: { [self] check in
-                         guard case .right(let upgraded) = check else {
-                             return done(Refusal(code: .badPasscode, message: "wrong passcode", field: "passcode"))
-                         }
-                         if let upgraded { adopt(upgraded, replacing: lock, in: id) }
-                         done(nil)
-                     },
-                     refused: {
-                         done(Refusal(code: .rateLimited, message: "too many wrong passcodes; try again in a minute",
-                                      field: "passcode"))
-                     })
     }
 
     /// A frame from an observer: `ping`, `stats`, `schedules` (the list) and `leave` (which ends the watch)
@@ -132,6 +106,7 @@ extension RoomHub {
 
     func stopObserving(_ connection: ConnectionID, room id: RoomID) {
         sessions[connection]?.observing = nil
+        sessions[connection]?.watchGrant = nil
         rooms[id]?.observers.remove(connection)
     }
 

@@ -48,6 +48,7 @@ extension RoomHub {
     func adopt(_ upgraded: PasscodeVerifier, replacing old: PasscodeVerifier, in id: RoomID) {
         guard let entry = rooms[id], entry.passcode?.encoded == old.encoded else { return }
         entry.passcode = upgraded
+        lockRehashed(in: entry, from: old.encoded, to: upgraded.encoded)
         logger.info("room's passcode hash upgraded to the current work factor", metadata: ["room": "\(id)"])
     }
 }

@@ -42,6 +42,9 @@ package final class RoomHub: @unchecked Sendable {
         var member: MemberID?
         /// The room this connection watches without being a member (`RoomHub+Observers.swift`).
         var observing: RoomID?
+        /// Why it may watch that room (`RoomAccess`): weighed again when the room's lock changes or a member
+        /// is removed.
+        var watchGrant: RoomAccess.Grant?
         var bucket: TokenBucket
         /// The time zone named on `join`, for stats requests that name none.
         var timeZone: String?
@@ -100,6 +103,8 @@ package final class RoomHub: @unchecked Sendable {
     var passcodeGate = PasscodeGate(wrongPerMinute: RoomHub.passcodeFailuresPerMinute)
     /// Checks the gate holds back, with what to do when each starts or is refused.
     var passcodeWaiters: [PasscodeGate.Ticket: (start: () -> Void, refuse: () -> Void)] = [:]
+    /// Who may see a room: decisions that wait off the service thread, told of lock changes meanwhile.
+    var access = RoomAccess()
     /// `/api` requests per address: a bucket of `apiBurst`, refilled at `apiRequestsPerSecond`.
     var apiBuckets: [String: (bucket: TokenBucket, used: Instant)] = [:]
     package internal(set) var framesSent = 0

@@ -13,11 +13,11 @@ public struct MigrateOptions: ParsableArguments {
     public init() {}
 }
 
-/// Copies a deployment's rooms, members (their token hashes and room locks) and focus journal from one
-/// database into another, then counts both sides. Stop the server first: rows it writes meanwhile may be
+/// Copies a deployment's rooms, members (their token hashes and room locks), schedules, bans and focus
+/// journal from one database into another, then counts both sides. Stop the server first: rows it writes meanwhile may be
 /// missed. Running it again copies only what is missing.
 public enum MigrateMain {
-    public static let abstract = "Copies rooms, members and the focus journal from one database into another."
+    public static let abstract = "Copies rooms, members, schedules, bans and the focus journal from one database into another."
 
     /// Runs the copy, printing a line per room and the counts of both sides. Throws `ExitCode` 78 for
     /// unusable arguments, 1 when the counts differ afterwards or a store fails.

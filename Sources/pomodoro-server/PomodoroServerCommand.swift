@@ -45,8 +45,8 @@ struct MigrateCommand: ParsableCommand {
         commandName: "pomodoro-server migrate",
         abstract: MigrateMain.abstract,
         discussion: """
-            Copies every room, its members (their resume-token hashes and the room's lock) and its focus \
-            journal, then counts both sides and exits 0 only if the target holds everything the source does. \
+            Copies every room, its members (their resume-token hashes and the room's lock), its schedules, \
+            its bans (members the host removed, until their ban ends) and its focus journal, then counts both sides and exits 0 only if the target holds everything the source does. \
             Stop the server first. Running it again copies only what is missing. Databases are named as for \
             --db: a path, sqlite:PATH, or postgres://USER[:PASSWORD]@HOST[:PORT]/DBNAME.
             """)

@@ -69,6 +69,32 @@ import Testing
         #expect(machine.nextDeadline == nil)
     }
 
+    /// Issue 27, finding 3: a watch whose access a new lock ended (4003) is not tried again with the same
+    /// passcode, which would only count as a wrong one.
+    @Test func aWatchTheRoomsNewLockEndedIsNotRetried() {
+        var machine = SessionMachine(configuration: {
+            var configuration = SessionConfiguration(room: "team", name: "", passcode: "old soup", reconnect: Self.noJitter)
+            configuration.observe = true
+            return configuration
+        }())
+        _ = machine.start(now: Fixture.local(0))
+        _ = machine.opened(now: Fixture.local(1))
+        _ = machine.received(.observing(room: Fixture.snapshot(), serverTime: 0, ref: .string("join")), raw: [],
+                             now: Fixture.local(2))
+        let why = "the room's lock changed: watch it again with its passcode or a member's token"
+        _ = machine.received(.error(code: .badPasscode, message: why, field: "passcode", ref: nil), raw: [],
+                             now: Fixture.local(100))
+        #expect(machine.closed(code: 4003, reason: "access ended", now: Fixture.local(101))
+                == [.emit(.ended(.refused(code: .badPasscode, message: why)))])
+        // The close code alone says it too.
+        var quiet = SessionMachine(configuration: machine.configuration)
+        _ = quiet.start(now: Fixture.local(0))
+        _ = quiet.opened(now: Fixture.local(1))
+        _ = quiet.received(.observing(room: Fixture.snapshot(), serverTime: 0, ref: nil), raw: [], now: Fixture.local(2))
+        #expect(quiet.closed(code: 4003, reason: "", now: Fixture.local(3)).first
+                == .emit(.ended(.refused(code: .badPasscode, message: "the room's lock changed: watch it again with its passcode"))))
+    }
+
     @Test func aServerThatIsDownIsReportedNotRetried() {
         var machine = SessionMachine(configuration: SessionConfiguration(room: "team", name: "Ada"))
         _ = machine.start(now: Fixture.local(0))

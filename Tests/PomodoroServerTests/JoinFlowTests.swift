@@ -157,6 +157,19 @@ import Testing
         #expect(flow.checked(matched: true, room: .live(serial: 2, lock: Self.lock, resumes: false)) == .admit)
     }
 
+    /// Issue 27, finding 2: the room another join brought back may have been locked anew by its host before
+    /// this joiner's check of the stored lock came back; the lock it has now decides, not the stored one.
+    @Test func aStoredRoomBroughtBackAndLockedAnewMeanwhileNeedsItsNewLock() {
+        var flow = Self.flow(passcode: "open sesame")
+        _ = flow.start(.absent(creation: nil))
+        _ = flow.lookedUp(.found(Self.stored, lock: Self.lock, resumes: false), room: .absent(creation: nil))
+        #expect(flow.checked(matched: true, room: .live(serial: 2, lock: Self.otherLock, resumes: false))
+                == .check("open sesame", against: Self.otherLock))
+        #expect(!flow.isDone)
+        #expect(Self.refusal(flow.checked(matched: false, room: .live(serial: 2, lock: Self.otherLock, resumes: false)))
+                == .badPasscode)
+    }
+
     @Test func aStoredMemberComesBackWithoutThePasscode() {
         var flow = Self.flow(token: "abc")
         _ = flow.start(.absent(creation: nil))

@@ -127,6 +127,8 @@ public struct SessionMachine: Sendable {
     private var replacedAnnounced = false
     /// The host removed this member: the server said why before closing (4002).
     private var removedAnnounced: String?
+    /// A watch the room's new lock ended: the server said why before closing (4003).
+    private var accessEndedAnnounced: String?
     private var random: SplitMix64
 
     public init(configuration: SessionConfiguration, seed: UInt64 = 0x5eed) {
@@ -202,6 +204,7 @@ public struct SessionMachine: Sendable {
         case .joined, .closing:
             if case .error(.replaced, _, _, _) = message { replacedAnnounced = true }
             if case let .error(.removed, text, _, _) = message { removedAnnounced = text }
+            if configuration.observe, case let .error(.badPasscode, text, _, _) = message { accessEndedAnnounced = text }
             return [emit]
         default:
             return []
@@ -220,6 +223,12 @@ public struct SessionMachine: Sendable {
             // Removed by the host (4002): the name and token are refused for a while, so never reconnect.
             if code == 4002 || removedAnnounced != nil {
                 return end(.refused(code: .removed, message: removedAnnounced ?? "the host removed you from this room"))
+            }
+            // A watch the room's new lock (or new passcode) ended (4003): what we showed opens it no more, and
+            // showing it again would only count as a wrong passcode.
+            if code == 4003 || accessEndedAnnounced != nil {
+                return end(.refused(code: .badPasscode,
+                                    message: accessEndedAnnounced ?? "the room's lock changed: watch it again with its passcode"))
             }
             let why: String
             switch code {
