@@ -58,6 +58,13 @@ public struct ServerConfiguration: Sendable {
     public var roomPolicy: RoomPolicy
     /// Bounds on each room's schedules (how many, name length, how late a start may still happen).
     public var schedulePolicy = SchedulePolicy.standard
+    /// The PBKDF2 work factor of the passcode hashes this server makes (`PasscodeVerifier.iterations`), and
+    /// the one a right passcode's older hash is made again with. Not an option: only the tests lower it,
+    /// to the least a stored hash may have (100,000), so that a sanitizer's threefold cost on every round
+    /// does not outlast their waits; the hashing, the gate and the checks are the same.
+    package var passcodeIterations: Int32 = 600_000 {
+        didSet { precondition((100_000...10_000_000).contains(passcodeIterations), "a readable work factor") }
+    }
     public var limits: ServerLimits
     /// Origins whose pages may connect besides the server's own.
     public var allowedOrigins: [String]

@@ -85,18 +85,19 @@ struct PasscodeVerifier: Sendable {
         case right(upgraded: PasscodeVerifier?)
     }
 
-    /// Checks `passcode` (in constant time) and, when it is right but hashed with an older work factor,
-    /// hashes it again with the current one. Slow on purpose: never on the service thread.
-    func check(_ passcode: String) -> Check {
+    /// Checks `passcode` (in constant time) and, when it is right but hashed with another work factor than
+    /// `workFactor` (the server's, `ServerConfiguration.passcodeIterations`), hashes it again with that one.
+    /// Slow on purpose: never on the service thread.
+    func check(_ passcode: String, workFactor: Int32) -> Check {
         guard case let .pbkdf2(iterations, salt, hash) = form else { return .wrong }
         let candidate = Self.derive(passcode, salt: salt, iterations: iterations)
         guard CRYPTO_memcmp(candidate, hash, hash.count) == 0 else { return .wrong }
-        return .right(upgraded: iterations == Self.iterations ? nil : PasscodeVerifier(passcode: passcode))
+        return .right(upgraded: iterations == workFactor ? nil : PasscodeVerifier(passcode: passcode, iterations: workFactor))
     }
 
     /// Whether `passcode` is the one this verifier was made from, compared in constant time.
     func matches(_ passcode: String) -> Bool {
-        if case .right = check(passcode) { true } else { false }
+        if case .right = check(passcode, workFactor: Self.iterations) { true } else { false }
     }
 
     private static func hex(_ bytes: [UInt8]) -> String {

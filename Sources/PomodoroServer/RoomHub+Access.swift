@@ -77,8 +77,8 @@ extension RoomHub {
                         if case .success = result, let upgraded { adopt(upgraded, replacing: lock, in: id) }
                     }
                 })
-                hashing.run {
-                    let check = lock.check(passcode)
+                hashing.run { [workFactor = configuration.passcodeIterations] in
+                    let check = lock.check(passcode, workFactor: workFactor)
                     transport.post { finish.value(check) }
                 }
             }, refuse: {

@@ -42,8 +42,8 @@ extension RoomHub {
             guard sessions[connection] != nil, rooms[entry.room.id] === entry else { return }
             self.lock(entry, with: lock, by: member, ref: ref, connection: connection, at: clock.now())
         })
-        hashing.run {
-            let lock = PasscodeVerifier(passcode: passcode)
+        hashing.run { [workFactor = configuration.passcodeIterations] in
+            let lock = PasscodeVerifier(passcode: passcode, iterations: workFactor)
             transport.post { done.value(lock) }
         }
     }

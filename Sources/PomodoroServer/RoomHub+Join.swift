@@ -65,11 +65,12 @@ extension RoomHub {
         case .lookUp:
             lookUp(id, for: connection)
         case .hash(let passcode):
-            hash(for: connection, { PasscodeVerifier(passcode: passcode) }, isWrong: { _ in false }) { [self] lock in
+            hash(for: connection, { [workFactor = configuration.passcodeIterations] in
+                PasscodeVerifier(passcode: passcode, iterations: workFactor) }, isWrong: { _ in false }) { [self] lock in
                 step(connection) { flow, room in flow.hashed(lock, room: room) }
             }
         case .check(let passcode, let lock):
-            hash(for: connection, { lock.check(passcode) },
+            hash(for: connection, { [workFactor = configuration.passcodeIterations] in lock.check(passcode, workFactor: workFactor) },
                  isWrong: { if case .wrong = $0 { true } else { false } }) { [self] check in
                 guard case .right(let upgraded) = check else {
                     return step(connection) { flow, room in flow.checked(matched: false, room: room) }

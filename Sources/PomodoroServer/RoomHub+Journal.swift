@@ -91,6 +91,7 @@ extension RoomHub {
             let wait = access.begin(id)
             let lockLogger = logger
             let transport = transport
+            let workFactor = configuration.passcodeIterations
             let tokenHash = visitor.token.map { ResumeToken($0).hash }, passcode = visitor.passcode
             store.read({ (store: any RoomStore) throws(StoreError) -> JournalAnswer<T> in
                 let lock: PasscodeVerifier?, isMember: Bool
@@ -110,7 +111,7 @@ extension RoomHub {
                 case .refused:
                     return .locked
                 case .check(let passcode, let lock):
-                    guard case .right(let upgraded) = lock.check(passcode) else { return .wrongPasscode }
+                    guard case .right(let upgraded) = lock.check(passcode, workFactor: workFactor) else { return .wrongPasscode }
                     return .answer(try query(store), opened: lock.encoded, upgraded: upgraded.map { (lock, $0) })
                 }
             }) { result in

@@ -18,9 +18,12 @@ struct StoredLockTests {
 
     /// Stored values this server cannot read, each next to the valid one it was made from.
     static func tampered(_ valid: String) -> [String] {
-        [valid.replacingOccurrences(of: "$600000$", with: "$20000000$"),     // a future, larger work factor
+        // `pbkdf2-sha256$ITERATIONS$SALT$HASH`, whatever work factor made it.
+        let parts = valid.split(separator: "$", omittingEmptySubsequences: false).map(String.init)
+        func withWorkFactor(_ factor: String) -> String { ([parts[0], factor] + parts[2...]).joined(separator: "$") }
+        return [withWorkFactor("20000000"),                                    // a future, larger work factor
          valid.replacingOccurrences(of: "pbkdf2-sha256$", with: "argon2id$"),  // another algorithm
-         valid.replacingOccurrences(of: "$600000$", with: "$0$"),
+         withWorkFactor("0"),
          String(valid.dropLast(2)),                                           // a truncated hash
          "", "garbage"]
     }
@@ -40,13 +43,13 @@ struct StoredLockTests {
     @Test func anOlderWorkFactorStillVerifiesAndIsUpgraded() throws {
         let old = PasscodeVerifier(encoded: PasscodeVerifier(passcode: Self.passcode, iterations: 100_000).encoded)
         #expect(old.encoded.hasPrefix("pbkdf2-sha256$100000$"))
-        guard case .wrong = old.check("open sesame!") else { Issue.record("a wrong passcode matched"); return }
-        guard case .right(let upgraded?) = old.check(Self.passcode) else {
+        guard case .wrong = old.check("open sesame!", workFactor: PasscodeVerifier.iterations) else { Issue.record("a wrong passcode matched"); return }
+        guard case .right(let upgraded?) = old.check(Self.passcode, workFactor: PasscodeVerifier.iterations) else {
             Issue.record("the right passcode did not match, or was not upgraded")
             return
         }
         #expect(upgraded.encoded.hasPrefix("pbkdf2-sha256$600000$"))
-        guard case .right(nil) = PasscodeVerifier(encoded: upgraded.encoded).check(Self.passcode) else {
+        guard case .right(nil) = PasscodeVerifier(encoded: upgraded.encoded).check(Self.passcode, workFactor: PasscodeVerifier.iterations) else {
             Issue.record("the upgraded hash does not verify, or asks for another upgrade")
             return
         }
@@ -144,7 +147,8 @@ struct StoredLockTests {
             PasscodeVerifier(passcode: Self.passcode, iterations: 100_000).encoded
         }
 
-        let server = try folder.server()
+        // This server hashes at the real work factor, so the older one is made again.
+        let server = try LiveServer { $0.databasePath = folder.database; $0.passcodeIterations = PasscodeVerifier.iterations }
         let guest = try Peer(client, port: server.port)
         guest.send(.join(room: room, name: "Guest", token: nil, passcode: "wrong passcode"))
         #expect(try Self.error(guest) == (.badPasscode, "passcode"))
