@@ -300,6 +300,7 @@ const en = {
   schedEdit: 'Edit',
   schedOwnInvalid: 'Its own lengths: focus, breaks and “long break every” as in the settings form',
   day_mon: 'Mon', day_tue: 'Tue', day_wed: 'Wed', day_thu: 'Thu', day_fri: 'Fri', day_sat: 'Sat', day_sun: 'Sun',
+  schedNameLabel: 'Session name',
 };
 
 const zhHant = {
@@ -591,6 +592,7 @@ const zhHant = {
   schedEdit: '編輯',
   schedOwnInvalid: '自己的長度：專注、休息與「每幾次長休息」的規則同設定表單',
   day_mon: '一', day_tue: '二', day_wed: '三', day_thu: '四', day_fri: '五', day_sat: '六', day_sun: '日',
+  schedNameLabel: '時段名稱',
 };
 
 const zhHans = {
@@ -882,6 +884,7 @@ const zhHans = {
   schedEdit: '编辑',
   schedOwnInvalid: '自己的时长：专注、休息和“每几次长休息”的规则同设置表单',
   day_mon: '一', day_tue: '二', day_wed: '三', day_thu: '四', day_fri: '五', day_sat: '六', day_sun: '日',
+  schedNameLabel: '时段名称',
 };
 
 const ko = {
@@ -1173,6 +1176,7 @@ const ko = {
   schedEdit: '편집',
   schedOwnInvalid: '자체 길이: 집중, 휴식, “긴 휴식 간격”은 설정 양식과 같은 규칙을 따릅니다',
   day_mon: '월', day_tue: '화', day_wed: '수', day_thu: '목', day_fri: '금', day_sat: '토', day_sun: '일',
+  schedNameLabel: '세션 이름',
 };
 
 const DICTIONARIES = { en, 'zh-Hans': zhHans, 'zh-Hant': zhHant, ko };

@@ -48,6 +48,7 @@ export function createRoomControls({ els, page, send, explainHostOnly, renderCon
     els.resetDialog.addEventListener('click', (event) => { if (event.target === els.resetDialog) els.resetDialog.close(); });
 
     els.hostOnlyToggle.addEventListener('change', () => {
+      els.hostOnlyToggle.setAttribute('aria-checked', String(els.hostOnlyToggle.checked));
       const ref = send('control', { mode: els.hostOnlyToggle.checked ? 'host' : 'anyone' });
       if (ref === null) {
         els.hostOnlyToggle.checked = page.model.room?.control === 'host';

@@ -101,6 +101,8 @@ export function createRoomView({ els, page, clock, favicon, handoff, hosting, an
   }
 
   /** Space or a click from someone who may not: the note says why, to the eye and to screen readers. */
+    // role="switch" on a check box: its state is said through aria-checked, kept in step with it.
+    els.hostOnlyToggle.setAttribute('aria-checked', String(els.hostOnlyToggle.checked));
   function explainHostOnly() {
     const { room } = page.model;
     if (!room || els.hostNote.hidden) return;

@@ -85,7 +85,6 @@ export function wireShortcuts({ els, page, notices, send, toggleTimer, explainHo
 function buildHelp(list) {
   list.textContent = '';
   for (const { keys, words } of KEY_HELP) {
-    const row = document.createElement('div');
     const term = document.createElement('dt');
     keys.forEach((key, i) => {
       if (i > 0) term.append(' ');
@@ -97,8 +96,8 @@ function buildHelp(list) {
     });
     const meaning = document.createElement('dd');
     meaning.dataset.i18n = words;
-    row.append(term, meaning);
-    list.append(row);
+    // dt and dd straight in the dl: older screen readers (and axe) lose the pairs inside wrappers.
+    list.append(term, meaning);
   }
   applyTranslations(list);
 }

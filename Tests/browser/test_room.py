@@ -1443,7 +1443,7 @@ class Run:
             # ? shows the keys; Escape closes them.
             ActionChains(driver).send_keys("?").perform()
             wait(driver, lambda d: by_id(d, "keys-dialog").get_attribute("open") is not None, "the keys' help")
-            rows = js(driver, "return [...document.querySelectorAll('#keys-list > div')].map(r => [r.querySelector('dt').textContent, r.querySelector('dd').textContent])")
+            rows = js(driver, "return [...document.querySelectorAll('#keys-list > dt')].map(dt => [dt.textContent, dt.nextElementSibling.textContent])")
             assert [r[0] for r in rows][:8] == ["Space", "S", "R", "+ −", "1 3 5", "T", "A", "M"], rows
             assert rows[0][1] == "Start, pause or resume", rows
             self.shot(driver, "keys-help.png")
