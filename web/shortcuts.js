@@ -15,7 +15,7 @@ function isTyping(target) {
   return !!input && !['checkbox', 'radio', 'button', 'submit', 'reset', 'range', 'color', 'file'].includes(input.type);
 }
 
-export function wireShortcuts({ els, page, notices, send, toggleTimer, explainHostOnly, toggleSound }) {
+export function wireShortcuts({ els, page, notices, send, toggleTimer, explainHostOnly, toggleSound, sayTimeLeft }) {
   function openHelp() {
     if (els.keysDialog.open) { els.keysDialog.close(); return; }
     if (typeof els.keysDialog.showModal === 'function') els.keysDialog.showModal();
@@ -50,6 +50,7 @@ export function wireShortcuts({ els, page, notices, send, toggleTimer, explainHo
       }
       case 'away': if (!els.away.disabled) els.away.click(); break;
       case 'sound': toggleSound(); break;
+      case 'timeLeft': sayTimeLeft(); break;
       case 'help': openHelp(); break;
       default: break;
     }

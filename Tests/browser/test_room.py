@@ -1580,6 +1580,8 @@ class Run:
                        lambda: self.under_node("schedules_model.mjs"))
             self.check("the WebSocket address names the room, for a cluster's proxy, under node",
                        lambda: self.under_node("socket_url.mjs"))
+            self.check("said to screen readers: the room in a sentence, the time left at chosen minutes, under node",
+                       lambda: self.under_node("spoken_model.mjs"))
         else:
             print("SKIP stats model, room names, limits, room model, form checks and schedules: the pure functions under node (no node here)")
         try:
