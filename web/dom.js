@@ -37,6 +37,7 @@ export const els = {
   keysDialog: $('keys-dialog'), keysList: $('keys-list'), keysClose: $('btn-keys-close'), kbdHelp: $('btn-keys'),
   alertsSummary: $('alerts-summary'), soundSelect: $('sound-select'), preview: $('btn-preview'),
   volumeInput: $('volume-input'), volumeValue: $('volume-value'), warnInput: $('warn-input'), speakSelect: $('speak-select'),
+  emptyRoom: $('empty-room'), landingNow: $('landing-now'),
   resetDialog: $('reset-dialog'), resetCancel: $('btn-reset-cancel'), resetConfirm: $('btn-reset-confirm'),
   statsToggle: $('btn-stats'), statsPanel: $('stats-panel'), statsStatus: $('stats-status'),
   statsStatusRow: $('stats-status-row'),

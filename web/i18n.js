@@ -323,6 +323,10 @@ const en = {
   speakEveryN: 'Every {n} minutes',
   speakEveryN_one: 'Every minute',
   speakHint: 'Said to screen readers at those whole minutes; L says it at any time.',
+  emptyRoom: 'Only you are here so far: copy the invite link for others, or start a focus on your own.',
+  previewRoom: 'Now in this room: {summary}.',
+  previewNew: 'Nobody is in this room yet: joining opens it.',
+  previewLocked: 'This room is locked: open “Passcode and host control” and enter its passcode.',
   schedNameLabel: 'Session name',
 };
 
@@ -637,6 +641,10 @@ const zhHant = {
   speakEveryN: '每 {n} 分鐘',
   speakEveryN_one: '每分鐘',
   speakHint: '在這些整分鐘讀給螢幕閱讀器；隨時按 L 讀出。',
+  emptyRoom: '目前只有你在這裡：複製邀請連結給其他人，或自己開始專注。',
+  previewRoom: '這個房間現在：{summary}。',
+  previewNew: '這個房間還沒有人：加入就會開啟它。',
+  previewLocked: '這個房間已上鎖：打開「密碼與主持人控制」並輸入密碼。',
   schedNameLabel: '時段名稱',
 };
 
@@ -951,6 +959,10 @@ const zhHans = {
   speakEveryN: '每 {n} 分钟',
   speakEveryN_one: '每分钟',
   speakHint: '在这些整分钟读给屏幕阅读器；随时按 L 读出。',
+  emptyRoom: '目前只有你在这里：复制邀请链接给其他人，或自己开始专注。',
+  previewRoom: '这个房间现在：{summary}。',
+  previewNew: '这个房间还没有人：加入就会开启它。',
+  previewLocked: '这个房间已上锁：打开“密码与主持人控制”并输入密码。',
   schedNameLabel: '时段名称',
 };
 
@@ -1265,6 +1277,10 @@ const ko = {
   speakEveryN: '{n}분마다',
   speakEveryN_one: '1분마다',
   speakHint: '그 정각 분마다 화면 낭독기에 읽어 줘요. L을 누르면 언제든 읽어 줘요.',
+  emptyRoom: '아직 나만 있어요. 초대 링크를 복사해 다른 사람에게 보내거나 혼자 집중을 시작하세요.',
+  previewRoom: '지금 이 방: {summary}.',
+  previewNew: '아직 아무도 없는 방이에요. 참여하면 방이 열려요.',
+  previewLocked: '잠긴 방이에요. “암호와 호스트 조작”을 열고 암호를 입력하세요.',
   schedNameLabel: '세션 이름',
 };
 
