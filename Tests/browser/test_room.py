@@ -1637,7 +1637,7 @@ class Run:
                 ("schedules: added a minute ahead, edited with its own lengths, started by itself, next on the landing",
                  self.schedule_added_edited_and_started),
                 ("on the clock: an aligned room from the settings form", self.aligned_room_from_the_settings),
-            ]:
+            ] + access_checks(self):
                 if self.only and self.only not in name:
                     continue
                 self.check(name, function)
@@ -1647,6 +1647,14 @@ class Run:
                     driver.quit()
                 except Exception:
                     pass
+
+
+def access_checks(run):
+    """The accessibility checks (test_access.py), named like the others so that --only picks them."""
+    from test_access import AccessChecks
+
+    checks = AccessChecks(run)
+    return checks.all()
 
 
 # MARK: a second server, for the restart check
