@@ -110,6 +110,7 @@ const en = {
   addTime: 'Add time',
   extendLabel: '+{n} min',
   extendAria: 'Add {n} minutes',
+  extendAria_one: 'Add 1 minute',
   spaceKey: 'Space',
   spaceHint: 'start / pause',
   resetTitle: 'Reset the timer?',
