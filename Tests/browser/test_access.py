@@ -318,6 +318,43 @@ class AccessChecks:
             for d in (host, a1, a2):
                 self.run.done_with(d)
 
+    def landing_says_what_is_happening(self):
+        """From an invite link, before joining: what the room is doing, that it is locked, or new; and errors say
+        what to do next, in the page's language."""
+        room = "now-" + secrets.token_hex(3)
+        locked = "now-lock-" + secrets.token_hex(3)
+        a = self.run.own_driver("now A")
+        b = self.run.own_driver("now B")
+        try:
+            join(a, self.base, f"/r/{room}", "Ada")
+            by_id(a, "btn-toggle").click()
+            wait(a, lambda d: body_data(d, "status") == "running", "the focus to run")
+            b.get(f"{self.base}/r/{room}")
+            wait(b, lambda d: by_id(d, "landing-now").is_displayed(), "what is happening in the room")
+            text = by_id(b, "landing-now").text
+            assert re.fullmatch(r"Now in this room: Focus, 25 minutes left, ends \d\d:\d\d( [AP]M)?, 1 person here\.", text), text
+            assert "landing-now" in by_id(b, "room-input").get_attribute("aria-describedby")
+            self.run.shot(b, "landing-now.png")
+            choose_language(b, "zh-Hant")
+            b.refresh()
+            wait(b, lambda d: by_id(d, "landing-now").is_displayed() and by_id(d, "landing-now").text.startswith("這個房間現在：專注"),
+                 "the same in Traditional Chinese")
+            choose_language(b, "en")
+            # A locked room says so, and where the passcode goes.
+            a.get(f"{self.base}/r/{locked}")
+            wait(a, lambda d: by_id(d, "room-input").get_attribute("value") == locked, "the landing")
+            a.find_element(By.CSS_SELECTOR, "#access-details > summary").click()
+            by_id(a, "passcode-input").send_keys("tomato soup")
+            by_id(a, "btn-join").click()
+            wait(a, is_joined, "in the locked room")
+            b.get(f"{self.base}/r/{locked}")
+            wait(b, lambda d: by_id(d, "landing-now").is_displayed(), "the locked room's line")
+            assert by_id(b, "landing-now").text == "This room is locked: open “Passcode and host control” and enter its passcode.", \
+                by_id(b, "landing-now").text
+        finally:
+            self.run.done_with(a)
+            self.run.done_with(b)
+
     # MARK: the keyboard
 
     def tab_order(self, driver, limit=120):
@@ -556,6 +593,7 @@ class AccessChecks:
             ("a11y: the live region says starts, pauses, the minute, the time left and phase ends, never the countdown",
              self.announcements),
             ("a11y: a task changed elsewhere and a removal are said", self.task_changed_elsewhere_and_removed),
+            ("a11y: the landing says what is happening in the room before joining", self.landing_says_what_is_happening),
             ("a11y: the whole flow with the keyboard alone, dialogs keep and give back the focus", self.keyboard_alone),
             ("a11y: 200 % text and 320 px without sideways scrolling", self.large_text_and_narrow_screens),
             ("a11y: reduced motion, dark scheme, the phase by word and shape, the ring at 3:1", self.motion_and_schemes),
