@@ -247,6 +247,10 @@ function handleStatus(status, info) {
   view.render();
   // Joined (again): the open panel catches up, since sessions may have ended while we were away.
   if (status === 'joined') {
+    // The Join button that had the focus went with the landing: the focus goes to the timer's button (the
+    // next thing to do), not back to the top of the page. A focus elsewhere is left where it is.
+    const lost = !document.activeElement || document.activeElement === document.body;
+    if (lost && !page.model.observing && !els.toggle.disabled) els.toggle.focus();
     statsView.refresh();
     scheduleView.refresh();
   }

@@ -407,6 +407,8 @@ class AccessChecks:
             js(d, "document.getElementById('btn-join').focus()")
             ActionChains(d).send_keys(Keys.ENTER).perform()
             wait(d, is_joined, "joined with Enter")
+            # The Join button went with the landing: the focus is on the timer's button, not lost to the page.
+            wait(d, lambda x: active_id(x) == "btn-toggle", "the focus on Start after joining")
             wait(d, lambda x: by_id(x, "empty-room").is_displayed(), "the empty room's sentence")
             assert "copy the invite link" in by_id(d, "empty-room").text, by_id(d, "empty-room").text
             # Space starts (reset and skip are off while idle); then every control is reached by Tab, each shows
