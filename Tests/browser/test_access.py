@@ -435,6 +435,11 @@ class AccessChecks:
                 assert js(d, "return document.getElementById('keys-dialog').contains(document.activeElement) || document.activeElement === document.body"), active_id(d)
             text = by_id(d, "keys-list").text
             assert "Say the time left" in text and "L" in text, text
+            # The keys are on the buttons too, where screen readers say them (aria-keyshortcuts).
+            shortcuts = js(d, """return Object.fromEntries([...document.querySelectorAll('[aria-keyshortcuts]')]
+                                   .map(e => [e.id || e.dataset.extend, e.getAttribute('aria-keyshortcuts')]))""")
+            assert shortcuts == {"btn-sound": "M", "btn-reset": "R", "btn-toggle": "Space", "btn-skip": "S", "60": "1 +",
+                                 "180": "3", "300": "5", "btn-keys": "?", "btn-away": "A"}, shortcuts
             ActionChains(d).send_keys(Keys.ESCAPE).perform()
             wait(d, lambda x: by_id(x, "keys-dialog").get_attribute("open") is None, "the help to close")
             wait(d, lambda x: active_id(x) == "btn-keys", "the focus back on the button that opened the help")
