@@ -10,7 +10,7 @@ import { limitsFromText } from './limits.js';
 import { buildRingTicks, renderExtendLabels, setText, setRenderLimits } from './render.js';
 import { unlockAudio, playChime, playWarning, notify, warningWanted } from './sound.js';
 import { initialState, reduce, joinStarted, left } from './roommodel.js';
-import { say, errorWithDetail } from './wording.js';
+import { say, errorWithDetail, errorText } from './wording.js';
 import { ROOM_PATTERN, roomFromLocation } from './address.js';
 import { els, statsEls } from './dom.js';
 import { createNotices } from './notices.js';
@@ -31,6 +31,7 @@ import { createAlertSettings } from './alertsettings.js';
 import { registerServiceWorker } from './install.js';
 import { warningStep, NO_WARNING } from './alerts.js';
 import { remainingMs } from './clock.js';
+import { summaryWords, leftWords, speakStep, NOT_SPOKEN, speakEveryFrom } from './spoken.js';
 import { wantsWallDisplay, wallDisplayPath, keepScreenAwake } from './walldisplay.js';
 
 /** What the page is showing and how its connection stands; `model` is the room model's state. The server's
@@ -99,11 +100,42 @@ function checkWarning() {
   const room = page.view === 'room' ? page.model.room : null;
   const step = warningStep(warning, room, remainingMs(room, clock));
   warning = step.memory;
-  if (!step.warn || !warningWanted()) return;
-  playWarning();
+  if (!step.warn) return;
   const phase = t(`phase_${room.phase}`);
-  notify(t('warnTitle'), t('warnBody', { phase }), { tag: 'pomodoro-warning' });
+  // Said to screen readers always; the sound and the notification only when asked for.
   notices.announce(t('warnBody', { phase }));
+  if (!warningWanted()) return;
+  playWarning();
+  notify(t('warnTitle'), t('warnBody', { phase }), { tag: 'pomodoro-warning' });
+}
+
+// MARK: the time left, said to screen readers
+
+let spoken = NOT_SPOKEN;
+
+/** The room in one sentence as it stands now: "Focus, 18 minutes left, ends 10:25, 4 people here". */
+function roomSummary({ people = true } = {}) {
+  const room = page.model.room;
+  if (!room) return '';
+  const endsText = room.status === 'running' && typeof room.endsAt === 'number'
+    ? new Date(room.endsAt - clock.offset).toLocaleTimeString(document.documentElement.lang || undefined, { hour: '2-digit', minute: '2-digit' })
+    : null;
+  const present = people ? (room.presentCount ?? room.members.filter((m) => m.present).length) : null;
+  return say(summaryWords(room, { remaining: remainingMs(room, clock), endsText, present }));
+}
+
+/** `L`: the room's time left, said when asked. */
+function sayTimeLeft() {
+  if (page.model.room) notices.announce(roomSummary());
+}
+
+/** At the whole minutes the person chose (Sound and alerts), the time left is said by itself. */
+function checkSpoken() {
+  const room = page.view === 'room' ? page.model.room : null;
+  const step = speakStep(spoken, room, remainingMs(room, clock), speakEveryFrom(load('speakEvery')));
+  spoken = step.memory;
+  if (step.minutes === null) return;
+  notices.announce(t('announceLeft', { phase: t(`phase_${room.phase}`), left: say(leftWords(step.minutes * 60000)) }));
 }
 
 function carryOut(effect) {
@@ -121,7 +153,10 @@ function carryOut(effect) {
       notices.show(effect.title ? say(effect.title) : '', effect.error ? errorWithDetail(effect.error) : say(effect.text));
       break;
     case 'feed': activity.add(say(effect.text), { phase: effect.phase, at: effect.at }); break;
-    case 'announce': notices.announce(say(effect.text)); break;
+    case 'announce':
+      if (effect.summary) notices.announce(() => t('announceControl', { event: say(effect.text), summary: roomSummary({ people: false }) }));
+      else notices.announce(say(effect.text));
+      break;
     case 'chime': playChime(effect.phase); break;
     case 'notify': notify(say(effect.title), say(effect.body)); break;
     case 'refreshStats': statsView.refresh(); break;
@@ -205,11 +240,17 @@ function handleStatus(status, info) {
     showView('landing');
     history.replaceState(null, '', '/');
     joinForm.refused(info);
+    // Removed by the host: said politely too, since the page changed under the person.
+    if (info.error?.code === 'removed') notices.announce(errorText(info.error));
   }
   banner.render();
   view.render();
   // Joined (again): the open panel catches up, since sessions may have ended while we were away.
   if (status === 'joined') {
+    // The Join button that had the focus went with the landing: the focus goes to the timer's button (the
+    // next thing to do), not back to the top of the page. A focus elsewhere is left where it is.
+    const lost = !document.activeElement || document.activeElement === document.body;
+    if (lost && !page.model.observing && !els.toggle.disabled) els.toggle.focus();
     statsView.refresh();
     scheduleView.refresh();
   }
@@ -234,7 +275,7 @@ function wire() {
   alertSettings.wire();
   wireShortcuts({
     els, page, notices, send, toggleTimer: controls.toggleTimer,
-    explainHostOnly: () => view.explainHostOnly(), toggleSound: toolbar.toggleSound,
+    explainHostOnly: () => view.explainHostOnly(), toggleSound: toolbar.toggleSound, sayTimeLeft,
   });
 
   els.leave.addEventListener('click', leaveRoom);
@@ -251,6 +292,7 @@ function wire() {
     view.frame(); // keeps the title right while the tab is hidden and animation frames pause
     banner.countdown();
     checkWarning();
+    checkSpoken();
   }, 500);
   const animationLoop = () => {
     view.frame();

@@ -7,6 +7,8 @@ import { randomRoomName } from './roomname.js';
 import { joinProblem } from './formchecks.js';
 import { errorText } from './wording.js';
 import { upcoming } from './schedules.js';
+import { summaryWords } from './spoken.js';
+import { say } from './wording.js';
 import { ROOM_PATTERN } from './address.js';
 
 /** How long typing in the room field rests before the room's next session is looked up. */
@@ -72,6 +74,7 @@ export function createJoinForm({ els, page, enterRoom }) {
     if (!ROOM_PATTERN.test(room)) {
       lookedUp = null;
       els.landingNext.hidden = true;
+      els.landingNow.hidden = true;
       return;
     }
     lookupTimer = setTimeout(async () => {
@@ -86,10 +89,34 @@ export function createJoinForm({ els, page, enterRoom }) {
       } catch {
         soonest = null; // offline: nothing to say
       }
+      const now = await roomNow(room);
       if (lookedUp !== room || els.roomInput.value.trim() !== room) return; // typed on meanwhile
+      els.landingNow.hidden = !now;
+      setText(els.landingNow, now ?? '');
       els.landingNext.hidden = !soonest;
       setText(els.landingNext, soonest ? t('schedNext', { name: soonest.name, when: soonest.local }) : '');
     }, LOOKUP_DELAY_MS);
+  }
+
+  /** What is happening in the room, read without joining (GET /api/rooms/{room}): "Focus, 18 minutes left,
+   *  ends 10:25, 4 people here", that nobody is in it yet, or that it asks for a passcode. */
+  async function roomNow(room) {
+    try {
+      const response = await fetch(`/api/rooms/${encodeURIComponent(room)}`, { cache: 'no-store' });
+      if (response.status === 404) return t('previewNew');
+      if (response.status === 401 || response.status === 403) return t('previewLocked');
+      if (!response.ok) return null;
+      const body = await response.json();
+      const snapshot = body.room && typeof body.room === 'object' ? body.room : body;
+      if (snapshot.locked) return t('previewLocked');
+      const endsText = typeof snapshot.endsAt === 'number'
+        ? new Date(snapshot.endsAt).toLocaleTimeString(language(), { hour: '2-digit', minute: '2-digit' }) : null;
+      const present = snapshot.presentCount ?? (snapshot.members ?? []).filter((m) => m.present).length;
+      if (!present && snapshot.status === 'idle') return t('previewNew');
+      return t('previewRoom', { summary: say(summaryWords(snapshot, { remaining: snapshot.remainingMs ?? 0, endsText, present })) });
+    } catch {
+      return null; // offline: nothing to say
+    }
   }
 
   function wire(unlockAudio) {

@@ -12,13 +12,14 @@ export const KEY_HELP = Object.freeze([
   { keys: ['T'], words: 'key_task' },
   { keys: ['A'], words: 'key_away' },
   { keys: ['M'], words: 'key_sound' },
+  { keys: ['L'], words: 'key_timeLeft' },
   { keys: ['?'], words: 'key_help' },
   { keys: ['Esc'], words: 'key_close' },
 ]);
 
 /**
  * The command for a key press ({ key, code, ctrlKey, metaKey, altKey }), or null. Commands: toggle, skip,
- * reset, extend (with minutes, negative shortens), task, away, sound, help. Shift is allowed: on many layouts
+ * reset, extend (with minutes, negative shortens), task, away, sound, timeLeft (said to screen readers), help. Shift is allowed: on many layouts
  * `+` and `?` need it. With Ctrl, Alt or Meta a key is the browser's.
  */
 export function commandForKey(event) {
@@ -35,6 +36,7 @@ export function commandForKey(event) {
     case 't': case 'T': return { command: 'task' };
     case 'a': case 'A': return { command: 'away' };
     case 'm': case 'M': return { command: 'sound' };
+    case 'l': case 'L': return { command: 'timeLeft' };
     case '?': return { command: 'help' };
     default: return null;
   }

@@ -20,10 +20,11 @@ export function createNotices(els) {
     els.notice.hidden = true;
   }
 
+  /** Says `text` (or what the function gives when the moment comes: the room once its state is drawn)
+   *  through the polite live region. Clearing first makes screen readers repeat an identical message. */
   function announce(text) {
-    // Clearing first makes screen readers repeat an identical message.
     els.announcer.textContent = '';
-    setTimeout(() => { els.announcer.textContent = text; }, 50);
+    setTimeout(() => { els.announcer.textContent = typeof text === 'function' ? text() : text; }, 50);
   }
 
   els.noticeClose.addEventListener('click', hide);

@@ -3,7 +3,7 @@
 
 import { t } from './i18n.js';
 import { mayControl } from './render.js';
-import { requestSent } from './roommodel.js';
+import { requestSent, taskSent } from './roommodel.js';
 
 export function createRoomControls({ els, page, send, explainHostOnly, renderConnectionControls }) {
   /** Start, pause or resume, as the toggle says; from someone who may not, the host note says why. */
@@ -19,7 +19,7 @@ export function createRoomControls({ els, page, send, explainHostOnly, renderCon
     const commit = () => {
       input.dataset.editing = 'false';
       const text = input.value.trim();
-      if (text !== (input.dataset.saved ?? '')) send('task', { text });
+      if (text !== (input.dataset.saved ?? '') && send('task', { text }) !== null) page.model = taskSent(page.model, text);
     };
     input.addEventListener('focus', () => { input.dataset.editing = 'true'; });
     input.addEventListener('keydown', (event) => {
@@ -48,6 +48,7 @@ export function createRoomControls({ els, page, send, explainHostOnly, renderCon
     els.resetDialog.addEventListener('click', (event) => { if (event.target === els.resetDialog) els.resetDialog.close(); });
 
     els.hostOnlyToggle.addEventListener('change', () => {
+      els.hostOnlyToggle.setAttribute('aria-checked', String(els.hostOnlyToggle.checked));
       const ref = send('control', { mode: els.hostOnlyToggle.checked ? 'host' : 'anyone' });
       if (ref === null) {
         els.hostOnlyToggle.checked = page.model.room?.control === 'host';

@@ -13,7 +13,8 @@
 //   welcomed                    the join (or the watch) is done: the join button can be pressed again
 //   notice { title?, text? | error }   the small notice: words, or a refusal said with its code's meaning
 //   feed { text, phase?, at }   a line in the activity feed
-//   announce { text }           said to screen readers
+//   announce { text, summary? }  said to screen readers (the polite live region); with summary, the room in one
+//                               sentence follows, as it stands once the state the event comes with is drawn
 //   chime { phase } / notify { title, body }   the end of a phase, heard and as a notification
 //   refreshStats / statsPanel   ask for the stats again (if the panel is open) / draw the panel
 //   dropTimeZone                the server does not know the browser's zone: stop sending it
@@ -56,6 +57,8 @@ export function initialState(limits = DEFAULT_LIMITS) {
     asked: null,
     configureRef: null,
     controlRef: null,
+    /** The task this page last sent, until a snapshot shows it: a change to another text is someone else's. */
+    taskSent: null,
     settingsDirty: false,
     stats: newStats(false),
     /** The room's schedules as the server last listed them (docs/PROTOCOL.md §15); null until it has. */
@@ -73,6 +76,7 @@ export function joinStarted(state, roomName, access = {}) {
     roomName,
     asked: access.passcode || access.control ? { ...access } : null,
     controlRef: null,
+    taskSent: null,
     room: null,
     seq: -1,
     me: null,
@@ -93,6 +97,11 @@ export function requestSent(state, command, ref) {
   if (command === 'configure') return { ...state, configureRef: ref };
   if (command === 'control') return { ...state, controlRef: ref };
   return state;
+}
+
+/** The member's own task was sent from this page: its echo in the next snapshot is not news. */
+export function taskSent(state, text) {
+  return { ...state, taskSent: text };
 }
 
 /** The settings form was edited (true) or its edits dropped (false). */
@@ -218,7 +227,19 @@ function snapshot(state, room, fresh, effects) {
   const names = { ...state.names };
   for (const member of room.members) names[member.id] = member.name;
   effects.push({ type: 'render' });
-  return { ...state, seq: room.seq, room, names };
+  // My task changed, not by this page (in pomo or another tab that took the member over, seen when this page
+  // takes it back, or by the server): said, since it happened where I was not looking.
+  let { taskSent: sent } = state;
+  const before = state.me && state.room?.id === room.id ? state.room.members.find((m) => m.id === state.me) : undefined;
+  const after = state.me ? room.members.find((m) => m.id === state.me) : undefined;
+  if (after && sent !== null && after.task === sent) sent = null;
+  else if (before && after && before.task !== after.task) {
+    effects.push({
+      type: 'announce',
+      text: after.task ? { key: 'announceTask', values: { task: after.task } } : { key: 'announceTaskCleared', values: {} },
+    });
+  }
+  return { ...state, seq: room.seq, room, names, taskSent: sent };
 }
 
 /** A tick moves the clock of the room shown; one for another room, or older than the snapshot, is ignored. */
@@ -291,8 +312,10 @@ function event(state, message, effects, now) {
       if (message.action === 'extend') {
         const minutes = Math.round((Math.abs(message.seconds) / 60) * 10) / 10;
         feed(message.seconds >= 0 ? 'evExtend' : 'evShorten', { name: name(subject), n: minutes });
+        announceControl(effects, message.seconds >= 0 ? 'evExtend' : 'evShorten', { name: name(subject), n: minutes });
       } else if (CONTROL_WORDS[message.action]) {
         feed(CONTROL_WORDS[message.action], { name: name(subject) });
+        if (message.action !== 'configure') announceControl(effects, CONTROL_WORDS[message.action], { name: name(subject) });
       }
       break;
     case 'hostChanged':
@@ -329,6 +352,11 @@ function event(state, message, effects, now) {
       break; // event kinds from later versions
   }
   return next;
+}
+
+/** A start, pause, resume, skip, reset or extension is said with who did it and the room as it now stands. */
+function announceControl(effects, key, values) {
+  effects.push({ type: 'announce', text: { key, values }, summary: true });
 }
 
 function ok(state, message, effects) {

@@ -20,6 +20,7 @@ export function createRoomView({ els, page, clock, favicon, handoff, hosting, an
     renderDialStatus(els, room, clock);
     renderMembers(els.members, room.members, me, room.host, { wireTaskInput, makeHost: handoff.ask, removeMember: hosting.remove });
     renderMemberCounts(room);
+    renderEmptyRoom(room, me);
     renderAccess(room);
     const mine = room.members.find((m) => m.id === me);
     const away = !!mine && mine.connected && !mine.present;
@@ -66,6 +67,13 @@ export function createRoomView({ els, page, clock, favicon, handoff, hosting, an
     setText(els.membersMore, more > 0 ? t('moreMembers', { n: count(more), present: count(present) }) : '');
   }
 
+  /** Alone in the room: one sentence says what the room is for and what to do. */
+  function renderEmptyRoom(room, me) {
+    const alone = !!me && (room.memberCount ?? room.members.length) === 1 && room.members[0]?.id === me;
+    if (els.emptyRoom.hidden === alone) els.emptyRoom.hidden = !alone;
+    setText(els.emptyRoom, alone ? t('emptyRoom') : '');
+  }
+
   function renderConnectionControls() {
     const { room, me, configureRef, controlRef } = page.model;
     const joined = page.conn === 'joined';
@@ -93,6 +101,8 @@ export function createRoomView({ els, page, clock, favicon, handoff, hosting, an
     els.hostTools.hidden = !iHost;
     els.removePasscode.hidden = !room.locked;
     if (controlRef === null) els.hostOnlyToggle.checked = room.control === 'host';
+    // role="switch" on a check box: its state is said through aria-checked, kept in step with it.
+    els.hostOnlyToggle.setAttribute('aria-checked', String(els.hostOnlyToggle.checked));
     // A confirmation that no longer fits the room goes away.
     if (!allowed && els.resetDialog.open) els.resetDialog.close();
     if (els.handoffDialog.open && (!iHost || !room.members.some((m) => m.id === handoff.target()))) {

@@ -15,7 +15,7 @@ function isTyping(target) {
   return !!input && !['checkbox', 'radio', 'button', 'submit', 'reset', 'range', 'color', 'file'].includes(input.type);
 }
 
-export function wireShortcuts({ els, page, notices, send, toggleTimer, explainHostOnly, toggleSound }) {
+export function wireShortcuts({ els, page, notices, send, toggleTimer, explainHostOnly, toggleSound, sayTimeLeft }) {
   function openHelp() {
     if (els.keysDialog.open) { els.keysDialog.close(); return; }
     if (typeof els.keysDialog.showModal === 'function') els.keysDialog.showModal();
@@ -50,6 +50,7 @@ export function wireShortcuts({ els, page, notices, send, toggleTimer, explainHo
       }
       case 'away': if (!els.away.disabled) els.away.click(); break;
       case 'sound': toggleSound(); break;
+      case 'timeLeft': sayTimeLeft(); break;
       case 'help': openHelp(); break;
       default: break;
     }
@@ -85,7 +86,6 @@ export function wireShortcuts({ els, page, notices, send, toggleTimer, explainHo
 function buildHelp(list) {
   list.textContent = '';
   for (const { keys, words } of KEY_HELP) {
-    const row = document.createElement('div');
     const term = document.createElement('dt');
     keys.forEach((key, i) => {
       if (i > 0) term.append(' ');
@@ -97,8 +97,8 @@ function buildHelp(list) {
     });
     const meaning = document.createElement('dd');
     meaning.dataset.i18n = words;
-    row.append(term, meaning);
-    list.append(row);
+    // dt and dd straight in the dl: older screen readers (and axe) lose the pairs inside wrappers.
+    list.append(term, meaning);
   }
   applyTranslations(list);
 }

@@ -6,7 +6,7 @@
 // /healthz are never the worker's business. Registered at the root scope by web/install.js, so the invite
 // links (/r/<room>) are in its scope too; every navigation is answered with index.html, as the server does.
 
-const CACHE = 'pomodoro-page-v3';
+const CACHE = 'pomodoro-page-v4';
 
 /** Every file of the page (Tests/browser/page_files.mjs checks this list against web/). */
 const PAGE_FILES = [
@@ -16,7 +16,7 @@ const PAGE_FILES = [
   '/activity.js', '/address.js', '/alerts.js', '/alertsettings.js', '/app.js', '/clock.js', '/connection.js',
   '/connectionbanner.js', '/dom.js', '/favicon.js', '/formchecks.js', '/handoff.js', '/hosting.js', '/i18n.js', '/install.js',
   '/joinform.js', '/keys.js', '/limits.js', '/notices.js', '/render.js', '/roomcontrols.js', '/roommodel.js',
-  '/roomname.js', '/roomview.js', '/schedules.js', '/scheduleview.js', '/settingsform.js', '/shortcuts.js', '/sound.js',
+  '/roomname.js', '/roomview.js', '/schedules.js', '/scheduleview.js', '/settingsform.js', '/shortcuts.js', '/sound.js', '/spoken.js',
   '/stats.js', '/statspanel.js', '/statsview.js', '/storage.js', '/toolbar.js', '/walldisplay.js', '/wording.js',
 ];
 

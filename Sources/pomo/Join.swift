@@ -37,8 +37,10 @@ struct Join: AsyncParsableCommand {
             `pomo join` again with the same name within it gets the same member back, with its count. \
             If another connection takes the member over, pomo says so and exits with status 3.
 
-            When standard output is not a terminal (or TERM=dumb), join prints one plain line per event \
-            instead, until interrupted. Colours follow NO_COLOR and --color.
+            With --plain, when standard output is not a terminal, or with TERM=dumb, join prints one sentence \
+            per change instead of redrawing a screen, in the same language, for a screen reader or a log: \
+            "Focus started, 25 minutes, ends 10:25", "Focus paused, 12 minutes left", "Focus: 1 minute left". \
+            The countdown is not repeated every second. Colours follow NO_COLOR and --color.
             """)
 
     @Argument(help: "The room's name: 1–64 characters of A–Z a–z 0–9 _ -.")
@@ -60,7 +62,7 @@ struct Join: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Colours: auto (NO_COLOR and TERM decide), always or never.", valueName: "when"))
     var color: ColorChoice = .auto
 
-    @Flag(help: "Print plain lines even when standard output is a terminal.")
+    @Flag(help: "One sentence per change instead of a full screen (for screen readers and logs), even on a terminal.")
     var plain = false
 
     enum ColorChoice: String, ExpressibleByArgument, CaseIterable {
@@ -110,7 +112,7 @@ struct Join: AsyncParsableCommand {
                                        words: Words(Language.from(environment: environment))).run()
         } else {
             end = await PlainLinesView(session: session, address: address, room: room, stateFile: stateFile,
-                                       name: name).run()
+                                       name: name, words: Words(Language.from(environment: environment))).run()
         }
         if let failure = failure(for: end, address: address, room: room) { throw failure }
     }
@@ -256,19 +258,22 @@ struct FullScreenView {
     }
 }
 
-/// `pomo join` into a pipe or file: one plain line per event, until interrupted.
+/// `pomo join --plain`, with TERM=dumb, or into a pipe or file: one sentence per change (SpokenLines), each a
+/// line of its own for a screen reader or a log, until interrupted.
 struct PlainLinesView {
     let session: RoomSession
     let address: ServerAddress
     let room: String
     let stateFile: StateFile?
     let name: String
+    let words: Words
 
     func run() async -> SessionEnd {
         let signals = SignalWatcher([SIGINT, SIGTERM, SIGHUP]) { [session] _ in session.stop() }
         defer { signals.cancel() }
         let sessionTask = Task { await session.run() }
-        var lines = EventLines(roomName: room, serverLabel: address.description, utcOffsetSeconds: utcOffsetNow())
+        var lines = SpokenLines(roomName: room, serverLabel: address.description, utcOffsetSeconds: utcOffsetNow(),
+                                words: words)
         var end = SessionEnd.stopped
         for await event in session.events {
             remember(event, in: stateFile, address: address, room: room, name: name)

@@ -100,7 +100,35 @@ fixture('state.json', 'a newer snapshot replaces the room', () => {
   const { state, effects } = run([golden('welcome-resumed'), golden('state')]);
   assert.deepEqual(state.room, golden('state').room);
   assert.equal(state.seq, 42);
-  assert.deepEqual(effects, [{ type: 'serverTime', serverTime: 1767225601000 }, { type: 'render' }]);
+  // My task in it differs from the welcome's, and this page did not send it: said to screen readers.
+  assert.deepEqual(effects, [{ type: 'serverTime', serverTime: 1767225601000 }, { type: 'render' },
+    { type: 'announce', text: { key: 'announceTask', values: { task: 'Write the codec' } } }]);
+});
+
+check('my own task coming back is not news; cleared by someone else, it is', () => {
+  const welcomed = run([golden('welcome-resumed')]).state;
+  const sent = M.taskSent(welcomed, 'Write the codec');
+  const echo = step(sent, golden('state'));
+  assert.deepEqual(ofType(echo.effects, 'announce'), []);
+  assert.equal(echo.state.taskSent, null);
+  const room = golden('state').room;
+  const cleared = { type: 'state', room: { ...room, seq: room.seq + 1, members: room.members.map((m) => (m.id === 'm1' ? { ...m, task: '' } : m)) } };
+  assert.deepEqual(ofType(step(echo.state, cleared).effects, 'announce').map((e) => say(e.text)), ['Your task was cleared']);
+  // Another member's task is theirs: nothing said.
+  const theirs = { type: 'state', room: { ...room, seq: room.seq + 1, members: room.members.map((m) => (m.id === 'm2' ? { ...m, task: 'x' } : m)) } };
+  assert.deepEqual(ofType(step(echo.state, theirs).effects, 'announce'), []);
+});
+
+check('a start, pause, resume, skip, reset or extension is announced with the room after it; a configure is not', () => {
+  const said = (overrides) => ofType(step(joined(), { ...golden('event-control'), ...overrides }).effects, 'announce');
+  for (const action of ['start', 'pause', 'resume', 'skip', 'reset']) {
+    const announced = said({ action, by: 'm2' });
+    assert.equal(announced.length, 1, action);
+    assert.equal(announced[0].summary, true, action);
+  }
+  assert.deepEqual(said({ action: 'start', by: 'm2' }).map((e) => say(e.text)), ['Zoë "Z" 🍅 started the timer']);
+  assert.deepEqual(said({ action: 'extend', by: 'm1', seconds: 180 }).map((e) => say(e.text)), ['Ada added 3 min']);
+  assert.deepEqual(said({ action: 'configure', by: 'm2' }), []);
 });
 
 fixture('state-idle.json', 'an older snapshot is ignored: the room stays as it was', () => {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The browser tests: installs what is missing (Debian's chromium, chromium-driver and a CJK font, Python's selenium),
+# The browser tests: installs what is missing (Debian's chromium, chromium-driver and a CJK font, Python's selenium
+# and axe-selenium-python),
 # starts the real server on a free loopback port, runs Tests/browser/test_room.py, and stops the server.
 #   bash Tests/browser/run.sh [path/to/pomodoro-server [--only WORDS]]
 # Without an argument the debug build is used (built first when missing).
@@ -24,17 +25,18 @@ if [ -n "$missing" ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq $missing
 fi
 
-# Selenium from PyPI, only when it is not importable (Debian's own Python needs pip from apt first, and
-# --break-system-packages).
-if ! python3 -c 'import selenium' 2>/dev/null; then
+# Selenium and axe-core (PyPI's axe-selenium-python bundles axe.min.js) from PyPI, each only when it is not
+# importable (Debian's own Python needs pip from apt first, and --break-system-packages).
+for module in selenium:selenium axe_selenium_python:axe-selenium-python; do
+  python3 -c "import ${module%%:*}" 2>/dev/null && continue
   if ! python3 -m pip --version >/dev/null 2>&1; then
     echo "installing: python3-pip"
     $sudo_cmd apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq python3-pip
   fi
-  echo "installing: selenium (pip)"
-  python3 -m pip install --quiet selenium 2>/dev/null || python3 -m pip install --quiet --break-system-packages selenium
-fi
+  echo "installing: ${module#*:} (pip)"
+  python3 -m pip install --quiet "${module#*:}" 2>/dev/null || python3 -m pip install --quiet --break-system-packages "${module#*:}"
+done
 
 # The server binary: the argument, else the debug build.
 server="${1:-}"

@@ -917,7 +917,8 @@ class Run:
             a.get(f"{self.base}/#{room}")
             wait(a, lambda d: by_id(d, "room-input").get_attribute("value") == room, "the landing for the new room")
             assert by_id(a, "passcode-input").get_attribute("type") == "password"
-            assert by_id(a, "passcode-input").get_attribute("autocomplete") == "off"
+            # A passcode typed to get in: current-password (axe's autocomplete-valid refuses "off" on it).
+            assert by_id(a, "passcode-input").get_attribute("autocomplete") == "current-password"
             landing_join(a, "Hana", passcode, host_only=True)
             wait(a, is_joined, "Hana in her new room")
             wait(a, lambda d: by_id(d, "room-lock").is_displayed(), "the lock by the room's name")
@@ -1443,7 +1444,7 @@ class Run:
             # ? shows the keys; Escape closes them.
             ActionChains(driver).send_keys("?").perform()
             wait(driver, lambda d: by_id(d, "keys-dialog").get_attribute("open") is not None, "the keys' help")
-            rows = js(driver, "return [...document.querySelectorAll('#keys-list > div')].map(r => [r.querySelector('dt').textContent, r.querySelector('dd').textContent])")
+            rows = js(driver, "return [...document.querySelectorAll('#keys-list > dt')].map(dt => [dt.textContent, dt.nextElementSibling.textContent])")
             assert [r[0] for r in rows][:8] == ["Space", "S", "R", "+ −", "1 3 5", "T", "A", "M"], rows
             assert rows[0][1] == "Start, pause or resume", rows
             self.shot(driver, "keys-help.png")
@@ -1580,6 +1581,8 @@ class Run:
                        lambda: self.under_node("schedules_model.mjs"))
             self.check("the WebSocket address names the room, for a cluster's proxy, under node",
                        lambda: self.under_node("socket_url.mjs"))
+            self.check("said to screen readers: the room in a sentence, the time left at chosen minutes, under node",
+                       lambda: self.under_node("spoken_model.mjs"))
         else:
             print("SKIP stats model, room names, limits, room model, form checks and schedules: the pure functions under node (no node here)")
         try:
@@ -1635,7 +1638,7 @@ class Run:
                 ("schedules: added a minute ahead, edited with its own lengths, started by itself, next on the landing",
                  self.schedule_added_edited_and_started),
                 ("on the clock: an aligned room from the settings form", self.aligned_room_from_the_settings),
-            ]:
+            ] + access_checks(self):
                 if self.only and self.only not in name:
                     continue
                 self.check(name, function)
@@ -1645,6 +1648,14 @@ class Run:
                     driver.quit()
                 except Exception:
                     pass
+
+
+def access_checks(run):
+    """The accessibility checks (test_access.py), named like the others so that --only picks them."""
+    from test_access import AccessChecks
+
+    checks = AccessChecks(run)
+    return checks.all()
 
 
 # MARK: a second server, for the restart check

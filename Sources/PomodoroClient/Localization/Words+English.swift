@@ -69,5 +69,12 @@ extension Words {
         .helpHostTitle: "HOST ONLY", .helpPasscode: "change or remove the passcode",
         .helpRemove: "remove a member (banned a while)", .helpControl: "controls: anyone, or host only",
         .helpHandOff: "hand the host role to a member",
+        .plainJoined: "Joined {room} as {name} ({id})", .plainJoinedResumed: "Joined {room} as {name} ({id}), place resumed",
+        .plainSummary: "{state}, {people}", .plainPerson: "1 person here", .plainPeople: "{n} people here",
+        .plainNotStarted: "The timer has not started", .plainRunning: "{phase}, {left} left, ends {time}",
+        .plainPausedLeft: "{phase}, paused with {left} left", .plainReady: "{phase} ready, {length}: waiting for start",
+        .plainResumed: "{phase} resumed, {left} left, ends {time}", .plainStarted: "{phase} started, {length}, ends {time}",
+        .plainPaused: "{phase} paused, {left} left", .plainLastMinute: "{phase}: 1 minute left",
+        .plainMinutes: "{n} minutes", .plainOneMinute: "1 minute", .plainSeconds: "{n} seconds", .plainOneSecond: "1 second",
     ]
 }

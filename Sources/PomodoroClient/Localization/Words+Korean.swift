@@ -71,5 +71,12 @@ extension Words {
         .helpHostTitle: "호스트만", .helpPasscode: "비밀번호 바꾸기 또는 없애기",
         .helpRemove: "참여자 내보내기 (잠시 입장 금지)", .helpControl: "조작: 모두, 또는 호스트만",
         .helpHandOff: "호스트 역할을 참여자에게 넘기기",
+        .plainJoined: "{name}({id}) 이름으로 {room}에 참여했어요", .plainJoinedResumed: "{name}({id}) 이름으로 {room}에 참여했어요, 자리를 되찾았어요",
+        .plainSummary: "{state}, {people}", .plainPerson: "1명 참여 중", .plainPeople: "{n}명 참여 중",
+        .plainNotStarted: "타이머가 아직 시작되지 않았어요", .plainRunning: "{phase}, {left} 남음, {time}에 끝나요",
+        .plainPausedLeft: "{phase}, {left} 남은 채로 일시정지", .plainReady: "{phase} 준비됨, {length}: 시작을 기다려요",
+        .plainResumed: "{phase} 다시 시작, {left} 남음, {time}에 끝나요", .plainStarted: "{phase} 시작, {length}, {time}에 끝나요",
+        .plainPaused: "{phase} 일시정지, {left} 남음", .plainLastMinute: "{phase}: 1분 남음",
+        .plainMinutes: "{n}분", .plainOneMinute: "1분", .plainSeconds: "{n}초", .plainOneSecond: "1초",
     ]
 }

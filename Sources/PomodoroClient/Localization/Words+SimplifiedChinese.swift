@@ -69,5 +69,12 @@ extension Words {
         .helpHostTitle: "仅主持人", .helpPasscode: "更改或取消密码",
         .helpRemove: "移除成员（一段时间内不能再加入）", .helpControl: "控制：所有人，或仅主持人",
         .helpHandOff: "把主持人交给一位成员",
+        .plainJoined: "以 {name}（{id}）加入 {room}", .plainJoinedResumed: "以 {name}（{id}）加入 {room}，已恢复原来的位置",
+        .plainSummary: "{state}，{people}", .plainPerson: "1 人在这里", .plainPeople: "{n} 人在这里",
+        .plainNotStarted: "计时器还没开始", .plainRunning: "{phase}，还剩 {left}，{time} 结束",
+        .plainPausedLeft: "{phase}，已暂停，还剩 {left}", .plainReady: "{phase}准备好了，{length}：等待开始",
+        .plainResumed: "{phase}继续，还剩 {left}，{time} 结束", .plainStarted: "{phase}开始，{length}，{time} 结束",
+        .plainPaused: "{phase}暂停，还剩 {left}", .plainLastMinute: "{phase}：还剩 1 分钟",
+        .plainMinutes: "{n} 分钟", .plainOneMinute: "1 分钟", .plainSeconds: "{n} 秒", .plainOneSecond: "1 秒",
     ]
 }

@@ -69,5 +69,12 @@ extension Words {
         .helpHostTitle: "僅主持人", .helpPasscode: "更改或取消密碼",
         .helpRemove: "移除成員（一段時間內不能再加入）", .helpControl: "控制：所有人，或僅主持人",
         .helpHandOff: "把主持人交給一位成員",
+        .plainJoined: "以 {name}（{id}）加入 {room}", .plainJoinedResumed: "以 {name}（{id}）加入 {room}，已恢復原來的位置",
+        .plainSummary: "{state}，{people}", .plainPerson: "1 人在這裡", .plainPeople: "{n} 人在這裡",
+        .plainNotStarted: "計時器還沒開始", .plainRunning: "{phase}，還剩 {left}，{time} 結束",
+        .plainPausedLeft: "{phase}，已暫停，還剩 {left}", .plainReady: "{phase}準備好了，{length}：等待開始",
+        .plainResumed: "{phase}繼續，還剩 {left}，{time} 結束", .plainStarted: "{phase}開始，{length}，{time} 結束",
+        .plainPaused: "{phase}暫停，還剩 {left}", .plainLastMinute: "{phase}：還剩 1 分鐘",
+        .plainMinutes: "{n} 分鐘", .plainOneMinute: "1 分鐘", .plainSeconds: "{n} 秒", .plainOneSecond: "1 秒",
     ]
 }

@@ -42,6 +42,10 @@ public enum Phrase: String, CaseIterable, Sendable {
     case passcodePrompt, passcodeHintLong, passcodeHintShort, removePrompt, handOffPrompt, pickHintLong, pickHintShort
     case helpTitle, helpClose, helpToggle, helpSkip, helpReset, helpExtend, helpAdd, helpTask, helpAway, helpMute
     case helpQuit, helpHelp, helpHostTitle, helpPasscode, helpRemove, helpControl, helpHandOff
+    // The plain lines of `pomo join --plain` (SpokenLines): a sentence per change, for screen readers and logs
+    case plainJoined, plainJoinedResumed, plainSummary, plainPerson, plainPeople, plainNotStarted, plainRunning
+    case plainPausedLeft, plainReady, plainResumed, plainStarted, plainPaused, plainLastMinute
+    case plainMinutes, plainOneMinute, plainSeconds, plainOneSecond
 }
 
 /// The phrases of one language, with `{name}` placeholders filled in.
