@@ -6,7 +6,7 @@
 // /healthz are never the worker's business. Registered at the root scope by web/install.js, so the invite
 // links (/r/<room>) are in its scope too; every navigation is answered with index.html, as the server does.
 
-const CACHE = 'pomodoro-page-v4';
+const CACHE = 'pomodoro-page-v5';
 
 /** Every file of the page (Tests/browser/page_files.mjs checks this list against web/). */
 const PAGE_FILES = [
