@@ -438,8 +438,11 @@ package final class RoomHub: @unchecked Sendable {
         }
         if case .error(let code, _, _, _) = message { metrics.errorSent(code) }
         let frame = OutboundFrame(WireCodec.encode(message))
-        // Relayed to its room's owner: the answer goes round through the owner, after the frames before it.
-        if let relay = sessions[connection]?.relay { return answerThroughOwner(frame, to: connection, relay) }
+        // A refusal of a frame of a connection relayed to its room's owner (the only answer this node gives
+        // one itself) goes round through the owner, after the frames before it.
+        if case .error = message, let relay = sessions[connection]?.relay {
+            return answerThroughOwner(frame, to: connection, relay)
+        }
         if transport.send(frame, to: connection) {
             framesSent += 1
             metrics.sent(frames: 1, bytes: frame.count)
