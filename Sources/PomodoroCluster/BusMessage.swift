@@ -1,9 +1,11 @@
 /// What nodes say to each other on the bus (`ClusterBus`), and its text form.
 ///
 /// A member's connection stays on the node it reached; when the room is owned elsewhere, that node only
-/// relays: the member's frames go to the owner untouched, and what the owner sends back is written to the
-/// member untouched. So the bus carries frames, never decoded messages, and the wire protocol has one
-/// codec. Connections are named by their node and that node's connection number.
+/// relays: the member's frames that pass its limits and decode go to the owner exactly as sent (the others
+/// are answered by that node, through the owner, as `refused`), and what the owner sends back is written to
+/// the member untouched. So the bus carries frames, never re-encoded messages, and the wire protocol has
+/// one codec. Connections are named by their node and that node's connection number. `RedisConnection`
+/// publishes the text as bytes with a length: whatever a frame holds reaches the other node byte for byte.
 ///
 /// Text form: one header line, then the frame exactly as it was (it may hold any text, newlines too):
 /// ```

@@ -4,11 +4,12 @@ import PomodoroNet
 import PomodoroProtocol
 
 // Members of one room on any node of a cluster (docs/CLUSTER.md). A member whose room another node owns keeps
-// its connection here; this node only relays: it tells the owner (`opened`), sends it the member's frames
-// untouched (`frame`), and writes what the owner sends back (`reply`, `close`) to the connection untouched.
-// The owner's hub sees the member's connection as one of its own (numbered by `RemoteConnections`) and
-// answers it by the same code as a local member's: admission, passcode, bans, host rights, rate limits,
-// grace and away on a disconnect. A broadcast reaches each node with members once, with the connections
+// its connection here; this node relays: it tells the owner (`opened`), counts each of the member's frames
+// against the connection's limits and decodes it once, sends the owner those it would take exactly as sent
+// (`frame`), answers the others itself through the owner (`refused`, `closing`: in their turn), and writes
+// what the owner sends back (`reply`, `close`) to the connection untouched. The owner's hub sees the
+// member's connection as one of its own (numbered by `RemoteConnections`) and answers it by the same code
+// as a local member's: admission, passcode, bans, host rights, grace and away on a disconnect. A broadcast reaches each node with members once, with the connections
 // it is for: what the owner's hub sends, to whom, is what each member gets.
 
 extension RoomHub {

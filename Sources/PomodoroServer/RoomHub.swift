@@ -55,7 +55,7 @@ package final class RoomHub: @unchecked Sendable {
         /// A new member who has sent nothing since joining: lost, they get the room's short grace.
         var silentNewMember = false
         /// The `join` (or `observe`) frame as it came, until it is answered: on a cluster node it may go to
-        /// the room's owner untouched.
+        /// the room's owner exactly as sent.
         var joinFrame: [UInt8]?
         /// Set while this connection's frames go to the node that owns its room (`RoomHub+Relay.swift`).
         var relay: Relay?
