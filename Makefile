@@ -50,15 +50,22 @@ test-browser: build
 clean:
 	rm -rf .build
 
-# libFuzzer over the client-frame decoder, under AddressSanitizer (Tests/Fuzz). Longer runs:
+# libFuzzer under AddressSanitizer (Tests/Fuzz), FUZZ_SECONDS each: over the client-frame decoder, then
+# over the bus between cluster nodes and the relay's frames (BusFuzzer). Longer runs:
 # `make fuzz FUZZ_SECONDS=3600`. Inputs that crash are written to Tests/Fuzz/.build/crashes/.
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	cd Tests/Fuzz && $(SWIFT) build -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library --product DecoderFuzzer
-	mkdir -p Tests/Fuzz/.build/corpus Tests/Fuzz/.build/crashes
+	cd Tests/Fuzz && $(SWIFT) build -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library --product BusFuzzer
+	mkdir -p Tests/Fuzz/.build/corpus Tests/Fuzz/.build/bus-corpus Tests/Fuzz/.build/crashes
 	cp Tests/Fuzz/corpus/* Tests/Fuzz/.build/corpus/
+	cp Tests/Fuzz/corpus/* Tests/Fuzz/bus-corpus/* Tests/Fuzz/.build/bus-corpus/
 	Tests/Fuzz/.build/debug/DecoderFuzzer Tests/Fuzz/.build/corpus -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
-	  -artifact_prefix=Tests/Fuzz/.build/crashes/ -print_final_stats=1 2>&1 | tail -n 12
+	  -artifact_prefix=Tests/Fuzz/.build/crashes/ -print_final_stats=1 > Tests/Fuzz/.build/decoder.log 2>&1; \
+	  status=$$?; tail -n 12 Tests/Fuzz/.build/decoder.log; exit $$status
+	Tests/Fuzz/.build/debug/BusFuzzer Tests/Fuzz/.build/bus-corpus -max_total_time=$(FUZZ_SECONDS) -max_len=20000 \
+	  -artifact_prefix=Tests/Fuzz/.build/crashes/bus- -print_final_stats=1 > Tests/Fuzz/.build/bus.log 2>&1; \
+	  status=$$?; tail -n 12 Tests/Fuzz/.build/bus.log; exit $$status
 
 # The whole Swift test suite once under AddressSanitizer and once under ThreadSanitizer, each in a build
 # folder of its own. Any report fails the run. Leak reports are off: XCTest's harness and objects that

@@ -76,7 +76,7 @@ pids+=($!)
 cat <<TEXT
 The cluster is up (folder $work):
   the page:        http://127.0.0.1:8080/  (nginx, rooms hashed over the nodes)
-  nodes:           http://127.0.0.1:8081/ 8082/ 8083/  (each: /api/cluster, /metrics; logs node-N.log)
+  nodes:           http://127.0.0.1:8081/ 8082/ 8083/  (each: /metrics, and /api/cluster for this host only; logs node-N.log)
   Redis:           redis://127.0.0.1:$redis_port    PostgreSQL: $database
 Try: kill -9 the node that runs a room (curl -s 127.0.0.1:8081/api/cluster/rooms/NAME names it); its
 members reconnect through nginx to the next node, which takes the room with the same endsAt.

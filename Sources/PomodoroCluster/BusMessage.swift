@@ -1,13 +1,17 @@
 /// What nodes say to each other on the bus (`ClusterBus`), and its text form.
 ///
 /// A member's connection stays on the node it reached; when the room is owned elsewhere, that node only
-/// relays: the member's frames go to the owner untouched, and what the owner sends back is written to the
-/// member untouched. So the bus carries frames, never decoded messages, and the wire protocol has one
-/// codec. Connections are named by their node and that node's connection number.
+/// relays: the member's frames that pass its limits and decode go to the owner exactly as sent (the others
+/// are answered by that node, through the owner, as `refused`), and what the owner sends back is written to
+/// the member untouched. So the bus carries frames, never re-encoded messages, and the wire protocol has
+/// one codec. Connections are named by their node and that node's connection number. `RedisConnection`
+/// publishes the text as bytes with a length: whatever a frame holds reaches the other node byte for byte.
 ///
 /// Text form: one header line, then the frame exactly as it was (it may hold any text, newlines too):
 /// ```
 /// v1 frame NODE CONNECTION ROOM\n{"type":"start","ref":"r1"}
+/// v1 refused NODE CONNECTION ROOM\n{"type":"error","code":"bad_json",…}
+/// v1 closing NODE CONNECTION ROOM CODE\nREASON
 /// v1 reply NODE CONNECTION,CONNECTION,…[ FROM]\n{"type":"ok","ref":"r1"}
 /// v1 broadcast ROOM\n{"type":"tick",…}
 /// v1 opened NODE CONNECTION ROOM\nPEER
@@ -19,8 +23,17 @@
 /// `FROM` names the node that sent a reply or close, so that a node ignores what a former owner of a room
 /// still sends after the room moved; it is left out when empty.
 public enum BusMessage: Equatable, Sendable {
-    /// A member's frame, from the node holding its connection, to the room's owner.
+    /// A member's frame, from the node holding its connection, to the room's owner. Only a frame that node
+    /// decoded and let through its limits is sent, exactly as the member sent it.
     case frame(from: RemoteConnection, room: String, frame: String)
+    /// What the node holding the connection answered a frame it did not relay (one the server refuses on
+    /// any node: not JSON, a bad field, too fast): the owner sends `answer` back in that frame's turn, so
+    /// the member hears its answers in the order of its frames, as on one server. The frame itself never
+    /// reaches Redis.
+    case refused(from: RemoteConnection, room: String, answer: String)
+    /// The node holding the connection closes it (it kept flooding) once the answers to its earlier frames are
+    /// out: the owner sends `close` back in its turn, and the node closes the connection then.
+    case closing(from: RemoteConnection, room: String, code: UInt16, reason: String)
     /// A frame from the owner to some of one node's connections (a reply with a `ref`, a welcome, an
     /// error; or a broadcast to the node's members, encoded once).
     case reply(node: String, connections: [UInt64], frame: String, from: String = "")
@@ -60,6 +73,10 @@ public enum BusMessage: Equatable, Sendable {
         switch self {
         case .frame(let from, let room, let frame):
             "\(Self.version) frame \(from.node) \(from.connection) \(room)\n\(frame)"
+        case .refused(let from, let room, let answer):
+            "\(Self.version) refused \(from.node) \(from.connection) \(room)\n\(answer)"
+        case .closing(let from, let room, let code, let reason):
+            "\(Self.version) closing \(from.node) \(from.connection) \(room) \(code)\n\(reason)"
         case .reply(let node, let connections, let frame, let from):
             "\(Self.version) reply \(node) \(connections.map(String.init).joined(separator: ","))\(Self.sender(from))\n\(frame)"
         case .broadcast(let room, let frame):
@@ -101,6 +118,15 @@ public enum BusMessage: Equatable, Sendable {
             try fields(5)
             self = .frame(from: RemoteConnection(node: header[2], connection: try connection(header[3])), room: header[4],
                           frame: body)
+        case "refused":
+            try fields(5)
+            self = .refused(from: RemoteConnection(node: header[2], connection: try connection(header[3])), room: header[4],
+                            answer: body)
+        case "closing":
+            try fields(6)
+            guard let code = UInt16(header[5]) else { throw Malformed(description: "not a close code: \(header[5].prefix(40))") }
+            self = .closing(from: RemoteConnection(node: header[2], connection: try connection(header[3])), room: header[4],
+                            code: code, reason: body)
         case "reply":
             try fields(4, orWithSender: true)
             var connections: [UInt64] = []

@@ -22,6 +22,16 @@ public struct RedisError: Error, Equatable, Sendable, CustomStringConvertible {
 
     public var isConnectionLost: Bool { kind == .connection }
     public var description: String { message }
+
+    /// Whether Redis refused this connection's credentials: a wrong password or user (`AUTH` refused), or a
+    /// command without the password Redis asks for (`NOAUTH`). Trying again will not help until the
+    /// configuration changes.
+    public var isAuthenticationRefused: Bool {
+        kind == .reply && (message.hasPrefix(Self.refusedCredentials) || message.hasPrefix("NOAUTH"))
+    }
+
+    /// How `RedisConnection` begins the message of an `AUTH` Redis refused.
+    static let refusedCredentials = "Redis refused the credentials"
 }
 
 /// One reply from Redis, as RESP2 gives it. An error reply is thrown as a `RedisError` instead.
@@ -66,7 +76,11 @@ public final class RedisConnection {
         _ = redisSetTimeout(pointer, limit)
         _ = redisEnableKeepAlive(pointer)
         if let password = address.password {
-            _ = try command(address.user.map { ["AUTH", $0, password] } ?? ["AUTH", password])
+            do {
+                _ = try command(address.user.map { ["AUTH", $0, password] } ?? ["AUTH", password])
+            } catch where error.kind == .reply {
+                throw RedisError(.reply, "\(RedisError.refusedCredentials) of \(address.redacted): \(error.message)")
+            }
         }
         if address.database != 0 { _ = try command(["SELECT", String(address.database)]) }
     }
@@ -83,13 +97,35 @@ public final class RedisConnection {
         return try nextReply()
     }
 
+    /// Sends one command whose arguments are bytes (each exactly as given, NUL bytes included), and waits for
+    /// its reply.
+    @discardableResult
+    public func command(bytes arguments: [[UInt8]]) throws(RedisError) -> RedisValue {
+        try send(bytes: arguments)
+        return try nextReply()
+    }
+
     /// Queues one command without waiting for its reply (pipelining; `SUBSCRIBE`); `nextReply` reads replies
-    /// in order.
+    /// in order. Each argument goes to Redis as its UTF-8 bytes, all of them: a NUL inside is sent too.
     public func send(_ arguments: [String]) throws(RedisError) {
-        let copies = arguments.map { strdup($0) }
-        defer { copies.forEach { free($0) } }
-        let lengths = arguments.map { $0.utf8.count }
-        var values = copies.map { UnsafePointer<CChar>($0) }
+        try send(bytes: arguments.map { Array($0.utf8) })
+    }
+
+    /// Queues one command whose arguments are bytes with a length: hiredis copies exactly `count` bytes of
+    /// each (never a C string, which would end at a NUL while the length said more).
+    public func send(bytes arguments: [[UInt8]]) throws(RedisError) {
+        // A copy of each argument of exactly its length (one byte for an empty one, never read), freed once
+        // hiredis has formatted the command into its own buffer.
+        let copies = arguments.map { argument -> UnsafeMutablePointer<CChar> in
+            let copy = UnsafeMutablePointer<CChar>.allocate(capacity: max(argument.count, 1))
+            argument.withUnsafeBytes { bytes in
+                UnsafeMutableRawPointer(copy).copyMemory(from: bytes.baseAddress ?? UnsafeRawPointer(copy), byteCount: bytes.count)
+            }
+            return copy
+        }
+        defer { copies.forEach { $0.deallocate() } }
+        var values: [UnsafePointer<CChar>?] = copies.map { UnsafePointer($0) }
+        let lengths = arguments.map(\.count)
         let status = values.withUnsafeMutableBufferPointer { values in
             lengths.withUnsafeBufferPointer { sizes in
                 redisAppendCommandArgv(context, Int32(arguments.count), values.baseAddress, sizes.baseAddress)

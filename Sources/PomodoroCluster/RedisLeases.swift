@@ -29,7 +29,8 @@ public enum LeaseAttempt: Equatable, Sendable {
 
 /// Rooms' leases in Redis: one key per room, `pomodoro:lease:ROOM`, holding `EPOCH|NODE`, that expires
 /// unless its holder renews it; and one counter per room, `pomodoro:epoch:ROOM`, that rises with each new
-/// holder and is never reset.
+/// holder and expires a day after the room's last take (`epochTimeToLive`; the store's fence covers a
+/// counter that is gone).
 ///
 /// Each operation is one Lua script, so that checking and changing a key happen at once in Redis: taking a
 /// lease is "set if absent" and "count up the epoch" together (a node can never hold a lease with an epoch
@@ -50,10 +51,18 @@ public final class RedisLeases {
     static func leaseKey(_ room: String) -> String { "pomodoro:lease:\(room)" }
     static func epochKey(_ room: String) -> String { "pomodoro:epoch:\(room)" }
 
+    /// How long a room's epoch counter outlives the last take of the room (docs/CLUSTER.md, "Epochs expire").
+    /// Any span is safe: a counter that is gone counts from 1 again, the store's fence refuses a claim that is
+    /// not above every earlier one, and `RoomTakeover` raises the counter above the fence and waits a time to
+    /// live, as after a Redis that forgot. A day keeps that slower take to rooms nobody took for a day (and
+    /// rooms held longer than that without a move), and one key per room name ever used to a day's worth.
+    public static let epochTimeToLive: Duration = .seconds(86_400)
+
     private static let acquireScript = """
         local held = redis.call('GET', KEYS[1])
         if held then return {0, held} end
         local epoch = redis.call('INCR', KEYS[2])
+        redis.call('PEXPIRE', KEYS[2], ARGV[3])
         redis.call('SET', KEYS[1], epoch .. '|' .. ARGV[1], 'PX', ARGV[2])
         return {1, tostring(epoch)}
         """
@@ -70,12 +79,13 @@ public final class RedisLeases {
     /// a Redis that lost its counters (restarted without persistence) while the store's fence remembers a
     /// higher epoch. Never lowers it.
     public func raiseEpoch(room: String, to floor: Int64) throws(RedisError) {
-        try command(["EVAL", Self.raiseScript, "1", Self.epochKey(room), String(floor)])
+        try command(["EVAL", Self.raiseScript, "1", Self.epochKey(room), String(floor),
+                     String(Self.epochTimeToLive.milliseconds)])
     }
 
     private static let raiseScript = """
         local epoch = tonumber(redis.call('GET', KEYS[1]) or '0')
-        if epoch < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
+        if epoch < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) end
         return 0
         """
 
@@ -83,7 +93,7 @@ public final class RedisLeases {
     public func acquire(room: String, node: String,
                         timeToLive: Duration = LeaseTerm.timeToLive) throws(RedisError) -> LeaseAttempt {
         let reply = try command(["EVAL", Self.acquireScript, "2", Self.leaseKey(room), Self.epochKey(room), node,
-                                 String(timeToLive.milliseconds)])
+                                 String(timeToLive.milliseconds), String(Self.epochTimeToLive.milliseconds)])
         guard case .array(let parts) = reply, parts.count == 2 else { throw unexpected(reply, "taking a lease") }
         switch (parts[0], parts[1].text) {
         case (.integer(1), let text?):

@@ -15,6 +15,10 @@ public struct PostgresError: Error, Equatable, Sendable, CustomStringConvertible
 
     public var description: String { code.map { "\(message) (SQLSTATE \($0))" } ?? message }
 
+    /// PostgreSQL's own code for a character its text cannot hold (`character_not_in_repertoire`): a NUL in a
+    /// parameter, refused before it is sent.
+    public static let nulInParameter = "22021"
+
     /// The server could not be reached or would not take a connection now (it is starting, stopping, or
     /// full): nothing was done, and the same request may succeed later.
     public var isUnreachable: Bool {
@@ -81,7 +85,14 @@ public final class PostgresConnection {
 
     /// Runs one statement with parameters `$1`, `$2`, … given in text form (nil is NULL), and returns its rows.
     @discardableResult
+    /// - Throws: `PostgresError` also for a parameter holding a NUL character: libpq takes text parameters as
+    ///   C strings and would store them cut short at the NUL (PostgreSQL's text cannot hold one either), so it
+    ///   is refused here rather than written as something else.
     public func query(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> PostgresRows {
+        if let index = parameters.firstIndex(where: { $0?.utf8.contains(0) ?? false }) {
+            throw PostgresError(code: PostgresError.nulInParameter,
+                                message: "parameter $\(index + 1) holds a NUL character, which a text value cannot")
+        }
         let copies = parameters.map { $0.flatMap { strdup($0) } }
         defer { copies.forEach { free($0) } }
         let values = copies.map { UnsafePointer<CChar>($0) }

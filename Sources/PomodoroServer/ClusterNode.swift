@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Logging
 import PomodoroCluster
 import PomodoroCore
 import PomodoroPostgres
@@ -65,6 +66,13 @@ package protocol HubCluster: HubClusterSchedules, AnyObject, Sendable {
     func report(completion: @escaping @Sendable (Result<ClusterPayload, ClusterReadError>) -> Void)
     /// For `GET /api/cluster/rooms/{room}`, likewise.
     func report(room: RoomID, completion: @escaping @Sendable (Result<ClusterRoomPayload, ClusterReadError>) -> Void)
+    /// Why Redis refuses this node's credentials (its password or user changed since the node started), or nil
+    /// while it takes them: `/healthz` answers 503 meanwhile.
+    var credentialsRefused: String? { get }
+}
+
+extension HubCluster {
+    package var credentialsRefused: String? { nil }
 }
 
 /// Redis could not be read for a cluster report.
@@ -104,7 +112,10 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     private var onEvent: (@Sendable (ClusterEvent) -> Void)?
     private var followed: [RoomID: String] = [:]
     private var busDown = false
+    private var refusal: String?
     private let redis: RedisAddress
+    /// Set by the server before `start`.
+    package var logger = Logger(label: "pomodoro.cluster")
 
     package init(configuration: ClusterConfiguration, store base: PostgresRoomStore,
                  monotonic: @escaping @Sendable () -> Instant) {
@@ -210,7 +221,12 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now(), repeating: .seconds(1))
         timer.setEventHandler { [self] in
-            _ = try? registry.heartbeat(node: node, roomsOwned: keeper.held.count, on: leases)
+            do throws(RedisError) {
+                try registry.heartbeat(node: node, roomsOwned: keeper.held.count, on: leases)
+                noteCredentials(refused: nil)
+            } catch {
+                if error.isAuthenticationRefused { noteCredentials(refused: error.message) }
+            }
             if let seen = try? registry.nodes(on: leases) {
                 tell(.nodesAlive(Set(seen.filter { $0.silentForMs < 2_000 }.map(\.node)).union([node])))
             }
@@ -227,6 +243,24 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
         watch.setEventHandler { [weak self] in self?.watch() }
         watch.resume()
         watchTimer = watch
+    }
+
+    package var credentialsRefused: String? { lock.withLock { refusal } }
+
+    /// Redis refused this node's credentials on a new connection (`refused`), or took them again (nil): said
+    /// once in the log each time it changes. Meanwhile the node can take, keep and relay nothing: its rooms
+    /// stop at the end of their terms, as when Redis is away, and `/healthz` answers 503.
+    private func noteCredentials(refused reason: String?) {
+        let before = lock.withLock { defer { refusal = reason }; return refusal }
+        switch (before, reason) {
+        case (nil, let reason?):
+            logger.error("the cluster's Redis refuses this node's credentials; the node runs no room until they are fixed",
+                         metadata: ["redis": "\(redis.redacted)", "reason": "\(reason)"])
+        case (_?, nil):
+            logger.notice("the cluster's Redis takes this node's credentials again", metadata: ["redis": "\(redis.redacted)"])
+        default:
+            break
+        }
     }
 
     /// On the bus's thread.

@@ -69,6 +69,7 @@ public final class PomodoroServer: Sendable {
                 throw ClusterProblem(description: "a cluster node needs a PostgreSQL database (--db postgres://...)")
             }
             let node = ClusterNode(configuration: settings, store: postgres, monotonic: { clock.now().monotonic })
+            node.logger = logger
             cluster = node
             store = node.store
         } else {

@@ -37,6 +37,10 @@ extension RoomHub {
     /// `/healthz` with a database: asks it (a read that finds nothing) and answers 503 with the reason while it
     /// cannot be reached; rooms go on meanwhile.
     private func health(of store: any HubStore, responder: any HTTPAnswering) {
+        if let refused = cluster?.credentialsRefused {
+            _ = responder.respond(HTTPResponse(status: 503, text: "the cluster's Redis refuses this node's credentials: \(refused)\n"))
+            return
+        }
         store.probe { outage in
             guard let outage else {
                 responder.respond(HTTPResponse(status: 200, text: "ok\n"))
@@ -59,7 +63,7 @@ extension RoomHub {
             return fail(Refusal(code: .rateLimited, message: "too many requests from this address; at most \(configuration.limits.apiRequestsPerSecond) a second"))
         }
         if http.path == "/api/cluster" || http.path.hasPrefix("/api/cluster/") {
-            return clusterReport(http.path, responder: responder)
+            return clusterReport(http, responder: responder)
         }
         let request: APIRequest
         switch APIRequest.parse(http) {
@@ -124,11 +128,17 @@ extension RoomHub {
     /// An API error as JSON, with the headers that tell a client what to do about it.
     /// `GET /api/cluster` (this node, its rooms, the nodes seen) and `GET /api/cluster/rooms/{room}` (who
     /// holds the room's lease, under which epoch): Redis is read off the service thread. Not found on a single
-    /// server. Operators' endpoints: the proxy configurations keep them from the public, like `/metrics`.
-    private func clusterReport(_ path: String, responder: any HTTPAnswering) {
+    /// server. Operators' endpoints, answered only to a client on this host's loopback (the client address
+    /// a `--trusted-proxy` forwards, when one does) and only while `/metrics` is served: they name every room
+    /// the node runs and which node runs any room, more than a joiner learns (docs/SECURITY.md, "Redis").
+    private func clusterReport(_ http: HTTPRequest, responder: any HTTPAnswering) {
+        let path = http.path
         func fail(_ refusal: Refusal) { responder.respond(Self.errorResponse(refusal)) }
         guard let cluster else {
             return fail(Refusal(code: .notFound, message: "this server is not a node of a cluster"))
+        }
+        guard configuration.metricsEnabled, Self.isLoopback(http.peer) else {
+            return fail(Refusal(code: .notFound, message: "no such path; try /api/rooms/{room}"))
         }
         if path == "/api/cluster" {
             return cluster.report { result in
@@ -153,6 +163,13 @@ extension RoomHub {
             case .failure(let error): responder.respond(Self.clusterUnavailable(error))
             }
         }
+    }
+
+    /// Whether a client address is this host's loopback (127.0.0.0/8, ::1, or IPv4-mapped 127.x).
+    static func isLoopback(_ address: String) -> Bool {
+        var host = address.lowercased()
+        if host.hasPrefix("::ffff:") { host.removeFirst("::ffff:".count) }
+        return host == "::1" || (host.hasPrefix("127.") && host.split(separator: ".").count == 4)
     }
 
     private static func clusterUnavailable(_ error: ClusterReadError) -> HTTPResponse {

@@ -4,11 +4,12 @@ import PomodoroNet
 import PomodoroProtocol
 
 // Members of one room on any node of a cluster (docs/CLUSTER.md). A member whose room another node owns keeps
-// its connection here; this node only relays: it tells the owner (`opened`), sends it the member's frames
-// untouched (`frame`), and writes what the owner sends back (`reply`, `close`) to the connection untouched.
-// The owner's hub sees the member's connection as one of its own (numbered by `RemoteConnections`) and
-// answers it by the same code as a local member's: admission, passcode, bans, host rights, rate limits,
-// grace and away on a disconnect. A broadcast reaches each node with members once, with the connections
+// its connection here; this node relays: it tells the owner (`opened`), counts each of the member's frames
+// against the connection's limits and decodes it once, sends the owner those it would take exactly as sent
+// (`frame`), answers the others itself through the owner (`refused`, `closing`: in their turn), and writes
+// what the owner sends back (`reply`, `close`) to the connection untouched. The owner's hub sees the
+// member's connection as one of its own (numbered by `RemoteConnections`) and answers it by the same code
+// as a local member's: admission, passcode, bans, host rights, grace and away on a disconnect. A broadcast reaches each node with members once, with the connections
 // it is for: what the owner's hub sends, to whom, is what each member gets.
 
 extension RoomHub {
@@ -49,19 +50,61 @@ extension RoomHub {
         metrics.forwarded()
     }
 
+    /// One frame of a relayed connection, already counted against its rate (`receive`): decoded once, here.
+    /// A frame the server refuses on any node (not JSON, not UTF-8, a bad field; PROTOCOL.md §2) is answered
+    /// here with the same error and never reaches Redis; every other frame goes to the owner exactly as the
+    /// member sent it.
     func forward(_ text: [UInt8], from connection: ConnectionID, to relay: Relay) {
         guard let cluster, let relaying else { return }
+        let frame: ClientFrame
+        do {
+            frame = try WireCodec.decodeClientFrame(text)
+        } catch {
+            return reply(.error(code: error.code, message: error.message, field: error.field, ref: error.ref),
+                         to: connection)
+        }
+        guard let body = String(validating: text, as: UTF8.self) else {
+            return reply(.error(code: .badJSON, message: "the message is not valid UTF-8", field: nil, ref: nil),
+                         to: connection)
+        }
         // A member leaving is no longer one to carry over to a new owner; once its `ok` is back, the
         // connection's frames are this node's again (it may join another room).
-        if text.count < 256, String(decoding: text, as: UTF8.self).contains("leave"),
-           case .leave? = try? WireCodec.decodeClientFrame(text).message {
+        if case .leave = frame.message {
             sessions[connection]?.relay?.member = nil
             sessions[connection]?.relay?.leaving = true
         }
         let remote = BusMessage.RemoteConnection(node: cluster.node, connection: connection.rawValue)
-        relaying.publish(.frame(from: remote, room: relay.room.rawValue, frame: String(decoding: text, as: UTF8.self)),
-                         to: relay.owner)
+        relaying.publish(.frame(from: remote, room: relay.room.rawValue, frame: body), to: relay.owner)
         metrics.forwarded()
+    }
+
+    /// This node's answer to a frame of a relayed connection it did not forward (refused, or too fast): sent to
+    /// the owner, which sends it back in the frame's turn (`BusMessage.refused`), so that the member hears its
+    /// answers in the order of its frames, as on one server.
+    func answerThroughOwner(_ frame: OutboundFrame, to connection: ConnectionID, _ relay: Relay) {
+        guard let cluster, let relaying else { return }
+        let remote = BusMessage.RemoteConnection(node: cluster.node, connection: connection.rawValue)
+        relaying.publish(.refused(from: remote, room: relay.room.rawValue,
+                                  answer: String(decoding: frame.payload, as: UTF8.self)), to: relay.owner)
+    }
+
+    /// This node closes a relayed connection (it kept flooding) once the answers to its earlier frames, still on
+    /// their way through the owner, are out: the owner sends the close back in its turn (`BusMessage.closing`),
+    /// as `close`. Nothing more of the connection is relayed meanwhile.
+    func closeThroughOwner(_ connection: ConnectionID, _ relay: Relay, code: UInt16, reason: String) {
+        guard let cluster, let relaying else { return }
+        sessions[connection]?.relay?.closing = true
+        let remote = BusMessage.RemoteConnection(node: cluster.node, connection: connection.rawValue)
+        relaying.publish(.closing(from: remote, room: relay.room.rawValue, code: code, reason: reason), to: relay.owner)
+    }
+
+    /// Another node's answer to one of its connection's frames, sent back to it in that frame's turn.
+    func sendAnswered(_ frame: [UInt8], to connection: ConnectionID) {
+        let outbound = OutboundFrame(frame)
+        if transport.send(outbound, to: connection) {
+            framesSent += 1
+            metrics.sent(frames: 1, bytes: outbound.count)
+        }
     }
 
     /// The connection's frames no longer go to `relay.owner` (it closed, or the room moved): the owner is told
@@ -139,6 +182,14 @@ extension RoomHub {
             let (connection, isNew) = relaying.remotes.id(for: from)
             if isNew { opened(connection, peer: from.node) }
             received(Array(frame.utf8), from: connection)
+        case .refused(let from, _, let answer):
+            guard let relaying else { return }
+            let (connection, isNew) = relaying.remotes.id(for: from)
+            if isNew { opened(connection, peer: from.node) }
+            receive(.answered(Array(answer.utf8)), from: connection)
+        case .closing(let from, _, let code, let reason):
+            guard let connection = relaying?.remotes.existing(from) else { return }
+            receive(.close(code: code, reason: reason), from: connection)
         case .closed(let from, _):
             guard let connection = relaying?.remotes.existing(from) else { return }
             closed(connection)
@@ -231,6 +282,11 @@ extension RoomHub {
         for connection in relayed.sorted(by: { $0.rawValue < $1.rawValue }) {
             guard var relay = sessions[connection]?.relay, relay.owner != owner else { continue }
             endRelay(of: connection, relay, telling: true)
+            // Its close was on its way through the old owner: closed here now.
+            if relay.closing {
+                transport.close(connection, code: 1008, reason: "rate limit")
+                continue
+            }
             if relay.answered {
                 guard let member = relay.member else {
                     transport.close(connection, code: 4005, reason: "room moved")

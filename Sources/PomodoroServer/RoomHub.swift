@@ -54,17 +54,27 @@ package final class RoomHub: @unchecked Sendable {
         /// passcode check, a `stats` read). While any is, its later frames wait in `pending`: frames of one
         /// connection take effect in the order they were sent.
         var suspended = 0
-        var pending: [[UInt8]] = []
+        var pending: [Inbound] = []
         /// A new member who has sent nothing since joining: lost, they get the room's short grace.
         var silentNewMember = false
         /// The `join` (or `observe`) frame as it came, until it is answered: on a cluster node it may go to
-        /// the room's owner untouched.
+        /// the room's owner exactly as sent.
         var joinFrame: [UInt8]?
         /// Set while this connection's frames go to the node that owns its room (`RoomHub+Relay.swift`).
         var relay: Relay?
         /// A join this node made for the member, to carry it over to its room's new owner: its welcome goes
         /// to the member as a `state` (the member is in the room already; `RoomHub+Relay.swift`).
         var quietJoin = false
+    }
+
+    /// What reaches the hub for a connection, taken in the order it came: a client's frame, or, for another
+    /// node's connection, the answer that node already gave a frame it refused (`BusMessage.refused`), sent
+    /// back in that frame's turn.
+    enum Inbound {
+        case frame([UInt8])
+        case answered([UInt8])
+        /// That node closes the connection (it kept flooding), once the answers before this are out.
+        case close(code: UInt16, reason: String)
     }
 
     /// A connection of this node whose room another node runs.
@@ -81,6 +91,8 @@ package final class RoomHub: @unchecked Sendable {
         var quiet = false
         /// The member sent `leave`: once the owner's `ok` is back the connection is this node's again.
         var leaving = false
+        /// This node asked the owner to close the connection (it kept flooding): nothing more of it is relayed.
+        var closing = false
     }
 
     /// This node's connections relayed to other nodes, by room (`RoomHub+Relay.swift`).
@@ -231,11 +243,19 @@ package final class RoomHub: @unchecked Sendable {
     // MARK: Messages
 
     package func received(_ text: [UInt8], from connection: ConnectionID) {
+        receive(.frame(text), from: connection)
+    }
+
+    /// A frame (or another node's answer to one) for `connection`: counted against the connection's rate, held
+    /// while an earlier request is at work, else taken now. A frame of a connection relayed to its room's
+    /// owner is counted here like any other, before it goes anywhere (`RoomHub+Relay.swift`); another node's
+    /// connection is not counted again here, since its node did (the bus may bunch its frames).
+    func receive(_ inbound: Inbound, from connection: ConnectionID) {
         guard var session = sessions[connection] else { return }
-        // Relayed to the room's owner untouched: its limits, checks and answers are the owner's.
-        if let relay = session.relay, session.suspended == 0 { return forward(text, from: connection, to: relay) }
+        // Being closed (it flooded): nothing more of it is taken, as once a local connection is closed.
+        if session.relay?.closing == true { return }
         let now = clock.now()
-        guard session.bucket.take(at: now.monotonic) else {
+        if !connection.isRelayed, !session.bucket.take(at: now.monotonic) {
             sessions[connection] = session
             return strike(connection, "too many messages; at most \(configuration.limits.messagesPerSecond) a second")
         }
@@ -246,13 +266,21 @@ package final class RoomHub: @unchecked Sendable {
                 return strike(connection, "too many messages waiting for an earlier request; wait for its answer")
             }
             session.strikes = 0
-            session.pending.append(text)
+            session.pending.append(inbound)
             sessions[connection] = session
             return
         }
         session.strikes = 0
         sessions[connection] = session
-        handle(text, from: connection, at: now)
+        take(inbound, from: connection, at: now)
+    }
+
+    private func take(_ inbound: Inbound, from connection: ConnectionID, at now: ClockReading) {
+        switch inbound {
+        case .frame(let text): handle(text, from: connection, at: now)
+        case .answered(let frame): sendAnswered(frame, to: connection)
+        case .close(let code, let reason): transport.close(connection, code: code, reason: reason)
+        }
     }
 
     /// Refuses a frame with `rate_limited`, or closes the connection (1008) once it has gone on too long.
@@ -261,6 +289,8 @@ package final class RoomHub: @unchecked Sendable {
         sessions[connection]?.strikes += 1
         if session.strikes + 1 >= configuration.limits.rateLimitStrikes {
             logger.notice("closing a flooding connection", metadata: ["peer": "\(session.peer)"])
+            // Relayed: closed by the owner, after the answers to its earlier frames (`RoomHub+Relay.swift`).
+            if let relay = session.relay { return closeThroughOwner(connection, relay, code: 1008, reason: "rate limit") }
             transport.close(connection, code: 1008, reason: "rate limit")
         } else {
             reply(.error(code: .rateLimited, message: message, field: nil, ref: nil), to: connection)
@@ -279,8 +309,8 @@ package final class RoomHub: @unchecked Sendable {
         guard sessions[connection] != nil else { return }
         sessions[connection]!.suspended -= 1
         while let session = sessions[connection], session.suspended == 0, !session.pending.isEmpty {
-            let text = sessions[connection]!.pending.removeFirst()
-            handle(text, from: connection, at: clock.now())
+            let next = sessions[connection]!.pending.removeFirst()
+            take(next, from: connection, at: clock.now())
         }
     }
 
@@ -413,6 +443,11 @@ package final class RoomHub: @unchecked Sendable {
         }
         if case .error(let code, _, _, _) = message { metrics.errorSent(code) }
         let frame = OutboundFrame(WireCodec.encode(message))
+        // A refusal of a frame of a connection relayed to its room's owner (the only answer this node gives
+        // one itself) goes round through the owner, after the frames before it.
+        if case .error = message, let relay = sessions[connection]?.relay {
+            return answerThroughOwner(frame, to: connection, relay)
+        }
         if transport.send(frame, to: connection) {
             framesSent += 1
             metrics.sent(frames: 1, bytes: frame.count)

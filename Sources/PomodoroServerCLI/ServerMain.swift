@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Logging
+import PomodoroCluster
 import PomodoroServer
 import PomodoroStore
 
@@ -84,6 +85,7 @@ public enum ServerMain {
             FileHandle.standardError.write(Data(databaseUnavailableLine(configuration.database, error).utf8))
             throw ExitCode(databaseUnavailableStatus)
         }
+        if let cluster = configuration.cluster { try checkCredentials(of: cluster.redis, logger: logger) }
         let server: PomodoroServer
         do {
             server = try PomodoroServer(configuration: configuration, logger: logger, store: store)
@@ -112,6 +114,29 @@ public enum ServerMain {
         server.waitUntilFinished()
         withExtendedLifetime(signals) {}
         logger.info("stopped")
+    }
+
+    /// A node whose Redis refuses its password (or user) would start and run nothing, saying nothing: it stops
+    /// here with one line and `databaseUnavailableStatus` instead. A Redis out of reach is not an error at
+    /// start (it may come back; the node fails closed meanwhile), only a warning.
+    static func checkCredentials(of redis: RedisAddress, logger: Logger) throws {
+        do {
+            let connection = try RedisConnection(redis, timeout: 2)
+            try connection.command(["PING"])
+        } catch where error.isAuthenticationRefused {
+            FileHandle.standardError.write(Data(credentialsRefusedLine(redis, error).utf8))
+            throw ExitCode(databaseUnavailableStatus)
+        } catch {
+            logger.warning("the cluster's Redis cannot be reached yet; this node runs no room until it can",
+                           metadata: ["redis": "\(redis.redacted)", "reason": "\(error.message)"])
+        }
+    }
+
+    /// The one line that says the cluster's Redis refused the node's credentials (the password never shown).
+    public static func credentialsRefusedLine(_ redis: RedisAddress, _ error: RedisError) -> String {
+        var reason = error.message
+        if let colon = reason.range(of: "\(redis.redacted): ") { reason = String(reason[colon.upperBound...]) }
+        return "pomodoro-server: the cluster's Redis at \(redis.redacted) refuses this node's credentials: \(reason)\n"
     }
 
     /// The one line that says the database cannot be opened: the database as `--print-config` shows it (no

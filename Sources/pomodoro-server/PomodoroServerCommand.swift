@@ -16,7 +16,8 @@ struct PomodoroServerCommand: ParsableCommand {
             capitals with _ for - (POMODORO_PORT, POMODORO_MAX_ROOMS), or as a `name = value` line in the \
             --config file. An option beats the environment, which beats the file, which beats the default; \
             --print-config shows the result. A configuration error exits with status 78; a database that cannot \
-            be opened (PostgreSQL down or out of reach) exits with status 69, after one line naming it.
+            be opened (PostgreSQL down or out of reach), or a cluster's Redis that refuses the node's password, \
+            exits with status 69, after one line naming it.
 
             `pomodoro-server migrate --from SOURCE --to TARGET` copies a deployment from one database into \
             another (see `pomodoro-server migrate --help`).

@@ -1,6 +1,7 @@
 // swift-tools-version:6.1
-// The fuzz target for the client-frame decoder, kept in its own package because it is only built with
-// `-sanitize=fuzzer` (libFuzzer supplies `main`). Run it with `make fuzz` from the repository root.
+// The fuzz targets (the client-frame decoder; the bus between cluster nodes and the relay), kept in their own
+// package because they are only built with `-sanitize=fuzzer` (libFuzzer supplies `main`). Run them with
+// `make fuzz` from the repository root.
 import PackageDescription
 
 let package = Package(
@@ -8,6 +9,10 @@ let package = Package(
     dependencies: [.package(name: "Pomodoro", path: "../..")],
     targets: [
         .executableTarget(name: "DecoderFuzzer",
+                          dependencies: [.product(name: "PomodoroProtocol", package: "Pomodoro")],
+                          swiftSettings: [.swiftLanguageMode(.v6)]),
+        // Sources/BusFuzzer/BusMessage.swift links to Sources/PomodoroCluster/BusMessage.swift.
+        .executableTarget(name: "BusFuzzer",
                           dependencies: [.product(name: "PomodoroProtocol", package: "Pomodoro")],
                           swiftSettings: [.swiftLanguageMode(.v6)]),
     ]

@@ -16,6 +16,8 @@ import Testing
             .close(member, code: 4005, reason: "room moved", from: "node-a"),
             .reply(node: "node-b:8080", connections: [42], frame: "{}", from: "node-a"),
             .schedulesChanged(room: "team-a"),
+            .refused(from: member, room: "team-a", answer: #"{"type":"error","code":"bad_json","message":"x"}"#),
+            .closing(from: member, room: "team-a", code: 1008, reason: "rate limit"),
         ]
         for message in messages {
             #expect(try BusMessage(decoding: message.encoded) == message)

@@ -39,6 +39,35 @@ final class RedisLeasesTests {
         #expect(try a.epoch(room: "focus") == 2)
     }
 
+    /// An epoch counter lives a day after the room's last take (and after a raise), not for ever: one key per
+    /// room name ever used would never leave Redis.
+    @Test func epochCountersExpireADayAfterTheLastTake() throws {
+        let a = RedisLeases(address: address)
+        let day = RedisLeases.epochTimeToLive.milliseconds
+        #expect(try a.acquire(room: "once", node: "a") == .granted(epoch: 1))
+        let ttl = try #require(try a.command(["PTTL", "pomodoro:epoch:once"]).integerValue)
+        #expect(ttl > day - 60_000 && ttl <= day)
+        try a.raiseEpoch(room: "raised", to: 7)
+        let raised = try #require(try a.command(["PTTL", "pomodoro:epoch:raised"]).integerValue)
+        #expect(raised > day - 60_000 && raised <= day)
+        #expect(try a.epoch(room: "raised") == 7)
+    }
+
+    /// Arguments go to Redis as bytes with a length: a NUL inside one is sent, and nothing after its end.
+    @Test func argumentsReachRedisByteForByte() throws {
+        let connection = try RedisConnection(address, timeout: 2)
+        let value: [UInt8] = Array(#"{"type":"ping"}"#.utf8) + [0] + Array(repeating: UInt8(ascii: "A"), count: 4_000)
+        try connection.command(["SET", "k", String(decoding: value, as: UTF8.self)])
+        #expect(try connection.command(["STRLEN", "k"]).integerValue == Int64(value.count))
+        #expect(try connection.command(["GET", "k"]).text.map { Array($0.utf8) } == value)
+        try connection.command(bytes: [Array("SET".utf8), Array("b".utf8), value])
+        #expect(try connection.command(["GET", "b"]).text.map { Array($0.utf8) } == value)
+        try connection.command(["SET", "s", "a\u{0}b"])
+        #expect(try connection.command(["STRLEN", "s"]).integerValue == 3)
+        try connection.command(["SET", "e", ""])
+        #expect(try connection.command(["STRLEN", "e"]).integerValue == 0)
+    }
+
     @Test func holdersAreReadForManyRoomsAtOnceInTheirOrder() throws {
         let a = RedisLeases(address: address), b = RedisLeases(address: address)
         #expect(try a.acquire(room: "r1", node: "a") == .granted(epoch: 1))

@@ -22,6 +22,23 @@ struct PostgresConnectionTests {
         #expect(rows[1, "note"] == "ünïcødé ✓")
     }
 
+    /// A NUL inside a parameter is refused before libpq sees it: libpq reads text parameters as C strings,
+    /// so the value would be stored cut short at the NUL, as something other than what was asked.
+    @Test func aParameterHoldingANulIsRefusedNotCutShort() throws {
+        try connection.execute("CREATE TABLE w (id bigint PRIMARY KEY, note text)")
+        do {
+            try connection.query("INSERT INTO w VALUES ($1, $2)", ["1", "before\u{0}after"])
+            Issue.record("a parameter with a NUL was written")
+        } catch {
+            #expect(error.code == PostgresError.nulInParameter)
+            #expect(error.message.contains("$2"))
+        }
+        #expect(try connection.query("SELECT count(*) AS n FROM w")[0, "n"] == "0")
+        // Every other character goes through whole.
+        try connection.query("INSERT INTO w VALUES ($1, $2)", ["2", "tab\tnew\nline \u{7f} ✓"])
+        #expect(try connection.query("SELECT note FROM w WHERE id = 2")[0, "note"] == "tab\tnew\nline \u{7f} ✓")
+    }
+
     @Test func errorsCarryTheirSQLState() throws {
         try connection.execute("CREATE TABLE u (id bigint PRIMARY KEY)")
         try connection.query("INSERT INTO u VALUES ($1)", ["7"])

@@ -292,4 +292,87 @@ struct HubRelayTests {
         #expect(try pair.relay.messages(to: bob).first.map { if case .welcome(_, let room, _, _, .string("o")) = $0 { room.room == "other" } else { false } } == true)
         #expect(pair.relay.hub.roomCount == 1)
     }
+
+    /// What each node published, as text, of the bus messages carrying a member's frame or an answer to one.
+    static func frames(_ published: [(node: String, message: BusMessage)]) -> [String] {
+        published.compactMap {
+            switch $0.message {
+            case .frame(_, _, let frame): "frame " + frame
+            case .refused(_, _, let answer): "refused " + answer
+            default: nil
+            }
+        }
+    }
+
+    /// Frames the server refuses on any node never reach the bus: the relaying node decodes each frame once and
+    /// answers a bad one itself, through the owner, so the member hears every answer in the order of its frames
+    /// (bad_json for the NUL frame after the start's ok, before the pause's).
+    @Test func aRefusedFrameIsAnsweredInItsTurnAndNeverPublished() throws {
+        let pair = try Pair()
+        let bob = pair.relayedJoin("Bob")
+        pair.relayCluster.clearPublished()
+        pair.relay.transport.clearSent()
+        pair.relay.send(.start, ref: "s", from: bob)
+        let nul = Array(#"{"type":"ping","ref":"m"}"#.utf8) + [0] + Array(repeating: UInt8(ascii: "A"), count: 4_000)
+        pair.relay.hub.received(nul, from: bob)
+        pair.relay.hub.received(Array(#"{"type":"task","text":"\#u{FFFF}"#.utf8) + [0xC3, 0x28] + Array("\"}".utf8), from: bob)
+        pair.relay.send(.pause, ref: "p", from: bob)
+        pair.relay.settle()
+        let published = Self.frames(pair.relayCluster.published)
+        #expect(published.count == 4, "\(published)")
+        #expect(!published.contains { $0.contains("AAAA") || $0.utf8.contains(0) || $0.utf8.contains(0xC3) })
+        #expect(published.filter { $0.hasPrefix("refused ") }.count == 2)
+        pair.pump()
+        let answers = try pair.relay.messages(to: bob).compactMap { message -> String? in
+            switch message {
+            case .ok(let command, _, _): "ok \(command)"
+            case .error(let code, _, _, _): "error \(code.rawValue)"
+            default: nil
+            }
+        }
+        #expect(answers == ["ok start", "error bad_json", "error bad_json", "ok pause"])
+    }
+
+    /// The relaying node counts a relayed connection's frames against its rate before publishing them: a burst
+    /// beyond the limit is refused (rate_limited) there, and one that goes on is closed with 1008, as on one
+    /// server; the owner does not count them a second time.
+    @Test func aRelayedConnectionIsRateLimitedBeforeItsFramesArePublished() throws {
+        let pair = try Pair()
+        let bob = pair.relayedJoin("Bob")
+        pair.relayCluster.clearPublished()
+        pair.relay.transport.clearSent()
+        let limits = ServerConfiguration(port: 0, webRoot: nil).limits
+        for index in 0..<(limits.messageBurst + limits.rateLimitStrikes + 5) {
+            pair.relay.send(.ping, ref: "f\(index)", from: bob)
+        }
+        pair.relay.settle()
+        let published = Self.frames(pair.relayCluster.published)
+        // The join took one token of the burst.
+        #expect(published.filter { $0.hasPrefix("frame ") }.count == limits.messageBurst - 1)
+        #expect(published.filter { $0.hasPrefix("refused ") && $0.contains("rate_limited") }.count == limits.rateLimitStrikes - 1)
+        // Closed through the owner, after the answers still on their way: none is lost to the close.
+        #expect(pair.relayCluster.published.contains { if case .closing(_, _, 1008, _) = $0.message { true } else { false } })
+        #expect(pair.relay.transport.closes[bob] == nil)
+        pair.pump()
+        #expect(pair.relay.transport.closes[bob]?.code == 1008)
+        // The owner took every frame it was sent: no rate_limited of its own, and every pong and refusal in order.
+        let heard = try pair.relay.messages(to: bob).map(\.label)
+        #expect(heard.filter { $0 == "pong" }.count == limits.messageBurst - 1)
+        #expect(heard.filter { $0 != "pong" }.count == limits.rateLimitStrikes - 1)
+        #expect(heard.firstIndex { $0 != "pong" } == limits.messageBurst - 1, "\(heard)")
+    }
+
+    /// A `leave` padded past 256 bytes (unknown fields are ignored) ends the relay as a short one does.
+    @Test func aLongLeaveEndsTheRelayAsAShortOneDoes() throws {
+        let pair = try Pair()
+        let bob = pair.relayedJoin("Bob")
+        pair.relay.hub.received(Array(#"{"type":"leave","ref":"l","pad":"\#(String(repeating: "y", count: 400))"}"#.utf8), from: bob)
+        pair.pump()
+        #expect(try pair.relay.messages(to: bob).contains { if case .ok("leave", _, .string("l")) = $0 { true } else { false } })
+        #expect(pair.relayCluster.followed.isEmpty)
+        pair.relay.transport.clearSent()
+        pair.relay.send(.join(room: "other", name: "Bob", token: nil), ref: "o", from: bob)
+        pair.pump()
+        #expect(pair.relay.hub.roomCount == 1)
+    }
 }

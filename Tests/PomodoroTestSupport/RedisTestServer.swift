@@ -16,11 +16,21 @@ public final class RedisTestServer: @unchecked Sendable {
     private let lock = NSLock()
     private var process: LaunchedProcess?
 
-    /// `redis://127.0.0.1:PORT`, for `--cluster` and `RedisAddress(parsing:)`.
-    public var url: String { "redis://127.0.0.1:\(port)" }
+    /// The password Redis asks for (`requirepass`), if any.
+    public let password: String?
 
-    /// Starts a server of the caller's own; the caller stops it with `stop()`.
-    public init() throws {
+    /// `redis://[:PASSWORD@]127.0.0.1:PORT`, for `--cluster` and `RedisAddress(parsing:)`.
+    public var url: String { url(password: password) }
+
+    /// The address with another password (or none): what a node given the wrong one is told.
+    public func url(password: String?) -> String {
+        "redis://\(password.map { ":\($0)@" } ?? "")127.0.0.1:\(port)"
+    }
+
+    /// Starts a server of the caller's own, asking for `password` when one is given; the caller stops it
+    /// with `stop()`.
+    public init(password: String? = nil) throws {
+        self.password = password
         guard let binary = Self.binary else {
             throw LaunchFailure("redis-server is not installed (make test installs Debian's redis-server)")
         }
@@ -43,7 +53,8 @@ public final class RedisTestServer: @unchecked Sendable {
         let launched = try ProcessLauncher.start(
             "/usr/bin/env",
             ["timeout", "-s", "TERM", "1200", binary, "--port", "\(port)", "--bind", "127.0.0.1",
-             "--dir", folder, "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"],
+             "--dir", folder, "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"]
+                + (password.map { ["--requirepass", $0] } ?? []),
             output: .discard, errors: .discard)
         lock.withLock { process = launched }
         let deadline = Date().addingTimeInterval(10)
@@ -88,10 +99,11 @@ public final class RedisTestServer: @unchecked Sendable {
         guard connected else { return false }
         var limit = timeval(tv_sec: 1, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        let ping = Array("PING\r\n".utf8)
+        let ping = Array(((password.map { "AUTH \($0)\r\n" } ?? "") + "PING\r\n").utf8)
         guard write(fd, ping, ping.count) == ping.count else { return false }
         var buffer = [UInt8](repeating: 0, count: 16)
         let count = read(fd, &buffer, buffer.count)
-        return count > 0 && String(decoding: buffer[..<count], as: UTF8.self).hasPrefix("+PONG")
+        let answer = String(decoding: buffer[..<max(count, 0)], as: UTF8.self)
+        return count > 0 && answer.hasPrefix(password == nil ? "+PONG" : "+OK")
     }
 }

@@ -160,7 +160,8 @@ for round in $(seq "$runs"); do
       sleep 0.2
       first="$(redis_reading)"
       # The rooms each node runs: counted here, and named to pomo-bench (--owners), which reads them after
-      # the window to count each member on its room's owner or relayed.
+      # the window to count each member on its room's owner or relayed. (A node lists its rooms only to a
+      # client on its own host's loopback, as this script is; docs/SECURITY.md.)
       owned=()
       if [ "$mode" != single ]; then
         for i in "${!ports[@]}"; do
