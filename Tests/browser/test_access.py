@@ -564,6 +564,97 @@ class AccessChecks:
 
     # MARK: the accessibility tree
 
+    # MARK: WCAG 2.2's own criteria, which the bundled axe predates
+
+    TARGETS = """return [...document.querySelectorAll(
+            'button, a[href], input:not([type=hidden]), select, textarea, summary, [role=switch], [role=button], [tabindex="0"]')]
+        .filter(e => e.offsetParent !== null || getComputedStyle(e).position === 'fixed')
+        .filter(e => !e.closest('p, li > span'))  // links inside a sentence are exempt (2.5.8, inline)
+        .map(e => { const r = (e.matches('.switch input') ? e.parentElement : e).getBoundingClientRect();
+                    return [e.id || e.tagName.toLowerCase() + (e.className ? '.' + String(e.className).split(' ')[0] : ''),
+                            r.left, r.top, r.width, r.height]; })
+        .filter(t => t[3] > 0 && t[4] > 0)"""
+
+    def small_targets(self, driver):
+        """Targets under 24 x 24 CSS px whose 24 px circle, centred on them, meets another target (2.5.8)."""
+        targets = js(driver, self.TARGETS)
+        small = []
+        for name, x, y, w, h in targets:
+            if w >= 24 and h >= 24:
+                continue
+            cx, cy = x + w / 2, y + h / 2
+            for other, ox, oy, ow, oh in targets:
+                if (other, ox, oy) == (name, x, y):
+                    continue
+                # The distance from the circle's centre to the other target's box.
+                dx = max(ox - cx, 0, cx - (ox + ow))
+                dy = max(oy - cy, 0, cy - (oy + oh))
+                if (dx * dx + dy * dy) ** 0.5 < 12:
+                    small.append(f"{name} ({w:.0f}x{h:.0f}) beside {other}")
+                    break
+        return small
+
+    def focus_hidden(self, driver):
+        """Tab through the page; each focused control must not be entirely hidden by something drawn over it
+        (2.4.11): at least one of five points of it shows the control itself."""
+        hidden = []
+        probe = """const a = document.activeElement;
+            if (!a || a === document.body) return null;
+            const r = a.getBoundingClientRect();
+            if (r.width === 0 || r.height === 0) return [a.id || a.tagName, true];
+            const points = [[r.left + r.width / 2, r.top + r.height / 2], [r.left + 2, r.top + 2], [r.right - 2, r.top + 2],
+                            [r.left + 2, r.bottom - 2], [r.right - 2, r.bottom - 2]];
+            const owner = a.matches('.switch input') ? a.parentElement : a;
+            const seen = points.some(([x, y]) => {
+                if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) return false;
+                const top = document.elementFromPoint(x, y);
+                return top && (owner.contains(top) || top.contains(owner) || (a.labels && [...a.labels].some(l => l.contains(top))));
+            });
+            return [a.id || a.tagName.toLowerCase(), seen];"""
+        js(driver, "window.scrollTo(0, 0); document.querySelector('.skip-link').focus()")
+        first = None
+        for _ in range(120):
+            ActionChains(driver).send_keys(Keys.TAB).perform()
+            info = js(driver, probe)
+            if info is None:
+                continue
+            if info[0] == first:
+                break
+            first = first or info[0]
+            if not info[1]:
+                hidden.append(info[0])
+        return hidden
+
+    def target_size_and_focus_not_obscured(self):
+        """WCAG 2.2 AA's new criteria that axe 3 cannot see: every target at least 24 x 24 CSS px or with room
+        around it (2.5.8), and a focused control never entirely hidden (2.4.11); on the landing page and in a
+        running room, at desktop and phone widths, in English and Korean."""
+        room = "size-" + secrets.token_hex(3)
+        d = self.run.own_driver("sizes")
+        try:
+            d.get(f"{self.base}/r/{room}")
+            wait(d, lambda x: by_id(x, "room-input").get_attribute("value") == room, "the landing page")
+            problems = []
+            for width_name, (w, h) in WIDTHS:
+                set_viewport(d, w, h)
+                problems += [f"landing {width_name}: {p}" for p in self.small_targets(d)]
+            set_viewport(d, *DESKTOP)
+            join(d, self.base, f"/r/{room}", "Sam")
+            by_id(d, "btn-toggle").click()
+            wait(d, lambda x: body_data(x, "status") == "running", "running")
+            for lang in ("en", "ko"):
+                choose_language(d, lang)
+                for width_name, (w, h) in WIDTHS:
+                    set_viewport(d, w, h)
+                    problems += [f"room {lang} {width_name}: {p}" for p in self.small_targets(d)]
+                    problems += [f"room {lang} {width_name}: focus hidden on {p}" for p in self.focus_hidden(d)]
+            set_viewport(d, *DESKTOP)
+            choose_language(d, "en")
+            print(f"  target size and focus: {len(problems)} problems")
+            assert not problems, "\n".join(problems[:20])
+        finally:
+            self.run.done_with(d)
+
     def accessibility_tree(self):
         """Chromium's accessibility tree, as a screen reader gets it, in English and Korean: every button and
         field has a name, the timer and the live region are there, and the headings say what each part is.
@@ -605,6 +696,8 @@ class AccessChecks:
             ("a11y: 200 % text and 320 px without sideways scrolling", self.large_text_and_narrow_screens),
             ("a11y: reduced motion, dark scheme, the phase by word and shape, the ring at 3:1", self.motion_and_schemes),
             ("a11y: the accessibility tree in English and Korean", self.accessibility_tree),
+            ("a11y: targets of 24 px or with room around them, and the focus never hidden (WCAG 2.2)",
+             self.target_size_and_focus_not_obscured),
         ]
 
 
