@@ -117,9 +117,7 @@ extension RoomHub {
             reply(.error(code: refusal.code, message: refusal.message, field: refusal.field, ref: request.ref),
                   to: connection)
         }
-        if action.ends {
-            settleRoomPlace(of: connection, kept: { if case .create = action { true } else if case .bringBack = action { true } else { false } }())
-        }
+        if action.ends { settleRoomPlace(of: connection, kept: action.makesRoom) }
         if action.ends && waited { resume(connection) }
         if action.ends { releaseIfUnused(id) }
     }
@@ -293,6 +291,16 @@ extension RoomHub {
         } catch {
             refuse(error, ref: request.ref, to: connection)
             turnAway()
+        }
+    }
+}
+
+extension JoinFlow.Action {
+    /// Whether carrying it out makes a room or brings one back: what the rooms-per-minute limit counts.
+    fileprivate var makesRoom: Bool {
+        switch self {
+        case .create, .bringBack: true
+        case .lookUp, .hash, .check, .admit, .refuse: false
         }
     }
 }
