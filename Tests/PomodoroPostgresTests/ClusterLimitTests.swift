@@ -175,6 +175,7 @@ struct ClusterLimitTests {
             let (ok, peer) = try admitted(port: back == 0 ? bPort : cPort)
             if ok { back += 1; held.append(peer) } else { try await Task.sleep(for: .milliseconds(500)) }
         }
+        print("cluster limits: the dead node's two places came free \(String(format: "%.1f", Date().timeIntervalSince(killed))) s after its kill")
         #expect(back == 2, "the dead node's two places came free")
         #expect(try !admitted(port: cPort).0, "and no more than those")
     }
