@@ -56,8 +56,6 @@ public struct WebSocketServerOptions: Sendable {
     /// from each request's `Host`; else exactly these (list the server's own public origin too). Requests
     /// without an Origin header (non-browser clients) are not affected.
     public var allowedOrigins: [String] = []
-    /// WebSocket connections one address may hold at once; 0 for no limit.
-    public var maxConnectionsPerAddress = 0
     /// Reverse proxies whose X-Forwarded-For or Forwarded header names the client: the address the delegate
     /// is given (`didOpen`'s peer, `HTTPRequest.peer`) and the per-address limit counts. None by default: the
     /// socket's peer is the client.
@@ -125,8 +123,8 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
     }
 
     private var connections: [ConnectionID: Connection] = [:]
-    private var connectionsPerAddress: [String: Int] = [:]
-    /// Connections refused at the handshake: wrong path, foreign origin, too many from one address.
+    /// Connections refused at the handshake: wrong path, foreign origin. (How many one address may hold is
+    /// the application's to count: the delegate closes those beyond.)
     public private(set) var refusedConnections = 0
     private var nextConnection: UInt64 = 1
     /// Dynamic HTTP requests from arrival until their answer is written, by id; the id of the one a
@@ -501,16 +499,8 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
             let connection = Connection(id: id, wsi: wsi, peer: clientAddress(wsi), options: options, nowMs: uv_now(loop))
             connections[id] = connection
             lws_set_opaque_user_data(wsi, UnsafeMutableRawPointer(bitPattern: UInt(id.rawValue)))
-            let key = AddressKey.of(connection.peer)
-            let held = connectionsPerAddress[key, default: 0] + 1
-            connectionsPerAddress[key] = held
-            if options.maxConnectionsPerAddress > 0 && held > options.maxConnectionsPerAddress {
-                refusedConnections += 1
-                beginClose(connection, code: 1008, reason: "too many connections from one address")
-            } else {
-                connection.announced = true
-                delegate?.server(self, didOpen: id, peer: connection.peer)
-            }
+            connection.announced = true
+            delegate?.server(self, didOpen: id, peer: connection.peer)
 
         case LWS_CALLBACK_RECEIVE_PONG:
             if let connection = connection(of: wsi) { heard(connection) }
@@ -555,9 +545,6 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         case LWS_CALLBACK_CLOSED:
             guard let connection = connection(of: wsi) else { break }
             connections[connection.id] = nil
-            let key = AddressKey.of(connection.peer)
-            let held = connectionsPerAddress[key, default: 1] - 1
-            connectionsPerAddress[key] = held > 0 ? held : nil
             if connection.announced { delegate?.server(self, didClose: connection.id) }
             if draining && connections.isEmpty { finishDraining() }
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Logging
+import PomodoroCluster
 import PomodoroCore
 import PomodoroPostgres
 import PomodoroNet
@@ -14,6 +15,8 @@ public final class PomodoroServer: Sendable {
     private let delegate: HubDelegate
     /// This server's place in a cluster, if it is a node of one.
     private let cluster: ClusterNode?
+    /// On a cluster node, the per-address limits counted in Redis.
+    private let clusterLimits: ClusterAddressLimits?
 
     /// Why a cluster node cannot be built.
     public struct ClusterProblem: Error, CustomStringConvertible {
@@ -36,7 +39,7 @@ public final class PomodoroServer: Sendable {
         options.pingAfterSeconds = UInt16(clamping: limits.pingAfterSeconds)
         options.hangUpAfterSeconds = UInt16(clamping: limits.hangUpAfterSeconds)
         options.handshakeTimeoutSeconds = limits.handshakeTimeoutSeconds
-        options.maxConnectionsPerAddress = limits.maxConnectionsPerAddress
+        // Connections per address are counted by the hub's `AddressLimits` (across the cluster on a node).
         // Behind a proxy every client has the proxy's address, and the admin turns per-address limits off
         // with the connection limit: this one follows it.
         if limits.maxConnectionsPerAddress == 0 { options.maxHTTPRequestsPerAddress = 0 }
@@ -72,8 +75,14 @@ public final class PomodoroServer: Sendable {
             node.logger = logger
             cluster = node
             store = node.store
+            let incarnation = settings.node + "#" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+            clusterLimits = ClusterAddressLimits(
+                local: LocalAddressLimits(limits, clock: clock),
+                redis: RedisAddressCounts(address: settings.redis, incarnation: incarnation),
+                logger: logger, post: { [transport] work in transport.post(work) })
         } else {
             cluster = nil
+            clusterLimits = nil
         }
         if let store {
             if cluster == nil { stored = try store.loadRooms() }
@@ -96,7 +105,7 @@ public final class PomodoroServer: Sendable {
             })
         }
         hub = RoomHub(configuration: configuration, clock: clock, logger: logger, store: writer, transport: transport,
-                      cluster: cluster)
+                      cluster: cluster, addressLimits: clusterLimits)
         delegate = HubDelegate(hub: hub)
         cluster?.whenLost { [hub, transport] room in transport.post { hub.leaseLost(room) } }
         cluster?.listen { [hub, transport] event in transport.post { hub.heard(event) } }
@@ -115,6 +124,7 @@ public final class PomodoroServer: Sendable {
     /// Starts the service thread.
     public func start() {
         cluster?.start()
+        clusterLimits?.start()
         transport.start()
     }
 
@@ -131,6 +141,7 @@ public final class PomodoroServer: Sendable {
     public func waitUntilFinished() {
         transport.waitUntilFinished()
         hub.flushStore()
+        clusterLimits?.stop()
         cluster?.stop()
     }
 

@@ -24,6 +24,27 @@ extension RoomHub {
         }
         // Catching up may also find the room expired and drop it: then the join creates it anew.
         if let existing = rooms[id] { catchUp(existing, at: now) }
+        // A room not in memory may be made or brought back: the join takes its place in the address's
+        // rooms-per-minute first (a Redis round trip on a cluster node; its frames wait meanwhile).
+        if rooms[id] == nil, roomPlaces[connection] == nil, configuration.limits.roomsCreatedPerAddressPerMinute > 0 {
+            suspend(connection)
+            addressLimits.reserveRoom(for: session.address) { [self] reservation in
+                guard sessions[connection] != nil else {
+                    if let reservation { addressLimits.settleRoom(reservation, kept: false) }
+                    return
+                }
+                roomPlaces[connection] = reservation.map(RoomPlace.reserved) ?? .refused
+                let now = clock.now()
+                if let existing = rooms[id] { catchUp(existing, at: now) }
+                startJoin(request, room: id, connection: connection, at: now)
+                resume(connection)
+            }
+            return
+        }
+        startJoin(request, room: id, connection: connection, at: now)
+    }
+
+    private func startJoin(_ request: JoinFlow.Request, room id: RoomID, connection: ConnectionID, at now: ClockReading) {
         var flow = JoinFlow(request, room: id, hasStore: store != nil)
         let action = flow.start(sighting(of: id, for: request, connection: connection, at: now))
         carryOut(action, of: flow, for: connection, at: now)
@@ -79,7 +100,6 @@ extension RoomHub {
                 if let upgraded { adopt(upgraded, replacing: lock, in: id) }
             }
         case .create(let lock):
-            countRoomCreated(by: connection, at: now)
             var room = Room(id: id, settings: configuration.defaultSettings, policy: configuration.roomPolicy,
                             controlMode: request.control ?? .anyone, now: now.monotonic)
             room.wallOffsetNanoseconds = now.wallOffsetNanoseconds
@@ -88,7 +108,6 @@ extension RoomHub {
             logger.debug("room created", metadata: ["room": "\(id)", "locked": "\(lock != nil)"])
             admit(request, to: entry, connection: connection, at: now)
         case .bringBack(let stored):
-            countRoomCreated(by: connection, at: now)
             let entry = bringBack(stored, at: now)
             logger.debug("room brought back", metadata: ["room": "\(entry.room.id)"])
             admit(request, to: entry, connection: connection, at: now)
@@ -99,6 +118,7 @@ extension RoomHub {
             reply(.error(code: refusal.code, message: refusal.message, field: refusal.field, ref: request.ref),
                   to: connection)
         }
+        if action.ends { settleRoomPlace(of: connection, kept: action.makesRoom) }
         if action.ends && waited { resume(connection) }
         if action.ends { releaseIfUnused(id) }
     }
@@ -154,6 +174,7 @@ extension RoomHub {
                 logger.trace("room taken", metadata: ["room": "\(id)", "waiting": "\(waiting)", "taken": "\("\(taken)".prefix(60))"])
                 for connection in waiting {
                     if case .elsewhere(let node) = taken, node != cluster.node, relayable(connection) {
+                        settleRoomPlace(of: connection, kept: false)
                         relayJoin(of: connection, room: id, to: node)
                         continue
                     }
@@ -206,19 +227,18 @@ extension RoomHub {
         guard rooms.count < limits.maxRooms else {
             return Refusal(code: .roomLimit, message: "the server holds as many rooms as it may", field: "room")
         }
-        if limits.roomsCreatedPerAddressPerMinute > 0, let address = sessions[connection]?.address,
-           roomsCreatedBy.count(for: address, at: now.monotonic) >= limits.roomsCreatedPerAddressPerMinute {
+        if case .refused? = roomPlaces[connection] {
             return Refusal(code: .roomLimit, message: "too many new rooms from this address; try again in a minute",
                                     field: "room")
         }
         return nil
     }
 
-    /// Counts a room made or brought back against the joiner's address.
-    private func countRoomCreated(by connection: ConnectionID, at now: ClockReading) {
-        if configuration.limits.roomsCreatedPerAddressPerMinute > 0, let address = sessions[connection]?.address {
-            roomsCreatedBy.record(address, at: now.monotonic)
-        }
+    /// The connection's join is over: its place in the rooms-per-minute limit counts for a minute if it made
+    /// or brought back a room (`kept`), else it is handed back.
+    func settleRoomPlace(of connection: ConnectionID, kept: Bool) {
+        guard let place = roomPlaces.removeValue(forKey: connection) else { return }
+        if case .reserved(let reservation) = place { addressLimits.settleRoom(reservation, kept: kept) }
     }
 
     /// Adds the member to the room (or gives them their place back) and welcomes them.
@@ -272,6 +292,16 @@ extension RoomHub {
         } catch {
             refuse(error, ref: request.ref, to: connection)
             turnAway()
+        }
+    }
+}
+
+extension JoinFlow.Action {
+    /// Whether carrying it out makes a room or brings one back: what the rooms-per-minute limit counts.
+    fileprivate var makesRoom: Bool {
+        switch self {
+        case .create, .bringBack: true
+        case .lookUp, .hash, .check, .admit, .refuse: false
         }
     }
 }

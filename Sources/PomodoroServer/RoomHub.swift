@@ -110,13 +110,24 @@ package final class RoomHub: @unchecked Sendable {
     var rooms: [RoomID: RoomEntry] = [:]
     /// The serial the next room made or brought back gets (`RoomEntry.serial`).
     var nextRoomSerial: UInt64 = 1
-    var roomsCreatedBy = PerMinuteCounter()
-    /// When each address may have a passcode checked (wrong ones per minute, checks at once).
-    var passcodeGate = PasscodeGate(wrongPerMinute: RoomHub.passcodeFailuresPerMinute)
-    /// Checks the gate holds back, with what to do when each starts or is refused.
+    /// Connections, rooms made and wrong passcodes per address: counted there and nowhere else, in this
+    /// process or across the cluster (`AddressLimits`).
+    let addressLimits: any AddressLimits
+    /// Each joining connection's place in its address's rooms-per-minute limit, from before its join looks at
+    /// a room not in memory until the join ends (`RoomHub+Join.swift`).
+    var roomPlaces: [ConnectionID: RoomPlace] = [:]
+    /// When each address's passcode checks take their turn on this node (at once, waiting).
+    var passcodeGate = PasscodeGate()
+    /// Checks the gate holds back or that wait for their place in the limit, with what to do when each
+    /// starts or is refused.
     var passcodeWaiters: [PasscodeGate.Ticket: (start: () -> Void, refuse: () -> Void)] = [:]
     /// Who may see a room: decisions that wait off the service thread, told of lock changes meanwhile.
     var access = RoomAccess()
+    /// The places of each address's checks running on this node, settled as they end (`RoomHub+Passcodes.swift`).
+    var passcodePlaces: [String: [LimitReservation]] = [:]
+    /// Tries again the checks of addresses whose limit was busy with other nodes' checks.
+    var passcodeRetry: (any HubTimer)?
+    var passcodeRetrying: Set<String> = []
     /// `/api` requests per address: a bucket of `apiBurst`, refilled at `apiRequestsPerSecond`.
     var apiBuckets: [String: (bucket: TokenBucket, used: Instant)] = [:]
     package internal(set) var framesSent = 0
@@ -147,8 +158,9 @@ package final class RoomHub: @unchecked Sendable {
     package init(configuration: ServerConfiguration, clock: any ServerClock, logger: Logger,
                  store: (any HubStore)?, transport: any HubTransport,
                  hashing: any BackgroundWork = DispatchBackgroundWork(label: "pomodoro.passcodes"),
-                 cluster: (any HubCluster)? = nil) {
+                 cluster: (any HubCluster)? = nil, addressLimits: (any AddressLimits)? = nil) {
         self.configuration = configuration
+        self.addressLimits = addressLimits ?? LocalAddressLimits(configuration.limits, clock: clock)
         self.clock = clock
         self.logger = logger
         self.store = store
@@ -207,15 +219,30 @@ package final class RoomHub: @unchecked Sendable {
 
     package func opened(_ connection: ConnectionID, peer: String) {
         let limits = configuration.limits
-        sessions[connection] = Session(peer: peer, address: AddressKey.of(peer),
+        let address = AddressKey.of(peer)
+        sessions[connection] = Session(peer: peer, address: address,
                                        bucket: TokenBucket(ratePerSecond: limits.messagesPerSecond,
                                                            burst: limits.messageBurst))
         logger.trace("connection opened", metadata: ["connection": "\(connection)", "peer": "\(peer)"])
+        // Another node's connection relayed here was counted by its own node.
+        guard !connection.isRelayed else { return }
+        // Its frames wait until the address's count has answered (at once on a single server).
+        suspend(connection)
+        addressLimits.admitConnection(connection, from: address) { [self] admitted in
+            guard sessions[connection] != nil else { return }
+            guard admitted else {
+                logger.notice("too many connections from one address", metadata: ["peer": "\(peer)"])
+                return transport.close(connection, code: 1008, reason: "too many connections from one address")
+            }
+            resume(connection)
+        }
     }
 
     package func closed(_ connection: ConnectionID) {
         // A join still waiting is forgotten; its answers find no session and do nothing.
         joins[connection] = nil
+        settleRoomPlace(of: connection, kept: false)
+        if !connection.isRelayed { addressLimits.connectionClosed(connection) }
         if let relay = sessions[connection]?.relay { endRelay(of: connection, relay, telling: true) }
         if connection.isRelayed { relaying?.remotes.forget(connection) }
         guard let session = sessions.removeValue(forKey: connection), !stopped else { return }

@@ -183,7 +183,8 @@ import Testing
             t.send(.observe(room: "vault", passcode: "guess \(n)"), from: watcher)
             t.settle()
         }
-        #expect(t.hub.passcodeGate.isLimited(Self.attacker, at: t.clock.now().monotonic))
+        let limits = try #require(t.hub.addressLimits as? LocalAddressLimits)
+        #expect(limits.wrongPasscodes.count(for: Self.attacker, at: t.clock.now().monotonic) == RoomHub.passcodeFailuresPerMinute)
     }
 
     // MARK: Finding 3: watchers on a lock, a new passcode and a kick

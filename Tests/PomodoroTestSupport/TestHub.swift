@@ -29,6 +29,7 @@ package final class TestHub {
     package init(configuration: ServerConfiguration = ServerConfiguration(port: 0, webRoot: nil),
                  clock: ManualServerClock = ManualServerClock(), transport: FakeTransport? = nil,
                  store: HeldStore? = nil, work: HeldWork = HeldWork(), cluster: (any HubCluster)? = nil,
+                 addressLimits: (any AddressLimits)? = nil,
                  logger: Logger = Logger(label: "pomodoro.test", factory: { _ in SwiftLogNoOpLogHandler() })) {
         self.clock = clock
         let transport = transport ?? FakeTransport(clock: clock)
@@ -36,7 +37,7 @@ package final class TestHub {
         self.store = store
         self.work = work
         hub = RoomHub(configuration: configuration, clock: clock, logger: logger, store: store,
-                      transport: transport, hashing: work, cluster: cluster)
+                      transport: transport, hashing: work, cluster: cluster, addressLimits: addressLimits)
     }
 
     // MARK: Connections and frames

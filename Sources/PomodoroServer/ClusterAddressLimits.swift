@@ -1,0 +1,235 @@
+import Dispatch
+import Foundation
+import Logging
+import PomodoroCluster
+import PomodoroCore
+import PomodoroNet
+
+/// The address limits of a cluster node: counted in Redis (`RedisAddressCounts`), so that N nodes allow
+/// an address what one server allows, and on this node too (`LocalAddressLimits`).
+///
+/// - **Off the service thread.** Each request is answered through the service loop's queue (`post`) after
+///   one round trip on this object's own queue; requests made meanwhile go together in that round trip (one
+///   pipeline). Another room's tick never waits for Redis.
+/// - **This node first.** A request this node alone must refuse is refused without asking Redis; one it
+///   grants is asked of Redis, and handed back here when Redis refuses it.
+/// - **Redis unreachable: open to this node's count.** A request Redis cannot answer is decided by this
+///   node's own count (logged once per outage), and Redis is not asked again for `retryAfter`: while Redis
+///   is away each node allows what one server does, and no more.
+/// - **A node that dies leaks nothing for long.** Its connections stop counting once its beat is five
+///   seconds old (`RedisAddressCounts.staleAfterMs`); its reserved places leave the window within a minute.
+///
+/// Service thread only, except where marked.
+final class ClusterAddressLimits: AddressLimits, @unchecked Sendable {
+    private let local: LocalAddressLimits
+    private let logger: Logger
+    private let post: @Sendable (@escaping @Sendable () -> Void) -> Void
+    private let worker: Worker
+    /// Redis is not asked until then after it could not be reached (monotonic).
+    private var downUntil: Instant?
+    private var outageLogged = false
+    /// How long Redis is left alone after it could not be reached.
+    static let retryAfter = Duration.seconds(1)
+    /// The windows' length, in Redis's milliseconds (the same minute as `SlidingWindowCount.span`).
+    static let spanMs = 60_000
+
+    init(local: LocalAddressLimits, redis: RedisAddressCounts, logger: Logger,
+         post: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void) {
+        self.local = local
+        self.logger = logger
+        self.post = post
+        worker = Worker(redis: redis)
+    }
+
+    /// Starts the beat that keeps this node's connections counted (once a second).
+    func start() {
+        worker.startBeating { [self] sinceLast in
+            // Silent longer than the others wait (stalled, or Redis away and back, or Redis restarted): they
+            // may have dropped this node's counts; every address's is written again.
+            guard sinceLast.map({ $0 > RedisAddressCounts.staleAfterMs / 2 }) ?? true else { return }
+            post { [self] in rewriteConnections() }
+        }
+    }
+
+    func stop() { worker.stop() }
+
+    // MARK: Asking Redis
+
+    private var now: Instant { local.clock.now().monotonic }
+
+    /// Whether Redis is worth asking now.
+    private var redisUp: Bool {
+        guard let downUntil else { return true }
+        if now < downUntil { return false }
+        self.downUntil = nil
+        return true
+    }
+
+    /// Runs `operation` in Redis, then `done` with its answer (nil: Redis could not answer) on the service
+    /// thread.
+    private func ask(_ operation: RedisAddressCounts.Operation,
+                     done: @escaping (RedisAddressCounts.Answer?) -> Void) {
+        let box = UncheckedBox(done)
+        worker.enqueue(operation) { [self] result in
+            post { [self] in
+                switch result {
+                case .success(let answer):
+                    if outageLogged {
+                        outageLogged = false
+                        logger.notice("Redis answers again: per-address limits count across the cluster")
+                    }
+                    box.value(answer)
+                case .failure(let error):
+                    if error.isConnectionLost { downUntil = now + Self.retryAfter }
+                    if !outageLogged {
+                        outageLogged = true
+                        logger.warning("per-address limits count on this node alone: Redis did not answer",
+                                       metadata: ["error": "\(error)"])
+                    }
+                    box.value(nil)
+                }
+            }
+        }
+    }
+
+    /// Fire and forget, in order with the rest.
+    private func tell(_ operation: RedisAddressCounts.Operation) {
+        guard redisUp else { return }
+        worker.enqueue(operation) { _ in }
+    }
+
+    private static func id(_ reservation: LimitReservation) -> String { String(reservation.serial) }
+
+    // MARK: Connections
+
+    func admitConnection(_ connection: ConnectionID, from address: String, answer: @escaping (Bool) -> Void) {
+        guard local.admit(connection, from: address) else { return answer(false) }
+        guard local.maxConnections > 0, redisUp else { return answer(true) }
+        let held = local.connectionsHeld[address, default: 0]
+        ask(.connections(address: address, held: held, limit: local.maxConnections)) { [self] reply in
+            guard case .connections(admitted: false, _)? = reply else { return answer(true) }
+            // Refused by the cluster: no longer counted here, and this node's count written as it is now.
+            if local.release(connection) != nil { writeConnections(of: address) }
+            answer(false)
+        }
+    }
+
+    func connectionClosed(_ connection: ConnectionID) {
+        guard let address = local.release(connection), local.maxConnections > 0 else { return }
+        writeConnections(of: address)
+    }
+
+    private func writeConnections(of address: String) {
+        tell(.connections(address: address, held: local.connectionsHeld[address, default: 0], limit: 0))
+    }
+
+    /// Writes this node's count of every address it holds connections from (after Redis may have lost them).
+    private func rewriteConnections() {
+        guard local.maxConnections > 0 else { return }
+        for (address, held) in local.connectionsHeld {
+            worker.enqueue(.connections(address: address, held: held, limit: 0)) { _ in }
+        }
+    }
+
+    // MARK: Windows
+
+    func reserveRoom(for address: String, answer: @escaping (LimitReservation?) -> Void) {
+        guard var reservation = local.takeRoom(for: address) else { return answer(nil) }
+        guard local.rooms.limit != .max, redisUp else { return answer(reservation) }
+        ask(.reserve(kind: "room", address: address, id: Self.id(reservation), limit: local.rooms.limit,
+                     spanMs: Self.spanMs)) { [self] reply in
+            guard case .window(let granted, _, _)? = reply else { return answer(reservation) }
+            guard granted else {
+                local.settleRoom(reservation, kept: false)
+                return answer(nil)
+            }
+            reservation.clustered = true
+            answer(reservation)
+        }
+    }
+
+    func settleRoom(_ reservation: LimitReservation, kept: Bool) {
+        local.settleRoom(reservation, kept: kept)
+        guard reservation.clustered else { return }
+        tell(.settle(kind: "room", address: reservation.address, id: Self.id(reservation), counts: kept,
+                     spanMs: Self.spanMs))
+    }
+
+    func reservePasscodeCheck(for address: String, answer: @escaping (CheckAdmission) -> Void) {
+        let mine = local.takePasscodeCheck(for: address)
+        guard case .granted(var reservation) = mine else { return answer(mine) }
+        guard redisUp else { return answer(.granted(reservation)) }
+        ask(.reserve(kind: "passcode", address: address, id: Self.id(reservation), limit: local.wrongPasscodes.limit,
+                     spanMs: Self.spanMs)) { [self] reply in
+            guard case .window(let granted, let happened, _)? = reply else { return answer(.granted(reservation)) }
+            guard granted else {
+                local.settlePasscodeCheck(reservation, wrong: false)
+                return answer(happened >= local.wrongPasscodes.limit ? .limited : .busy)
+            }
+            reservation.clustered = true
+            answer(.granted(reservation))
+        }
+    }
+
+    func settlePasscodeCheck(_ reservation: LimitReservation, wrong: Bool) {
+        local.settlePasscodeCheck(reservation, wrong: wrong)
+        guard reservation.clustered else { return }
+        tell(.settle(kind: "passcode", address: reservation.address, id: Self.id(reservation), counts: wrong,
+                     spanMs: Self.spanMs))
+    }
+}
+
+extension ClusterAddressLimits {
+    /// Runs Redis operations on a queue of its own, batching those that arrive while a round trip is under
+    /// way into the next one. Thread-safe.
+    final class Worker: @unchecked Sendable {
+        typealias Completion = @Sendable (Result<RedisAddressCounts.Answer, RedisError>) -> Void
+        private let redis: RedisAddressCounts
+        private let queue = DispatchQueue(label: "pomodoro.cluster.limits")
+        private let lock = NSLock()
+        private var waiting: [(RedisAddressCounts.Operation, Completion)] = []
+        private var beat: DispatchSourceTimer?
+
+        init(redis: RedisAddressCounts) { self.redis = redis }
+
+        func enqueue(_ operation: RedisAddressCounts.Operation, _ done: @escaping Completion) {
+            let first = lock.withLock {
+                waiting.append((operation, done))
+                return waiting.count == 1
+            }
+            if first { queue.async { [self] in drain() } }
+        }
+
+        /// On `queue`: everything waiting, in one round trip.
+        private func drain() {
+            let batch = lock.withLock {
+                defer { waiting.removeAll() }
+                return waiting
+            }
+            guard !batch.isEmpty else { return }
+            let results: [Result<RedisAddressCounts.Answer, RedisError>]
+            do {
+                results = try redis.run(batch.map(\.0))
+            } catch {
+                results = Array(repeating: .failure(error), count: batch.count)
+            }
+            for ((_, done), result) in zip(batch, results) { done(result) }
+        }
+
+        /// Beats once a second on `queue`; `heard` gets the time since the beat before (nil: none known)
+        /// after each beat Redis answered.
+        func startBeating(_ heard: @escaping @Sendable (Int?) -> Void) {
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.schedule(deadline: .now(), repeating: .seconds(1))
+            timer.setEventHandler { [self] in
+                if case .success(.beat(let since))? = try? redis.run([.beat]).first { heard(since) }
+            }
+            timer.resume()
+            beat = timer
+        }
+
+        func stop() {
+            queue.sync { beat?.cancel() }
+        }
+    }
+}
