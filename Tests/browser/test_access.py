@@ -568,9 +568,11 @@ class AccessChecks:
 
     TARGETS = """return [...document.querySelectorAll(
             'button, a[href], input:not([type=hidden]), select, textarea, summary, [role=switch], [role=button], [tabindex="0"]')]
-        .filter(e => e.offsetParent !== null || getComputedStyle(e).position === 'fixed')
+        .filter(e => e.checkVisibility({checkOpacity: true, checkVisibilityCSS: true}))
         .filter(e => !e.closest('p, li > span'))  // links inside a sentence are exempt (2.5.8, inline)
-        .map(e => { const r = (e.matches('.switch input') ? e.parentElement : e).getBoundingClientRect();
+        // A box or switch inside its label is operated by the whole label, as a pointer sees it.
+        .map(e => { const r = (e.matches('label > input[type=checkbox], label > input[type=radio]') ? e.parentElement
+                               : e.matches('.switch input') ? e.parentElement : e).getBoundingClientRect();
                     return [e.id || e.tagName.toLowerCase() + (e.className ? '.' + String(e.className).split(' ')[0] : ''),
                             r.left, r.top, r.width, r.height]; })
         .filter(t => t[3] > 0 && t[4] > 0)"""
@@ -642,6 +644,12 @@ class AccessChecks:
             join(d, self.base, f"/r/{room}", "Sam")
             by_id(d, "btn-toggle").click()
             wait(d, lambda x: body_data(x, "status") == "running", "running")
+            # The room's settings and its sound and alerts, opened, so their controls are measured too.
+            for panel in ("settings-details", "alerts-details"):
+                if not by_id(d, panel).get_attribute("open"):
+                    d.find_element(By.CSS_SELECTOR, f"#{panel} > summary").click()
+            wait(d, lambda x: by_id(x, "volume-input").is_displayed() and by_id(x, "set-focus").is_displayed(),
+                 "the settings and the sound panel, open")
             for lang in ("en", "ko"):
                 choose_language(d, lang)
                 for width_name, (w, h) in WIDTHS:
