@@ -140,14 +140,7 @@ extension PostgresRoomStore {
                 sessions bigint NOT NULL,
                 interruptions bigint NOT NULL
             );
-            """ + totalsFromJournal(table: "journal_day", column: "day", length: 86_400_000, ends: true)
-            + totalsFromJournal(table: "journal_quarter", column: "quarter", length: 900_000, ends: false) + """
-            INSERT INTO journal_size (room_id, sessions, interruptions)
-            SELECT room_id, COUNT(*), 0 FROM focus_session GROUP BY room_id;
-            INSERT INTO journal_size (room_id, sessions, interruptions)
-            SELECT room_id, 0, COUNT(*) FROM interruption GROUP BY room_id
-            ON CONFLICT (room_id) DO UPDATE SET interruptions = excluded.interruptions;
-            """),
+            """ + "\n" + StoreSchema.totalsFromJournal(.postgres)),
         // A room's schedules (Schedule, ScheduleRow): one row each, numbered within the room.
         Migration(version: "v6", sql: """
             CREATE TABLE schedule (
@@ -205,43 +198,6 @@ extension PostgresRoomStore {
                 ADD COLUMN run_own_aligned_zone text;
             """),
     ]
-
-    /// The statements of v5 that build one totals table from the journal: the room's and each named member's
-    /// sessions, focus and interruptions per bucket of `length` milliseconds (floored, as `JournalTotals`).
-    private static func totalsFromJournal(table: String, column: String, length: Int64, ends: Bool) -> String {
-        func bucket(_ time: String) -> String { "floor(\(time)::numeric / \(length))::bigint" }
-        let endColumns = ends ? ", first_end_ms, last_end_ms" : ""
-        func endValues(_ time: String) -> String { ends ? ", MIN(\(time)), MAX(\(time))" : "" }
-        let nullEnds = ends ? ", NULL::bigint, NULL::bigint" : ""
-        let columns = "room_id, scope, name, \(column), sessions, focus_ms, interruptions\(endColumns)"
-        let addInterruptions = """
-            ON CONFLICT (room_id, \(column), scope, name)
-            DO UPDATE SET interruptions = \(table).interruptions + excluded.interruptions
-            """
-        return """
-
-            INSERT INTO \(table) (\(columns))
-            SELECT room_id, 0, '', \(bucket("ended_at_ms")), COUNT(*), SUM(length_seconds * 1000), 0
-                   \(endValues("ended_at_ms"))
-            FROM focus_session GROUP BY 1, 4;
-
-            INSERT INTO \(table) (\(columns))
-            SELECT s.room_id, 1, p.name, \(bucket("s.ended_at_ms")), COUNT(DISTINCT s.id), SUM(p.focus_ms), 0
-                   \(endValues("s.ended_at_ms"))
-            FROM session_member AS p JOIN focus_session AS s ON s.id = p.session_id GROUP BY 1, 3, 4;
-
-            INSERT INTO \(table) (\(columns))
-            SELECT room_id, 0, '', \(bucket("at_ms")), 0, 0, COUNT(*)\(nullEnds)
-            FROM interruption WHERE member_id IS NULL GROUP BY 1, 4
-            \(addInterruptions);
-
-            INSERT INTO \(table) (\(columns))
-            SELECT room_id, 1, name, \(bucket("at_ms")), 0, 0, COUNT(*)\(nullEnds)
-            FROM interruption WHERE member_id IS NOT NULL AND name IS NOT NULL GROUP BY 1, 3, 4
-            \(addInterruptions);
-
-            """
-    }
 
     /// The schema versions this server knows, oldest first.
     public static var migrationVersions: [String] { migrations.map(\.version) }

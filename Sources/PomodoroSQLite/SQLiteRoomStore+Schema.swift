@@ -1,5 +1,6 @@
 import GRDB
 import PomodoroCore
+import PomodoroStore
 
 extension SQLiteRoomStore {
     /// The schema's history, oldest first. A migration that has shipped is never edited: a change is a new
@@ -157,44 +158,7 @@ extension SQLiteRoomStore {
                     interruptions INTEGER NOT NULL
                 );
                 """)
-            for (table, column, length, ends) in [("journal_day", "day", 86_400_000, true),
-                                                  ("journal_quarter", "quarter", 900_000, false)] {
-                func bucket(_ time: String) -> String {
-                    "CASE WHEN \(time) >= 0 THEN \(time) / \(length) ELSE (\(time) - \(length - 1)) / \(length) END"
-                }
-                let endColumns = ends ? ", first_end_ms, last_end_ms" : ""
-                func endValues(_ time: String) -> String { ends ? ", MIN(\(time)), MAX(\(time))" : "" }
-                let nullEnds = ends ? ", NULL, NULL" : ""
-                let columns = "room_id, scope, name, \(column), sessions, focus_ms, interruptions\(endColumns)"
-                try db.execute(sql: """
-                    INSERT INTO \(table) (\(columns))
-                    SELECT room_id, 0, '', \(bucket("ended_at_ms")), COUNT(*), SUM(length_seconds * 1000), 0
-                           \(endValues("ended_at_ms"))
-                    FROM focus_session GROUP BY 1, 4;
-
-                    INSERT INTO \(table) (\(columns))
-                    SELECT s.room_id, 1, p.name, \(bucket("s.ended_at_ms")), COUNT(DISTINCT s.id), SUM(p.focus_ms), 0
-                           \(endValues("s.ended_at_ms"))
-                    FROM session_member AS p JOIN focus_session AS s ON s.id = p.session_id GROUP BY 1, 3, 4;
-
-                    INSERT INTO \(table) (\(columns))
-                    SELECT room_id, 0, '', \(bucket("at_ms")), 0, 0, COUNT(*)\(nullEnds)
-                    FROM interruption WHERE member_id IS NULL GROUP BY 1, 4
-                    ON CONFLICT (room_id, \(column), scope, name) DO UPDATE SET interruptions = interruptions + excluded.interruptions;
-
-                    INSERT INTO \(table) (\(columns))
-                    SELECT room_id, 1, name, \(bucket("at_ms")), 0, 0, COUNT(*)\(nullEnds)
-                    FROM interruption WHERE member_id IS NOT NULL AND name IS NOT NULL GROUP BY 1, 3, 4
-                    ON CONFLICT (room_id, \(column), scope, name) DO UPDATE SET interruptions = interruptions + excluded.interruptions;
-                    """)
-            }
-            try db.execute(sql: """
-                INSERT INTO journal_size (room_id, sessions, interruptions)
-                SELECT room_id, COUNT(*), 0 FROM focus_session GROUP BY room_id;
-                INSERT INTO journal_size (room_id, sessions, interruptions)
-                SELECT room_id, 0, COUNT(*) FROM interruption WHERE true GROUP BY room_id
-                ON CONFLICT (room_id) DO UPDATE SET interruptions = excluded.interruptions;
-                """)
+            try db.execute(sql: StoreSchema.totalsFromJournal(.sqlite))
         }
 
         // A room's schedules (Schedule, ScheduleRow): one row each, numbered within the room.
