@@ -140,7 +140,7 @@ extension PostgresRoomStore {
                 sessions bigint NOT NULL,
                 interruptions bigint NOT NULL
             );
-            """ + "\n" + StoreSchema.totalsFromJournal(.postgres)),
+            """ + "\n" + StoreSchema.totalsFromJournalV5(.postgres)),
         // A room's schedules (Schedule, ScheduleRow): one row each, numbered within the room.
         Migration(version: "v6", sql: """
             CREATE TABLE schedule (

@@ -158,7 +158,7 @@ extension SQLiteRoomStore {
                     interruptions INTEGER NOT NULL
                 );
                 """)
-            try db.execute(sql: StoreSchema.totalsFromJournal(.sqlite))
+            try db.execute(sql: StoreSchema.totalsFromJournalV5(.sqlite))
         }
 
         // A room's schedules (Schedule, ScheduleRow): one row each, numbered within the room.

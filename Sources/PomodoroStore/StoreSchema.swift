@@ -40,14 +40,18 @@ public enum StoreSchema {
 
     /// The statements of schema v5 that build the running totals and `journal_size` from the journal as it
     /// stands: per room and per named member, sessions, focus and interruptions per bucket (floored, as
-    /// `JournalTotals`).
-    public static func totalsFromJournal(_ dialect: SQLDialect) -> String {
-        totalsTables.map { table, column, length, ends in
+    /// `JournalTotals`). Part of migration v5 in both stores, so it names its tables and columns itself
+    /// rather than through the lists above, and is never edited (a later change is a new migration).
+    public static func totalsFromJournalV5(_ dialect: SQLDialect) -> String {
+        let tables: [(table: String, column: String, length: Int64, ends: Bool)] = [
+            ("journal_day", "day", 86_400_000, true), ("journal_quarter", "quarter", 900_000, false),
+        ]
+        return tables.map { table, column, length, ends in
             func bucket(_ time: String) -> String { dialect.floorDivision(time, length) }
             let endColumns = ends ? ", first_end_ms, last_end_ms" : ""
             func endValues(_ time: String) -> String { ends ? ", MIN(\(time)), MAX(\(time))" : "" }
             let nullEnds = ends ? ", \(dialect.nullInteger), \(dialect.nullInteger)" : ""
-            let columns = totalsColumns(bucket: column, ends: ends).joined(separator: ", ")
+            let columns = "room_id, scope, name, \(column), sessions, focus_ms, interruptions\(endColumns)"
             let addInterruptions = """
                 ON CONFLICT (room_id, \(column), scope, name)
                 DO UPDATE SET interruptions = \(table).interruptions + excluded.interruptions
