@@ -25,8 +25,8 @@ extension PostgresRoomStore {
         let (rooms, members) = try inWriteTransaction("claiming room \(room) under epoch \(epoch)") {
             connection throws(PostgresError) in
             try Self.raiseFence(room: room, to: epoch, strictly: true, on: connection)
-            return (try connection.query(Self.statements.load("room", room: room)),
-                    try connection.query(Self.statements.load("member", room: room)))
+            return (try connection.query(Self.statements.load(.room, room: room)),
+                    try connection.query(Self.statements.load(.member, room: room)))
         }
         guard let row = rooms.rows.first else { return nil }
         var list: [MemberRecord] = []

@@ -205,8 +205,8 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
         let s = Self.statements
         let (rooms, members, bans) = try withReader("loading rooms") { connection throws(PostgresError) in
             try Self.snapshot(connection) { () throws(PostgresError) in
-                (try connection.query(s.load("room", room: nil)), try connection.query(s.load("member", room: nil)),
-                 try connection.query(s.load("room_ban", room: nil)))
+                (try connection.query(s.load(.room, room: nil)), try connection.query(s.load(.member, room: nil)),
+                 try connection.query(s.load(.ban, room: nil)))
             }
         }
         var byRoom: [String: [MemberRecord]] = [:]
@@ -225,8 +225,8 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
         let s = Self.statements
         let (rooms, members, bans) = try withReader("loading room \(id)") { connection throws(PostgresError) in
             try Self.snapshot(connection) { () throws(PostgresError) in
-                (try connection.query(s.load("room", room: id)), try connection.query(s.load("member", room: id)),
-                 try connection.query(s.load("room_ban", room: id)))
+                (try connection.query(s.load(.room, room: id)), try connection.query(s.load(.member, room: id)),
+                 try connection.query(s.load(.ban, room: id)))
             }
         }
         guard let row = rooms.rows.first else { return nil }

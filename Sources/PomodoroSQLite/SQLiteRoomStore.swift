@@ -105,8 +105,8 @@ public final class SQLiteRoomStore: RoomStore {
         let s = Self.statements
         let (rooms, members, bans) = try withStoreError("loading rooms from \(path)") {
             try pool.read { db in
-                (try db.rows(s.load("room", room: nil)), try db.rows(s.load("member", room: nil)),
-                 try db.rows(s.load("room_ban", room: nil)))
+                (try db.rows(s.load(.room, room: nil)), try db.rows(s.load(.member, room: nil)),
+                 try db.rows(s.load(.ban, room: nil)))
             }
         }
         var byRoom: [String: [MemberRecord]] = [:]
@@ -125,8 +125,8 @@ public final class SQLiteRoomStore: RoomStore {
         let s = Self.statements
         let (rooms, members, bans) = try withStoreError("loading room \(id) from \(path)") {
             try pool.read { db in
-                (try db.rows(s.load("room", room: id)), try db.rows(s.load("member", room: id)),
-                 try db.rows(s.load("room_ban", room: id)))
+                (try db.rows(s.load(.room, room: id)), try db.rows(s.load(.member, room: id)),
+                 try db.rows(s.load(.ban, room: id)))
             }
         }
         guard let row = rooms.first else { return nil }

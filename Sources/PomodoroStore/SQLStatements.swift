@@ -65,21 +65,29 @@ public struct SQLStatements: Sendable {
         public var values: [ColumnValue]
     }
 
-    /// Every room, member or ban (`table`: room, member, room_ban), or those of one room, in the order a
-    /// store loads them: rooms by id, members by join order, bans by their order.
-    public func load(_ table: String, room: RoomID?) -> Query {
+    /// The tables a stored room is loaded from.
+    public enum RoomTable: String, Sendable {
+        case room
+        case member
+        case ban = "room_ban"
+    }
+
+    /// Every room, member or ban, or those of one room, in the order a store loads them: rooms by id,
+    /// members by join order, bans by their order.
+    public func load(_ table: RoomTable, room: RoomID?) -> Query {
         let c = dialect.byteOrder
         let order = switch table {
-        case "room": "id\(c)"
-        case "member": "ord, id\(c)"
-        default: "ord"
+        case .room: "id\(c)"
+        case .member: "ord, id\(c)"
+        case .ban: "ord"
         }
         guard let room else {
-            return Query(sql: "SELECT * FROM \(table) ORDER BY \(table == "room" ? "" : "room_id\(c), ")\(order)",
+            return Query(sql: "SELECT * FROM \(table.rawValue) ORDER BY \(table == .room ? "" : "room_id\(c), ")\(order)",
                          values: [])
         }
-        return Query(sql: "SELECT * FROM \(table) WHERE \(table == "room" ? "id" : "room_id") = \(dialect.parameter(1))"
-                        + (table == "room" ? "" : " ORDER BY \(order)"), values: [.text(room.rawValue)])
+        let key = table == .room ? "id" : "room_id"
+        return Query(sql: "SELECT * FROM \(table.rawValue) WHERE \(key) = \(dialect.parameter(1))"
+                        + (table == .room ? "" : " ORDER BY \(order)"), values: [.text(room.rawValue)])
     }
 
     /// Every room's schedules, by room then id, or one room's by id.
