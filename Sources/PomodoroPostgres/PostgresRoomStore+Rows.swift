@@ -16,6 +16,12 @@ extension SQLDialect {
         nullInteger: "NULL::bigint")
 }
 
+extension SQLColumnTypes {
+    /// PostgreSQL's: times in milliseconds since 1970 as bigint, journal ids as identity columns.
+    static let postgres = SQLColumnTypes(text: "text", integer: "bigint", smallInteger: "integer", boolean: "boolean",
+                                         identity: "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY", withoutRowID: "")
+}
+
 extension PostgresRoomStore {
     static let statements = SQLStatements(.postgres)
 }

@@ -18,6 +18,13 @@ extension SQLDialect {
         nullInteger: "NULL")
 }
 
+extension SQLColumnTypes {
+    /// SQLite's: booleans as 0 and 1, journal ids that are never used again, and `WITHOUT ROWID` for tables
+    /// keyed by their primary key alone.
+    static let sqlite = SQLColumnTypes(text: "TEXT", integer: "INTEGER", smallInteger: "INTEGER", boolean: "INTEGER",
+                                       identity: "INTEGER PRIMARY KEY AUTOINCREMENT", withoutRowID: " WITHOUT ROWID")
+}
+
 extension SQLiteRoomStore {
     static let statements = SQLStatements(.sqlite)
 }

@@ -37,55 +37,6 @@ public enum StoreSchema {
     /// `journal_size`.
     public static let journalTables = [(table: "focus_session", time: "ended_at_ms", count: "sessions"),
                                        (table: "interruption", time: "at_ms", count: "interruptions")]
-
-    /// The statements of schema v5 that build the running totals and `journal_size` from the journal as it
-    /// stands: per room and per named member, sessions, focus and interruptions per bucket (floored, as
-    /// `JournalTotals`). Part of migration v5 in both stores, so it names its tables and columns itself
-    /// rather than through the lists above, and is never edited (a later change is a new migration).
-    public static func totalsFromJournalV5(_ dialect: SQLDialect) -> String {
-        let tables: [(table: String, column: String, length: Int64, ends: Bool)] = [
-            ("journal_day", "day", 86_400_000, true), ("journal_quarter", "quarter", 900_000, false),
-        ]
-        return tables.map { table, column, length, ends in
-            func bucket(_ time: String) -> String { dialect.floorDivision(time, length) }
-            let endColumns = ends ? ", first_end_ms, last_end_ms" : ""
-            func endValues(_ time: String) -> String { ends ? ", MIN(\(time)), MAX(\(time))" : "" }
-            let nullEnds = ends ? ", \(dialect.nullInteger), \(dialect.nullInteger)" : ""
-            let columns = "room_id, scope, name, \(column), sessions, focus_ms, interruptions\(endColumns)"
-            let addInterruptions = """
-                ON CONFLICT (room_id, \(column), scope, name)
-                DO UPDATE SET interruptions = \(table).interruptions + excluded.interruptions
-                """
-            return """
-                INSERT INTO \(table) (\(columns))
-                SELECT room_id, 0, '', \(bucket("ended_at_ms")), COUNT(*), SUM(length_seconds * 1000), 0
-                       \(endValues("ended_at_ms"))
-                FROM focus_session GROUP BY 1, 4;
-
-                INSERT INTO \(table) (\(columns))
-                SELECT s.room_id, 1, p.name, \(bucket("s.ended_at_ms")), COUNT(DISTINCT s.id), SUM(p.focus_ms), 0
-                       \(endValues("s.ended_at_ms"))
-                FROM session_member AS p JOIN focus_session AS s ON s.id = p.session_id GROUP BY 1, 3, 4;
-
-                INSERT INTO \(table) (\(columns))
-                SELECT room_id, 0, '', \(bucket("at_ms")), 0, 0, COUNT(*)\(nullEnds)
-                FROM interruption WHERE member_id IS NULL GROUP BY 1, 4
-                \(addInterruptions);
-
-                INSERT INTO \(table) (\(columns))
-                SELECT room_id, 1, name, \(bucket("at_ms")), 0, 0, COUNT(*)\(nullEnds)
-                FROM interruption WHERE member_id IS NOT NULL AND name IS NOT NULL GROUP BY 1, 3, 4
-                \(addInterruptions);
-
-                """
-        }.joined() + """
-            INSERT INTO journal_size (room_id, sessions, interruptions)
-            SELECT room_id, COUNT(*), 0 FROM focus_session GROUP BY room_id;
-            INSERT INTO journal_size (room_id, sessions, interruptions)
-            SELECT room_id, 0, COUNT(*) FROM interruption WHERE true GROUP BY room_id
-            ON CONFLICT (room_id) DO UPDATE SET interruptions = excluded.interruptions;
-            """
-    }
 }
 
 /// How one SQL store writes what the statements share: the SQLite and PostgreSQL stores each make one.
