@@ -45,9 +45,14 @@ let package = Package(
         // The thin layer over libwebsockets: service thread, timers, server and client sockets.
         .target(name: "PomodoroNet", dependencies: ["CLibWebSockets", "CLibWebSocketsGuard", "CLibUV"],
                 swiftSettings: strict),
-        // Where rooms, members and the focus journal are kept between runs (the only code that knows SQLite).
-        .target(name: "PomodoroStore",
-                dependencies: ["PomodoroCore", .product(name: "GRDB", package: "GRDB.swift")],
+        // What every store shares, without a database library: the `RoomStore` interface, the writer queue,
+        // the journal's reports and totals, and the schema's tables with the one codec from rows to records
+        // that each SQL store adapts to its own rows.
+        .target(name: "PomodoroStore", dependencies: ["PomodoroCore"], swiftSettings: strict),
+        // The SQLite RoomStore through GRDB: its connections, migrations and SQL dialect (the only code that
+        // knows SQLite or GRDB).
+        .target(name: "PomodoroSQLite",
+                dependencies: ["PomodoroStore", "PomodoroCore", .product(name: "GRDB", package: "GRDB.swift")],
                 swiftSettings: strict),
         // PostgreSQL through libpq: one connection type, the only code that touches libpq, and the
         // PostgreSQL RoomStore built on it.
@@ -60,7 +65,8 @@ let package = Package(
                 swiftSettings: strict),
         // The application: room registry, connections, broadcasts; the composition root.
         .target(name: "PomodoroServer",
-                dependencies: ["PomodoroCore", "PomodoroProtocol", "PomodoroNet", "PomodoroStore", "PomodoroPostgres",
+                dependencies: ["PomodoroCore", "PomodoroProtocol", "PomodoroNet", "PomodoroStore", "PomodoroSQLite",
+                               "PomodoroPostgres",
                                "PomodoroCluster", "CCrypto",
                                .product(name: "Logging", package: "swift-log"),
                                .product(name: "Prometheus", package: "swift-prometheus")],
@@ -97,15 +103,16 @@ let package = Package(
 
         // What several test targets share: a manual server clock, a fake transport, the process launcher.
         .target(name: "PomodoroTestSupport",
-                dependencies: ["PomodoroServer", "PomodoroCluster", "PomodoroNet", "PomodoroProtocol", "PomodoroStore", "PomodoroCore",
-                               .product(name: "Logging", package: "swift-log")],
+                dependencies: ["PomodoroServer", "PomodoroCluster", "PomodoroNet", "PomodoroProtocol", "PomodoroStore",
+                               "PomodoroSQLite", "PomodoroCore", .product(name: "Logging", package: "swift-log")],
                 path: "Tests/PomodoroTestSupport", swiftSettings: strict),
 
         .testTarget(name: "PomodoroCoreTests", dependencies: ["PomodoroCore"], swiftSettings: strict),
-        .testTarget(name: "PomodoroStoreTests", dependencies: ["PomodoroStore", "PomodoroCore", "PomodoroTestSupport"],
+        .testTarget(name: "PomodoroStoreTests",
+                    dependencies: ["PomodoroStore", "PomodoroSQLite", "PomodoroCore", "PomodoroTestSupport"],
                     swiftSettings: strict),
         .testTarget(name: "PomodoroPostgresTests",
-                    dependencies: ["PomodoroPostgres", "PomodoroStore", "PomodoroCore", "PomodoroServer", "PomodoroNet",
+                    dependencies: ["PomodoroPostgres", "PomodoroStore", "PomodoroSQLite", "PomodoroCore", "PomodoroServer", "PomodoroNet",
                                    "PomodoroProtocol", "PomodoroTestSupport", "PomodoroCluster"],
                     swiftSettings: strict),
         .testTarget(name: "PomodoroClusterTests",
@@ -115,7 +122,7 @@ let package = Package(
         .testTarget(name: "PomodoroProtocolTests", dependencies: ["PomodoroProtocol"], swiftSettings: strict),
         .testTarget(name: "PomodoroServerTests",
                     dependencies: ["PomodoroServer", "PomodoroCluster", "PomodoroNet", "PomodoroProtocol", "PomodoroStore",
-                                   "PomodoroCore", "PomodoroTestSupport", "CLibWebSocketsGuard"],
+                                   "PomodoroSQLite", "PomodoroCore", "PomodoroTestSupport", "CLibWebSocketsGuard"],
                     swiftSettings: strict),
         .testTarget(name: "PomodoroServerCLITests",
                     dependencies: ["PomodoroServerCLI", "PomodoroServer", "PomodoroStore", "PomodoroTestSupport",

@@ -25,14 +25,13 @@ extension PostgresRoomStore {
         let (rooms, members) = try inWriteTransaction("claiming room \(room) under epoch \(epoch)") {
             connection throws(PostgresError) in
             try Self.raiseFence(room: room, to: epoch, strictly: true, on: connection)
-            return (try connection.query("SELECT * FROM room WHERE id = $1", [room.rawValue]),
-                    try connection.query("SELECT * FROM member WHERE room_id = $1 ORDER BY ord, id COLLATE \"C\"",
-                                         [room.rawValue]))
+            return (try connection.query(Self.statements.load(.room, room: room)),
+                    try connection.query(Self.statements.load(.member, room: room)))
         }
         guard let row = rooms.rows.first else { return nil }
         var list: [MemberRecord] = []
-        for member in members.rows { list.append(try Self.member(from: member)) }
-        return StoredRoom(record: try Self.room(from: row), members: list, passcode: try row.text("passcode"))
+        for member in members.rows { list.append(try RowCodec.member(from: member)) }
+        return try RowCodec.storedRoom(from: row, members: list, bans: [])
     }
 
     /// The room's fence: the highest epoch that claimed or wrote it (nil when none did).

@@ -9,87 +9,10 @@ extension PostgresRoomStore {
 
     /// The schema's history, oldest first, under the same versions as `SQLiteRoomStore`'s, so a version names
     /// the same logical schema in both stores. A migration that has shipped is never edited: a change is a
-    /// new migration. Times are milliseconds since 1970 as bigint; journal ids are identity columns.
+    /// new migration. The tables are `SchemaHistory`'s, in PostgreSQL's `SQLColumnTypes`.
     static let migrations: [Migration] = [
         // Rooms and their members (what start-up brings back), and the focus journal.
-        Migration(version: "v1", sql: """
-            CREATE TABLE room (
-                id text NOT NULL PRIMARY KEY,
-                focus_s bigint NOT NULL,
-                short_break_s bigint NOT NULL,
-                long_break_s bigint NOT NULL,
-                long_break_every bigint NOT NULL,
-                auto_start boolean NOT NULL,
-                -- Settings waiting for the next phase: all NULL, or all set.
-                pending_focus_s bigint,
-                pending_short_break_s bigint,
-                pending_long_break_s bigint,
-                pending_long_break_every bigint,
-                pending_auto_start boolean,
-                phase text NOT NULL,
-                -- 'idle' (timer_ms NULL), 'ready' or 'paused' (timer_ms: remaining), 'running' (timer_ms:
-                -- wall-clock end).
-                timer_kind text NOT NULL,
-                timer_ms bigint,
-                phase_length_ms bigint NOT NULL,
-                cycle bigint NOT NULL,
-                focus_completed bigint NOT NULL,
-                focus_ns bigint NOT NULL,
-                interruptions bigint NOT NULL,
-                control_mode text NOT NULL,
-                host text,
-                next_member_number bigint NOT NULL,
-                focus_started_at_ms bigint,
-                focus_credited_until_ms bigint,
-                -- An unsigned 64-bit counter, stored by its bit pattern.
-                seq bigint NOT NULL,
-                passcode text
-            );
-
-            CREATE TABLE member (
-                room_id text NOT NULL REFERENCES room(id) ON DELETE CASCADE,
-                id text NOT NULL,
-                ord bigint NOT NULL,
-                name text NOT NULL,
-                token text NOT NULL,
-                task text NOT NULL,
-                away boolean NOT NULL,
-                connected boolean NOT NULL,
-                focus_completed bigint NOT NULL,
-                focus_ns bigint NOT NULL,
-                interruptions bigint NOT NULL,
-                session_focus_ms bigint NOT NULL,
-                PRIMARY KEY (room_id, id)
-            );
-
-            -- The journal. room_id is not a foreign key: the journal outlives the room's row.
-            CREATE TABLE focus_session (
-                id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                room_id text NOT NULL,
-                started_at_ms bigint NOT NULL,
-                ended_at_ms bigint NOT NULL,
-                length_seconds bigint NOT NULL
-            );
-            CREATE INDEX focus_session_by_room_end ON focus_session(room_id, ended_at_ms);
-
-            CREATE TABLE session_member (
-                session_id bigint NOT NULL REFERENCES focus_session(id) ON DELETE CASCADE,
-                ord bigint NOT NULL,
-                member_id text NOT NULL,
-                name text NOT NULL,
-                task text NOT NULL,
-                focus_ms bigint NOT NULL,
-                PRIMARY KEY (session_id, ord)
-            );
-
-            CREATE TABLE interruption (
-                id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                room_id text NOT NULL,
-                member_id text,
-                name text,
-                at_ms bigint NOT NULL
-            );
-            """),
+        Migration(version: "v1", sql: SchemaHistory.v1(.postgres)),
 
         // The report reads a room's interruptions over a time range.
         Migration(version: "v2", sql: "CREATE INDEX interruption_by_room_time ON interruption(room_id, at_ms)"),
@@ -112,136 +35,16 @@ extension PostgresRoomStore {
 
         // Running totals of the journal (JournalTotals), built from the journal as it stands; from now on the
         // writer keeps them in the transaction that writes each journal row, and deleting rows leaves them be.
-        Migration(version: "v5", sql: """
-            CREATE TABLE journal_day (
-                room_id text NOT NULL,
-                scope integer NOT NULL,
-                name text NOT NULL,
-                day bigint NOT NULL,
-                sessions bigint NOT NULL,
-                focus_ms bigint NOT NULL,
-                interruptions bigint NOT NULL,
-                first_end_ms bigint,
-                last_end_ms bigint,
-                PRIMARY KEY (room_id, day, scope, name)
-            );
-            CREATE TABLE journal_quarter (
-                room_id text NOT NULL,
-                scope integer NOT NULL,
-                name text NOT NULL,
-                quarter bigint NOT NULL,
-                sessions bigint NOT NULL,
-                focus_ms bigint NOT NULL,
-                interruptions bigint NOT NULL,
-                PRIMARY KEY (room_id, quarter, scope, name)
-            );
-            CREATE TABLE journal_size (
-                room_id text NOT NULL PRIMARY KEY,
-                sessions bigint NOT NULL,
-                interruptions bigint NOT NULL
-            );
-            """ + totalsFromJournal(table: "journal_day", column: "day", length: 86_400_000, ends: true)
-            + totalsFromJournal(table: "journal_quarter", column: "quarter", length: 900_000, ends: false) + """
-            INSERT INTO journal_size (room_id, sessions, interruptions)
-            SELECT room_id, COUNT(*), 0 FROM focus_session GROUP BY room_id;
-            INSERT INTO journal_size (room_id, sessions, interruptions)
-            SELECT room_id, 0, COUNT(*) FROM interruption GROUP BY room_id
-            ON CONFLICT (room_id) DO UPDATE SET interruptions = excluded.interruptions;
-            """),
+        Migration(version: "v5", sql: SchemaHistory.v5(.postgres) + "\n" + SchemaHistory.v5Totals(.postgres)),
         // A room's schedules (Schedule, ScheduleRow): one row each, numbered within the room.
-        Migration(version: "v6", sql: """
-            CREATE TABLE schedule (
-                room_id text NOT NULL REFERENCES room(id) ON DELETE CASCADE,
-                id bigint NOT NULL,
-                name text NOT NULL,
-                time text NOT NULL,
-                zone text NOT NULL,
-                -- One of the two: a one-time schedule's date, or a weekly one's days ('mon,wed').
-                date text,
-                weekdays text,
-                -- The settings to run with: all NULL (the room's), or all set.
-                focus_s bigint,
-                short_break_s bigint,
-                long_break_s bigint,
-                long_break_every bigint,
-                auto_start boolean,
-                -- NULL: until stopped.
-                sessions bigint,
-                warning_min bigint NOT NULL,
-                enabled boolean NOT NULL,
-                since_ms bigint NOT NULL,
-                handled_through_ms bigint NOT NULL,
-                missed bigint NOT NULL,
-                PRIMARY KEY (room_id, id)
-            );
-            """),
+        Migration(version: "v6", sql: SchemaHistory.v6(.postgres)),
         // Whom the host removed from a room, until when: a restart keeps them out as the running server did.
         // A row that has ended is harmless (the room drops it on loading) and goes with the next removal.
-        Migration(version: "v7", sql: """
-            CREATE TABLE room_ban (
-                room_id text NOT NULL REFERENCES room(id) ON DELETE CASCADE,
-                ord bigint NOT NULL,
-                name_key text NOT NULL,
-                token_sha256 text NOT NULL,
-                until_ms bigint NOT NULL,
-                PRIMARY KEY (room_id, ord)
-            );
-            """),
+        Migration(version: "v7", sql: SchemaHistory.v7(.postgres)),
         // A clock-aligned room's zone (and its pending settings'), and the scheduled run under way
         // (RoomRunColumns): a restart in the middle of a set carries on with it.
-        Migration(version: "v8", sql: """
-            ALTER TABLE room
-                ADD COLUMN aligned_zone text,
-                ADD COLUMN pending_aligned_zone text,
-                ADD COLUMN run_schedule bigint,
-                ADD COLUMN run_name text,
-                ADD COLUMN run_left bigint,
-                ADD COLUMN run_done bigint,
-                ADD COLUMN run_own_focus_s bigint,
-                ADD COLUMN run_own_short_break_s bigint,
-                ADD COLUMN run_own_long_break_s bigint,
-                ADD COLUMN run_own_long_break_every bigint,
-                ADD COLUMN run_own_auto_start boolean,
-                ADD COLUMN run_own_aligned_zone text;
-            """),
+        Migration(version: "v8", sql: SchemaHistory.v8(.postgres)),
     ]
-
-    /// The statements of v5 that build one totals table from the journal: the room's and each named member's
-    /// sessions, focus and interruptions per bucket of `length` milliseconds (floored, as `JournalTotals`).
-    private static func totalsFromJournal(table: String, column: String, length: Int64, ends: Bool) -> String {
-        func bucket(_ time: String) -> String { "floor(\(time)::numeric / \(length))::bigint" }
-        let endColumns = ends ? ", first_end_ms, last_end_ms" : ""
-        func endValues(_ time: String) -> String { ends ? ", MIN(\(time)), MAX(\(time))" : "" }
-        let nullEnds = ends ? ", NULL::bigint, NULL::bigint" : ""
-        let columns = "room_id, scope, name, \(column), sessions, focus_ms, interruptions\(endColumns)"
-        let addInterruptions = """
-            ON CONFLICT (room_id, \(column), scope, name)
-            DO UPDATE SET interruptions = \(table).interruptions + excluded.interruptions
-            """
-        return """
-
-            INSERT INTO \(table) (\(columns))
-            SELECT room_id, 0, '', \(bucket("ended_at_ms")), COUNT(*), SUM(length_seconds * 1000), 0
-                   \(endValues("ended_at_ms"))
-            FROM focus_session GROUP BY 1, 4;
-
-            INSERT INTO \(table) (\(columns))
-            SELECT s.room_id, 1, p.name, \(bucket("s.ended_at_ms")), COUNT(DISTINCT s.id), SUM(p.focus_ms), 0
-                   \(endValues("s.ended_at_ms"))
-            FROM session_member AS p JOIN focus_session AS s ON s.id = p.session_id GROUP BY 1, 3, 4;
-
-            INSERT INTO \(table) (\(columns))
-            SELECT room_id, 0, '', \(bucket("at_ms")), 0, 0, COUNT(*)\(nullEnds)
-            FROM interruption WHERE member_id IS NULL GROUP BY 1, 4
-            \(addInterruptions);
-
-            INSERT INTO \(table) (\(columns))
-            SELECT room_id, 1, name, \(bucket("at_ms")), 0, 0, COUNT(*)\(nullEnds)
-            FROM interruption WHERE member_id IS NOT NULL AND name IS NOT NULL GROUP BY 1, 3, 4
-            \(addInterruptions);
-
-            """
-    }
 
     /// The schema versions this server knows, oldest first.
     public static var migrationVersions: [String] { migrations.map(\.version) }

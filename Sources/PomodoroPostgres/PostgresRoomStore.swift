@@ -201,69 +201,60 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
 
     // MARK: RoomStore
 
-    // Text is ordered `COLLATE "C"`: byte order, as SQLite's, whatever collation the database was made with.
-
     public func loadRooms() throws(StoreError) -> [StoredRoom] {
+        let s = Self.statements
         let (rooms, members, bans) = try withReader("loading rooms") { connection throws(PostgresError) in
             try Self.snapshot(connection) { () throws(PostgresError) in
-                (try connection.query("SELECT * FROM room ORDER BY id COLLATE \"C\""),
-                 try connection.query("SELECT * FROM member ORDER BY room_id COLLATE \"C\", ord, id COLLATE \"C\""),
-                 try connection.query("SELECT * FROM room_ban ORDER BY room_id COLLATE \"C\", ord"))
+                (try connection.query(s.load(.room, room: nil)), try connection.query(s.load(.member, room: nil)),
+                 try connection.query(s.load(.ban, room: nil)))
             }
         }
         var byRoom: [String: [MemberRecord]] = [:]
-        for row in members.rows { byRoom[try row.string("room_id"), default: []].append(try Self.member(from: row)) }
+        for row in members.rows { byRoom[try row.string("room_id"), default: []].append(try RowCodec.member(from: row)) }
         var bansByRoom: [String: [BanRecord]] = [:]
-        for row in bans.rows { bansByRoom[try row.string("room_id"), default: []].append(try Self.ban(from: row)) }
+        for row in bans.rows { bansByRoom[try row.string("room_id"), default: []].append(try RowCodec.ban(from: row)) }
         var result: [StoredRoom] = []
         for row in rooms.rows {
-            let record = try Self.room(from: row)
-            result.append(StoredRoom(record: record, members: byRoom[record.id.rawValue] ?? [],
-                                     passcode: try row.text("passcode"), bans: bansByRoom[record.id.rawValue] ?? []))
+            let id = try row.string("id")
+            result.append(try RowCodec.storedRoom(from: row, members: byRoom[id] ?? [], bans: bansByRoom[id] ?? []))
         }
         return result
     }
 
     public func loadRoom(_ id: RoomID) throws(StoreError) -> StoredRoom? {
+        let s = Self.statements
         let (rooms, members, bans) = try withReader("loading room \(id)") { connection throws(PostgresError) in
             try Self.snapshot(connection) { () throws(PostgresError) in
-                (try connection.query("SELECT * FROM room WHERE id = $1", [id.rawValue]),
-                 try connection.query("SELECT * FROM member WHERE room_id = $1 ORDER BY ord, id COLLATE \"C\"",
-                                      [id.rawValue]),
-                 try connection.query("SELECT * FROM room_ban WHERE room_id = $1 ORDER BY ord", [id.rawValue]))
+                (try connection.query(s.load(.room, room: id)), try connection.query(s.load(.member, room: id)),
+                 try connection.query(s.load(.ban, room: id)))
             }
         }
         guard let row = rooms.rows.first else { return nil }
         var list: [MemberRecord] = []
-        for member in members.rows { list.append(try Self.member(from: member)) }
+        for member in members.rows { list.append(try RowCodec.member(from: member)) }
         var banList: [BanRecord] = []
-        for ban in bans.rows { banList.append(try Self.ban(from: ban)) }
-        return StoredRoom(record: try Self.room(from: row), members: list, passcode: try row.text("passcode"),
-                          bans: banList)
+        for ban in bans.rows { banList.append(try RowCodec.ban(from: ban)) }
+        return try RowCodec.storedRoom(from: row, members: list, bans: banList)
     }
 
     public func loadSchedules() throws(StoreError) -> [RoomID: [Schedule]] {
         let rows = try withReader("loading schedules") { connection throws(PostgresError) in
-            try connection.query("SELECT * FROM schedule ORDER BY room_id COLLATE \"C\", id")
+            try connection.query(Self.statements.schedules(room: nil))
         }
         var schedules: [RoomID: [Schedule]] = [:]
         for row in rows.rows {
-            let raw = try row.string("room_id")
-            let room: RoomID
-            do { room = try RoomID(validating: raw) } catch {
-                throw StoreError("a stored schedule's room id is not valid: \(raw.debugDescription)")
-            }
-            schedules[room, default: []].append(try Self.scheduleRow(row).schedule(room: room))
+            let room = try RowCodec.scheduleRoom(from: row)
+            schedules[room, default: []].append(try RowCodec.schedule(from: row, room: room))
         }
         return schedules
     }
 
     public func loadSchedules(room: RoomID) throws(StoreError) -> [Schedule] {
         let rows = try withReader("loading the schedules of \(room)") { connection throws(PostgresError) in
-            try connection.query("SELECT * FROM schedule WHERE room_id = $1 ORDER BY id", [room.rawValue])
+            try connection.query(Self.statements.schedules(room: room))
         }
         var schedules: [Schedule] = []
-        for row in rows.rows { schedules.append(try Self.scheduleRow(row).schedule(room: room)) }
+        for row in rows.rows { schedules.append(try RowCodec.schedule(from: row, room: room)) }
         return schedules
     }
 
@@ -281,70 +272,31 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
             for (room, epoch) in fences.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
                 try Self.raiseFence(room: room, to: epoch, on: connection)
             }
-            // The latest moment each room's journal was written at: retention counts from there.
-            var written: [RoomID: Int64] = [:]
-            for change in changes {
-                try Self.apply(change, on: connection)
-                switch change {
-                case .focusCompleted(let session):
-                    written[session.room] = max(written[session.room] ?? .min, session.endedAtMs)
-                case .interrupted(let interruption):
-                    written[interruption.room] = max(written[interruption.room] ?? .min, interruption.atMs)
-                default: break
-                }
-            }
-            if retention != .keepEverything {
-                for (room, nowMs) in written {
-                    try Self.prune(room: room, nowMs: nowMs, retention: retention, on: connection)
-                }
-            }
+            try PostgresWriting(connection: connection).apply(changes, retention: retention)
         }
     }
 
     public func sessions(room: RoomID, endedFrom from: Int64?, before: Int64?, limit: Int?) throws(StoreError)
         -> [FocusSessionRecord] {
-        var conditions = ["room_id = $1"]
-        var parameters: [String?] = [room.rawValue]
-        if let from { parameters.append(String(from)); conditions.append("ended_at_ms >= $\(parameters.count)") }
-        if let before { parameters.append(String(before)); conditions.append("ended_at_ms < $\(parameters.count)") }
-        // LIMIT NULL is no limit.
-        parameters.append(limit.map { String(max($0, 0)) })
-        // The newest `limit` sessions, then each with its participants, oldest first.
-        let sql = """
-            SELECT s.id, s.started_at_ms, s.ended_at_ms, s.length_seconds,
-                   p.member_id, p.name, p.task, p.focus_ms
-            FROM (SELECT * FROM focus_session WHERE \(conditions.joined(separator: " AND "))
-                  ORDER BY ended_at_ms DESC, id DESC LIMIT $\(parameters.count)::bigint) AS s
-            LEFT JOIN session_member AS p ON p.session_id = s.id
-            ORDER BY s.ended_at_ms, s.id, p.ord
-            """
+        let query = Self.statements.sessions(room: room, from: from, before: before, limit: limit)
         let rows = try withReader("reading the sessions of room \(room)") { connection throws(PostgresError) in
-            try connection.query(sql, parameters)
+            try connection.query(query)
         }
-        return try Self.sessions(from: rows, room: room)
+        return try SessionRows.all(rows.rows, room: room)
     }
 
     /// Reads the rows through a cursor, a chunk at a time, and stops at the page's end, so a page of large
     /// sessions never holds more than the page and a chunk.
     public func historyPage(room: RoomID, before: Int64?, limit: Int, maxBytes: Int) throws(StoreError) -> HistoryPage {
-        var parameters: [String?] = [room.rawValue]
-        if let before { parameters.append(String(before)) }
-        parameters.append(String(max(limit, 0) + 1))
-        let sql = """
-            DECLARE history NO SCROLL CURSOR FOR
-            SELECT s.id, s.started_at_ms, s.ended_at_ms, s.length_seconds,
-                   p.member_id, p.name, p.task, p.focus_ms
-            FROM (SELECT * FROM focus_session WHERE room_id = $1\(before == nil ? "" : " AND ended_at_ms < $2")
-                  ORDER BY ended_at_ms DESC, id DESC LIMIT $\(parameters.count)::bigint) AS s
-            LEFT JOIN session_member AS p ON p.session_id = s.id
-            ORDER BY s.ended_at_ms DESC, s.id DESC, p.ord
-            """
+        var query = Self.statements.sessions(room: room, from: nil, before: before, limit: max(limit, 0) + 1,
+                                             newestFirst: true)
+        query.sql = "DECLARE history NO SCROLL CURSOR FOR\n" + query.sql
         let chunk = 256
         return try withReader("reading the history of room \(room)") {
             connection throws(PostgresError) -> Result<HistoryPage, StoreError> in
             try Self.snapshot(connection) { () throws(PostgresError) -> Result<HistoryPage, StoreError> in
-                try connection.query(sql, parameters)
-                var page = PageAssembler(room: room, limit: limit, maxBytes: maxBytes)
+                try connection.query(query)
+                var page = SessionRows(room: room, limit: limit, maxBytes: maxBytes)
                 while true {
                     let rows = try connection.query("FETCH \(chunk) FROM history")
                     do throws(StoreError) {
@@ -358,73 +310,28 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
         }.get()
     }
 
-    /// A history page as its rows come, newest first: the same cut as `HistoryPage.cut`.
-    private struct PageAssembler {
-        let room: RoomID
-        let limit: Int
-        let maxBytes: Int
-        var sessions: [FocusSessionRecord] = []
-        var bytes = 0
-        var lastID: Int64?
-
-        /// Takes one row; returns the page once a row shows it is complete.
-        mutating func add(_ row: Row) throws(StoreError) -> HistoryPage? {
-            let id: Int64 = try row.int64("id")
-            if id != lastID {
-                // A new session: the one before it is complete and counted.
-                if let previous = sessions.last { bytes += HistoryPage.estimatedBytes(of: previous) }
-                if sessions.count == limit || bytes >= maxBytes { return HistoryPage(sessions: sessions, more: true) }
-                lastID = id
-                sessions.append(try PostgresRoomStore.session(from: row, room: room))
-            }
-            if let participant = try PostgresRoomStore.participant(from: row) {
-                sessions[sessions.count - 1].participants.append(participant)
-            }
-            return nil
-        }
-    }
-
     public func interruptions(room: RoomID, from: Int64?, before: Int64?) throws(StoreError)
         -> [InterruptionRecord] {
-        var conditions = ["room_id = $1"]
-        var parameters: [String?] = [room.rawValue]
-        if let from { parameters.append(String(from)); conditions.append("at_ms >= $\(parameters.count)") }
-        if let before { parameters.append(String(before)); conditions.append("at_ms < $\(parameters.count)") }
-        let sql = """
-            SELECT member_id, name, at_ms FROM interruption WHERE \(conditions.joined(separator: " AND "))
-            ORDER BY at_ms, id
-            """
         let rows = try withReader("reading the interruptions of room \(room)") { connection throws(PostgresError) in
-            try connection.query(sql, parameters)
+            try connection.query(Self.statements.interruptions(room: room, from: from, before: before))
         }
         var result: [InterruptionRecord] = []
-        for row in rows.rows {
-            result.append(InterruptionRecord(room: room, member: try row.text("member_id").map(MemberID.init),
-                                             name: try row.text("name"), atMs: try row.int64("at_ms")))
-        }
+        for row in rows.rows { result.append(try RowCodec.interruption(from: row, room: room)) }
         return result
     }
 
     public func journalTotals(room: RoomID, quarters: Range<Int64>) throws(StoreError) -> JournalTotals {
+        let queries = Self.statements.totals(room: room, quarters: quarters)
         let (days, window) = try withReader("reading the running totals of room \(room)") {
             connection throws(PostgresError) in
             try Self.snapshot(connection) { () throws(PostgresError) in
-                (try connection.query("""
-                    SELECT scope, name, day AS bucket, sessions, focus_ms, interruptions, first_end_ms, last_end_ms
-                    FROM journal_day WHERE room_id = $1 ORDER BY day, scope, name COLLATE "C"
-                    """, [room.rawValue]),
-                 try connection.query("""
-                    SELECT scope, name, quarter AS bucket, sessions, focus_ms, interruptions,
-                           NULL AS first_end_ms, NULL AS last_end_ms
-                    FROM journal_quarter WHERE room_id = $1 AND quarter >= $2 AND quarter < $3
-                    ORDER BY quarter, scope, name COLLATE "C"
-                    """, [room.rawValue, String(quarters.lowerBound), String(quarters.upperBound)]))
+                (try connection.query(queries.days), try connection.query(queries.quarters))
             }
         }
         var dayBuckets: [JournalTotals.Bucket] = []
-        for row in days.rows { dayBuckets.append(try Self.bucket(from: row)) }
+        for row in days.rows { dayBuckets.append(try RowCodec.bucket(from: row)) }
         var quarterBuckets: [JournalTotals.Bucket] = []
-        for row in window.rows { quarterBuckets.append(try Self.bucket(from: row)) }
+        for row in window.rows { quarterBuckets.append(try RowCodec.bucket(from: row)) }
         return JournalTotals(days: dayBuckets, quarters: quarterBuckets, quarterRange: quarters)
     }
 
@@ -435,7 +342,7 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
     public func pruneJournal(nowMs: Int64) throws(StoreError) -> Int {
         guard retention != .keepEverything else { return 0 }
         let rooms = try withReader("listing the rooms with a journal") { connection throws(PostgresError) in
-            try connection.query("SELECT room_id FROM journal_size ORDER BY room_id COLLATE \"C\"")
+            try connection.query(Self.statements.journalRooms)
                 .values.compactMap { $0[0] }
         }
         let retention = retention
@@ -444,7 +351,7 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
             guard let room = try? RoomID(validating: raw) else { continue }
             while true {
                 let deleted = try inWriteTransaction("deleting old journal rows") { connection throws(PostgresError) in
-                    try Self.prune(room: room, nowMs: nowMs, retention: retention, on: connection)
+                    try PostgresWriting(connection: connection).prune(room: room, nowMs: nowMs, retention: retention)
                 }
                 total += deleted
                 if deleted == 0 { break }
@@ -473,57 +380,5 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
     /// The migrations applied to the database, oldest first (`migrationVersions` once `open` has run).
     public func appliedMigrations() throws(StoreError) -> [String] {
         try column(sql: "SELECT version FROM schema_migrations ORDER BY version")
-    }
-
-    // MARK: Messages without the password
-
-    /// `url` without its password, for messages: the password of a URL's user part or of a `password`
-    /// parameter (`?password=…`, or `password=…` in a `key=value` string) becomes `***`.
-    public static func redacted(_ url: String) -> String {
-        guard let secret = password(in: url), !secret.isEmpty else { return url }
-        return url.replacingOccurrences(of: secret, with: "***")
-    }
-
-    /// The password as it is written in `url`, if any.
-    static func password(in url: String) -> String? {
-        if let scheme = url.range(of: "://") {
-            let rest = url[scheme.upperBound...]
-            let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
-            let authority = rest[..<authorityEnd]
-            if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
-                let secret = String(authority[authority.index(after: colon)..<at])
-                if !secret.isEmpty { return secret }
-            }
-            if let query = url.firstIndex(of: "?") {
-                for pair in url[url.index(after: query)...].split(separator: "&") where pair.hasPrefix("password=") {
-                    return String(pair.dropFirst("password=".count))
-                }
-            }
-            return nil
-        }
-        // key=value: the value may be quoted.
-        guard let key = url.range(of: #"(^|\s)password\s*=\s*"#, options: .regularExpression) else { return nil }
-        let rest = url[key.upperBound...]
-        if rest.first == "'" {
-            let body = rest.dropFirst()
-            return String(body[..<(body.firstIndex(of: "'") ?? body.endIndex)])
-        }
-        return String(rest[..<(rest.firstIndex { $0 == " " } ?? rest.endIndex)])
-    }
-}
-
-/// The one place a `PostgresError` becomes a `StoreError`, saying what was being done and where. Parameters
-/// are not in PostgreSQL's messages; the password is taken out of the message in case libpq repeats the
-/// URL, in its written and percent-decoded forms.
-func withStoreError<T>(_ what: @autoclosure () -> String, hiding password: String?,
-                       _ body: () throws(PostgresError) -> T) throws(StoreError) -> T {
-    do {
-        return try body()
-    } catch {
-        var message = "\(what()): \(error)"
-        for secret in [password, password?.removingPercentEncoding].compactMap({ $0 }) where !secret.isEmpty {
-            message = message.replacingOccurrences(of: secret, with: "***")
-        }
-        throw StoreError(message, isTransient: error.isUnreachable, isFenced: error.code == PostgresError.fenced)
     }
 }

@@ -1,5 +1,6 @@
 import PomodoroPostgres
 import PomodoroStore
+import PomodoroSQLite
 
 /// Where the server keeps rooms, members and the focus journal, as `--db` (or `POMODORO_DB`, or `db` in the
 /// config file) names it.

@@ -46,7 +46,7 @@ public struct HistoryPage: Equatable, Sendable {
 
 extension RoomStore {
     /// A history page from `sessions(room:endedFrom:before:limit:)`: bounded in what it returns, not in
-    /// what it reads. `SQLiteRoomStore` reads no further than the page.
+    /// what it reads. The SQL stores read no further than the page (`SessionRows`).
     public func historyPage(room: RoomID, before: Int64?, limit: Int, maxBytes: Int) throws(StoreError) -> HistoryPage {
         HistoryPage.cut(try sessions(room: room, endedFrom: nil, before: before, limit: limit + 1).reversed(),
                         limit: limit, maxBytes: maxBytes)

@@ -3,7 +3,7 @@
 ///
 /// The writer deletes in the transactions that write a room's journal, at most `batch` rows of each kind
 /// at a time and oldest first, so a lowered limit catches up over a few writes rather than in one long
-/// transaction; `SQLiteRoomStore.pruneJournal(nowMs:)` sweeps rooms that no longer write.
+/// transaction; the SQL stores' `pruneJournal(nowMs:)` sweeps rooms that no longer write.
 public struct JournalRetention: Equatable, Sendable {
     /// Rows older than this many days are deleted; nil keeps them for ever.
     public var maxAgeDays: Int?

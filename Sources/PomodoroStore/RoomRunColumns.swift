@@ -71,13 +71,6 @@ public struct RoomRunColumns: Equatable, Sendable {
          .integer(runOwnLongBreakEvery), .boolean(runOwnAutoStart), .text(runOwnAlignedZone)]
     }
 
-    /// One column's value, NULL as nil.
-    public enum ColumnValue: Equatable, Sendable {
-        case text(String?)
-        case integer(Int64?)
-        case boolean(Bool?)
-    }
-
     /// `room` with these columns put in: its settings' zones and its run. A zone the system no longer knows
     /// or a half-written run is an error naming the room.
     public func apply(to room: inout RoomRecord) throws(StoreError) {

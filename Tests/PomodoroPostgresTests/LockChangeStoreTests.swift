@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PomodoroCore
 import PomodoroStore
+import PomodoroSQLite
 @testable import PomodoroPostgres
 import PomodoroTestSupport
 

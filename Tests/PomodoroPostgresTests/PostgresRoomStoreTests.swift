@@ -305,9 +305,9 @@ extension PostgresRoomStoreTests {
     /// A room's row as servers before schema v8 wrote it, into a database left at an older version.
     static func saveRoomBeforeV8(_ record: RoomRecord, passcode: String?, in url: String) throws {
         let connection = try PostgresConnection(url)
-        let columns = PostgresRoomStore.roomColumnsBeforeV8
+        let columns = StoreSchema.roomColumnsBeforeV8
         let placeholders = (1...columns.count).map { "$\($0)" }.joined(separator: ", ")
         try connection.query("INSERT INTO room (\(columns.joined(separator: ", "))) VALUES (\(placeholders))",
-                             PostgresRoomStore.valuesBeforeV8(of: record, passcode: passcode))
+                             RowCodec.valuesBeforeV8(of: record, passcode: passcode).map(\.parameter))
     }
 }

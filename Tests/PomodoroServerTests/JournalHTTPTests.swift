@@ -2,6 +2,7 @@ import Foundation
 import PomodoroCore
 import PomodoroProtocol
 import PomodoroStore
+import PomodoroSQLite
 import PomodoroTestSupport
 import Testing
 

@@ -4,6 +4,7 @@ import PomodoroNet
 import PomodoroProtocol
 import PomodoroServer
 import PomodoroStore
+import PomodoroSQLite
 import PomodoroTestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PomodoroCore
 @testable import PomodoroStore
+@testable import PomodoroSQLite
 import PomodoroTestSupport
 
 /// A room that ran 1-second phases with auto-start for days: 200,000 sessions, written straight into an

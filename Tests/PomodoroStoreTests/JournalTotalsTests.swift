@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PomodoroCore
 @testable import PomodoroStore
+@testable import PomodoroSQLite
 import PomodoroTestSupport
 
 /// Reports from running totals against reports from the whole journal, on generated journals that cross

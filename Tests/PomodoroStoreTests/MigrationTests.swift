@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PomodoroCore
 @testable import PomodoroStore
+@testable import PomodoroSQLite
 import PomodoroTestSupport
 
 /// The schema from an empty file and from each earlier version, with the data an older server left.

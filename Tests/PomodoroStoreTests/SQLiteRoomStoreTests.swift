@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PomodoroCore
 @testable import PomodoroStore
+@testable import PomodoroSQLite
 import PomodoroTestSupport
 
 /// Every record kind written to a real SQLite file and read back; atomic batches; the file's settings.

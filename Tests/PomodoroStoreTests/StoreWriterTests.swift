@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PomodoroCore
 @testable import PomodoroStore
+@testable import PomodoroSQLite
 import PomodoroTestSupport
 
 /// A store that records what it is asked to apply, can hold the writer inside `apply` until released,

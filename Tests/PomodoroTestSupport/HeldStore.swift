@@ -2,6 +2,7 @@ import Foundation
 import PomodoroCore
 import PomodoroServer
 import PomodoroStore
+import PomodoroSQLite
 
 /// The hub's store access for tests: commits and reads wait until the test releases them, then run against
 /// a real SQLite store in a folder of its own (removed when this goes), so a test decides exactly when a

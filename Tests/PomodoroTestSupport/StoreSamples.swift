@@ -1,6 +1,7 @@
 import Foundation
 import PomodoroCore
 import PomodoroStore
+import PomodoroSQLite
 
 // Shared by the store tests of every backend (PomodoroStoreTests, PomodoroPostgresTests): a temporary folder
 // that is removed afterwards, sample records, a lock-guarded box, and bounded waits. Nothing here sleeps.

@@ -1,0 +1,146 @@
+import PomodoroCore
+
+/// A SQL store's connection inside one write transaction, as the shared writing steps use it: the store
+/// binds `ColumnValue`s its own way and reports what its database reports.
+public protocol SQLWriting {
+    associatedtype Failure: Error
+    var statements: SQLStatements { get }
+    /// Runs one statement with `values` bound in order; returns the rows it inserted, changed or deleted.
+    @discardableResult
+    func run(_ sql: String, _ values: [ColumnValue]) throws(Failure) -> Int
+    /// Runs an `INSERT` of one row into a table with an `id` column; returns the new row's id.
+    func insertReturningID(_ sql: String, _ values: [ColumnValue]) throws(Failure) -> Int64
+    /// The first column of the first row `sql` returns, as an integer; nil without a row.
+    func integer(_ sql: String, _ values: [ColumnValue]) throws(Failure) -> Int64?
+}
+
+extension SQLWriting {
+    /// Makes `changes` in order, then applies `retention` to the journal of each room they wrote to, at the
+    /// latest moment written there. The caller holds the transaction.
+    public func apply(_ changes: [StoreChange], retention: JournalRetention) throws(Failure) {
+        var written: [RoomID: Int64] = [:]
+        for change in changes {
+            try apply(change)
+            switch change {
+            case .focusCompleted(let session): written[session.room] = max(written[session.room] ?? .min, session.endedAtMs)
+            case .interrupted(let interruption): written[interruption.room] = max(written[interruption.room] ?? .min, interruption.atMs)
+            default: break
+            }
+        }
+        if retention != .keepEverything {
+            for (room, nowMs) in written { try prune(room: room, nowMs: nowMs, retention: retention) }
+        }
+    }
+
+    func apply(_ change: StoreChange) throws(Failure) {
+        let s = statements
+        switch change {
+        case let .saveRoom(room, passcode):
+            try run(s.saveRoom, RowCodec.values(of: room, passcode: passcode))
+        case let .saveMember(room, member):
+            try run(s.saveMember, RowCodec.values(of: member, in: room))
+        case let .removeMember(room, member):
+            try run(s.removeMember, [.text(room.rawValue), .text(member.rawValue)])
+        case let .focusCompleted(session):
+            let id = try insertReturningID(s.insertSession, RowCodec.values(of: session))
+            for (ord, participant) in session.participants.enumerated() {
+                try run(s.insertParticipant, RowCodec.values(of: participant, at: ord, session: id))
+            }
+            for delta in JournalTotals.deltas(of: session) { try addTotals(delta, room: session.room) }
+            try run(s.countJournalRows, [.text(session.room.rawValue), .integer(1), .integer(0)])
+        case let .interrupted(interruption):
+            try run(s.insertInterruption, RowCodec.values(of: interruption))
+            if let delta = JournalTotals.delta(of: interruption) { try addTotals(delta, room: interruption.room) }
+            try run(s.countJournalRows, [.text(interruption.room.rawValue), .integer(0), .integer(1)])
+        case let .saveSchedules(room, schedules):
+            try run(s.deleteSchedules, [.text(room.rawValue)])
+            for schedule in schedules { try run(s.insertSchedule, RowCodec.values(of: schedule, in: room)) }
+        case let .saveBans(room, bans):
+            try run(s.deleteBans, [.text(room.rawValue)])
+            for (ord, ban) in bans.enumerated() { try run(s.insertBan, RowCodec.values(of: ban, at: ord, in: room)) }
+        }
+    }
+
+    /// Adds one record's share to the day and quarter it falls in, in the transaction that writes it.
+    private func addTotals(_ delta: JournalTotals.Delta, room: RoomID) throws(Failure) {
+        for (sql, table) in zip(statements.addTotals, StoreSchema.totalsTables) {
+            try run(sql, RowCodec.values(of: delta, in: room, length: table.length, ends: table.ends))
+        }
+    }
+
+    /// Deletes, oldest first and at most `JournalRetention.batch` of each kind, the room's journal rows that
+    /// are older than the retention's age at `nowMs` or past its per-room cap; running totals stay. Returns
+    /// how many rows it deleted.
+    @discardableResult
+    public func prune(room: RoomID, nowMs: Int64, retention: JournalRetention) throws(Failure) -> Int {
+        let p = statements.dialect.parameter, id = ColumnValue.text(room.rawValue)
+        var total = 0
+        for (table, time, count) in StoreSchema.journalTables {
+            var excess = 0
+            if let cap = retention.maxRowsPerRoom {
+                let rows = try integer("SELECT \(count) FROM journal_size WHERE room_id = \(p(1))", [id]) ?? 0
+                excess = max(0, Int(rows) - cap)
+            }
+            var deleted = 0
+            if excess > 0 {
+                deleted += try run("""
+                    DELETE FROM \(table) WHERE id IN (SELECT id FROM \(table) WHERE room_id = \(p(1))
+                                                     ORDER BY \(time), id LIMIT \(p(2)))
+                    """, [id, .integer(min(excess, JournalRetention.batch))])
+            }
+            if let days = retention.maxAgeDays {
+                deleted += try run("""
+                    DELETE FROM \(table) WHERE id IN (SELECT id FROM \(table) WHERE room_id = \(p(1)) AND \(time) < \(p(2))
+                                                     ORDER BY \(time), id LIMIT \(p(3)))
+                    """, [id, .integer(nowMs - Int64(days) * JournalTotals.dayMs), .integer(JournalRetention.batch)])
+            }
+            if deleted > 0 {
+                try run("UPDATE journal_size SET \(count) = \(count) - \(p(1)) WHERE room_id = \(p(2))",
+                        [.integer(deleted), id])
+            }
+            total += deleted
+        }
+        return total
+    }
+}
+
+/// Sessions from the rows of `SQLStatements.sessions` as they come (one per participant), up to a page's
+/// end: at most `limit` sessions, ending once they reach about `maxBytes` (see `HistoryPage`). Without
+/// bounds it takes every row.
+public struct SessionRows {
+    public let room: RoomID
+    public let limit: Int
+    public let maxBytes: Int
+    public private(set) var sessions: [FocusSessionRecord] = []
+    private var bytes = 0
+    private var lastID: Int64?
+
+    public init(room: RoomID, limit: Int = .max, maxBytes: Int = .max) {
+        self.room = room
+        self.limit = limit
+        self.maxBytes = maxBytes
+    }
+
+    /// Takes one row; returns the page once a row shows it is complete (it does not take that row).
+    public mutating func add(_ row: some StoreRow) throws(StoreError) -> HistoryPage? {
+        let id = try row.int64("id")
+        if id != lastID {
+            // A new session: the one before it is complete and counted.
+            if let previous = sessions.last { bytes += HistoryPage.estimatedBytes(of: previous) }
+            if sessions.count == limit || bytes >= maxBytes { return HistoryPage(sessions: sessions, more: true) }
+            lastID = id
+            sessions.append(try RowCodec.session(from: row, room: room))
+        }
+        if let participant = try RowCodec.participant(from: row) {
+            sessions[sessions.count - 1].participants.append(participant)
+        }
+        return nil
+    }
+
+    /// The sessions of `rows`, each with its participants, in the rows' order.
+    public static func all(_ rows: some Sequence<some StoreRow>, room: RoomID) throws(StoreError) -> [FocusSessionRecord] {
+        var assembler = SessionRows(room: room)
+        for row in rows { _ = try assembler.add(row) }
+        return assembler.sessions
+    }
+}
