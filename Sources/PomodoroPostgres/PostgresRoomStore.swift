@@ -225,12 +225,14 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
     }
 
     public func loadRoom(_ id: RoomID) throws(StoreError) -> StoredRoom? {
-        let (rooms, members, bans) = try withReader("loading room \(id)") { connection throws(PostgresError) in
+        let (rooms, members, bans, schedules) = try withReader("loading room \(id)") { connection throws(PostgresError) in
             try Self.snapshot(connection) { () throws(PostgresError) in
                 (try connection.query("SELECT * FROM room WHERE id = $1", [id.rawValue]),
                  try connection.query("SELECT * FROM member WHERE room_id = $1 ORDER BY ord, id COLLATE \"C\"",
                                       [id.rawValue]),
-                 try connection.query("SELECT * FROM room_ban WHERE room_id = $1 ORDER BY ord", [id.rawValue]))
+                 try connection.query("SELECT * FROM room_ban WHERE room_id = $1 ORDER BY ord", [id.rawValue]),
+                 // The room comes back whole: a room in memory without its schedules would save over them.
+                 try connection.query("SELECT * FROM schedule WHERE room_id = $1 ORDER BY id", [id.rawValue]))
             }
         }
         guard let row = rooms.rows.first else { return nil }
@@ -238,8 +240,10 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
         for member in members.rows { list.append(try Self.member(from: member)) }
         var banList: [BanRecord] = []
         for ban in bans.rows { banList.append(try Self.ban(from: ban)) }
+        var scheduleList: [Schedule] = []
+        for schedule in schedules.rows { scheduleList.append(try Self.scheduleRow(schedule).schedule(room: id)) }
         return StoredRoom(record: try Self.room(from: row), members: list, passcode: try row.text("passcode"),
-                          bans: banList)
+                          bans: banList, schedules: scheduleList)
     }
 
     public func loadSchedules() throws(StoreError) -> [RoomID: [Schedule]] {

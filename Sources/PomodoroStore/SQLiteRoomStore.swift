@@ -154,18 +154,24 @@ public final class SQLiteRoomStore: RoomStore {
     }
 
     public func loadRoom(_ id: RoomID) throws(StoreError) -> StoredRoom? {
-        try withStoreError("loading room \(id) from \(path)") {
-            try pool.read { db in
+        let read = try withStoreError("loading room \(id) from \(path)") {
+            try pool.read { db -> (StoredRoom, [ScheduleRow])? in
                 guard let row = try Row.fetchOne(db, sql: "SELECT * FROM room WHERE id = ?", arguments: [id.rawValue])
                 else { return nil }
                 let members = try Row.fetchAll(db, sql: "SELECT * FROM member WHERE room_id = ? ORDER BY ord, id",
                                                arguments: [id.rawValue]).map(Self.member(from:))
                 let bans = try Row.fetchAll(db, sql: "SELECT * FROM room_ban WHERE room_id = ? ORDER BY ord",
                                             arguments: [id.rawValue]).map(Self.ban(from:))
-                return StoredRoom(record: try Self.room(from: row), members: members,
-                                  passcode: try row.decode(forColumn: "passcode"), bans: bans)
+                // The room comes back whole: a room in memory without its schedules would save over them.
+                let schedules = try Row.fetchAll(db, sql: "SELECT * FROM schedule WHERE room_id = ? ORDER BY id",
+                                                 arguments: [id.rawValue]).map(Self.scheduleRow)
+                return (StoredRoom(record: try Self.room(from: row), members: members,
+                                   passcode: try row.decode(forColumn: "passcode"), bans: bans), schedules)
             }
         }
+        guard var (room, rows) = read else { return nil }
+        for row in rows { room.schedules.append(try row.schedule(room: id)) }
+        return room
     }
 
     public func apply(_ changes: [StoreChange]) throws(StoreError) {
