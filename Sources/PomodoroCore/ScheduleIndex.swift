@@ -53,8 +53,10 @@ public struct ScheduleIndex: Sendable, Equatable {
     public mutating func set(_ room: RoomID, schedules: [Schedule], now: WallTime) {
         let enabled = schedules.filter(\.enabled)
         let lastHandled = schedules.map(\.handledThrough).max()
-        let mayRunUntil = schedules.map { s in
-            s.handledThrough + s.plannedLength(room: .standard) + Self.setSlack
+        // Only an occurrence dealt with may have started a set (not the moment a schedule was made or changed).
+        let mayRunUntil = schedules.compactMap { s -> WallTime? in
+            guard s.nextOccurrence(onOrAfter: s.handledThrough) == s.handledThrough else { return nil }
+            return s.handledThrough + s.plannedLength(room: .standard) + Self.setSlack
         }.max()
         guard !enabled.isEmpty || (watchesSets && mayRunUntil.map({ now < $0 }) == true) else {
             entries[room] = nil
