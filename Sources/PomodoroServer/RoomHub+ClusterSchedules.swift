@@ -90,10 +90,14 @@ extension RoomHub {
         scheduleTimerFired(entry.room.id)
     }
 
-    /// A room with schedules left this node's memory: not to be taken again for the set it may have run.
+    /// A room with schedules left this node's memory: what this node knows of its schedules is its book as
+    /// the room left (the notice of its last change may not have come back yet), and it is not taken again
+    /// for the set it may have run.
     func noteLetGo(_ entry: RoomEntry) {
         guard cluster != nil, let last = entry.schedules.schedules.map(\.handledThrough).max() else { return }
-        scheduledRooms.letGo[entry.room.id] = last
+        let id = entry.room.id
+        scheduledRooms.update(id, entry.schedules.schedules, now: WallTime(milliseconds: clock.now().wallMs))
+        scheduledRooms.letGo[id] = last
     }
 
     /// Looks for rooms with schedules that nobody runs, and takes them; then waits for the next sweep.

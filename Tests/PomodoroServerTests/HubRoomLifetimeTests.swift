@@ -84,6 +84,25 @@ import Testing
         #expect(stored.map(\.time.description) == ["02:00", "03:00"])
     }
 
+    @Test func aStoredRoomAJoinBringsBackComesWithItsSchedules() throws {
+        let store = try HeldStore()
+        let id = Self.id("kept")
+        let s1 = Schedule(id: ScheduleID(1), name: "Standup", time: try LocalTime(hour: 9, minute: 0),
+                          zone: try ZoneName("UTC"), recurrence: .weekly([.thursday]),
+                          since: WallTime(milliseconds: Self.epoch))
+        try store.store.apply([.saveRoom(Room(id: id, now: .zero).record(wallOffsetNanoseconds: 0), passcode: nil),
+                               .saveSchedules(id, [s1])])
+        let t = TestHub(configuration: Self.configuration(), store: store)
+        let bo = t.connect()
+        t.send(.join(room: "kept", name: "Bo", token: nil), from: bo)
+        t.settle()
+        #expect(t.hub.rooms[id]?.schedules.schedules == [s1], "read with the room")
+        t.send(Self.schedule("10:00"), ref: "add", from: bo)
+        t.settle()
+        #expect(try store.store.loadSchedules(room: id).map(\.name) == ["Standup", "Standup"])
+        #expect(try store.store.loadSchedules(room: id).map(\.time.description) == ["09:00", "10:00"])
+    }
+
     // MARK: Finding 5: schedules do not pin rooms
 
     @Test func aRoomWithSchedulesLeavesMemoryAndComesBackShortlyBeforeItsStartWhichIsOnTheSecond() throws {
@@ -188,6 +207,27 @@ import Testing
         t.settle()
         #expect(t.hub.roomCount == 0, "nothing due, nothing in memory")
         #expect(t.hub.rooms.index?.count == 5, "the five that are on wait in the index")
+    }
+
+    @Test func aClusterNodeTakesARoomWithSchedulesOnlyNearItsStartAndLetsItGoAfterItsSet() throws {
+        typealias C = HubClusterScheduleTests
+        let (t, cluster) = try C.node([try C.standup(at: LocalTime(hour: 0, minute: 30))])
+        t.hub.keepScheduledRoomsRunning(try t.store!.store.loadSchedules())
+        t.settle()
+        #expect(cluster.holding.isEmpty, "its start is half an hour away: nobody needs to run it yet")
+        C.pass(t, cluster, seconds: 29 * 60 - 1)
+        #expect(cluster.holding.isEmpty && t.hub.roomCount == 0)
+        #expect(cluster.released.isEmpty, "not taken and let go again and again either")
+        C.pass(t, cluster, seconds: 2)
+        #expect(cluster.holding == [Self.id("team")], "taken a minute before its start")
+        C.pass(t, cluster, seconds: 60)
+        #expect(t.hub.rooms[Self.id("team")]?.room.scheduledRun?.name == "Standup", "and started")
+        // Its set (25 minutes) and its lifetime (10 minutes) over, it leaves memory and is not taken again.
+        C.pass(t, cluster, seconds: 25 * 60 + 10 * 60 + 5)
+        #expect(t.hub.roomCount == 0 && cluster.holding.isEmpty)
+        C.pass(t, cluster, seconds: 10)
+        #expect(t.hub.roomCount == 0 && cluster.holding.isEmpty)
+        #expect(cluster.released == [Self.id("team")], "let go once, not taken again for the set it ran")
     }
 
     // MARK: Reads of a room out of memory
