@@ -15,6 +15,8 @@ import PomodoroStore
 /// Where the rest lives: the join workflow in `RoomHub+Join.swift` (its steps in `JoinFlow`), passcode
 /// checks in `RoomHub+Passcodes.swift`, the HTTP API in `RoomHub+HTTP.swift`, journal reads and `stats` in
 /// `RoomHub+Journal.swift`, and a live room's broadcasts, timers, commits and expiry in `RoomHub+Fanout.swift`.
+/// Which rooms are in memory, and the one rule for when one may leave, is `RoomRegistry`'s; rooms with
+/// schedules out of memory come back for their starts in `RoomHub+ScheduledReturns.swift`.
 ///
 /// `@unchecked Sendable` only so the composition root can hand it to the service thread, which alone uses it.
 package final class RoomHub: @unchecked Sendable {
