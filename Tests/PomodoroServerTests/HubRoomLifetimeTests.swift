@@ -58,6 +58,18 @@ import Testing
         #expect(try t.store!.store.loadSchedules(room: Self.id("victim")).count == 1)
     }
 
+    @Test func aRefusedJoinLeavesARoomRunningAScheduledSetWithNobodyInIt() throws {
+        let t = TestHub(configuration: Self.configuration(), store: try HeldStore())
+        t.hub.restore([try HubScheduleRunTests.midSet()])
+        t.settle()
+        let eve = t.connect()
+        t.send(.join(room: "team", name: "", token: nil), from: eve)
+        t.settle()
+        #expect(try t.messages(to: eve).map(\.label) == ["error bad_request"])
+        let entry = try #require(t.hub.rooms[Self.id("team")], "the set runs on, nobody in the room")
+        #expect(entry.room.status == .running && entry.room.scheduledRun?.focusSessionsDone == 1)
+    }
+
     @Test func aRoomMadeForARefusedJoinAloneGoesAgainAtOnce() throws {
         let t = TestHub(configuration: Self.configuration(lifetime: .seconds(600)), store: try HeldStore())
         let eve = t.connect()
