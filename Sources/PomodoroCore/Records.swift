@@ -187,8 +187,8 @@ public struct StoredRoom: Equatable, Sendable {
     public var passcode: String?
     /// Whom the host removed, as the store last heard; bans that have ended may be among them.
     public var bans: [BanRecord]
-    /// The room's schedules, when whoever read the room read them too (a cluster node taking a room reads
-    /// them right after its claim); `RoomStore.loadRoom` leaves them out (`loadSchedules` reads them).
+    /// The room's schedules: `RoomStore.loadRoom` reads them with the room (a cluster node taking a room
+    /// reads them again right after its claim); `loadRooms` leaves them out (`loadSchedules` reads them all).
     public var schedules: [Schedule]
     public init(record: RoomRecord, members: [MemberRecord], passcode: String?, bans: [BanRecord] = [],
                 schedules: [Schedule] = []) {

@@ -109,7 +109,12 @@ public struct Room: Sendable {
 
     /// The next instant at which `advance(to:)` has something to do: a tick boundary, the phase's end,
     /// a grace period running out, or the room's empty lifetime ending.
-    public func nextWakeup() -> Instant? {
+    public func nextWakeup() -> Instant? { nextWakeup(after: nil) }
+
+    /// `nextWakeup()` for a room that is past `now`: its empty lifetime's end counts only while it is ahead.
+    /// A room kept in memory past its lifetime (members within their grace, a scheduled start coming) is
+    /// woken by those, not again and again by a moment that has passed.
+    public func nextWakeup(after now: Instant?) -> Instant? {
         var next: Instant?
         func consider(_ t: Instant) { if next == nil || t < next! { next = t } }
         if case .running(let deadline) = timer {
@@ -119,7 +124,9 @@ public struct Room: Sendable {
         for id in roster.disconnected {
             if let member = roster[id], let lost = member.disconnectedAt { consider(lost + grace(of: member)) }
         }
-        if let quiet = quietSince { consider(quiet + policy.emptyRoomLifetime) }
+        if let quiet = quietSince, now.map({ quiet + policy.emptyRoomLifetime > $0 }) ?? true {
+            consider(quiet + policy.emptyRoomLifetime)
+        }
         return next
     }
 

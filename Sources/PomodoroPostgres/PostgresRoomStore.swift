@@ -223,10 +223,12 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
 
     public func loadRoom(_ id: RoomID) throws(StoreError) -> StoredRoom? {
         let s = Self.statements
-        let (rooms, members, bans) = try withReader("loading room \(id)") { connection throws(PostgresError) in
+        let (rooms, members, bans, schedules) = try withReader("loading room \(id)") { connection throws(PostgresError) in
             try Self.snapshot(connection) { () throws(PostgresError) in
                 (try connection.query(s.load(.room, room: id)), try connection.query(s.load(.member, room: id)),
-                 try connection.query(s.load(.ban, room: id)))
+                 try connection.query(s.load(.ban, room: id)),
+                 // The room comes back whole: a room in memory without its schedules would save over them.
+                 try connection.query(s.schedules(room: id)))
             }
         }
         guard let row = rooms.rows.first else { return nil }
@@ -234,7 +236,9 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
         for member in members.rows { list.append(try RowCodec.member(from: member)) }
         var banList: [BanRecord] = []
         for ban in bans.rows { banList.append(try RowCodec.ban(from: ban)) }
-        return try RowCodec.storedRoom(from: row, members: list, bans: banList)
+        var scheduleList: [Schedule] = []
+        for schedule in schedules.rows { scheduleList.append(try RowCodec.schedule(from: schedule, room: id)) }
+        return try RowCodec.storedRoom(from: row, members: list, bans: banList, schedules: scheduleList)
     }
 
     public func loadSchedules() throws(StoreError) -> [RoomID: [Schedule]] {

@@ -123,10 +123,12 @@ public final class SQLiteRoomStore: RoomStore {
 
     public func loadRoom(_ id: RoomID) throws(StoreError) -> StoredRoom? {
         let s = Self.statements
-        let (rooms, members, bans) = try withStoreError("loading room \(id) from \(path)") {
+        let (rooms, members, bans, schedules) = try withStoreError("loading room \(id) from \(path)") {
             try pool.read { db in
                 (try db.rows(s.load(.room, room: id)), try db.rows(s.load(.member, room: id)),
-                 try db.rows(s.load(.ban, room: id)))
+                 try db.rows(s.load(.ban, room: id)),
+                 // The room comes back whole: a room in memory without its schedules would save over them.
+                 try db.rows(s.schedules(room: id)))
             }
         }
         guard let row = rooms.first else { return nil }
@@ -134,7 +136,9 @@ public final class SQLiteRoomStore: RoomStore {
         for member in members { list.append(try RowCodec.member(from: member)) }
         var banList: [BanRecord] = []
         for ban in bans { banList.append(try RowCodec.ban(from: ban)) }
-        return try RowCodec.storedRoom(from: row, members: list, bans: banList)
+        var scheduleList: [Schedule] = []
+        for schedule in schedules { scheduleList.append(try RowCodec.schedule(from: schedule, room: id)) }
+        return try RowCodec.storedRoom(from: row, members: list, bans: banList, schedules: scheduleList)
     }
 
     public func loadSchedules() throws(StoreError) -> [RoomID: [Schedule]] {

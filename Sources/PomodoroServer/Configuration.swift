@@ -65,6 +65,9 @@ public struct ServerConfiguration: Sendable {
     package var passcodeIterations: Int32 = 600_000 {
         didSet { precondition((100_000...10_000_000).contains(passcodeIterations), "a readable work factor") }
     }
+    /// How many seconds before a scheduled start a room that is not in memory is brought back for it
+    /// (`RoomRegistry`); not a server option: tests shorten it.
+    public var scheduledReturnLeadSeconds: Int64 = 60
     public var limits: ServerLimits
     /// Origins whose pages may connect besides the server's own.
     public var allowedOrigins: [String]

@@ -4,14 +4,18 @@ import PomodoroStore
 
 // Schedules on a cluster node (docs/CLUSTER.md, "Schedules on a cluster").
 //
-// On one server a room with schedules stays in memory, so that it starts at their time with nobody in it.
-// A cluster keeps the same promise: every room with schedules is run by some node at all times. Each node
-// knows every room's schedules (read from the store at start, again when a node announces a change, and
-// every 30 s), and once a second looks for rooms with schedules whose lease nobody holds: it takes those
-// (only if still free: of several nodes trying, one wins) and brings them back with their schedules, read
-// after its claim. From then on the owner's own schedule timer starts the room on time, exactly as on one
-// server; a room whose owner died is taken by a survivor within a lease's time to live and a sweep, and
-// a set under way goes on from the store as after a restart.
+// On one server a room with schedules comes back into memory shortly before its next start, so that it
+// starts at their time with nobody in it (`RoomHub+ScheduledReturns.swift`). A cluster keeps the same
+// promise: every room whose start is near, or whose set may be running, is run by some node. Each node knows
+// every room's schedules (read from the store at start, again when a node announces a change, and every
+// 30 s), keeps their next starts in a `ScheduleIndex`, and once a second looks for such rooms whose lease
+// nobody holds: it takes those (only if still free: of several nodes trying, one wins; and only while it
+// holds fewer rooms than `--max-rooms`) and brings them back with their schedules, read after its claim.
+// From then on the owner's own schedule timer starts the room on time, exactly as on one server; a room
+// whose owner died is taken by a survivor within a lease's time to live and a sweep, and a set under way
+// goes on from the store as after a restart. Rooms leave a node's memory by the one rule
+// (`RoomRegistry`), schedules or not; a room taken for a set that turns out not to be running goes at once,
+// and the node does not take it again for that set.
 
 /// A cluster node's view of the rooms with schedules, on the service thread.
 final class ScheduledRooms {
@@ -23,6 +27,28 @@ final class ScheduledRooms {
     var looking = false
     /// Rooms being taken for their schedules.
     var taking: Set<RoomID> = []
+    /// The next start of every room in `known`, and until when a set of it may run.
+    var index: ScheduleIndex
+    /// Rooms this node let go, with the latest occurrence their schedules had dealt with then: a room is
+    /// not taken again for a set that may be running until a later occurrence has been dealt with.
+    var letGo: [RoomID: WallTime] = [:]
+
+    init(lead: Int64) {
+        index = ScheduleIndex(lead: lead, watchesSets: true)
+    }
+
+    /// `known` and the index, as the store has them now.
+    func update(_ id: RoomID, _ list: [Schedule], now: WallTime) {
+        known[id] = list.isEmpty ? nil : list
+        if list.isEmpty { index.remove(id) } else { index.set(id, schedules: list, now: now) }
+    }
+
+    func replaceAll(_ all: [RoomID: [Schedule]], now: WallTime) {
+        known = all.filter { !$0.value.isEmpty }
+        index = ScheduleIndex(lead: index.lead, watchesSets: true)
+        for (id, list) in known { index.set(id, schedules: list, now: now) }
+        letGo = letGo.filter { known[$0.key] != nil }
+    }
 }
 
 extension RoomHub {
@@ -32,18 +58,19 @@ extension RoomHub {
     /// At start on a cluster node: every room's schedules, from the store. From now on each room with some
     /// is kept run by some node.
     package func keepScheduledRoomsRunning(_ schedules: [RoomID: [Schedule]]) {
-        scheduledRooms.known = schedules.filter { !$0.value.isEmpty }
+        scheduledRooms.replaceAll(schedules, now: WallTime(milliseconds: clock.now().wallMs))
         logger.info("rooms with schedules", metadata: ["rooms": "\(scheduledRooms.known.count)"])
         sweepScheduledRooms()
     }
 
     /// What another node (or this one) changed, read from the store.
     package func schedulesHeard(_ news: ScheduleNews) {
+        let now = WallTime(milliseconds: clock.now().wallMs)
         switch news {
         case let .room(id, list):
-            scheduledRooms.known[id] = list.isEmpty ? nil : list
+            scheduledRooms.update(id, list, now: now)
         case .all(let all):
-            scheduledRooms.known = all.filter { !$0.value.isEmpty }
+            scheduledRooms.replaceAll(all, now: now)
         }
     }
 
@@ -63,6 +90,16 @@ extension RoomHub {
         scheduleTimerFired(entry.room.id)
     }
 
+    /// A room with schedules left this node's memory: what this node knows of its schedules is its book as
+    /// the room left (the notice of its last change may not have come back yet), and it is not taken again
+    /// for the set it may have run.
+    func noteLetGo(_ entry: RoomEntry) {
+        guard cluster != nil, let last = entry.schedules.schedules.map(\.handledThrough).max() else { return }
+        let id = entry.room.id
+        scheduledRooms.update(id, entry.schedules.schedules, now: WallTime(milliseconds: clock.now().wallMs))
+        scheduledRooms.letGo[id] = last
+    }
+
     /// Looks for rooms with schedules that nobody runs, and takes them; then waits for the next sweep.
     func sweepScheduledRooms() {
         guard let cluster, !stopped else { return }
@@ -71,14 +108,31 @@ extension RoomHub {
         }
         scheduledRooms.timer?.schedule(afterNanoseconds: Self.scheduledRoomsSweep.nanoseconds)
         guard !scheduledRooms.looking else { return }
-        let candidates = scheduledRooms.known.keys.filter(mayTakeForSchedules).sorted()
+        let wall = WallTime(milliseconds: clock.now().wallMs)
+        scheduledRooms.index.prune(at: wall)
+        let due = Set(scheduledRooms.index.due(at: wall))
+        let candidates = scheduledRooms.index.entries.keys.filter { id in
+            guard mayTakeForSchedules(id) else { return false }
+            if due.contains(id) { return true }
+            // A set that may be running with nobody in it, on a node that died; not one this node let go.
+            return scheduledRooms.index.mayBeRunning(id, at: wall)
+                && scheduledRooms.letGo[id] != scheduledRooms.index[id]?.lastHandled
+        }.sorted()
         guard !candidates.isEmpty else { return }
         scheduledRooms.looking = true
         let transport = transport
         cluster.unheld(candidates) { free in
             transport.post { [self] in
                 scheduledRooms.looking = false
-                for id in free ?? [] where mayTakeForSchedules(id) { takeForSchedules(id) }
+                for id in free ?? [] where mayTakeForSchedules(id) {
+                    // A room taken counts toward --max-rooms, as every room in memory does.
+                    guard rooms.count + scheduledRooms.taking.count < configuration.limits.maxRooms else {
+                        logger.warning("a room with schedules was not taken: this node holds as many rooms as it may",
+                                       metadata: ["room": "\(id)", "maxRooms": "\(configuration.limits.maxRooms)"])
+                        break
+                    }
+                    takeForSchedules(id)
+                }
             }
         }
     }
@@ -105,8 +159,16 @@ extension RoomHub {
                     guard !stopped, rooms[id] == nil, let stored else { return releaseIfUnused(id) }
                     logger.info("took a room for its schedules", metadata: [
                         "room": "\(id)", "schedules": "\(stored.schedules.count)"])
-                    bringBack(stored, at: clock.now())
-                    // A room whose schedules were all deleted meanwhile expires and is let go as any other.
+                    guard !rooms.isFull else {
+                        logger.warning("a room with schedules was not taken: this node holds as many rooms as it may",
+                                       metadata: ["room": "\(id)"])
+                        return releaseIfUnused(id)
+                    }
+                    let now = clock.now()
+                    let entry = bringBack(stored, at: now)
+                    // Taken for a set that is not running and no start near (it ended, or was reset): it goes
+                    // again at once, and is not taken again for that set.
+                    dropIfExpired(id, entry, at: now, lifetime: false)
                 case .elsewhere:
                     break
                 case .failed(let reason):

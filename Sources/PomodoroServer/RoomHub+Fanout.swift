@@ -9,14 +9,15 @@ import PomodoroStore
 extension RoomHub {
     // MARK: Rooms in memory
 
-    /// Rebuilds one stored room, catches it up to `now`, and writes what that changed.
+    /// Rebuilds one stored room, catches it up to `now`, and writes what that changed. The room comes back
+    /// whole: `RoomStore.loadRoom` reads its schedules with it, and what fell due meanwhile is dealt with now.
     @discardableResult
     func bringBack(_ stored: StoredRoom, at now: ClockReading) -> RoomEntry {
         let id = stored.record.id
         var room = restored(stored, at: now)
         let outcome = room.resumeAfterRestart(at: now.monotonic)
         let entry = makeEntry(room, passcode: PasscodeVerifier.lock(stored: stored.passcode, room: id, logger: logger))
-        rooms[id] = entry
+        rooms.enter(entry)
         publish(outcome, in: entry, at: now)
         adoptSchedules(stored.schedules, into: entry)
         return entry
@@ -98,8 +99,9 @@ extension RoomHub {
         save(entry, at: now)
         entry.announce(announce)
         if dropIfExpired(roomID, entry, at: now) { return }
-        // A room kept for its schedules past its empty lifetime has that moment behind it: not a wake-up.
-        if let wakeup = entry.room.nextWakeup(), wakeup > now.monotonic || entry.schedules.schedules.isEmpty {
+        // A room kept past its empty lifetime (members within their grace, a scheduled start coming) has that
+        // moment behind it: not a wake-up.
+        if let wakeup = entry.room.nextWakeup(after: now.monotonic) {
             arm(entry.timer, afterNanoseconds: (wakeup - now.monotonic).nanoseconds)
         } else {
             entry.timer.cancel()
@@ -204,15 +206,18 @@ extension RoomHub {
         }
     }
 
+    /// Takes the room out of memory if the one rule (`RoomRegistry.reasonToStay`) lets it go: its schedules
+    /// bring it back shortly before their next start. `lifetime: false` for a room a refused join has just
+    /// made or brought back.
     @discardableResult
-    private func dropIfExpired(_ id: RoomID, _ entry: RoomEntry, at now: ClockReading) -> Bool {
-        // A room with schedules stays: it must be there to start at their time.
-        guard entry.room.isExpired(at: now.monotonic), entry.schedules.schedules.isEmpty else { return false }
-        entry.cancelTimers()
-        rooms[id] = nil
+    func dropIfExpired(_ id: RoomID, _ entry: RoomEntry, at now: ClockReading, lifetime: Bool = true) -> Bool {
+        guard rooms[id] === entry, rooms.reasonToStay(entry, at: now, lifetime: lifetime) == nil else { return false }
+        rooms.remove(id, at: now)
+        noteLetGo(entry)
         dismissObservers(of: entry)
         releaseIfUnused(id)
-        logger.debug("room dropped", metadata: ["room": "\(id)"])
+        armReturns()
+        logger.debug("room dropped", metadata: ["room": "\(id)", "schedules": "\(entry.schedules.schedules.count)"])
         return true
     }
 
@@ -229,8 +234,7 @@ extension RoomHub {
     /// this node's memory at once, unwritten and unannounced, and its members and observers are closed with
     /// 4005 (room moved) so that their clients reconnect and resume on the room's new owner.
     func leaseLost(_ id: RoomID) {
-        guard let entry = rooms.removeValue(forKey: id) else { return }
-        entry.cancelTimers()
+        guard let entry = rooms.remove(id, at: clock.now()) else { return }
         entry.held = nil
         metrics.leaseLost()
         logger.warning("lost a room's lease; its members reconnect to its new owner", metadata: ["room": "\(id)"])

@@ -102,9 +102,9 @@ extension RoomHub {
                 try store.historyPage(room: room, before: before, limit: limit, maxBytes: HistoryPage.maxBytes)
             }) { page in Self.historyResponse(page, of: room, format: format, zone: zone) }
         case .schedules(let calendar):
-            // The same lock as the stats: the check reads nothing else; the answer comes from memory.
-            read({ (_: any RoomStore) throws(StoreError) in true }) { [self] _ in
-                schedulesResponse(room, calendar: calendar)
+            // The same lock as the stats; a room not in memory answers from the store.
+            read({ (store: any RoomStore) throws(StoreError) in try store.loadRoom(room) }) { [self] stored in
+                schedulesResponse(room, calendar: calendar, stored: stored)
             }
         }
     }

@@ -104,13 +104,13 @@ extension RoomHub {
                             controlMode: request.control ?? .anyone, now: now.monotonic)
             room.wallOffsetNanoseconds = now.wallOffsetNanoseconds
             let entry = makeEntry(room, passcode: lock)
-            rooms[id] = entry
+            rooms.enter(entry)
             logger.debug("room created", metadata: ["room": "\(id)", "locked": "\(lock != nil)"])
-            admit(request, to: entry, connection: connection, at: now)
+            admit(request, to: entry, connection: connection, at: now, madeForIt: true)
         case .bringBack(let stored):
             let entry = bringBack(stored, at: now)
             logger.debug("room brought back", metadata: ["room": "\(entry.room.id)"])
-            admit(request, to: entry, connection: connection, at: now)
+            admit(request, to: entry, connection: connection, at: now, madeForIt: true)
         case .admit:
             guard let entry = rooms[id] else { preconditionFailure("admitted to a room that is not in memory") }
             admit(request, to: entry, connection: connection, at: now)
@@ -224,7 +224,9 @@ extension RoomHub {
     /// Why this connection may not create a room now (`room_limit`), or nil when it may.
     private func creationRefusal(for connection: ConnectionID, at now: ClockReading) -> Refusal? {
         let limits = configuration.limits
-        guard rooms.count < limits.maxRooms else {
+        // Every room in memory counts, however it came (a join, a restart, a scheduled start, a cluster take),
+        // and so do those on their way back for a scheduled start.
+        guard rooms.count + returning.count < limits.maxRooms else {
             return Refusal(code: .roomLimit, message: "the server holds as many rooms as it may", field: "room")
         }
         if case .refused? = roomPlaces[connection] {
@@ -241,18 +243,17 @@ extension RoomHub {
         if case .reserved(let reservation) = place { addressLimits.settleRoom(reservation, kept: kept) }
     }
 
-    /// Adds the member to the room (or gives them their place back) and welcomes them.
-    private func admit(_ request: JoinFlow.Request, to entry: RoomEntry, connection: ConnectionID, at now: ClockReading) {
+    /// Adds the member to the room (or gives them their place back) and welcomes them. `madeForIt`: this
+    /// join created the room or brought it back.
+    private func admit(_ request: JoinFlow.Request, to entry: RoomEntry, connection: ConnectionID, at now: ClockReading,
+                       madeForIt: Bool = false) {
         let roomID = entry.room.id
         let address = sessions[connection]?.address ?? "?"
-        // A refused first join leaves no empty room behind.
+        // A refused join leaves the room as the one rule has it: a room made or brought back for this join
+        // alone goes again at once; any other stays for its members, its session, its lifetime and its
+        // scheduled start, as if the join had not come.
         func turnAway() {
-            if entry.room.memberCount == 0 {
-                entry.cancelTimers()
-                rooms[roomID] = nil
-                dismissObservers(of: entry)
-                releaseIfUnused(roomID)
-            }
+            dropIfExpired(roomID, entry, at: now, lifetime: !madeForIt)
         }
         catchUp(entry, at: now)
         let token = request.token.map(ResumeToken.init)

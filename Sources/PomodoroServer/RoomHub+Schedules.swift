@@ -8,7 +8,8 @@ import PomodoroStore
 //
 // The book (`ScheduleBook`) lives on the wall clock; its next wake-up is turned into a delay on this boot's
 // monotonic clock, and a timer that fires a little early finds nothing due and is armed again for the rest.
-// A room with schedules stays in memory while it has them, so that nobody needs to be in it for it to start.
+// Schedules do not keep a room in memory: one that leaves is brought back shortly before its next start
+// (`RoomHub+ScheduledReturns.swift`), so that nobody needs to be in it for it to start.
 
 extension RoomHub {
     /// A member's request about the room's schedules. Anyone in the room may list them; changes need the
@@ -164,33 +165,18 @@ extension RoomHub {
         }
     }
 
-    /// At start-up: each room's schedules back in its room, brought back from `stored` when nobody is in it,
-    /// and what fell due while the server was down dealt with at once (a late start within the grace).
-    func restoreSchedules(_ schedules: [RoomID: [Schedule]], rooms stored: [StoredRoom]) {
-        let now = clock.now()
-        for (id, list) in schedules.sorted(by: { $0.key < $1.key }) where !list.isEmpty {
-            var entry = rooms[id]
-            if entry == nil, let room = stored.first(where: { $0.record.id == id }) {
-                entry = bringBack(room, at: now)
-            }
-            guard let entry else { continue }
-            entry.schedules = ScheduleBook(schedules: list, policy: configuration.schedulePolicy)
-            logger.info("schedules restored", metadata: ["room": "\(id)", "schedules": "\(list.count)"])
-            scheduleTimerFired(id)
-        }
-    }
-
-    /// `GET /api/rooms/{room}/schedules` and `/calendar.ics`, for a room in memory (on one server every room
-    /// with schedules is); a cluster node answers for a room another node runs from what it knows of its
-    /// schedules (`RoomHub+ClusterSchedules.swift`). An unknown room has none.
-    func schedulesResponse(_ room: RoomID, calendar: Bool) -> HTTPResponse {
+    /// `GET /api/rooms/{room}/schedules` and `/calendar.ics`: from the room in memory; for a room that is not,
+    /// from `stored` (read from the store for the request), or on a cluster node from what it knows of the
+    /// schedules of a room another node runs (`RoomHub+ClusterSchedules.swift`). An unknown room has none.
+    func schedulesResponse(_ room: RoomID, calendar: Bool, stored: StoredRoom? = nil) -> HTTPResponse {
         let now = clock.now()
         let wall = WallTime(milliseconds: now.wallMs)
         let entry = rooms[room]
-        let schedules = entry?.schedules.schedules ?? scheduledRooms.known[room] ?? []
+        let schedules = entry?.schedules.schedules ?? stored?.schedules ?? scheduledRooms.known[room] ?? []
         if calendar {
             let feed = CalendarFeed.write(room: room, schedules: schedules,
-                                          roomSettings: entry?.room.settings ?? .standard, now: wall)
+                                          roomSettings: entry?.room.settings ?? stored?.record.settings ?? .standard,
+                                          now: wall)
             return HTTPResponse(status: 200, contentType: "text/calendar; charset=utf-8", body: Array(feed.utf8))
         }
         let payload = entry.map { listing($0, at: wall) }

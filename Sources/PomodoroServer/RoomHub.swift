@@ -15,6 +15,8 @@ import PomodoroStore
 /// Where the rest lives: the join workflow in `RoomHub+Join.swift` (its steps in `JoinFlow`), passcode
 /// checks in `RoomHub+Passcodes.swift`, the HTTP API in `RoomHub+HTTP.swift`, journal reads and `stats` in
 /// `RoomHub+Journal.swift`, and a live room's broadcasts, timers, commits and expiry in `RoomHub+Fanout.swift`.
+/// Which rooms are in memory, and the one rule for when one may leave, is `RoomRegistry`'s; rooms with
+/// schedules out of memory come back for their starts in `RoomHub+ScheduledReturns.swift`.
 ///
 /// `@unchecked Sendable` only so the composition root can hand it to the service thread, which alone uses it.
 package final class RoomHub: @unchecked Sendable {
@@ -107,7 +109,14 @@ package final class RoomHub: @unchecked Sendable {
     static let passcodeFailuresPerMinute = 5
 
     var sessions: [ConnectionID: Session] = [:]
-    var rooms: [RoomID: RoomEntry] = [:]
+    /// The rooms in memory: the one place they enter and leave it (`RoomRegistry`).
+    let rooms: RoomRegistry
+    /// Wakes the hub shortly before a scheduled start of a room not in memory (`RoomHub+ScheduledReturns`).
+    var returnTimer: (any HubTimer)?
+    /// Rooms being read back from the store for a scheduled start.
+    var returning: Set<RoomID> = []
+    /// On a cluster node, every room with schedules, kept run by some node (`RoomHub+ClusterSchedules.swift`).
+    let scheduledRooms: ScheduledRooms
     /// The serial the next room made or brought back gets (`RoomEntry.serial`).
     var nextRoomSerial: UInt64 = 1
     /// Connections, rooms made and wrong passcodes per address: counted there and nowhere else, in this
@@ -149,9 +158,6 @@ package final class RoomHub: @unchecked Sendable {
     var heartbeat: (any HubTimer)?
     var heartbeatArmed = false
 
-    /// On a cluster node, every room with schedules, kept run by some node (`RoomHub+ClusterSchedules.swift`).
-    let scheduledRooms = ScheduledRooms()
-
     /// - Parameters:
     ///   - transport: set once here; the hub never reaches the network any other way.
     ///   - hashing: where passcode hashes run; a concurrent queue unless a test runs them by hand.
@@ -174,13 +180,17 @@ package final class RoomHub: @unchecked Sendable {
         }
         self.hashing = hashing
         self.cluster = cluster
+        scheduledRooms = ScheduledRooms(lead: configuration.scheduledReturnLeadSeconds)
+        rooms = RoomRegistry(capacity: configuration.limits.maxRooms, keepsStored: store != nil,
+                             leadSeconds: configuration.scheduledReturnLeadSeconds, index: cluster == nil)
     }
 
     // MARK: Restoring
 
     /// Brings back the rooms a store kept (on the service thread, before anyone connects): their timers go
     /// on from their stored end times, and a phase that ended meanwhile completes now and is journaled.
-    /// At most `--max-rooms` come back: the rest stay stored and return when someone joins them.
+    /// At most `--max-rooms` come back, rooms brought back for their schedules included: the rest stay
+    /// stored and return when someone joins them (or, for a scheduled start, when there is room).
     package func restore(_ stored: [StoredRoom], schedules: [RoomID: [Schedule]] = [:]) {
         let now = clock.now()
         // A room in the middle of a scheduled set comes back with nobody in it: the set runs by itself.
@@ -189,7 +199,9 @@ package final class RoomHub: @unchecked Sendable {
             logger.warning("more stored rooms have members than the server may hold; the rest come back when joined",
                            metadata: ["stored": "\(occupied.count)", "maxRooms": "\(configuration.limits.maxRooms)"])
         }
-        for room in occupied.prefix(configuration.limits.maxRooms) {
+        for var room in occupied.prefix(configuration.limits.maxRooms) {
+            // Whole: with its schedules, whoever read it.
+            if let list = schedules[room.record.id] { room.schedules = list }
             let entry = bringBack(room, at: now)
             logger.info("room restored", metadata: ["room": "\(entry.room.id)", "members": "\(entry.room.memberCount)",
                                                     "status": "\(entry.room.status.rawValue)"])
@@ -213,6 +225,7 @@ package final class RoomHub: @unchecked Sendable {
         for entry in rooms.values { entry.cancelTimers() }
         heartbeat?.cancel()
         scheduledRooms.timer?.cancel()
+        returnTimer?.cancel()
     }
 
     // MARK: Connections

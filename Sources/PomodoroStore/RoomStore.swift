@@ -10,7 +10,8 @@ public protocol RoomStore: Sendable {
     /// start-up; a room whose members have all gone stays stored (its settings, stats and lock) until
     /// someone joins it again.
     func loadRooms() throws(StoreError) -> [StoredRoom]
-    /// One stored room, with or without members; nil when it was never stored.
+    /// One stored room, with or without members, whole: its schedules with it (a room brought back without
+    /// them would save over them); nil when it was never stored.
     func loadRoom(_ id: RoomID) throws(StoreError) -> StoredRoom?
     /// Every room's schedules, by room, each room's in id order (`StoreChange.saveSchedules` writes them).
     func loadSchedules() throws(StoreError) -> [RoomID: [Schedule]]

@@ -85,9 +85,10 @@ public enum RowCodec {
     }
 
     /// A stored room from its `room` row, with its members and bans.
-    public static func storedRoom(from row: some StoreRow, members: [MemberRecord],
-                                  bans: [BanRecord]) throws(StoreError) -> StoredRoom {
-        StoredRoom(record: try room(from: row), members: members, passcode: try row.text("passcode"), bans: bans)
+    public static func storedRoom(from row: some StoreRow, members: [MemberRecord], bans: [BanRecord],
+                                  schedules: [Schedule] = []) throws(StoreError) -> StoredRoom {
+        StoredRoom(record: try room(from: row), members: members, passcode: try row.text("passcode"), bans: bans,
+                   schedules: schedules)
     }
 
     // MARK: Members
