@@ -7,7 +7,7 @@ import Testing
 /// by a signal. `pomo` exits as soon as its command is done, so a service thread still tearing down the
 /// libwebsockets context at that moment would race the process's own exit (atexit handlers, OpenSSL's
 /// cleanup); parallel runs on a loaded machine are where that shows.
-@Suite(.onOwnThreads, .serialized, .timeLimit(.minutes(3)))
+@Suite(.onOwnThreads, .serialized, .timeLimit(.minutes(TestTime.minutes(3))))
 struct ExitStressTests {
     static let runsPerCase = 300
     static let inFlight = 16

@@ -7,7 +7,7 @@ import Testing
 
 /// `pomo watch` and `pomo status` observe: two members complete a focus while a watch runs and status is
 /// asked, and nothing the members get (their list, counts, stats, activity) ever mentions either.
-@Suite(.onOwnThreads, .serialized, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .serialized, .timeLimit(.minutes(TestTime.minutes(1))))
 struct LiveObserverTests {
     /// A member through the client library that keeps every message it gets.
     final class Member: @unchecked Sendable {
@@ -33,7 +33,7 @@ struct LiveObserverTests {
 
         /// Waits (polling the messages kept, at most `seconds`) until one satisfies `condition`.
         func waitFor(_ what: String, seconds: Double = 20, _ condition: (ServerMessage) -> Bool) async throws {
-            let end = Date().addingTimeInterval(seconds)
+            let end = TestTime.deadline(seconds)
             while Date() < end {
                 if messages.contains(where: condition) { return }
                 try await Task.sleep(for: .milliseconds(20))

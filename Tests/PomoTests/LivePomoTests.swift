@@ -6,7 +6,7 @@ import PomodoroTestSupport
 import Testing
 
 /// The built `pomo` against the built `pomodoro-server`: in tmux as a person uses it, and as scripts do.
-@Suite(.onOwnThreads, .serialized, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .serialized, .timeLimit(.minutes(TestTime.minutes(1))))
 struct LivePomoTests {
     /// A second member in the room, through the client library: configures, sets a task.
     final class OtherMember: Sendable {
@@ -85,7 +85,7 @@ struct LivePomoTests {
         let (seen, finished) = try await onOwnThread { () throws -> ([String], String) in
             var seen: [String] = []
             let candidates = ["00:03", "00:02", "00:01", "00:00"]
-            let deadline = Date().addingTimeInterval(10)
+            let deadline = TestTime.deadline(10)
             while Date() < deadline {
                 let screen = try tmux.capture()
                 if screen.contains("Focus done") { return (seen, screen) }

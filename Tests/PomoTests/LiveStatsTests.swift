@@ -8,7 +8,7 @@ import Testing
 /// The built `pomo stats` over a real WebSocket, against a stand-in server that answers as it is told:
 /// a report, a refusal, or `unknown_type` like a server that keeps no stats. (The real server's `stats`
 /// is tested with the server.)
-@Suite(.onOwnThreads, .serialized, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .serialized, .timeLimit(.minutes(TestTime.minutes(1))))
 struct LiveStatsTests {
     /// A WebSocket server on a free loopback port that records every frame and answers each with `answer`.
     final class StandIn: WebSocketServerDelegate, @unchecked Sendable {

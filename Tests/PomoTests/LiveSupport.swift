@@ -93,7 +93,7 @@ final class TmuxSession: Sendable {
     }
 
     private func poll(_ what: String, timeout: Double, _ condition: (String) -> Bool) throws -> String {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = TestTime.deadline(timeout)
         var screen = ""
         while Date() < deadline {
             screen = try capture()

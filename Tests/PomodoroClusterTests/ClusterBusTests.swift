@@ -12,7 +12,7 @@ extension RedisValue {
 }
 
 /// Pub/sub between nodes against a real `redis-server` started by the test on loopback.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 final class ClusterBusTests {
     let redis: RedisTestServer
     let address: RedisAddress
@@ -35,7 +35,7 @@ final class ClusterBusTests {
 
     /// Waits (bounded) until an event matching `match` has arrived.
     func expectEvent(_ what: String, seconds: Double = 5, _ match: (ClusterBus.Event) -> Bool) {
-        let deadline = Date().addingTimeInterval(seconds)
+        let deadline = TestTime.deadline(seconds)
         while !events.current.contains(where: match) {
             guard Date() < deadline else { Issue.record("no \(what) within \(seconds) s: \(events.current)"); return }
             _ = arrived.wait(timeout: .now() + 0.05)
@@ -44,7 +44,7 @@ final class ClusterBusTests {
 
     /// Publishes until someone hears it (a subscription takes effect a moment after it is asked for).
     func publishUntilHeard(_ channel: String, _ payload: String, by publisher: RedisLeases) throws {
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = TestTime.deadline(5)
         while Date() < deadline {
             if case .integer(let heard) = try publisher.command(["PUBLISH", channel, payload]), heard > 0 { return }
             usleep(10_000)
@@ -90,7 +90,7 @@ final class ClusterBusTests {
         try publishUntilHeard("node:b", "hello b", by: publisher)
         expectEvent("the message to node:b") { $0 == .message(channel: "node:b", payload: "hello b") }
         bus.unsubscribe("node:b")
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = TestTime.deadline(5)
         while case .integer(let heard) = try publisher.command(["PUBSUB", "NUMSUB", "node:b"]).arrayItem(1), heard > 0 {
             guard Date() < deadline else { Issue.record("still subscribed after 5 s"); return }
             usleep(10_000)

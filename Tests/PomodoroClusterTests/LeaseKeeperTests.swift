@@ -5,7 +5,7 @@ import PomodoroTestSupport
 import Testing
 
 /// The lease keeper against a real `redis-server` started by the test on loopback.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 final class LeaseKeeperTests {
     let redis: RedisTestServer
     let address: RedisAddress
@@ -43,7 +43,7 @@ final class LeaseKeeperTests {
 
     /// Waits (bounded) until a loss has been reported.
     func awaitLoss(seconds: Double) -> LeaseKeeper.Loss? {
-        let deadline = Date().addingTimeInterval(seconds)
+        let deadline = TestTime.deadline(seconds)
         while losses.current.isEmpty && Date() < deadline { usleep(10_000) }
         return losses.current.first?.2
     }
@@ -114,7 +114,7 @@ final class LeaseKeeperTests {
         keeper.release(room)
         #expect(!keeper.isValid(room, at: Self.monotonic()))
         let other = RedisLeases(address: address)
-        let deadline = Date().addingTimeInterval(2)
+        let deadline = TestTime.deadline(2)
         while try other.holder(room: room.rawValue) != nil && Date() < deadline { usleep(10_000) }
         #expect(try other.acquire(room: room.rawValue, node: "b") == .granted(epoch: 2))
         #expect(losses.current.isEmpty)

@@ -4,7 +4,7 @@ import PomodoroTestSupport
 import Testing
 
 /// The nodes seen, against a real `redis-server` started by the test on loopback.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 final class NodeRegistryTests {
     let redis: RedisTestServer
     let leases: RedisLeases

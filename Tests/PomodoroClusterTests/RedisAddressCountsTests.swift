@@ -4,7 +4,7 @@ import PomodoroTestSupport
 import Testing
 
 /// The per-address counts two nodes share, against a real `redis-server` started by the test on loopback.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 final class RedisAddressCountsTests {
     let redis: RedisTestServer
     let address: RedisAddress
@@ -53,7 +53,7 @@ final class RedisAddressCountsTests {
         #expect(try one(a, short("1")) == .window(granted: true, happened: 0, reserved: 1))
         _ = try one(a, .settle(kind: "room", address: "x", id: "1", counts: true, spanMs: 200))
         #expect(try one(a, short("2")) == .window(granted: false, happened: 1, reserved: 0))
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = TestTime.deadline(5)
         var granted = false
         while !granted && Date() < deadline {
             if case .window(true, _, _) = try one(a, short("2")) { granted = true } else { usleep(10_000) }

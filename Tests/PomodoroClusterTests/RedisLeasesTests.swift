@@ -9,7 +9,7 @@ extension RedisValue {
 }
 
 /// Leases against a real `redis-server` started by the test on loopback.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 final class RedisLeasesTests {
     let redis: RedisTestServer
     let address: RedisAddress

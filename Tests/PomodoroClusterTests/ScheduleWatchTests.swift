@@ -6,7 +6,7 @@ import Testing
 /// The schedules' notices and the lease reads of `ScheduleWatch`, against a real `redis-server` started by
 /// the test on loopback: a notice one node announces reaches every node, the sender too; a (re)subscription
 /// asks for a full reread; the rooms nobody holds are told apart from the held ones.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 final class ScheduleWatchTests {
     let redis: RedisTestServer
     let address: RedisAddress
@@ -29,7 +29,7 @@ final class ScheduleWatchTests {
 
     /// Waits (bounded) until `heard` holds `event`.
     func expect(_ event: ScheduleWatch.Event, in heard: Locked<[ScheduleWatch.Event]>, seconds: Double = 5) {
-        let deadline = Date().addingTimeInterval(seconds)
+        let deadline = TestTime.deadline(seconds)
         while !heard.current.contains(event) {
             guard Date() < deadline else { Issue.record("no \(event) within \(seconds) s: \(heard.current)"); return }
             usleep(10_000)

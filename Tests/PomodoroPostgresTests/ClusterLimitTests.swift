@@ -7,7 +7,7 @@ import Testing
 /// Per-address limits across `pomodoro-server` processes on one real Redis and PostgreSQL, all from one
 /// address (127.0.0.1), spread over the nodes as an attacker picking its node through the proxy would: the
 /// cluster allows what one server allows, not that times the nodes.
-@Suite(.onOwnThreads, .timeLimit(.minutes(2)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(2))))
 struct ClusterLimitTests {
     let client: WebSocketClient
 
@@ -77,7 +77,7 @@ struct ClusterLimitTests {
         _ = try owner.expect("welcome", timeout: 30) { if case .welcome = $0 { true } else { nil } }
         let guessers = try [aPort, bPort, cPort].map { try Peer(client, port: $0) }
         // The lock is in the store before anyone guesses: a node that does not run the room reads it there.
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = TestTime.deadline(10)
         var locked = false
         while !locked && Date() < deadline {
             guessers[2].send(.stats(room: "vault", days: nil, tz: nil, passcode: nil), ref: .string("look"))

@@ -11,7 +11,7 @@ import Testing
 /// that took its lease, the other node relays its joiners to it while the lease is held, and once the owner
 /// stops (giving its leases back) the other node takes the room from the store with the same deadline and
 /// its members resume with their tokens.
-@Suite(.onOwnThreads, .timeLimit(.minutes(2)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(2))))
 struct ClusterNodeTests {
     let client: WebSocketClient
 

@@ -11,7 +11,7 @@ import Testing
 /// `pomodoro-server` processes as nodes of one cluster on loopback, with a real Redis and PostgreSQL started
 /// here: one room with a member on each of three nodes (the same ticks, commands from any node), the owner
 /// killed mid-focus, and the owner stopped past its lease and resumed.
-@Suite(.onOwnThreads, .timeLimit(.minutes(2)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(2))))
 struct ClusterProcessTests {
     let client: WebSocketClient
 
@@ -326,7 +326,7 @@ struct ClusterProcessTests {
         // a finds its term over: it closes Ada (to reconnect to the owner) without a tick or state as owner.
         var heardAsOwner: [String] = []
         var closeCode: UInt16?
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = TestTime.deadline(5)
         while closeCode == nil, let (event, arrived) = ada.inbox.nextWithArrival(timeout: max(0, deadline.timeIntervalSinceNow)) {
             switch event {
             case .closed(let code, _): closeCode = code
@@ -354,7 +354,7 @@ struct ClusterProcessTests {
 extension Peer {
     /// Reads until a `state` (its `endsAt`) or the connection's close, ticks skipped.
     func inboxUntilStateOrClose(timeout: Double) throws -> (closed: Bool, endsAt: Int64?) {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = TestTime.deadline(timeout)
         while let event = inbox.next(timeout: max(0, deadline.timeIntervalSinceNow)) {
             switch event {
             case .closed: return (true, nil)

@@ -16,7 +16,7 @@ import Testing
 /// the same `endsAt`.
 /// The store's fence is at the new owner's epoch, and each room is listed by exactly one node. A seventh
 /// room, with a schedule and nobody in it, is run by one node before and after, without anyone joining it.
-@Suite(.onOwnThreads, .timeLimit(.minutes(2)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(2))))
 struct ClusterRedisRestartTests {
     let client: WebSocketClient
 
@@ -137,7 +137,7 @@ struct ClusterRedisRestartTests {
         let resumedAfter = Date().timeIntervalSince(returned)
         // The room with a schedule is taken again by a node's sweep, nobody asking for it.
         let scheduledHolder = try #require(try {
-            let deadline = Date().addingTimeInterval(8)
+            let deadline = TestTime.deadline(8)
             while Date() < deadline {
                 if let holder = try leases.holder(room: "rr-sched"), holder.epoch >= 2 { return holder }
                 usleep(50_000)
@@ -147,7 +147,7 @@ struct ClusterRedisRestartTests {
         owners["rr-sched"] = scheduledHolder.node
         #expect(try store.fence(room: RoomID(validating: "rr-sched")) == scheduledHolder.epoch)
         // Its term starts one time to live after its take (Redis forgot): wait until it is listed.
-        let listedBy = Date().addingTimeInterval(5)
+        let listedBy = TestTime.deadline(5)
         while Date() < listedBy {
             let view = try httpGet(port: try #require(nodes.first { $0.name == scheduledHolder.node }).port, path: "/api/cluster")
             if view.body.contains("\"rr-sched\"") { break }

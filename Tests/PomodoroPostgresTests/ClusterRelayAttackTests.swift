@@ -10,7 +10,7 @@ import Testing
 /// password and a real PostgreSQL: what a member relayed through a node that does not run its room can make
 /// that node publish, what `/api/cluster` tells a stranger, whether epoch keys expire, and what a node says
 /// when Redis refuses its password (docs/SECURITY.md, "Redis").
-@Suite(.onOwnThreads, .timeLimit(.minutes(3)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(3))))
 struct ClusterRelayAttackTests {
     let client: WebSocketClient
 
@@ -246,7 +246,7 @@ struct ClusterRelayAttackTests {
         try admin.command(["CONFIG", "SET", "requirepass", "changed-password"])
         try admin.command(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"])
         try admin.command(["CLIENT", "KILL", "TYPE", "pubsub"])
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = TestTime.deadline(10)
         var health = try httpGet(port: aPort, path: "/healthz")
         while health.status != 503, Date() < deadline {
             usleep(100_000)
@@ -255,7 +255,7 @@ struct ClusterRelayAttackTests {
         #expect(health.status == 503 && health.body.contains("credentials"), "\(health)")
         #expect(!health.body.contains(Self.password))
         try admin.command(["CONFIG", "SET", "requirepass", Self.password])
-        let back = Date().addingTimeInterval(10)
+        let back = TestTime.deadline(10)
         while try httpGet(port: aPort, path: "/healthz").status != 200, Date() < back { usleep(100_000) }
         #expect(try httpGet(port: aPort, path: "/healthz").status == 200)
         let log = a.stop()?.errors ?? ""

@@ -13,7 +13,7 @@ import Testing
 /// scheduled set in a room nobody joined starts exactly once, on whichever node runs it; a set whose node is
 /// killed goes on on a survivor; a schedule edited on one node is what another node starts. Schedules are
 /// to the minute, so each test waits for the next minute far enough ahead.
-@Suite(.onOwnThreads, .timeLimit(.minutes(3)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(3))))
 struct ClusterScheduleTests {
     let client: WebSocketClient
 
@@ -94,7 +94,7 @@ struct ClusterScheduleTests {
     /// The node holding `room`'s lease, once one does.
     static func owner(of room: String, redis: String, except: String? = nil, timeout: Double = 10) throws -> String {
         let leases = RedisLeases(address: try RedisAddress(parsing: redis))
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = TestTime.deadline(timeout)
         while Date() < deadline {
             if let holder = try? leases.holder(room: room), holder.node != except { return holder.node }
             usleep(20_000)

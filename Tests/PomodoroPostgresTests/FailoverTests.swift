@@ -11,7 +11,7 @@ import PomodoroTestSupport
 /// a real PostgreSQL, without the servers around them: the owner stops renewing mid-focus, the other node
 /// takes the room within the lease's time to live and finds the same running phase; when the old owner runs
 /// again, it has lost the room on its own clock and the store refuses what it still sends.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 struct FailoverTests {
     let server: PostgresTestServer
     init() async throws { server = try await PostgresTestServer.shared }

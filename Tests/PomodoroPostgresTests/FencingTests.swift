@@ -7,7 +7,7 @@ import PomodoroStore
 import PomodoroTestSupport
 
 /// A room's fence: once a node has claimed a room under an epoch, nothing written under an older epoch lands.
-@Suite(.onOwnThreads, .timeLimit(.minutes(2)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(2))))
 struct FencingTests {
     let server: PostgresTestServer
     init() async throws { server = try await PostgresTestServer.shared }

@@ -11,7 +11,7 @@ import Testing
 /// The real server on PostgreSQL: what members are told is in the database, a restart loses nothing, and
 /// an outage of the database is waited out. `LiveServer`, `Peer` and `httpGet` come from the test support
 /// (LivePeers.swift).
-@Suite(.onOwnThreads, .timeLimit(.minutes(2)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(2))))
 struct LivePostgresTests {
     let client: WebSocketClient
 
@@ -86,7 +86,7 @@ struct LivePostgresTests {
         #expect(refused == .storeUnavailable)
 
         try database.resume()
-        let deadline = Date().addingTimeInterval(15)
+        let deadline = TestTime.deadline(15)
         while try httpGet(port: server.port, path: "/healthz").status != 200 {
             guard Date() < deadline else { throw LiveTestFailure(description: "/healthz did not recover within 15 s") }
             usleep(100_000)   // polling an outside engine's recovery, not ordering the test's own steps

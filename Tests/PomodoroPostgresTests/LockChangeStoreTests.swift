@@ -8,7 +8,7 @@ import PomodoroTestSupport
 
 /// A host's new passcode, or its removal, reaches both stores the way the server sends it: with the room's
 /// row that the change saves (`takeStoreChanges` after `lockChanged`), replacing the hash kept before.
-@Suite(.timeLimit(.minutes(5)), .onOwnThreads)
+@Suite(.timeLimit(.minutes(TestTime.minutes(5))), .onOwnThreads)
 struct LockChangeStoreTests {
     @Test func aChangedOrRemovedLockReplacesTheStoredOneInBothStores() async throws {
         let url = try await PostgresTestServer.makeDatabase()

@@ -8,7 +8,7 @@ import Testing
 
 /// `pomodoro-server migrate` from an SQLite deployment into PostgreSQL: everything arrives, the counts are
 /// checked, and a second run duplicates nothing.
-@Suite(.onOwnThreads, .timeLimit(.minutes(2)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(2))))
 struct MigrateTests {
     /// Two rooms (one locked), three members, a journal of sessions and interruptions, in an SQLite file.
     static func deployment(at path: String) throws {

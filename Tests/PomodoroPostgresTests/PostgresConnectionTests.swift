@@ -3,7 +3,7 @@ import PomodoroTestSupport
 import Testing
 
 /// The libpq layer against a real PostgreSQL: parameters, NULLs, rows, and errors with their SQLSTATE.
-@Suite(.onOwnThreads, .timeLimit(.minutes(2)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(2))))
 struct PostgresConnectionTests {
     let connection: PostgresConnection
 

@@ -46,7 +46,7 @@ final class HeldStore: RoomStore, @unchecked Sendable {
 
 /// What is particular to PostgreSQL: migrations under a lock and their versions, durability settings,
 /// connections that break, and messages that keep the password out.
-@Suite(.onOwnThreads, .timeLimit(.minutes(3)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(3))))
 struct PostgresRoomStoreTests {
     let server: PostgresTestServer
     init() async throws { server = try await PostgresTestServer.shared }
@@ -213,7 +213,7 @@ struct PostgresRoomStoreTests {
                 """, [name]).values[0][0] ?? "") ?? -1
         }
         let max = PostgresRoomStore.maxReaders
-        let deadline = Date().addingTimeInterval(20)
+        let deadline = TestTime.deadline(20)
         while (try lockWaiters() != max || store.readerPool.waiting != reads - max) && Date() < deadline {
             usleep(10_000)
         }

@@ -89,7 +89,7 @@ final class PostgresTestServer: @unchecked Sendable {
                           "-c", "fsync=off", "-c", "max_connections=200"]),
             output: .discard, errors: .discard)
         self.process = process
-        let deadline = Date().addingTimeInterval(30)
+        let deadline = TestTime.deadline(30)
         while !PostgresConnection.isAccepting(url(database: "postgres")) {
             guard process.isRunning, Date() < deadline else {
                 stop()

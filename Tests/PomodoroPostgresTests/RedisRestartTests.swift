@@ -9,7 +9,7 @@ import PomodoroTestSupport
 /// Redis restarted (without persistence) while one node owns many rooms and another wants them: what
 /// docs/CLUSTER.md promises holds. No room ever has two owners at one instant; the first owner lets go on its
 /// own clock; the second owns every room, under epochs above the store's fences, and only it can write.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 struct RedisRestartTests {
     let server: PostgresTestServer
     init() async throws { server = try await PostgresTestServer.shared }

@@ -8,7 +8,7 @@ import PomodoroTestSupport
 
 /// The same scenarios against `SQLiteRoomStore` and `PostgresRoomStore`: both must give the same answers
 /// (and, where the answer is known, the right one).
-@Suite(.onOwnThreads, .timeLimit(.minutes(5)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(5))))
 struct StoreConformanceTests {
     let server: PostgresTestServer
 

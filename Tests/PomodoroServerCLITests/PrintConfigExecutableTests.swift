@@ -3,7 +3,7 @@ import PomodoroTestSupport
 import Testing
 
 /// The built `pomodoro-server`, as an admin runs it to check a configuration.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 struct PrintConfigExecutableTests {
     func run(_ arguments: [String], environment: [String: String]) throws -> ProcessResult {
         try ProcessLauncher.run(ProcessLauncher.server, arguments, environment: environment)

@@ -10,7 +10,7 @@ import Testing
 
 /// The server as an attacker on loopback sees it: limits that must hold under bursts and parallel requests,
 /// rooms the store must not hand out past the limits. Each test is bounded in count and time.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 struct AbuseTests {
     typealias Folder = OrderTests.Folder
 

@@ -10,7 +10,7 @@ import Testing
 /// is decided when the answer goes out, and a lock, a new passcode or a kick reaches everyone who watches.
 /// Bounds, not timings: every wait gives up after a few seconds, and a race the test means to set up is
 /// checked to have happened before its outcome is believed.
-@Suite(.onOwnThreads, .serialized, .timeLimit(.minutes(2)))
+@Suite(.onOwnThreads, .serialized, .timeLimit(.minutes(TestTime.minutes(2))))
 struct AccessLiveTests {
     typealias Folder = OrderTests.Folder
     static let attackerHeader = "X-Forwarded-For: 198.51.100.66\r\n"
@@ -55,7 +55,7 @@ struct AccessLiveTests {
         ada.send(.leave, ref: .string("bye"))
         _ = try ada.expect("ok leave") { if case .ok("leave", _, _) = $0 { true } else { nil } }
         // The vault leaves memory (its lock stays in the database).
-        let gone = Date().addingTimeInterval(10)
+        let gone = TestTime.deadline(10)
         while try RawHTTP.get("/api/rooms/vault", port: server.port).status != 404 {
             guard Date() < gone else { throw LiveTestFailure(description: "the vault stayed in memory") }
             usleep(50_000)

@@ -6,7 +6,7 @@ import PomodoroTestSupport
 import Testing
 
 /// Locked rooms and host-only controls against the real server.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 struct AccessTests {
     let server: LiveServer
     let client: WebSocketClient

@@ -5,7 +5,7 @@ import Testing
 
 /// Request heads the library cannot take: each gets a status line, never a bare close, and the server goes on
 /// serving.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 struct BadRequestTests {
     @Test func aRequestLineTooLongIsAnswered414() throws {
         let server = try HTTPTestServer { _ in .answer(HTTPResponse(status: 200, text: "ok")) }

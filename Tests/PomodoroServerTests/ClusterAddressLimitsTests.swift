@@ -21,7 +21,7 @@ final class PostedWork: @unchecked Sendable {
 
     /// Runs posted work until `done` holds, for at most `timeout` seconds.
     func run(until done: () -> Bool, timeout: Double = 10) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = TestTime.deadline(timeout)
         while !done() {
             condition.lock()
             while work.isEmpty {
@@ -37,7 +37,7 @@ final class PostedWork: @unchecked Sendable {
 
 /// Two nodes' address limits on one real Redis: they count together while Redis answers, each on its own
 /// while it does not, and together again once it is back.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 final class ClusterAddressLimitsTests {
     let redis: RedisTestServer
 
@@ -78,7 +78,7 @@ final class ClusterAddressLimitsTests {
         let a = try node("a#1", posted: posted), b = try node("b#1", posted: posted)
         defer { a.stop(); b.stop() }
         // Both have beaten before b asks (a node that never beat is taken for dead).
-        let beaten = Date().addingTimeInterval(5)
+        let beaten = TestTime.deadline(5)
         while try RedisConnection(RedisAddress(parsing: redis.url), timeout: 1).command(["HLEN", "pomodoro:limit:nodes"]) != .integer(2),
               Date() < beaten {
             usleep(20_000)
@@ -89,7 +89,7 @@ final class ClusterAddressLimitsTests {
         #expect(admit(b, 3, posted) == false, "the address holds two, on a")
         a.connectionClosed(ConnectionID(rawValue: 1))
         // a writes its close on its own queue, b asks on its own: b asks once the close is in Redis.
-        let written = Date().addingTimeInterval(5)
+        let written = TestTime.deadline(5)
         while try held("a#1") != "1", Date() < written { usleep(10_000) }
         #expect(admit(b, 4, posted) == true, "a's close freed a place")
         #expect(admit(a, 5, posted) == false)
@@ -112,7 +112,7 @@ final class ClusterAddressLimitsTests {
 
         // Redis back (empty): the nodes write their counts again and count together.
         try redis.start()
-        let back = Date().addingTimeInterval(10)
+        let back = TestTime.deadline(10)
         var refused = false
         var raw: UInt64 = 100
         while !refused && Date() < back {

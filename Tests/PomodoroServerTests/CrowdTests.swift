@@ -8,7 +8,7 @@ import Testing
 
 /// A room above its member-list limit (3 here): no events about single members, member-only states at most
 /// once a second and list-capped, counts that still cover everyone; below the limit nothing changes.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 struct CrowdTests {
     let server: LiveServer
     let client: WebSocketClient
@@ -27,7 +27,7 @@ struct CrowdTests {
 
     /// Every message `peer` receives within `seconds`, with when it arrived.
     func drain(_ peer: Peer, for seconds: Double) throws -> [(message: ServerMessage, arrived: Date)] {
-        let deadline = Date().addingTimeInterval(seconds)
+        let deadline = TestTime.deadline(seconds)
         var received: [(ServerMessage, Date)] = []
         while let (event, arrived) = peer.inbox.nextWithArrival(timeout: max(0, deadline.timeIntervalSinceNow)) {
             if case .text(let bytes) = event { received.append((try WireCodec.decodeServerMessage(bytes), arrived)) }

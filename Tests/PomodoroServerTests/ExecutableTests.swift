@@ -6,7 +6,7 @@ import PomodoroTestSupport
 import Testing
 
 /// The built `pomodoro-server` executable, run as an admin would.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 struct ExecutableTests {
     @Test(arguments: ["SIGINT", "SIGTERM"])
     func aSignalClosesConnectionsWith1001AndExitsZero(signal: String) throws {

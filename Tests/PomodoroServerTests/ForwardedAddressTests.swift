@@ -6,7 +6,7 @@ import Testing
 
 /// Behind a trusted proxy the server counts and serves clients by the address the proxy forwards; from anyone
 /// else the forwarding headers change nothing. Hand-written handshakes over loopback (the test is the proxy).
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 struct ForwardedAddressTests {
     static let loopbackProxy = TrustedProxies([AddressRange("127.0.0.1/32")!])
 

@@ -7,7 +7,7 @@ import Testing
 
 /// The transport's dynamic HTTP on its own: a WebSocketServer with a delegate that answers now, later from
 /// another thread, or never, and hand-written requests over loopback sockets.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 struct HTTPTests {
     @Test func answersLaterFromAnotherThread() throws {
         let server = try HTTPTestServer { _ in .park }
@@ -389,7 +389,7 @@ final class HTTPTestDelegate: WebSocketServerDelegate, @unchecked Sendable {
 
     /// The oldest request not yet taken, waiting up to `timeout` seconds for one.
     func next(timeout: Double = 5) -> (request: HTTPRequest, responder: HTTPResponder)? {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = TestTime.deadline(timeout)
         condition.lock()
         defer { condition.unlock() }
         while received.isEmpty {
@@ -460,7 +460,7 @@ final class HTTPTestServer: Sendable {
 
     /// Checks `condition` again and again (each check a round trip to the service thread) until it holds.
     func eventually(within seconds: Double = 5, _ condition: (HTTPTestServer) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
+        let deadline = TestTime.deadline(seconds)
         while Date() < deadline {
             if condition(self) { return true }
         }
@@ -599,7 +599,7 @@ final class RawHTTP {
     /// first byte did, and when it ended (nil if it did not).
     func trickle(bytes: Int, everyMilliseconds: Int32, forAtMost seconds: Double, until done: () -> Bool)
         -> (received: Int, firstByte: Date?, ended: Date?) {
-        let end = Date().addingTimeInterval(seconds)
+        let end = TestTime.deadline(seconds)
         var received = 0
         var firstByte: Date?
         var buffer = [UInt8](repeating: 0, count: bytes)

@@ -9,7 +9,7 @@ import Testing
 /// Broken and hostile clients against a real server. After each attack the server still answers
 /// /healthz, a member of a running room still gets every tick within its second, and no connection or room
 /// is left behind.
-@Suite(.onOwnThreads, .timeLimit(.minutes(2)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(2))))
 struct HostileClientTests {
     let server: LiveServer
     let client: WebSocketClient
@@ -62,7 +62,7 @@ struct HostileClientTests {
             if let last { #expect(last - tick.remainingMs == 1000, "a second was skipped", sourceLocation: sourceLocation) }
             last = tick.remainingMs
         }
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = TestTime.deadline(10)
         var now = counts()
         while (now.connections != 1 || now.rooms != rooms) && Date() < deadline {
             Thread.sleep(forTimeInterval: 0.05)  // polling the server's own counts, bounded
@@ -202,7 +202,7 @@ struct HostileClientTests {
 }
 
 /// A client that never reads is dropped once its queue is full; the room goes on.
-@Suite(.onOwnThreads, .timeLimit(.minutes(2)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(2))))
 struct NeverReadingClientTests {
     @Test func aClientThatNeverReadsIsDropped() throws {
         let suite = try HostileClientTests {
@@ -220,7 +220,7 @@ struct NeverReadingClientTests {
         for i in 0..<1500 {
             chatty.send(.task(text: String(repeating: i % 2 == 0 ? "a" : "b", count: 4000)))
         }
-        let deadline = Date().addingTimeInterval(30)
+        let deadline = TestTime.deadline(30)
         while suite.counts().droppedSlowClients == 0 && Date() < deadline {
             Thread.sleep(forTimeInterval: 0.05)  // polling the server's own counter, bounded
         }

@@ -8,7 +8,7 @@ import Testing
 
 /// History answers end at about `HistoryPage.maxBytes` and say where to go on; stats come from the running
 /// totals. Through the real server, with a store of the test's own.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 struct JournalHTTPTests {
     /// 300 sessions of 20 members with 200-character tasks: about 9 KB each, 2.7 MB in all.
     static func sessions(_ room: RoomID) -> [FocusSessionRecord] {

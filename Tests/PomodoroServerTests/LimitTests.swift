@@ -8,7 +8,7 @@ import PomodoroTestSupport
 import Testing
 
 /// Each limit, hit on purpose against the real server: a clear error or close, and the server goes on.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 struct LimitTests {
     let client: WebSocketClient
 

@@ -12,7 +12,7 @@ import Testing
 /// leaves an empty room with schedules as it was; schedules do not keep rooms in memory or against
 /// `--max-rooms`, at run time or after a restart with a lower limit; a room out of memory still starts on
 /// its schedule's second.
-@Suite(.timeLimit(.minutes(3)), .onOwnThreads)
+@Suite(.timeLimit(.minutes(TestTime.minutes(3))), .onOwnThreads)
 struct LiveRoomLifetimeTests {
     /// A folder of its own for the database, removed with it.
     final class Folder {
@@ -60,7 +60,7 @@ struct LiveRoomLifetimeTests {
 
     /// Polls `condition` every 50 ms until it holds or `seconds` have passed.
     static func eventually(within seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
-        let end = Date().addingTimeInterval(seconds)
+        let end = TestTime.deadline(seconds)
         while Date() < end {
             if try condition() { return true }
             usleep(50_000)

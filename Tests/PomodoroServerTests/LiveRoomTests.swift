@@ -6,7 +6,7 @@ import PomodoroTestSupport
 import Testing
 
 /// The real server on a loopback port with real WebSocket clients.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 struct LiveRoomTests {
     let server: LiveServer
     let client: WebSocketClient

@@ -10,7 +10,7 @@ import Testing
 
 /// A schedule on the real server: at the next minute (schedules are to the minute, so this waits up to a
 /// minute) the room starts by itself for every member, and the schedule survives a restart.
-@Suite(.timeLimit(.minutes(2)), .onOwnThreads)
+@Suite(.timeLimit(.minutes(TestTime.minutes(2))), .onOwnThreads)
 struct LiveScheduleTests {
     @Test func theRoomStartsByItselfForEveryMemberAndTheScheduleSurvivesARestart() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sched-\(UUID().uuidString)")

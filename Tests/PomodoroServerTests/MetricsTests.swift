@@ -7,7 +7,7 @@ import Testing
 
 /// `GET /metrics` on a real server: the levels read at scrape time, and counters that match exactly what
 /// the clients received.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 struct MetricsTests {
     @Test func theMetricsMatchWhatTheMembersReceived() throws {
         let server = try LiveServer()

@@ -6,7 +6,7 @@ import PomodoroTestSupport
 import Testing
 
 /// `observe` against the real server, over real sockets.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 struct ObserverLiveTests {
     let client: WebSocketClient
 

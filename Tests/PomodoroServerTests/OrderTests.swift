@@ -11,7 +11,7 @@ import Testing
 
 /// Frames of one connection take effect in the order they were sent, whatever a `join` waits for: a store
 /// look-up, a passcode hash, a slow disk. Scripts, bots and slow phones send without waiting for `welcome`.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 struct OrderTests {
     /// A folder of its own for a test's database, removed by `remove()`.
     struct Folder {
@@ -227,7 +227,7 @@ final class GatedStore: RoomStore, @unchecked Sendable {
     func waitForALookUp() -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = TestTime.deadline(5)
         while lookUps == 0 { if !condition.wait(until: deadline) { return false } }
         return true
     }

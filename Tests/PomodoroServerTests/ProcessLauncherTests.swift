@@ -5,7 +5,7 @@ import Testing
 
 /// The one launcher every test target starts programs with: what it hands the child, what it reads back,
 /// and that a child that does not end is ended.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 struct ProcessLauncherTests {
     @Test func outputErrorsAndTheExitStatusComeBackApart() throws {
         let result = try ProcessLauncher.run("/bin/sh", ["-c", "echo out; echo err >&2; exit 3"])

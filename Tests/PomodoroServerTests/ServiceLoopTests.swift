@@ -7,7 +7,7 @@ import PomodoroTestSupport
 import Testing
 
 /// The service loop on its own: the libuv loop under a WebSocketServer, its timers and its end.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 struct ServiceLoopTests {
     private static func monotonicNanoseconds() -> Int64 {
         var now = timespec()
@@ -106,7 +106,7 @@ private final class LoopTestCell<Value>: @unchecked Sendable {
 ///
 /// `POMODORO_LOOP_STRESS_ROUNDS` sets the rounds (a few by default, so the suite stays quick); the abort it
 /// guards against took hundreds of rounds to show.
-@Suite(.onOwnThreads, .timeLimit(.minutes(10)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(10))))
 struct ServiceLoopStressTests {
     @Test func contextsComeAndGoWhileDescriptorsChurn() throws {
         let rounds = ProcessInfo.processInfo.environment["POMODORO_LOOP_STRESS_ROUNDS"].flatMap(Int.init) ?? 8

@@ -10,7 +10,7 @@ import Testing
 
 /// A member the host removed stays out across a restart of the server: the ban is in the SQLite file, and
 /// the room brought back from it refuses their name and their resume token until the ban ends.
-@Suite(.onOwnThreads, .serialized, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .serialized, .timeLimit(.minutes(TestTime.minutes(1))))
 struct StoredBanTests {
     static func refusal(_ peer: Peer) throws -> ErrorCode {
         try peer.expect("error", timeout: 10) { if case let .error(code, _, _, _) = $0 { code } else { nil } }

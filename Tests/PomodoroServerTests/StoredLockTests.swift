@@ -11,7 +11,7 @@ import Testing
 /// A locked room's stored passcode hash read back by the server: one it cannot read keeps the room locked
 /// (open to members' resume tokens alone), and one with an older work factor still verifies and is made
 /// again with the current one.
-@Suite(.onOwnThreads, .serialized, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .serialized, .timeLimit(.minutes(TestTime.minutes(1))))
 struct StoredLockTests {
     static let passcode = "open sesame"
 

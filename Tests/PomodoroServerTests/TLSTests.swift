@@ -6,7 +6,7 @@ import PomodoroTestSupport
 import Testing
 
 /// TLS on the server itself, with a self-signed certificate made for the test.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 struct TLSTests {
     /// Makes a throwaway self-signed certificate and key with the openssl command.
     static func makeCertificate() throws -> (certificate: String, key: String) {

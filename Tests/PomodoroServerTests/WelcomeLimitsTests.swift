@@ -6,7 +6,7 @@ import PomodoroTestSupport
 import Testing
 
 /// What the server tells a client about its bounds, and how it words a refusal from the core.
-@Suite(.onOwnThreads, .timeLimit(.minutes(1)))
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
 struct WelcomeLimitsTests {
     @Test func welcomeCarriesTheConfiguredLimitsAndARefusalIsTheOneMapping() throws {
         let server = try LiveServer { configuration in

@@ -48,7 +48,7 @@ import PomodoroTestSupport
         return try #require(fields.first.flatMap { Int($0) })
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(TestTime.minutes(2))))
     func statsOfTwoHundredThousandSessionsCostTheirDaysNotTheJournal() throws {
         try withTemporaryFolder { (folder) throws in
             let path = folder.appendingPathComponent("pomodoro.sqlite").path

@@ -62,7 +62,7 @@ public final class Inbox: @unchecked Sendable {
 
     /// The next event with the moment it arrived (not the moment the test got round to reading it).
     public func nextWithArrival(timeout: Double) -> (event: ClientEvent, arrived: Date)? {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = TestTime.deadline(timeout)
         condition.lock()
         defer { condition.unlock() }
         while read == items.count {
@@ -108,7 +108,7 @@ public final class Peer: Sendable {
 
     /// The next tick and when it arrived, skipping other messages.
     public func nextTick(timeout: Double = 5) throws -> (tick: TickPayload, arrived: Date) {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = TestTime.deadline(timeout)
         while let (event, arrived) = inbox.nextWithArrival(timeout: max(0, deadline.timeIntervalSinceNow)) {
             if case .text(let bytes) = event, case .tick(let tick) = try WireCodec.decodeServerMessage(bytes) {
                 return (tick, arrived)
@@ -119,7 +119,7 @@ public final class Peer: Sendable {
 
     /// Reads messages until `match` accepts one, returning what it extracted.
     public func expect<T>(_ what: String, timeout: Double = 5, _ match: (ServerMessage) -> T?) throws -> T {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = TestTime.deadline(timeout)
         while true {
             let left = deadline.timeIntervalSinceNow
             guard left > 0 else { throw LiveTestFailure(description: "no \(what) within \(timeout) s") }
@@ -135,7 +135,7 @@ public final class Peer: Sendable {
 
     /// Reads until the connection closes, returning the close code the server sent.
     public func expectClose(timeout: Double = 5) throws -> UInt16? {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = TestTime.deadline(timeout)
         while true {
             let left = deadline.timeIntervalSinceNow
             guard left > 0, let event = inbox.next(timeout: left) else {

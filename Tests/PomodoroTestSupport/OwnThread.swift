@@ -97,7 +97,7 @@ public final class OwnThreadExecutor: TaskExecutor {
 /// waits for a thread. Tests with this trait leave the pool to the tests that compute.
 ///
 /// ```swift
-/// @Suite(.onOwnThreads, .timeLimit(.minutes(1))) struct LiveRoomTests { … }
+/// @Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1)))) struct LiveRoomTests { … }
 /// ```
 ///
 /// Off the pool nothing would bound how many of them run at once, and each starts servers and programs: a

@@ -176,7 +176,7 @@ public final class LaunchedProcess: @unchecked Sendable {
     /// The next line the child writes to its (captured) standard output, without the newline.
     /// - Throws: `LaunchFailure` when no whole line comes within `timeout` seconds or the output ends first.
     public func nextLine(timeout: Double = 10) throws -> String {
-        guard let line = state.nextLine(deadline: Date().addingTimeInterval(timeout)) else {
+        guard let line = state.nextLine(deadline: TestTime.deadline(timeout)) else {
             throw LaunchFailure("\(path) wrote no line within \(timeout) s\(isRunning ? "" : " (it ended)")")
         }
         return line
@@ -202,9 +202,9 @@ public final class LaunchedProcess: @unchecked Sendable {
     /// - Throws: `LaunchFailure` when the child is still running then; it has been killed.
     @discardableResult
     public func wait(timeout: Double = 30) throws -> ProcessResult {
-        if let result = state.result(deadline: Date().addingTimeInterval(timeout)) { return result }
+        if let result = state.result(deadline: TestTime.deadline(timeout)) { return result }
         kill()
-        _ = state.result(deadline: Date().addingTimeInterval(10))
+        _ = state.result(deadline: TestTime.deadline(10))
         throw LaunchFailure("\(path) did not end within \(timeout) s and was killed")
     }
 
@@ -213,9 +213,9 @@ public final class LaunchedProcess: @unchecked Sendable {
     @discardableResult
     public func stop(grace: Double = 10) -> ProcessResult? {
         terminate()
-        if let result = state.result(deadline: Date().addingTimeInterval(grace)) { return result }
+        if let result = state.result(deadline: TestTime.deadline(grace)) { return result }
         kill()
-        return state.result(deadline: Date().addingTimeInterval(10))
+        return state.result(deadline: TestTime.deadline(10))
     }
 }
 

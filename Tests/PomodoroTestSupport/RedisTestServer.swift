@@ -57,7 +57,7 @@ public final class RedisTestServer: @unchecked Sendable {
                 + (password.map { ["--requirepass", $0] } ?? []),
             output: .discard, errors: .discard)
         lock.withLock { process = launched }
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = TestTime.deadline(10)
         while !answers() {
             guard launched.isRunning, Date() < deadline else {
                 stop()

@@ -1,0 +1,18 @@
+import Foundation
+
+/// How long the live tests wait for something to happen: bounds, never timings. Under a sanitizer every
+/// instruction costs several times more, so `make test-sanitize` stretches every bound by the same factor
+/// (`POMODORO_TEST_TIME_SCALE`, at least 1); a normal run waits as written.
+public enum TestTime {
+    public static let scale: Double = {
+        guard let text = ProcessInfo.processInfo.environment["POMODORO_TEST_TIME_SCALE"],
+              let value = Double(text), value.isFinite else { return 1 }
+        return max(1, value)
+    }()
+
+    /// The moment `seconds` (stretched) from now.
+    public static func deadline(_ seconds: Double) -> Date { Date().addingTimeInterval(seconds * scale) }
+
+    /// A test's time limit in whole minutes, stretched.
+    public static func minutes(_ minutes: Int) -> Int { Int((Double(minutes) * scale).rounded(.up)) }
+}
