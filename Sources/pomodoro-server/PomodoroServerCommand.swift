@@ -10,7 +10,8 @@ struct PomodoroServerCommand: ParsableCommand {
         abstract: "Hosts shared focus rooms: one timer per room, owned by the server, seen alike by every member.",
         discussion: """
             Serves, on one port: the WebSocket endpoint at /ws (see docs/PROTOCOL.md), the web page's files \
-            at /, and GET /healthz. SIGINT or SIGTERM closes every connection with status 1001 and exits 0.
+            at /, GET /healthz (alive) and GET /readyz (ready for clients). SIGINT or SIGTERM turns /readyz to 503, \
+            closes every connection with status 1001 and exits 0.
 
             Every option can also be given as an environment variable, POMODORO_ and the option's name in \
             capitals with _ for - (POMODORO_PORT, POMODORO_MAX_ROOMS), or as a `name = value` line in the \
