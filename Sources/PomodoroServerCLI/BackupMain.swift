@@ -51,6 +51,11 @@ public enum BackupMain {
             guard !FileManager.default.fileExists(atPath: target) else {
                 throw Failure(message: "--to: \(target) exists already; name a new file", status: ServerMain.configurationErrorStatus)
             }
+            let folder = (target as NSString).deletingLastPathComponent
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder.isEmpty ? "." : folder, isDirectory: &isFolder), isFolder.boolValue else {
+                throw Failure(message: "--to: no folder \(folder) to write \(target) in", status: ServerMain.configurationErrorStatus)
+            }
             // Written beside the target and renamed once complete and checked: a file named as the backup
             // is always a whole one.
             let partial = target + ".partial"

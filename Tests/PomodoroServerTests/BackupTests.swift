@@ -99,6 +99,8 @@ struct BackupTests {
             let missing = try Self.command(["backup", "--db", folder.appendingPathComponent("none.sqlite").path, "--to", backup])
             #expect(missing.status == 78 && missing.errors.contains("no database at"), "\(missing.errors)")
 
+            let nowhere = try Self.command(["backup", "--db", original, "--to", folder.appendingPathComponent("no/such.sqlite").path])
+            #expect(nowhere.status == 78 && nowhere.errors.contains("no folder"), "\(nowhere.errors)")
             #expect(try Self.command(["backup", "--db", original, "--to", backup]).status == 0)
             let again = try Self.command(["backup", "--db", original, "--to", backup])
             #expect(again.status == 78 && again.errors.contains("exists already"), "\(again.errors)")
