@@ -75,6 +75,8 @@ let package = Package(
         // the run loop. A library so that the tests reach it; the executable is a thin @main.
         .target(name: "PomodoroServerCLI",
                 dependencies: ["PomodoroServer", "PomodoroCore", "PomodoroNet", "PomodoroStore", "PomodoroCluster",
+                               // `backup` and `restore` (BackupMain.swift), through SQLiteBackup.
+                               "PomodoroSQLite",
                                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                .product(name: "Logging", package: "swift-log")],
                 swiftSettings: strict),
@@ -122,7 +124,9 @@ let package = Package(
         .testTarget(name: "PomodoroProtocolTests", dependencies: ["PomodoroProtocol"], swiftSettings: strict),
         .testTarget(name: "PomodoroServerTests",
                     dependencies: ["PomodoroServer", "PomodoroCluster", "PomodoroNet", "PomodoroProtocol", "PomodoroStore",
-                                   "PomodoroSQLite", "PomodoroCore", "PomodoroTestSupport", "CLibWebSocketsGuard"],
+                                   "PomodoroSQLite", "PomodoroCore", "PomodoroTestSupport", "CLibWebSocketsGuard",
+                                   // BackupTests read every row of a backup and its original.
+                                   .product(name: "GRDB", package: "GRDB.swift")],
                     swiftSettings: strict),
         .testTarget(name: "PomodoroServerCLITests",
                     dependencies: ["PomodoroServerCLI", "PomodoroServer", "PomodoroStore", "PomodoroTestSupport",

@@ -7,6 +7,7 @@
 Standard library only. Exit status 0 and one line starting with "ok:" when the check passed.
 --idle N stays connected and silent for N seconds (answering the server's pings) and then checks that the
 session still answers: longer than a proxy's read timeout, it shows the proxy keeps idle sessions open.
+--start starts the room's timer after joining (then --idle N keeps it ticking for N seconds, for metrics).
 --expect-status 403 instead checks that the handshake is refused with that HTTP status (e.g. a foreign Origin).
 """
 import argparse, base64, json, os, socket, ssl, struct, sys, time, urllib.parse
@@ -84,6 +85,7 @@ def main():
     parser.add_argument("--insecure", action="store_true", help="do not verify the certificate")
     parser.add_argument("--room", default=f"smoke-{os.urandom(3).hex()}")
     parser.add_argument("--idle", type=float, default=0)
+    parser.add_argument("--start", action="store_true")
     parser.add_argument("--expect-status", type=int)
     args = parser.parse_args()
 
@@ -125,6 +127,9 @@ def main():
     send_frame(sock, 0x1, json.dumps({"type": "join", "room": args.room, "name": "smoke", "ref": "j"}).encode())
     welcome = wait_for(sock, "welcome", 10)
     you = welcome["you"]["id"]
+    if args.start:
+        send_frame(sock, 0x1, json.dumps({"type": "start", "ref": "s"}).encode())
+        wait_for(sock, "tick", 10)
     if args.idle:
         end = time.monotonic() + args.idle
         while time.monotonic() < end:  # stay silent; pings are answered inside next_message

@@ -10,8 +10,11 @@
 #     through it;
 #   - the Dockerfile, which cannot be built here (no Docker engine): its runtime packages against `ldd` of
 #     the binary, and its HEALTHCHECK command against the running server;
-#   - `make install` into staging folders.
-# Installs what it needs through apt-get (nginx, systemd's tools, openssl, curl, caddy).
+#   - `make install` into staging folders;
+#   - /readyz, deploy/prometheus (promtool, a real Prometheus over three nodes, the dashboard's queries) and
+#     deploy/kubernetes (kubernetes-validate), in deploy/test-ops.sh.
+# Installs what it needs through apt-get (nginx, systemd's tools, openssl, curl, caddy, prometheus) and pip
+# (kubernetes-validate).
 #
 #   bash deploy/test.sh <folder with pomodoro-server>      (make test-deploy passes the release build's)
 #
@@ -478,6 +481,10 @@ if [ -n "$have_caddy" ]; then
 else
     skip "Caddy: Debian offers no caddy package here (apt-cache policy caddy)"
 fi
+
+# --- readiness, Prometheus, Kubernetes (deploy/test-ops.sh) ------------------------------------------------
+# shellcheck source=deploy/test-ops.sh
+source "$here/test-ops.sh"
 
 # --- make install ---------------------------------------------------------------------------------------------
 installs_into() {  # PREFIX

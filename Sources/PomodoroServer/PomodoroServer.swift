@@ -32,7 +32,7 @@ public final class PomodoroServer: Sendable {
         var options = WebSocketServerOptions(host: configuration.host, port: configuration.port,
                                              webRoot: configuration.webRoot)
         let limits = configuration.limits
-        options.dynamicPaths = ["/healthz", "/r", "/api"] + (configuration.metricsEnabled ? [ServerMetrics.path] : [])
+        options.dynamicPaths = ["/healthz", RoomHub.readinessPath, "/r", "/api"] + (configuration.metricsEnabled ? [ServerMetrics.path] : [])
         options.maxMessageBytes = limits.maxMessageBytes
         options.maxQueuedFrames = limits.maxQueuedFrames
         options.maxQueuedBytes = limits.maxQueuedBytes
@@ -128,13 +128,21 @@ public final class PomodoroServer: Sendable {
         transport.start()
     }
 
-    /// Closes every connection with 1001 (going away) and stops. Safe from any thread.
+    /// Closes every connection with 1001 (going away) and stops. Safe from any thread. `/readyz` answers 503
+    /// from the start.
     public func shutdown() {
         transport.post { [hub, transport] in
+            hub.beginDraining()
             // Connections closed by the shutdown are not members leaving: the store keeps them as they were.
             hub.stopTracking()
             transport.shutdown()
         }
+    }
+
+    /// From now on `/readyz` answers 503 while everything else goes on: a shutdown is coming. Safe from any
+    /// thread.
+    public func beginDraining() {
+        transport.post { [hub] in hub.beginDraining() }
     }
 
     /// Blocks until the server has stopped and everything it wrote to its store is durable.

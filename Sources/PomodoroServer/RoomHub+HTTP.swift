@@ -12,6 +12,7 @@ extension RoomHub {
     package func receivedHTTP(_ request: HTTPRequest, responder: any HTTPAnswering) {
         if request.path.hasPrefix("/api/") { return api(request, responder: responder) }
         if request.path == "/healthz", let store { return health(of: store, responder: responder) }
+        if request.path == Self.readinessPath { return readiness(responder: responder) }
         responder.respond(httpResponse(for: request.path))
     }
 

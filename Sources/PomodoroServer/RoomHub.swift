@@ -153,6 +153,8 @@ package final class RoomHub: @unchecked Sendable {
 
     /// Set at shutdown: closing connections then changes no room, and no room timer is armed.
     var stopped = false
+    /// Set at the start of a shutdown: `/readyz` answers 503 (`RoomHub+Readiness.swift`).
+    var draining = false
 
     /// Keeps event streams alive with a comment (`RoomHub+Events.swift`); armed while any stream is open.
     var heartbeat: (any HubTimer)?

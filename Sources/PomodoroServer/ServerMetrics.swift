@@ -1,3 +1,4 @@
+import Foundation
 import PomodoroCore
 import PomodoroNet
 import PomodoroProtocol
@@ -71,6 +72,7 @@ final class ServerMetrics {
     private let busPublished: Counter
     private let busReceivedTotal: Counter
     private let busReconnects: Counter
+    private let residentMemory: Gauge
     private var droppedSlowClientsSeen = 0
     private var busPublishedSeen = 0
 
@@ -116,6 +118,19 @@ final class ServerMetrics {
         busReconnects = registry.makeCounter(descriptor: Self.name(
             "cluster_bus_reconnects", unit: "total",
             help: "Times this node's bus subscribed again after losing Redis (messages meanwhile were lost)."))
+        // The name every Prometheus client library gives it, so that alerts and dashboards written for any
+        // process work on ours (deploy/prometheus/alerts.yml watches it grow).
+        residentMemory = registry.makeGauge(descriptor: MetricNameDescriptor(
+            namespace: "process", metricName: "resident_memory", unitName: "bytes",
+            helpText: "Resident memory size in bytes (Linux: /proc/self/statm)."))
+    }
+
+    /// The process's resident set from `/proc/self/statm` (its second field, in pages); nil elsewhere.
+    static func residentBytes() -> Int64? {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int64(fields[1]) else { return nil }
+        return pages * Int64(sysconf(Int32(_SC_PAGESIZE)))
     }
 
     /// `pomodoro_<name>[_<unit>]`, with its `# HELP` text.
@@ -158,6 +173,7 @@ final class ServerMetrics {
         eventStreams.set(Int64(levels.eventStreams))
         relayedMembers.set(Int64(levels.relayedMembers))
         remoteMembers.set(Int64(levels.remoteMembers))
+        if let bytes = Self.residentBytes() { residentMemory.set(bytes) }
         if levels.busPublished > busPublishedSeen {
             busPublished.increment(by: Int64(levels.busPublished - busPublishedSeen))
             busPublishedSeen = levels.busPublished

@@ -10,7 +10,8 @@ struct PomodoroServerCommand: ParsableCommand {
         abstract: "Hosts shared focus rooms: one timer per room, owned by the server, seen alike by every member.",
         discussion: """
             Serves, on one port: the WebSocket endpoint at /ws (see docs/PROTOCOL.md), the web page's files \
-            at /, and GET /healthz. SIGINT or SIGTERM closes every connection with status 1001 and exits 0.
+            at /, GET /healthz (alive) and GET /readyz (ready for clients). SIGINT or SIGTERM turns /readyz to 503, \
+            closes every connection with status 1001 and exits 0.
 
             Every option can also be given as an environment variable, POMODORO_ and the option's name in \
             capitals with _ for - (POMODORO_PORT, POMODORO_MAX_ROOMS), or as a `name = value` line in the \
@@ -20,7 +21,9 @@ struct PomodoroServerCommand: ParsableCommand {
             exits with status 69, after one line naming it.
 
             `pomodoro-server migrate --from SOURCE --to TARGET` copies a deployment from one database into \
-            another (see `pomodoro-server migrate --help`).
+            another (see `pomodoro-server migrate --help`). `pomodoro-server backup --db DATABASE --to FILE` \
+            copies an SQLite database while the server runs; `pomodoro-server restore --from FILE --db DATABASE` \
+            puts it back into a new one.
             """)
 
     @OptionGroup var options: ServerOptions
@@ -30,6 +33,10 @@ struct PomodoroServerCommand: ParsableCommand {
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == "migrate" {
             MigrateCommand.main(Array(arguments.dropFirst()))
+        } else if arguments.first == "backup" {
+            BackupCommand.main(Array(arguments.dropFirst()))
+        } else if arguments.first == "restore" {
+            RestoreCommand.main(Array(arguments.dropFirst()))
         } else {
             main(arguments)
         }
@@ -56,5 +63,41 @@ struct MigrateCommand: ParsableCommand {
 
     func run() throws {
         try MigrateMain.run(options)
+    }
+}
+
+/// `pomodoro-server backup --db DATABASE --to FILE`.
+struct BackupCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pomodoro-server backup",
+        abstract: BackupMain.backupAbstract,
+        discussion: """
+            Uses SQLite's online backup: the copy is the database as of one commit, taken while the server \
+            goes on writing. The file is checked (PRAGMA integrity_check) and its rooms, members, schedules, \
+            bans and journal rows counted. For PostgreSQL use pg_dump (deploy/README.md, Backups).
+            """)
+
+    @OptionGroup var options: BackupOptions
+
+    func run() throws {
+        try BackupMain.backup(options)
+    }
+}
+
+/// `pomodoro-server restore --from FILE --db DATABASE`.
+struct RestoreCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pomodoro-server restore",
+        abstract: BackupMain.restoreAbstract,
+        discussion: """
+            The database named by --db must be new or hold no room; stop the server that uses it first. The \
+            backup is checked, copied, and opened as the server opens its database. To move a backup into \
+            PostgreSQL instead: pomodoro-server migrate --from FILE --to postgres://...
+            """)
+
+    @OptionGroup var options: RestoreOptions
+
+    func run() throws {
+        try BackupMain.restore(options)
     }
 }

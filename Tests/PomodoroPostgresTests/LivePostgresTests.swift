@@ -80,6 +80,8 @@ struct LivePostgresTests {
         let health = try httpGet(port: server.port, path: "/healthz")
         #expect(health.status == 503)
         #expect(health.body.hasPrefix("database unavailable"))
+        let readiness = try httpGet(port: server.port, path: "/readyz")
+        #expect(readiness.status == 503 && readiness.body.hasPrefix("not ready: database unavailable"), "\(readiness)")
         for _ in 0..<2 { _ = try ada.expect("a tick during the outage") { if case .tick = $0 { true } else { nil } } }
         ada.send(.task(text: "during"))
         let refused = try ada.expect("an error") { if case .error(let code, _, _, _) = $0 { code } else { nil } }
@@ -91,6 +93,7 @@ struct LivePostgresTests {
             guard Date() < deadline else { throw LiveTestFailure(description: "/healthz did not recover within 15 s") }
             usleep(100_000)   // polling an outside engine's recovery, not ordering the test's own steps
         }
+        #expect(try httpGet(port: server.port, path: "/readyz").status == 200, "ready again once the database is")
         ada.send(.task(text: "after"))
         _ = try ada.expect("ok task") { if case .ok("task", _, _) = $0 { true } else { nil } }
         _ = try ada.expect("the state with the new task") {

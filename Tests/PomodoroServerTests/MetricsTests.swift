@@ -52,6 +52,11 @@ struct MetricsTests {
         #expect(busy["pomodoro_frames_sent_total"] == Double(ana.frames + bo.frames))
         #expect(busy["pomodoro_bytes_sent_total"] == Double(ana.bytes + bo.bytes))
         #expect(busy["pomodoro_slow_clients_dropped_total"] == 0)
+        // The resident set, under the name every client library gives it (deploy/prometheus/alerts.yml): more
+        // than a megabyte and less than a gigabyte for this test process.
+        #expect(busy.types["process_resident_memory_bytes"] == "gauge")
+        let resident = try #require(busy["process_resident_memory_bytes"])
+        #expect(resident > 1_000_000 && resident < 1_000_000_000, "\(resident)")
 
         // Every code is there from the start; only the one bad frame counted.
         for code in ErrorCode.allCases {

@@ -104,7 +104,15 @@ package final class ManualCluster: HubCluster, @unchecked Sendable {
         }
     }
 
+    /// Set by a test: reading the nodes' registry fails as with Redis gone.
+    package var redisDown: String? {
+        get { lock.withLock { unreachable } }
+        set { lock.withLock { unreachable = newValue } }
+    }
+    private var unreachable: String?
+
     package func report(completion: @escaping @Sendable (Result<ClusterPayload, ClusterReadError>) -> Void) {
+        if let reason = redisDown { return completion(.failure(ClusterReadError(reason))) }
         completion(.success(ClusterPayload(node: node, rooms: holding.map(\.rawValue).sorted(), nodes: [])))
     }
 
