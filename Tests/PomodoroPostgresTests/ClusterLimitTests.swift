@@ -21,15 +21,6 @@ struct ClusterLimitTests {
         client.waitUntilFinished()
     }
 
-    static func node(_ name: String, redis: String, database: String,
-                     _ extra: [String] = []) throws -> (LaunchedProcess, Int) {
-        let process = try ProcessLauncher.start(ProcessLauncher.server, [
-            "--host", "127.0.0.1", "--port", "0", "--db", database, "--cluster", redis, "--node-id", name,
-            "--log-level", "warning",
-        ] + extra, errors: .discard)
-        return (process, try process.waitUntilServing())
-    }
-
     /// The answer to the frame sent with `ref`: nil for `ok`/a report, else its error code.
     static func outcome(of ref: String) -> (ServerMessage) -> ErrorCode?? {
         { message in
@@ -65,11 +56,11 @@ struct ClusterLimitTests {
         let redis = try RedisTestServer()
         defer { redis.stop() }
         let database = try await PostgresTestServer.makeDatabase()
-        let (a, aPort) = try Self.node("a", redis: redis.url, database: database)
+        let (a, aPort) = try ClusterProcessTests.node("a", redis: redis.url, database: database)
         defer { _ = a.stop() }
-        let (b, bPort) = try Self.node("b", redis: redis.url, database: database)
+        let (b, bPort) = try ClusterProcessTests.node("b", redis: redis.url, database: database)
         defer { _ = b.stop() }
-        let (c, cPort) = try Self.node("c", redis: redis.url, database: database)
+        let (c, cPort) = try ClusterProcessTests.node("c", redis: redis.url, database: database)
         defer { _ = c.stop() }
 
         let owner = try Peer(client, port: aPort)
@@ -107,11 +98,11 @@ struct ClusterLimitTests {
         defer { redis.stop() }
         let database = try await PostgresTestServer.makeDatabase()
         let limit = ["--rooms-per-address-per-minute", "3"]
-        let (a, aPort) = try Self.node("a", redis: redis.url, database: database, limit)
+        let (a, aPort) = try ClusterProcessTests.node("a", redis: redis.url, database: database, limit)
         defer { _ = a.stop() }
-        let (b, bPort) = try Self.node("b", redis: redis.url, database: database, limit)
+        let (b, bPort) = try ClusterProcessTests.node("b", redis: redis.url, database: database, limit)
         defer { _ = b.stop() }
-        let (c, cPort) = try Self.node("c", redis: redis.url, database: database, limit)
+        let (c, cPort) = try ClusterProcessTests.node("c", redis: redis.url, database: database, limit)
         defer { _ = c.stop() }
 
         var made = 0, refused: [ErrorCode] = []
@@ -139,11 +130,11 @@ struct ClusterLimitTests {
         defer { redis.stop() }
         let database = try await PostgresTestServer.makeDatabase()
         let limit = ["--max-connections-per-address", "4"]
-        let (a, aPort) = try Self.node("a", redis: redis.url, database: database, limit)
+        let (a, aPort) = try ClusterProcessTests.node("a", redis: redis.url, database: database, limit)
         defer { a.kill() }
-        let (b, bPort) = try Self.node("b", redis: redis.url, database: database, limit)
+        let (b, bPort) = try ClusterProcessTests.node("b", redis: redis.url, database: database, limit)
         defer { _ = b.stop() }
-        let (c, cPort) = try Self.node("c", redis: redis.url, database: database, limit)
+        let (c, cPort) = try ClusterProcessTests.node("c", redis: redis.url, database: database, limit)
         defer { _ = c.stop() }
 
         var held: [Peer] = []

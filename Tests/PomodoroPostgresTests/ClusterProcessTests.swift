@@ -25,12 +25,13 @@ struct ClusterProcessTests {
         client.waitUntilFinished()
     }
 
-    /// A node on a free loopback port; its first line gives the port.
-    static func node(_ name: String, redis: String, database: String) throws -> (LaunchedProcess, Int) {
+    /// A node on a free loopback port, with any further options; its first line gives the port.
+    static func node(_ name: String, redis: String, database: String,
+                     _ extra: [String] = []) throws -> (LaunchedProcess, Int) {
         let process = try ProcessLauncher.start(ProcessLauncher.server, [
             "--host", "127.0.0.1", "--port", "0", "--db", database, "--cluster", redis, "--node-id", name,
             "--min-focus", "1", "--log-level", "warning",
-        ], errors: .discard)
+        ] + extra, errors: .discard)
         return (process, try process.waitUntilServing())
     }
 

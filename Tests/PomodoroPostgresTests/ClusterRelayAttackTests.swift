@@ -205,7 +205,7 @@ struct ClusterRelayAttackTests {
         let local = try httpGet(port: aPort, path: "/api/cluster")
         #expect(local.status == 200 && local.body.contains("secret-room-name"))
         for path in ["/api/cluster", "/api/cluster/rooms/secret-room-name"] {
-            let remote = try Self.get(port: aPort, path: path, headers: ["X-Forwarded-For: 203.0.113.9"])
+            let remote = try httpGet(port: aPort, path: path, headers: ["X-Forwarded-For: 203.0.113.9"])
             #expect(remote.status == 404, "\(path): \(remote)")
             #expect(!remote.body.contains("secret-room-name") && !remote.body.contains("\"a\""))
             #expect(try httpGet(port: bPort, path: path).status == 404)
@@ -261,38 +261,6 @@ struct ClusterRelayAttackTests {
         let log = a.stop()?.errors ?? ""
         #expect(log.contains("refuses this node's credentials"), "\(log)")
         #expect(!log.contains(Self.password))
-    }
-
-    /// A GET with extra header lines (a proxy's `X-Forwarded-For`).
-    static func get(port: Int, path: String, headers: [String]) throws -> (status: Int, body: String) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw LiveTestFailure(description: "socket failed") }
-        defer { Glibc.close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw LiveTestFailure(description: "connect failed") }
-        let head = (["GET \(path) HTTP/1.1", "Host: 127.0.0.1", "Connection: close"] + headers).joined(separator: "\r\n")
-        let request = Array((head + "\r\n\r\n").utf8)
-        _ = request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        var response = [UInt8]()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = read(fd, &buffer, buffer.count)
-            if n <= 0 { break }
-            response.append(contentsOf: buffer[0..<n])
-        }
-        let text = String(decoding: response, as: UTF8.self)
-        guard let end = text.range(of: "\r\n\r\n"), let status = Int(text.split(separator: " ").dropFirst().first ?? "") else {
-            throw LiveTestFailure(description: "no HTTP response")
-        }
-        return (status, String(text[end.upperBound...]))
     }
 }
 

@@ -155,8 +155,9 @@ public final class Peer: Sendable {
     }
 }
 
-/// A minimal HTTP/1.1 GET over a loopback socket: status line and body.
-public func httpGet(port: Int, path: String) throws -> (status: Int, body: String) {
+/// A minimal HTTP/1.1 GET over a loopback socket, with any extra header lines (a proxy's
+/// `X-Forwarded-For`): status line and body.
+public func httpGet(port: Int, path: String, headers: [String] = []) throws -> (status: Int, body: String) {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw LiveTestFailure(description: "socket failed") }
     defer { Glibc.close(fd) }
@@ -172,7 +173,8 @@ public func httpGet(port: Int, path: String) throws -> (status: Int, body: Strin
         }
     }
     guard connected == 0 else { throw LiveTestFailure(description: "connect failed") }
-    let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
+    let head = (["GET \(path) HTTP/1.1", "Host: 127.0.0.1", "Connection: close"] + headers).joined(separator: "\r\n")
+    let request = Array((head + "\r\n\r\n").utf8)
     _ = request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     var response = [UInt8]()
     var buffer = [UInt8](repeating: 0, count: 4096)
