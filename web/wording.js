@@ -15,6 +15,8 @@ export function say(text) {
 /** The meaning of an error's code; a code this page does not know reads as the server's trouble. */
 export function errorText(error) {
   const code = error?.code;
+  // room_limit on a schedule: the server keeps schedules for as many rooms as it may, not a full server.
+  if (code === 'room_limit' && error?.field === 'schedules') return t('err_room_limit_schedules');
   return hasKey(`err_${code}`) ? t(`err_${code}`) : t('err_internal');
 }
 

@@ -20,6 +20,10 @@ public struct ServerLimits: Sendable, Equatable {
     public var roomsCreatedPerAddressPerMinute = 30
     /// Rooms the server holds at most (`room_limit` beyond).
     public var maxRooms = 10_000
+    /// Rooms holding schedules the server keeps at most, in memory or waiting for their next start
+    /// (`room_limit` for a first schedule beyond): what bounds the schedules one address can leave behind,
+    /// since rooms are nobody's, at 20 per room (`--max-schedules-per-room`).
+    public var maxScheduledRooms = 10_000
     /// Members of one room that one address may hold, connected or within their grace (`room_full` beyond;
     /// 0: no limit). The same as the connections an address may hold, so join-and-drop cannot fill a room.
     public var membersPerAddressPerRoom = 64

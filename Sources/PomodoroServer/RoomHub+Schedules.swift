@@ -31,6 +31,12 @@ extension RoomHub {
             case .list:
                 break
             case .add(let fields):
+                if entry.schedules.schedules.isEmpty, scheduledRoomCount() >= configuration.limits.maxScheduledRooms {
+                    reply(.error(code: .roomLimit, message: "this server keeps schedules for at most "
+                                 + "\(configuration.limits.maxScheduledRooms) rooms; ask its admin", field: "schedules", ref: ref),
+                          to: connection)
+                    return
+                }
                 try entry.schedules.add(try fields.draft(), settingsPolicy: policy, now: wall)
             case let .change(id, fields):
                 try entry.schedules.change(try Self.scheduleID(id), to: try fields.draft(), settingsPolicy: policy, now: wall)
@@ -46,6 +52,13 @@ extension RoomHub {
         reply(.ok(command: request.type, appliesFrom: nil, ref: ref), to: connection)
         logger.debug("schedules changed", metadata: ["room": "\(entry.room.id)", "member": "\(member)"])
         schedulesChanged(entry, at: now)
+    }
+
+    /// The rooms holding schedules this server keeps: those in memory and those out of it that wait for their
+    /// next start; on a cluster node, every room with schedules the cluster has (`--max-scheduled-rooms`).
+    func scheduledRoomCount() -> Int {
+        if cluster != nil { return scheduledRooms.known.count }
+        return rooms.values.count { !$0.schedules.schedules.isEmpty } + (rooms.index?.count ?? 0)
     }
 
     /// A start this late is still on time: the focus runs from the schedule's own second.

@@ -52,6 +52,7 @@ public struct ServerOptions: ParsableArguments {
             ("max-connections-per-address", limits.maxConnectionsPerAddress.map { [$0] } ?? []),
             ("rooms-per-address-per-minute", limits.roomsPerAddressPerMinute.map { [$0] } ?? []),
             ("max-rooms", limits.maxRooms.map { [$0] } ?? []),
+            ("max-scheduled-rooms", limits.maxScheduledRooms.map { [$0] } ?? []),
             ("members-per-address-per-room", limits.membersPerAddressPerRoom.map { [$0] } ?? []),
             ("api-requests-per-second", limits.apiRequestsPerSecond.map { [$0] } ?? []),
             ("api-burst", limits.apiBurst.map { [$0] } ?? []),
@@ -122,6 +123,7 @@ struct LimitGroup: ParsableArguments {
     @Option(name: .customLong("rooms-per-address-per-minute"), help: help("rooms-per-address-per-minute"))
     var roomsPerAddressPerMinute: String?
     @Option(name: .customLong("max-rooms"), help: help("max-rooms")) var maxRooms: String?
+    @Option(name: .customLong("max-scheduled-rooms"), help: help("max-scheduled-rooms")) var maxScheduledRooms: String?
     @Option(name: .customLong("members-per-address-per-room"), help: help("members-per-address-per-room"))
     var membersPerAddressPerRoom: String?
     @Option(name: .customLong("api-requests-per-second"), help: help("api-requests-per-second"))

@@ -134,6 +134,8 @@ extension Setting {
                  \.limits.roomsCreatedPerAddressPerMinute),
         .integer("max-rooms", group: .limits, valueName: "count", in: 1...Int(Int32.max),
                  summary: "Rooms the server holds at most.", \.limits.maxRooms),
+        .integer("max-scheduled-rooms", group: .limits, valueName: "count", in: 1...Int(Int32.max),
+                 summary: "Rooms holding schedules the server keeps at most.", \.limits.maxScheduledRooms),
         .integer("members-per-address-per-room", group: .limits, valueName: "count", in: 0...Int(Int32.max),
                  summary: "Members of one room one address may hold, connected or within their grace (0: no limit).",
                  \.limits.membersPerAddressPerRoom),

@@ -35,7 +35,7 @@ let samples: [String: String] = [
     "max-schedules-per-room": "5", "max-schedule-name-length": "30", "late-start-grace": "60",
     "max-message-bytes": "4096",
     "messages-per-second": "5", "message-burst": "10", "max-connections-per-address": "8",
-    "rooms-per-address-per-minute": "3", "max-rooms": "50", "members-per-address-per-room": "4",
+    "rooms-per-address-per-minute": "3", "max-rooms": "50", "max-scheduled-rooms": "40", "members-per-address-per-room": "4",
     "api-requests-per-second": "2", "api-burst": "5", "max-queued-frames": "32", "max-queued-bytes": "65536",
     "handshake-timeout": "10", "ping-after": "20", "hang-up-after": "50",
 ]

@@ -264,3 +264,39 @@ import Testing
         #expect(t.hub.roomCount == 0, "reading them brings nothing back")
     }
 }
+
+/// How many rooms may hold schedules: the bound on what an address can leave behind, since rooms are
+/// nobody's and an address may make 30 a minute with 20 schedules each.
+@Suite struct HubScheduledRoomLimitTests {
+    @Test func roomsWithSchedulesInAndOutOfMemoryCountTowardTheLimit() throws {
+        var configuration = HubRoomLifetimeTests.configuration(lifetime: .seconds(60))
+        configuration.limits.maxScheduledRooms = 2
+        let t = TestHub(configuration: configuration, store: try HeldStore())
+        try HubRoomLifetimeTests.scheduledAndLeft(t, "first", at: "12:00")
+        try HubRoomLifetimeTests.scheduledAndLeft(t, "second", at: "12:00")
+        t.pass(.seconds(61))
+        #expect(t.hub.roomCount == 0, "both left memory; their next starts wait in the index")
+
+        let eve = t.connect(peer: "198.51.100.9")
+        t.send(.join(room: "third", name: "Eve", token: nil), from: eve)
+        t.send(HubRoomLifetimeTests.schedule("12:00"), ref: "add", from: eve)
+        t.settle()
+        let refused = try t.messages(to: eve).compactMap { message -> String? in
+            if case let .error(code, _, field, .string("add")?) = message { "\(code.rawValue) \(field ?? "-")" } else { nil }
+        }
+        #expect(refused == ["room_limit schedules"], "a third room's first schedule is one too many")
+
+        // A room that holds schedules already may add more (up to its own limit of 20).
+        let ada = t.connect()
+        t.send(.join(room: "first", name: "Ada", token: nil), from: ada)
+        t.send(HubRoomLifetimeTests.schedule("13:00"), ref: "more", from: ada)
+        t.settle()
+        #expect(try t.messages(to: ada).map(\.label).contains("ok addSchedule"))
+        // And once one room's schedules are gone, another room may have some.
+        t.send(.schedule(.delete(id: "s1")), ref: "d1", from: ada)
+        t.send(.schedule(.delete(id: "s2")), ref: "d2", from: ada)
+        t.send(HubRoomLifetimeTests.schedule("12:00"), ref: "again", from: eve)
+        t.settle()
+        #expect(try t.messages(to: eve).map(\.label).contains("ok addSchedule"))
+    }
+}
