@@ -130,7 +130,10 @@ public enum BusMessage: Equatable, Sendable {
         case "reply":
             try fields(4, orWithSender: true)
             var connections: [UInt64] = []
-            for part in header[3].split(separator: ",") { connections.append(try connection(String(part))) }
+            // Every part a number: an empty list, or an empty part ("7,", ","), is not one the encoding writes.
+            for part in header[3].split(separator: ",", omittingEmptySubsequences: false) {
+                connections.append(try connection(String(part)))
+            }
             self = .reply(node: header[2], connections: connections, frame: body, from: header.count > 4 ? header[4] : "")
         case "broadcast":
             try fields(3)
