@@ -71,13 +71,13 @@ fuzz: deps
 # folder of its own. Any report fails the run. Leak reports are off: XCTest's harness and objects that
 # live as long as the process (OpenSSL's global state, the server a test process keeps) would drown them;
 # the hostile-client suite checks instead that no connection or room outlives its client. Every bound a live
-# test waits for is stretched (POMODORO_TEST_TIME_SCALE, Tests/PomodoroTestSupport/TestTime.swift): a
+# test waits for is stretched (TEST_TIME_SCALE, Tests/PomodoroTestSupport/TestTime.swift): a
 # sanitizer makes each instruction several times dearer, ThreadSanitizer more than AddressSanitizer.
 test-sanitize: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
-	ASAN_OPTIONS=detect_leaks=0 POMODORO_TEST_TIME_SCALE=3 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
+	ASAN_OPTIONS=detect_leaks=0 TEST_TIME_SCALE=3 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
-	TSAN_OPTIONS=halt_on_error=1 POMODORO_TEST_TIME_SCALE=6 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
+	TSAN_OPTIONS=halt_on_error=1 TEST_TIME_SCALE=6 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
 
 # `make install` (usually `sudo make install`): the release build with the Swift runtime linked in, the web
 # page and the systemd unit, under $(DESTDIR)$(PREFIX). deploy/README.md has the rest.
