@@ -1581,6 +1581,8 @@ class Run:
                        lambda: self.under_node("schedules_model.mjs"))
             self.check("the WebSocket address names the room, for a cluster's proxy, under node",
                        lambda: self.under_node("socket_url.mjs"))
+            self.check("a close with 1012 (service restart) comes back at once within a jittered window, under node",
+                       lambda: self.under_node("reconnection.mjs"))
             self.check("said to screen readers: the room in a sentence, the time left at chosen minutes, under node",
                        lambda: self.under_node("spoken_model.mjs"))
         else:
