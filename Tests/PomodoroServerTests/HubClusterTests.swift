@@ -1,3 +1,4 @@
+import Foundation
 import PomodoroCore
 import PomodoroNet
 import PomodoroProtocol
@@ -115,4 +116,35 @@ struct HubClusterTests {
         t.hub.receivedHTTP(HTTPRequest(method: .get, path: "/api/cluster/nodes", peer: "127.0.0.1"), responder: bad)
         #expect(bad.response?.status == 404)
     }
+
+    /// `POST /api/admin/drain` starts the server's shutdown (`PomodoroServer.shutdown`, the hand-off on a node);
+    /// exposed as `/api/cluster` is: this host's loopback only, while `/metrics` is served, and POST only.
+    @Test func theDrainEndpointStopsTheServerForThisHostOnly() throws {
+        let calls = Counter()
+        func ask(_ hub: TestHub, _ method: HTTPMethod, from peer: String) -> HTTPResponse? {
+            let response = RecordedResponse()
+            hub.hub.receivedHTTP(HTTPRequest(method: method, path: "/api/admin/drain", peer: peer), responder: response)
+            return response.response
+        }
+        let (t, _) = try Self.make()
+        t.hub.onDrainRequested = { calls.increment() }
+        #expect(ask(t, .post, from: "203.0.113.9")?.status == 404)
+        #expect(ask(t, .get, from: "127.0.0.1")?.status == 400)
+        #expect(calls.value == 0)
+        let drained = ask(t, .post, from: "127.0.0.1")
+        #expect(drained?.status == 202 && drained.map { String(decoding: $0.body, as: UTF8.self) } == "draining\n")
+        #expect(calls.value == 1)
+
+        let quiet = TestHub(configuration: ServerConfiguration(port: 0, webRoot: nil, metricsEnabled: false))
+        quiet.hub.onDrainRequested = { calls.increment() }
+        #expect(ask(quiet, .post, from: "127.0.0.1")?.status == 404)
+        #expect(calls.value == 1)
+    }
+}
+
+private final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func increment() { lock.withLock { count += 1 } }
 }
