@@ -339,6 +339,9 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
         queue.async { [self] in
             let giveUpAt = monotonic() + bound
             var report = HandOff()
+            // Off the list of nodes at once: another node draining meanwhile hands this one nothing.
+            heartbeat?.cancel()
+            try? registry.leave(node: node, on: leases)
             let held = keeper.held
             var load: [String: Int] = [:]
             for seen in (try? registry.nodes(on: leases)) ?? [] where seen.node != node && seen.silentForMs < 2_000
