@@ -101,10 +101,15 @@ struct ClusterDrainTests {
         defer { redis.stop() }
         let leases = try RedisLeases(address: RedisAddress(parsing: redis.url))
         let database = try await PostgresTestServer.makeDatabase()
-        let (a, aPort) = try ClusterProcessTests.node("a", redis: redis.url, database: database)
+        let (a, aPort) = try ClusterProcessTests.node("a", redis: redis.url, database: database,
+                                                      ["--trusted-proxy", "127.0.0.1/32"])
         defer { a.kill() }
         let ada = try Peer(client, port: aPort)
         let adaIn = try ada.join("lone", name: "Ada")
+        // From elsewhere, through the trusted proxy: not found, and nothing stops.
+        #expect(try httpRequest("POST", port: aPort, path: "/api/admin/drain",
+                                headers: ["X-Forwarded-For: 203.0.113.9"]).status == 404)
+        #expect(try httpGet(port: aPort, path: "/readyz").status == 200)
         ada.send(.start, ref: .string("go"))
         let endsAt = try #require(try ada.expect("the running state", ClusterProcessTests.running))
 
