@@ -25,7 +25,9 @@ fi
 stop_all() {
   trap - INT TERM EXIT
   echo "stopping"
+  touch "$work/stopping"
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for file in "$work"/node-*.pid; do [ -f "$file" ] && kill "$(cat "$file")" 2>/dev/null || true; done
   [ -f "$work/pg/postmaster.pid" ] && "${as_pg[@]}" "$pg_bin/pg_ctl" -D "$work/pg" stop -m fast -w >/dev/null 2>&1 || true
   wait 2>/dev/null || true
   rm -rf "$work"
@@ -43,10 +45,20 @@ pids+=($!)
 "${as_pg[@]}" "$pg_bin/createdb" -h 127.0.0.1 -p "$pg_port" -U pomodoro pomodoro
 
 database="postgres://pomodoro@127.0.0.1:$pg_port/pomodoro"
+# Each node is started again whenever it exits (as systemd's Restart=always would), until Ctrl-C: a node
+# stopped with SIGTERM drains and comes back, which is what deploy/rolling-restart.sh does to each in turn.
 for n in 1 2 3; do
-  "$server" --host 127.0.0.1 --port "808$n" --web-root "$web" --db "$database" \
-    --cluster "redis://127.0.0.1:$redis_port" --node-id "node-$n" --trusted-proxy 127.0.0.1/32 \
-    >"$work/node-$n.out" 2>"$work/node-$n.log" &
+  (
+    trap 'exit 0' TERM
+    while [ ! -e "$work/stopping" ]; do
+      "$server" --host 127.0.0.1 --port "808$n" --web-root "$web" --db "$database" \
+        --cluster "redis://127.0.0.1:$redis_port" --node-id "node-$n" --trusted-proxy 127.0.0.1/32 \
+        >>"$work/node-$n.out" 2>>"$work/node-$n.log" &
+      echo $! >"$work/node-$n.pid"
+      wait $! || true
+      [ -e "$work/stopping" ] || sleep 0.5
+    done
+  ) &
   pids+=($!)
 done
 for n in 1 2 3; do
@@ -80,6 +92,8 @@ The cluster is up (folder $work):
   Redis:           redis://127.0.0.1:$redis_port    PostgreSQL: $database
 Try: kill -9 the node that runs a room (curl -s 127.0.0.1:8081/api/cluster/rooms/NAME names it); its
 members reconnect through nginx to the next node, which takes the room with the same endsAt.
+Or restart every node in turn, each draining its rooms to the others (nodes come back by themselves here):
+  bash deploy/rolling-restart.sh processes 8081 8082 8083
 Ctrl-C stops everything.
 TEXT
 wait

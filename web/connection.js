@@ -3,7 +3,8 @@
 // States reported through onStatus:
 //   connecting    first connection of this join
 //   joined        welcome received
-//   reconnecting  lost; { attempt, retryAt } says when the next try is
+//   reconnecting  lost; { attempt, retryAt } says when the next try is (after a close with 1012, "service
+//                 restart", within RESTART_WINDOW_MS rather than on the back-off; { restart: true })
 //   replaced      another tab took this member over (close 4001): never reconnects by itself
 //   refused       the server refused the join itself ({ error }): a bad name, a locked room, …; or the
 //                 host removed this member (error removed, close 4002), who is not let back for a while; or
@@ -26,6 +27,11 @@ const OPEN_DEADLINE_MS = 10000;
 const BACKOFF_MIN_MS = 500;
 const BACKOFF_MAX_MS = 15000;
 const SLEEP_GAP_MS = 15000;
+// The server restarts, or its cluster node drains and its rooms already run on other nodes (close 1012,
+// docs/PROTOCOL.md §11): come back at once through the same address, at a random moment within this window
+// so that a node's clients do not all knock at the same instant, and resume with the stored token.
+export const RESTART_CLOSE_CODE = 1012;
+export const RESTART_WINDOW_MS = 1000;
 const TRANSIENT_JOIN_ERRORS = new Set(['rate_limited', 'internal', 'shutting_down', 'store_unavailable']);
 
 export function socketURL(loc = window.location) {
@@ -266,6 +272,12 @@ export class RoomConnection {
         this.stop('refused', { error: this.accessEnded ?? { code: 'bad_passcode', field: 'passcode' }, sentPasscode: true });
         return;
       }
+      if (event.code === RESTART_CLOSE_CODE) {
+        this.detach();
+        this.attempt = 0;
+        this.scheduleRetry(Math.floor(Math.random() * RESTART_WINDOW_MS), { restart: true });
+        return;
+      }
       this.lost();
     };
     ws.onerror = () => { /* onclose follows */ };
@@ -276,13 +288,16 @@ export class RoomConnection {
     this.scheduleRetry();
   }
 
-  scheduleRetry() {
-    const base = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** this.attempt);
-    const delay = Math.round(base * (0.75 + Math.random() * 0.5));
+  /** Waits `delay` ms (by default the back-off for the next attempt), then connects again. */
+  scheduleRetry(delay = null, info = {}) {
+    if (delay === null) {
+      const base = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** this.attempt);
+      delay = Math.round(base * (0.75 + Math.random() * 0.5));
+    }
     this.attempt += 1;
     const retryAt = Date.now() + delay;
     this.retryTimer = setTimeout(() => this.connect('reconnecting'), delay);
-    this.setStatus('reconnecting', { attempt: this.attempt, retryAt });
+    this.setStatus('reconnecting', { attempt: this.attempt, retryAt, ...info });
   }
 
   /** Sends a ping that must be answered within deadlineMs, else the socket counts as dead. */

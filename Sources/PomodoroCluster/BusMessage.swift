@@ -49,6 +49,9 @@ public enum BusMessage: Equatable, Sendable {
     /// A room's schedules changed in the store (on `schedulesChannel`): every node reads them again, to
     /// know which rooms must always run somewhere (docs/CLUSTER.md, "Schedules on a cluster").
     case schedulesChanged(room: String)
+    /// A node that is draining gave `room`'s lease back and asks the node it is sent to to take the room and
+    /// run it at once, members or not (docs/CLUSTER.md, "Draining a node").
+    case handOff(room: String, from: String)
 
     /// A connection held by another node.
     public struct RemoteConnection: Hashable, Sendable, CustomStringConvertible {
@@ -89,6 +92,8 @@ public enum BusMessage: Equatable, Sendable {
             "\(Self.version) close \(to.node) \(to.connection) \(code)\(Self.sender(from))\n\(reason)"
         case .schedulesChanged(let room):
             "\(Self.version) schedules \(room)\n"
+        case .handOff(let room, let from):
+            "\(Self.version) handoff \(room) \(from)\n"
         }
     }
 
@@ -150,6 +155,9 @@ public enum BusMessage: Equatable, Sendable {
         case "schedules":
             try fields(3)
             self = .schedulesChanged(room: header[2])
+        case "handoff":
+            try fields(4)
+            self = .handOff(room: header[2], from: header[3])
         default:
             throw Malformed(description: "unknown kind \(header.count > 1 ? header[1].prefix(40) : "")")
         }

@@ -56,6 +56,12 @@ public struct NodeRegistry: Sendable {
                             String(window.milliseconds)])
     }
 
+    /// Takes `node` off the list at once (a node draining: other nodes draining then hand it no room).
+    public func leave(node: String, on leases: RedisLeases) throws(RedisError) {
+        try leases.command(["ZREM", Self.nodesKey, node])
+        try leases.command(["HDEL", Self.roomsKey, node])
+    }
+
     /// The nodes heard from within `window`, in node id order.
     public func nodes(on leases: RedisLeases) throws(RedisError) -> [Seen] {
         let reply = try leases.command(["EVAL", Self.listScript, "2", Self.nodesKey, Self.roomsKey,

@@ -22,6 +22,9 @@ public struct ClientConnectionID: Hashable, Sendable, CustomStringConvertible {
 /// Every public method is safe from any thread: it hands the work to the service thread. Handlers run on
 /// the service thread.
 public final class WebSocketClient: ServiceLoop, @unchecked Sendable {
+    /// The reason our server gives with close code 1012 (a restart, or a cluster node draining).
+    public static let restartReason = "service restart"
+
     final class Connection {
         let id: ClientConnectionID
         let handler: @Sendable (ClientEvent) -> Void
@@ -222,8 +225,13 @@ public final class WebSocketClient: ServiceLoop, @unchecked Sendable {
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
             if let input, length >= 2 {
                 let bytes = UnsafeRawBufferPointer(start: input, count: length)
-                connection.peerCloseCode = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
-                connection.peerCloseReason = String(decoding: bytes.dropFirst(2), as: UTF8.self)
+                let code = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
+                let reason = String(decoding: bytes.dropFirst(2), as: UTF8.self)
+                connection.peerCloseReason = reason
+                // This build of the library's client (4.1.6) takes the registered codes above 1011 for invalid
+                // and hands them on as 1002 (protocol error), keeping the reason: our server's 1012 ("service
+                // restart", docs/PROTOCOL.md §11) is known by its reason.
+                connection.peerCloseCode = code == 1002 && reason == Self.restartReason ? 1012 : code
             }
 
         case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:

@@ -319,6 +319,69 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
         }
     }
 
+    /// What came of a drain's hand-off.
+    package struct HandOff: Sendable, Equatable {
+        /// The rooms given back, by the node asked to take each (empty when no other node was alive).
+        package var handed: [RoomID: String] = [:]
+        /// Rooms no other node held yet when the bound ran out (their leases are given back all the same).
+        package var notTaken: [RoomID] = []
+    }
+
+    /// How often a drain reads whether its rooms were taken.
+    static let handOffPoll = DispatchTimeInterval.milliseconds(20)
+
+    /// Drains this node: gives each room's lease back at once and asks a live node to take it
+    /// (`BusMessage.handOff`; the node that owns fewest rooms, counting those handed to it now), then waits,
+    /// until `bound` has passed at most, for another node to hold every one. Call it once the store has
+    /// written what the node had: from the first release on, the fence refuses this node's writes.
+    /// `completion` runs on another thread.
+    package func handOff(within bound: Duration, completion: @escaping @Sendable (HandOff) -> Void) {
+        queue.async { [self] in
+            let giveUpAt = monotonic() + bound
+            var report = HandOff()
+            // Off the list of nodes at once: another node draining meanwhile hands this one nothing.
+            heartbeat?.cancel()
+            try? registry.leave(node: node, on: leases)
+            let held = keeper.held
+            var load: [String: Int] = [:]
+            for seen in (try? registry.nodes(on: leases)) ?? [] where seen.node != node && seen.silentForMs < 2_000
+                && listening(seen.node) {
+                load[seen.node] = seen.roomsOwned
+            }
+            for (room, epoch) in held.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                store.disown(room)
+                keeper.release(room)
+                // Released here and now, not on the keeper's next round: the node asked takes it at once.
+                _ = try? leases.release(room: room.rawValue, holder: LeaseHolder(node: node, epoch: epoch))
+                guard let target = load.min(by: { ($0.value, $0.key) < ($1.value, $1.key) })?.key else { continue }
+                load[target, default: 0] += 1
+                report.handed[room] = target
+                let message = BusMessage.handOff(room: room.rawValue, from: node).encoded
+                publishing.sync { _ = try? publisher.command(["PUBLISH", BusMessage.nodeChannel(target), message]) }
+            }
+            logger.notice("draining: rooms handed off", metadata: [
+                "rooms": "\(held.count)", "nodes": "\(Set(report.handed.values).sorted())"])
+            awaitHandOff(Set(report.handed.keys), report: report, giveUpAt: giveUpAt, completion: completion)
+        }
+    }
+
+    /// On `queue`: reads again, every `handOffPoll` until `giveUpAt`, whether another node holds each room.
+    private func awaitHandOff(_ waiting: Set<RoomID>, report: HandOff, giveUpAt: Instant,
+                              completion: @escaping @Sendable (HandOff) -> Void) {
+        let left = waiting.filter { room in
+            guard let holder = try? leases.holder(room: room.rawValue) else { return true }
+            return holder.node == node
+        }
+        guard !left.isEmpty, monotonic() < giveUpAt else {
+            var report = report
+            report.notTaken = left.sorted { $0.rawValue < $1.rawValue }
+            return completion(report)
+        }
+        queue.asyncAfter(deadline: .now() + Self.handOffPoll) { [self] in
+            awaitHandOff(left, report: report, giveUpAt: giveUpAt, completion: completion)
+        }
+    }
+
     /// How often a take tries again while another node holds the lease.
     static let retryInterval = Duration.milliseconds(100)
 

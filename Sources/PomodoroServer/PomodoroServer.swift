@@ -17,6 +17,7 @@ public final class PomodoroServer: Sendable {
     private let cluster: ClusterNode?
     /// On a cluster node, the per-address limits counted in Redis.
     private let clusterLimits: ClusterAddressLimits?
+    private let logger: Logger
 
     /// Why a cluster node cannot be built.
     public struct ClusterProblem: Error, CustomStringConvertible {
@@ -29,6 +30,7 @@ public final class PomodoroServer: Sendable {
     ///   in a store of their own here.
     public init(configuration: ServerConfiguration, clock: ServerClock = SystemClock(),
                 logger: Logger = Logger(label: "pomodoro"), store given: (any RoomStore)? = nil) throws {
+        self.logger = logger
         var options = WebSocketServerOptions(host: configuration.host, port: configuration.port,
                                              webRoot: configuration.webRoot)
         let limits = configuration.limits
@@ -116,6 +118,8 @@ public final class PomodoroServer: Sendable {
         transport.post { [hub, stored, schedules] in
             if clustered { hub.keepScheduledRoomsRunning(schedules) } else { hub.restore(stored, schedules: schedules) }
         }
+        // `POST /api/admin/drain` stops the server as SIGTERM does (before `start`: nobody asks sooner).
+        hub.onDrainRequested = { [weak self] in self?.shutdown() }
     }
 
     /// The port actually bound (useful with port 0).
@@ -128,14 +132,38 @@ public final class PomodoroServer: Sendable {
         transport.start()
     }
 
-    /// Closes every connection with 1001 (going away) and stops. Safe from any thread. `/readyz` answers 503
-    /// from the start.
+    /// How long a draining cluster node waits for other nodes to take the rooms it handed off before it
+    /// closes its connections and exits all the same.
+    public static let handOffBound: Duration = .seconds(5)
+
+    /// Stops, sending every client back at once (close 1012, "service restart"; docs/PROTOCOL.md §11). Safe
+    /// from any thread, and more than once. `/readyz` answers 503 from the start, and no room timer is armed.
+    ///
+    /// A single server writes what it had to its store, then closes. A cluster node also takes no room from
+    /// now on and hands each of its rooms to a live node (`ClusterNode.handOff`), which runs it at once; it
+    /// closes its connections once another node holds every room, or after `handOffBound` (docs/CLUSTER.md,
+    /// "Draining a node").
     public func shutdown() {
-        transport.post { [hub, transport] in
+        transport.post { [self] in
+            guard !hub.isHandingOff else { return }
             hub.beginDraining()
+            hub.beginHandOff()
             // Connections closed by the shutdown are not members leaving: the store keeps them as they were.
             hub.stopTracking()
-            transport.shutdown()
+            DispatchQueue.global().async { [self] in
+                hub.flushStore()
+                let close: @Sendable () -> Void = { [transport] in
+                    transport.post { transport.shutdown(code: RoomHub.restartCloseCode, reason: RoomHub.restartCloseReason) }
+                }
+                guard let cluster else { return close() }
+                cluster.handOff(within: Self.handOffBound) { [logger] report in
+                    if !report.notTaken.isEmpty {
+                        logger.warning("draining: rooms not taken by another node in time; they return when someone joins",
+                                       metadata: ["rooms": "\(report.notTaken.map(\.rawValue))"])
+                    }
+                    close()
+                }
+            }
         }
     }
 

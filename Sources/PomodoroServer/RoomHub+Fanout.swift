@@ -233,19 +233,24 @@ extension RoomHub {
     /// The room's lease ended (Redis gave it to another node, or its term ran out unrenewed): the room leaves
     /// this node's memory at once, unwritten and unannounced, and its members and observers are closed with
     /// 4005 (room moved) so that their clients reconnect and resume on the room's new owner.
+    /// A node handing its rooms off (draining) gave the lease back itself: its members are closed with 1012,
+    /// as all its connections soon are, and come back through the proxy at once.
     func leaseLost(_ id: RoomID) {
         guard let entry = rooms.remove(id, at: clock.now()) else { return }
         entry.held = nil
-        metrics.leaseLost()
-        logger.warning("lost a room's lease; its members reconnect to its new owner", metadata: ["room": "\(id)"])
+        let (code, reason) = handingOff ? (Self.restartCloseCode, Self.restartCloseReason) : (UInt16(4005), "room moved")
+        if !handingOff {
+            metrics.leaseLost()
+            logger.warning("lost a room's lease; its members reconnect to its new owner", metadata: ["room": "\(id)"])
+        }
         for connection in entry.connections.values {
             sessions[connection]?.room = nil
             sessions[connection]?.member = nil
-            transport.close(connection, code: 4005, reason: "room moved")
+            transport.close(connection, code: code, reason: reason)
         }
         for connection in entry.observers {
             sessions[connection]?.observing = nil
-            transport.close(connection, code: 4005, reason: "room moved")
+            transport.close(connection, code: code, reason: reason)
         }
         for stream in entry.streams { stream.finish() }
         cluster?.release(id)

@@ -66,6 +66,7 @@ extension RoomHub {
         if http.path == "/api/cluster" || http.path.hasPrefix("/api/cluster/") {
             return clusterReport(http, responder: responder)
         }
+        if http.path == Self.drainPath { return drainRequested(http, responder: responder) }
         let request: APIRequest
         switch APIRequest.parse(http) {
         case .success(let parsed): request = parsed
@@ -164,6 +165,26 @@ extension RoomHub {
             case .failure(let error): responder.respond(Self.clusterUnavailable(error))
             }
         }
+    }
+
+    static let drainPath = "/api/admin/drain"
+
+    /// `POST /api/admin/drain`: stops the server as SIGTERM does (on a cluster node: hands its rooms to
+    /// other nodes, closes its connections with 1012 and exits; docs/CLUSTER.md, "Draining a node"), and
+    /// answers `202` at once. An operator's endpoint, exposed as `/api/cluster` is: to a client on this
+    /// host's loopback only (after `--trusted-proxy`), and only while `/metrics` is served; `404` otherwise.
+    private func drainRequested(_ http: HTTPRequest, responder: any HTTPAnswering) {
+        guard configuration.metricsEnabled, Self.isLoopback(http.peer), let drain = onDrainRequested else {
+            _ = responder.respond(Self.errorResponse(Refusal(code: .notFound, message: "no such path; try /api/rooms/{room}")))
+            return
+        }
+        guard http.method == .post else {
+            _ = responder.respond(Self.errorResponse(Refusal(code: .badRequest, message: "only POST drains", field: "method")))
+            return
+        }
+        logger.notice("drain requested over HTTP", metadata: ["peer": "\(http.peer)"])
+        _ = responder.respond(HTTPResponse(status: 202, text: draining ? "already draining\n" : "draining\n"))
+        drain()
     }
 
     /// Whether a client address is this host's loopback (127.0.0.0/8, ::1, or IPv4-mapped 127.x).

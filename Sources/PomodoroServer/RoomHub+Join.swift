@@ -153,6 +153,7 @@ extension RoomHub {
     /// runs is joined through that node: the local joiners' frames are relayed to it.
     func takeFromCluster(_ id: RoomID) {
         guard let cluster else { preconditionFailure("a take without a cluster") }
+        if refuseTakeWhileHandingOff(id) { return }
         let transport = transport
         cluster.take(id) { taken in
             transport.post { [self] in

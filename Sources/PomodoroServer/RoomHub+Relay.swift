@@ -193,6 +193,9 @@ extension RoomHub {
         case .closed(let from, _):
             guard let connection = relaying?.remotes.existing(from) else { return }
             closed(connection)
+        case .handOff(let name, let from):
+            guard let room = try? RoomID(validating: name) else { return }
+            takeHandedOff(room, from: from)
         case .reply, .close, .broadcast, .schedulesChanged:
             break   // for another node, not sent by this version, or heard by `ScheduleWatch` on its own channel
         }

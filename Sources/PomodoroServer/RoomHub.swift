@@ -155,6 +155,12 @@ package final class RoomHub: @unchecked Sendable {
     var stopped = false
     /// Set at the start of a shutdown: `/readyz` answers 503 (`RoomHub+Readiness.swift`).
     var draining = false
+    /// Set when a draining cluster node hands its rooms off: it takes no room (`RoomHub+Drain.swift`).
+    var handingOff = false
+    /// What `POST /api/admin/drain` calls: the server's `shutdown` (set by `PomodoroServer`).
+    package var onDrainRequested: (@Sendable () -> Void)?
+    /// Rooms handed to this node by a draining one, being taken.
+    var handedOffTaking: Set<RoomID> = []
 
     /// Keeps event streams alive with a comment (`RoomHub+Events.swift`); armed while any stream is open.
     var heartbeat: (any HubTimer)?

@@ -11,7 +11,8 @@ struct PomodoroServerCommand: ParsableCommand {
         discussion: """
             Serves, on one port: the WebSocket endpoint at /ws (see docs/PROTOCOL.md), the web page's files \
             at /, GET /healthz (alive) and GET /readyz (ready for clients). SIGINT or SIGTERM turns /readyz to 503, \
-            closes every connection with status 1001 and exits 0.
+            writes what the server had, hands a cluster node's rooms to other nodes, closes every connection \
+            with status 1012 (service restart) and exits 0.
 
             Every option can also be given as an environment variable, POMODORO_ and the option's name in \
             capitals with _ for - (POMODORO_PORT, POMODORO_MAX_ROOMS), or as a `name = value` line in the \

@@ -139,6 +139,48 @@ import Testing
                                                 reason: "no answer from the server"))])
     }
 
+    @Test func aRestartCloseComesBackAtOnceWithinTheJitteredWindowNotTheBackoff() {
+        // A long back-off (8 s from the first retry) that 1012 must not wait for.
+        let slow = ReconnectPolicy(initialDelayMs: 8000, maxDelayMs: 30_000, jitter: 0, restartWindowMs: 1000)
+        var delays: Set<Int64> = []
+        for seed in UInt64(1)...40 {
+            var machine = SessionMachine(configuration: SessionConfiguration(room: "team", name: "Ada", reconnect: slow),
+                                         seed: seed)
+            _ = machine.start(now: Fixture.local(0))
+            _ = machine.opened(now: Fixture.local(10))
+            _ = machine.received(Fixture.welcome(Fixture.snapshot()), raw: [], now: Fixture.local(20))
+            let actions = machine.closed(code: 1012, reason: "service restart", now: Fixture.local(1000))
+            guard case let .emit(.reconnecting(attempt, retryAt, reason))? = actions.first, actions.count == 1 else {
+                Issue.record("expected a reconnection, got \(actions)")
+                return
+            }
+            #expect(attempt == 1 && reason == "the server is restarting")
+            let delay = retryAt.monotonicMs - 1000
+            #expect((0..<1000).contains(delay), "within the restart window: \(delay) ms")
+            delays.insert(delay)
+            // It comes back with the member's token: the same member, wherever the proxy sends it.
+            #expect(machine.timer(now: retryAt) == [.emit(.connecting(attempt: 1)), .connect])
+            #expect(machine.opened(now: retryAt.advanced(by: 5))
+                    == [.send(ClientFrame(.join(room: "team", name: "Ada", token: "0123456789abcdef0123456789abcdef"),
+                                          ref: .string("join")))])
+        }
+        // Spread over the window, not all at one moment.
+        #expect(delays.count > 30 && delays.min()! < 250 && delays.max()! > 750, "\(delays.sorted())")
+    }
+
+    @Test func aRestartCloseWhileStillJoiningComesBackToo() {
+        var machine = SessionMachine(configuration: SessionConfiguration(room: "team", name: "Ada", reconnect: Self.noJitter))
+        _ = machine.start(now: Fixture.local(0))
+        _ = machine.opened(now: Fixture.local(10))
+        // A draining node closes a join it will not serve: that is no unreachable server.
+        guard case .emit(.reconnecting(1, _, _))? = machine.closed(code: 1012, reason: "", now: Fixture.local(20)).first else {
+            Issue.record("a 1012 before the welcome ended the session: \(machine.state)")
+            return
+        }
+        var ending = joined(reconnect: nil)
+        #expect(ending.closed(code: 1012, reason: "", now: Fixture.local(50)) == [.emit(.ended(.lost("the server is restarting")))])
+    }
+
     @Test func withoutAReconnectPolicyADropEndsTheSession() {
         var machine = joined(reconnect: nil)
         #expect(machine.closed(code: 1001, reason: "", now: Fixture.local(50))

@@ -16,6 +16,7 @@ import Testing
             .close(member, code: 4005, reason: "room moved", from: "node-a"),
             .reply(node: "node-b:8080", connections: [42], frame: "{}", from: "node-a"),
             .schedulesChanged(room: "team-a"),
+            .handOff(room: "team-a", from: "node-a"),
             .refused(from: member, room: "team-a", answer: #"{"type":"error","code":"bad_json","message":"x"}"#),
             .closing(from: member, room: "team-a", code: 1008, reason: "rate limit"),
         ]
@@ -37,7 +38,8 @@ import Testing
                       "v1 frame  1 r\n{}", "v1 close n 1 loud\nbye", "v1 close n 1\nbye", "v1 reply n 1 a b\n{}", "v1 close n 1 4005 a b\n",
                       // No connection, or an empty one: the encoding never writes these, so they would not read
                       // back as written (found by the bus fuzzer).
-                      "v1 reply 1b , a\n{}", "v1 reply n 7,\n{}", "v1 reply n ,7\n{}"])
+                      "v1 reply 1b , a\n{}", "v1 reply n 7,\n{}", "v1 reply n ,7\n{}",
+                      "v1 handoff team-a\n", "v1 handoff team-a node-a extra\n"])
     func messagesNotOfOursAreRefused(_ text: String) {
         #expect(throws: BusMessage.Malformed.self) { try BusMessage(decoding: text) }
     }

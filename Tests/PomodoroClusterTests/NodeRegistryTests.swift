@@ -16,6 +16,16 @@ final class NodeRegistryTests {
 
     deinit { redis.stop() }
 
+    @Test func aNodeThatLeavesIsOffTheListAtOnce() throws {
+        let registry = NodeRegistry()
+        try registry.heartbeat(node: "a", roomsOwned: 2, on: leases)
+        try registry.heartbeat(node: "b", roomsOwned: 1, on: leases)
+        try registry.leave(node: "a", on: leases)
+        #expect(try registry.nodes(on: leases).map(\.node) == ["b"])
+        try registry.leave(node: "gone", on: leases)   // one never listed: nothing happens
+        #expect(try registry.nodes(on: leases).map(\.node) == ["b"])
+    }
+
     @Test func nodesAreListedWithTheRoomsTheyOwnUntilTheyFallSilent() throws {
         let registry = NodeRegistry(window: .milliseconds(400))
         #expect(try registry.nodes(on: leases) == [])

@@ -1,3 +1,4 @@
+import Foundation
 import PomodoroCore
 import PomodoroNet
 import PomodoroProtocol
@@ -115,4 +116,97 @@ struct HubClusterTests {
         t.hub.receivedHTTP(HTTPRequest(method: .get, path: "/api/cluster/nodes", peer: "127.0.0.1"), responder: bad)
         #expect(bad.response?.status == 404)
     }
+
+    /// A node told by a draining one (`handoff`) takes the room and runs it from the store at once, with
+    /// nobody connected: the same focus, the same end; its members come back to it with their tokens.
+    @Test func aRoomHandedOffIsTakenAndRunsWithNobodyInIt() throws {
+        let store = try HeldStore()
+        let clock = ManualServerClock()
+        let configuration = ServerConfiguration(port: 0, webRoot: nil)
+        let aCluster = ManualCluster(node: "a", store: store.store, now: { clock.now().monotonic })
+        let a = TestHub(configuration: configuration, clock: clock, store: store, cluster: aCluster)
+        let ada = a.connect()
+        a.send(.join(room: "team", name: "Ada", token: nil), from: ada)
+        a.settle()
+        guard case .welcome(let you, _, _, _, _)? = try a.messages(to: ada).first else {
+            Issue.record("no welcome")
+            return
+        }
+        a.send(.start, from: ada)
+        a.settle()
+        let endsAt = try #require(try a.messages(to: ada).compactMap { message -> Int64? in
+            if case .state(let room) = message, room.status == .running { room.endsAt } else { nil }
+        }.last)
+        // a drains: it stops, its writes are durable, its lease is given back.
+        a.hub.beginHandOff()
+        a.hub.stopTracking()
+        aCluster.release(Self.team)
+
+        let bCluster = ManualCluster(node: "b", store: store.store, now: { clock.now().monotonic })
+        let b = TestHub(configuration: configuration, clock: clock, store: store, cluster: bCluster)
+        b.hub.heard(.heard(.handOff(room: "team", from: "a")))
+        b.settle()
+        #expect(b.hub.roomCount == 1 && bCluster.holding == [Self.team])
+        // Running there, with nobody connected: what GET /api/rooms/team shows.
+        let live = RecordedResponse()
+        b.hub.receivedHTTP(HTTPRequest(method: .get, path: "/api/rooms/team", peer: "127.0.0.1"), responder: live)
+        let body = live.response.map { String(decoding: $0.body, as: UTF8.self) } ?? ""
+        #expect(body.contains(#""status":"running""#) && body.contains(#""endsAt":\#(endsAt)"#), "\(body)")
+        // Heard twice (or taken meanwhile by a join): taken once.
+        b.hub.heard(.heard(.handOff(room: "team", from: "a")))
+        b.settle()
+        #expect(b.hub.roomCount == 1)
+
+        let back = b.connect()
+        b.send(.join(room: "team", name: "Ada", token: you.token), from: back)
+        b.settle()
+        guard case .welcome(let again, let room, _, _, _)? = try b.messages(to: back).first else {
+            Issue.record("no welcome on b")
+            return
+        }
+        #expect(again.id == you.id && again.resumed && room.endsAt == endsAt)
+    }
+
+    /// While a node hands its rooms off it takes none: a join that would take one is closed with 1012, and its
+    /// client comes back through the proxy to another node.
+    @Test func aNodeHandingOffTakesNoRoomAndSendsTheJoinerBack() throws {
+        let (t, cluster) = try Self.make()
+        t.hub.beginHandOff()
+        let a = t.connect()
+        t.send(.join(room: "team", name: "Ada", token: nil), from: a)
+        t.settle()
+        #expect(t.transport.closes[a] == FakeTransport.Close(code: 1012, reason: "service restart"))
+        #expect(cluster.holding.isEmpty && t.hub.roomCount == 0)
+    }
+
+    /// `POST /api/admin/drain` starts the server's shutdown (`PomodoroServer.shutdown`, the hand-off on a node);
+    /// exposed as `/api/cluster` is: this host's loopback only, while `/metrics` is served, and POST only.
+    @Test func theDrainEndpointStopsTheServerForThisHostOnly() throws {
+        let calls = Counter()
+        func ask(_ hub: TestHub, _ method: HTTPMethod, from peer: String) -> HTTPResponse? {
+            let response = RecordedResponse()
+            hub.hub.receivedHTTP(HTTPRequest(method: method, path: "/api/admin/drain", peer: peer), responder: response)
+            return response.response
+        }
+        let (t, _) = try Self.make()
+        t.hub.onDrainRequested = { calls.increment() }
+        #expect(ask(t, .post, from: "203.0.113.9")?.status == 404)
+        #expect(ask(t, .get, from: "127.0.0.1")?.status == 400)
+        #expect(calls.value == 0)
+        let drained = ask(t, .post, from: "127.0.0.1")
+        #expect(drained?.status == 202 && drained.map { String(decoding: $0.body, as: UTF8.self) } == "draining\n")
+        #expect(calls.value == 1)
+
+        let quiet = TestHub(configuration: ServerConfiguration(port: 0, webRoot: nil, metricsEnabled: false))
+        quiet.hub.onDrainRequested = { calls.increment() }
+        #expect(ask(quiet, .post, from: "127.0.0.1")?.status == 404)
+        #expect(calls.value == 1)
+    }
+}
+
+private final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func increment() { lock.withLock { count += 1 } }
 }

@@ -252,13 +252,13 @@ struct LiveRoomTests {
         _ = try Peer(client, port: server.port, path: "/ws")
     }
 
-    @Test func shutdownClosesEveryConnectionWithGoingAway() throws {
+    @Test func shutdownClosesEveryConnectionWithServiceRestart() throws {
         let ana = try Peer(client, port: server.port)
         let bo = try Peer(client, port: server.port)
         _ = try ana.join("closing", name: "Ana")
         server.stop()
-        #expect(try ana.expectClose() == 1001)
-        #expect(try bo.expectClose() == 1001)
+        #expect(try ana.expectClose() == 1012)
+        #expect(try bo.expectClose() == 1012)
         client.stop()
         client.waitUntilFinished()
     }

@@ -158,6 +158,13 @@ public final class Peer: Sendable {
 /// A minimal HTTP/1.1 GET over a loopback socket, with any extra header lines (a proxy's
 /// `X-Forwarded-For`): status line and body.
 public func httpGet(port: Int, path: String, headers: [String] = []) throws -> (status: Int, body: String) {
+    try httpRequest("GET", port: port, path: path, headers: headers)
+}
+
+/// A minimal HTTP/1.1 request without a body (GET, POST, …) over a loopback socket, with any extra header
+/// lines: status line and body.
+public func httpRequest(_ method: String, port: Int, path: String,
+                        headers: [String] = []) throws -> (status: Int, body: String) {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw LiveTestFailure(description: "socket failed") }
     defer { Glibc.close(fd) }
@@ -173,7 +180,9 @@ public func httpGet(port: Int, path: String, headers: [String] = []) throws -> (
         }
     }
     guard connected == 0 else { throw LiveTestFailure(description: "connect failed") }
-    let head = (["GET \(path) HTTP/1.1", "Host: 127.0.0.1", "Connection: close"] + headers).joined(separator: "\r\n")
+    let length = method == "POST" ? ["Content-Length: 0"] : []
+    let head = (["\(method) \(path) HTTP/1.1", "Host: 127.0.0.1", "Connection: close"] + length + headers)
+        .joined(separator: "\r\n")
     let request = Array((head + "\r\n\r\n").utf8)
     _ = request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     var response = [UInt8]()

@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 import urllib.error
@@ -1167,6 +1168,47 @@ class Run:
             stop_server(server)
             log.close()
 
+    def comes_back_at_once_after_a_restart_close(self):
+        """A server that stops closes with 1012 (service restart): the page opens its next socket within its
+        restart window (under 1 s) rather than on its back-off, and is the same member once a server is back."""
+        if not self.server_bin:
+            raise AssertionError("no --server-bin given")
+        port = free_port()
+        log = open(os.path.join(self.out, "server-1012.log"), "ab")
+        database = os.path.join(tempfile.mkdtemp(), "pomodoro.sqlite")
+        args = [self.server_bin, "--port", str(port), "--host", "127.0.0.1", "--web-root", "web", "--db", database]
+        server = start_server(args, log, port)
+        driver = make_driver()
+        # Every socket the page opens, and how each closed, in page time.
+        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+            window.__sockets = [];
+            const Real = window.WebSocket;
+            window.WebSocket = class extends Real {
+              constructor(...a) {
+                super(...a);
+                const entry = { openedAt: performance.now(), code: null, closedAt: null };
+                window.__sockets.push(entry);
+                this.addEventListener('close', (e) => { entry.code = e.code; entry.closedAt = performance.now(); });
+              }
+            };"""})
+        try:
+            join(driver, f"http://127.0.0.1:{port}", "/r/restart-1012", "Di")
+            first_id = my_id(driver)
+            stop_server(server)
+            server = start_server(args, log, port)
+            wait(driver, lambda d: is_joined(d) and len(js(d, "return window.__sockets")) >= 2, "back in the room", 15)
+            sockets = js(driver, "return window.__sockets")
+            closed = sockets[0]
+            assert closed["code"] == 1012, f"the first socket closed with {closed['code']}"
+            delay = sockets[1]["openedAt"] - closed["closedAt"]
+            assert 0 <= delay < 1000, f"the next socket opened {delay:.0f} ms after the 1012"
+            assert my_id(driver) == first_id, f"came back as {my_id(driver)}, was {first_id}"
+            print(f"  1012 at the stop; next socket after {delay:.0f} ms; back as {first_id}")
+        finally:
+            driver.quit()
+            stop_server(server)
+            log.close()
+
     def refused_join_explains_itself(self):
         port = free_port()
         log = open(os.path.join(self.out, "server-limits.log"), "ab")
@@ -1581,6 +1623,8 @@ class Run:
                        lambda: self.under_node("schedules_model.mjs"))
             self.check("the WebSocket address names the room, for a cluster's proxy, under node",
                        lambda: self.under_node("socket_url.mjs"))
+            self.check("a close with 1012 (service restart) comes back at once within a jittered window, under node",
+                       lambda: self.under_node("reconnection.mjs"))
             self.check("said to screen readers: the room in a sentence, the time left at chosen minutes, under node",
                        lambda: self.under_node("spoken_model.mjs"))
         else:
@@ -1633,6 +1677,7 @@ class Run:
                 ("an error reply is a dismissable notice", self.error_reply_is_a_dismissable_notice),
                 ("another tab replaces this one (4001), no auto-reconnect", self.another_tab_replaces_this_one),
                 ("reconnects by itself after the server restarts", self.reconnects_after_the_server_restarts),
+                ("a close with 1012 at a restart: back at once, the same member", self.comes_back_at_once_after_a_restart_close),
                 ("leave: gone for the others, and for this browser", self.leave_forgets_the_member),
                 ("a refused join explains itself (bad name, room limit)", self.refused_join_explains_itself),
                 ("schedules: added a minute ahead, edited with its own lengths, started by itself, next on the landing",

@@ -8,10 +8,17 @@ public struct ReconnectPolicy: Equatable, Sendable {
     /// 0 to 1: the fraction by which a delay may be shortened or lengthened at random.
     public var jitter: Double
 
-    public init(initialDelayMs: Int64 = 500, maxDelayMs: Int64 = 30_000, jitter: Double = 0.2) {
+    /// After a close with 1012 (the server restarts, or a cluster node drains and its rooms already run
+    /// on other nodes: docs/PROTOCOL.md §11) the client comes back at once rather than on its back-off,
+    /// at a random moment within this window so that a node's clients do not all knock at once.
+    public var restartWindowMs: Int64
+
+    public init(initialDelayMs: Int64 = 500, maxDelayMs: Int64 = 30_000, jitter: Double = 0.2,
+                restartWindowMs: Int64 = 1_000) {
         self.initialDelayMs = initialDelayMs
         self.maxDelayMs = maxDelayMs
         self.jitter = jitter
+        self.restartWindowMs = restartWindowMs
     }
 
     public static let standard = ReconnectPolicy()
@@ -22,6 +29,11 @@ public struct ReconnectPolicy: Equatable, Sendable {
         let base = min(maxDelayMs, initialDelayMs << Int64(doublings))
         let spread = (unit * 2 - 1) * jitter
         return max(0, Int64((Double(base) * (1 + spread)).rounded()))
+    }
+
+    /// The delay before coming back after a close with 1012; `unit` is a random number in 0..<1.
+    public func restartDelayMs(unit: Double) -> Int64 {
+        max(0, Int64((Double(restartWindowMs) * unit).rounded(.down)))
     }
 }
 
@@ -230,8 +242,16 @@ public struct SessionMachine: Sendable {
                 return end(.refused(code: .badPasscode,
                                     message: accessEndedAnnounced ?? "the room's lock changed: watch it again with its passcode"))
             }
+            // The server restarts, or its node drains and hands its rooms to other nodes (1012): come back at
+            // once through the same address, within a short random window, and resume with the token.
+            if code == 1012, let policy = configuration.reconnect {
+                let retryAt = now.advanced(by: policy.restartDelayMs(unit: random.nextUnit()))
+                state = .waiting(attempt: 1, until: retryAt)
+                return [.emit(.reconnecting(attempt: 1, retryAt: retryAt, reason: "the server is restarting"))]
+            }
             let why: String
             switch code {
+            case 1012?: why = "the server is restarting"
             case 1001?: why = "the server is shutting down"
             case 1008?: why = "the server dropped the connection (policy)"
             case let c?: why = "the connection closed (\(c)\(reason.isEmpty ? "" : ": \(reason)"))"

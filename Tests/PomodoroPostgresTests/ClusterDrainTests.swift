@@ -1,0 +1,137 @@
+import Foundation
+import Glibc
+import PomodoroCluster
+import PomodoroCore
+import PomodoroNet
+import PomodoroProtocol
+import PomodoroTestSupport
+import Testing
+
+/// Draining a node (docs/CLUSTER.md, "Draining a node"): three `pomodoro-server` processes on a real Redis and
+/// PostgreSQL started here; one of them gets SIGTERM while it runs a room whose members are all its own.
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(2))))
+struct ClusterDrainTests {
+    let client: WebSocketClient
+
+    init() throws {
+        client = try WebSocketClient()
+        client.start()
+    }
+
+    func finish() {
+        client.stop()
+        client.waitUntilFinished()
+    }
+
+    /// The port of `node`, among the three.
+    static func port(of node: String, in ports: [String: Int]) throws -> Int {
+        try #require(ports[node], "no node \(node)")
+    }
+
+    @Test func aDrainedNodeHandsItsRoomToAnotherWhichRunsItBeforeAnyoneRejoins() async throws {
+        defer { finish() }
+        let redis = try RedisTestServer()
+        defer { redis.stop() }
+        let leases = try RedisLeases(address: RedisAddress(parsing: redis.url))
+        let database = try await PostgresTestServer.makeDatabase()
+        let (a, aPort) = try ClusterProcessTests.node("a", redis: redis.url, database: database)
+        defer { a.kill() }
+        let (b, bPort) = try ClusterProcessTests.node("b", redis: redis.url, database: database)
+        defer { _ = b.stop() }
+        let (c, cPort) = try ClusterProcessTests.node("c", redis: redis.url, database: database)
+        defer { _ = c.stop() }
+        let ports = ["b": bPort, "c": cPort]
+
+        // Ada and Bo are both on a: a runs "solo", nobody relays to it from elsewhere. Cy, on a too, is in a
+        // room b runs ("elsewhere"), relayed through a.
+        let ada = try Peer(client, port: aPort)
+        let adaIn = try ada.join("solo", name: "Ada")
+        let bo = try Peer(client, port: aPort)
+        let boIn = try bo.join("solo", name: "Bo")
+        let dee = try Peer(client, port: bPort)
+        _ = try dee.join("elsewhere", name: "Dee")
+        let cy = try Peer(client, port: aPort)
+        let cyIn = try cy.join("elsewhere", name: "Cy")
+        ada.send(.start, ref: .string("go"))
+        #expect(ClusterProcessTests.isOK(try ada.expect("go", ClusterProcessTests.answer(to: "go"))))
+        let endsAt = try #require(try ada.expect("the running state", ClusterProcessTests.running))
+        let before = try #require(try leases.holder(room: "solo"))
+        #expect(before.node == "a")
+        #expect(try leases.holder(room: "elsewhere")?.node == "b")
+
+        // SIGTERM: every member of a is told to come back (1012), and a exits within a bound.
+        let signalled = Date()
+        a.terminate()
+        for (name, peer) in [("Ada", ada), ("Bo", bo), ("Cy", cy)] {
+            #expect(try peer.expectClose(timeout: 10) == 1012, "\(name)'s close")
+        }
+        let closedAfter = Date().timeIntervalSince(signalled)
+        let ended = try a.wait(timeout: 15)
+        let exitedAfter = Date().timeIntervalSince(signalled)
+        #expect(ended.exited && ended.status == 0)
+        #expect(exitedAfter < 10 * TestTime.scale, "a exited \(exitedAfter) s after SIGTERM")
+
+        // Before anyone came back, another node runs "solo" under a new epoch: the fence moved on.
+        let after = try #require(try leases.holder(room: "solo"), "nobody runs the room after the drain")
+        #expect(["b", "c"].contains(after.node) && after.epoch > before.epoch, "\(after)")
+        print("drain: members closed \(String(format: "%.0f", closedAfter * 1000)) ms after SIGTERM, node exited after "
+              + "\(String(format: "%.0f", exitedAfter * 1000)) ms; solo now on \(after)")
+
+        // Ada comes back through the node that does not run it (relayed), Bo through the one that does: both are
+        // the same members, the focus the same, and it ticks.
+        let other = after.node == "b" ? "c" : "b"
+        let adaBack = try Peer(client, port: try Self.port(of: other, in: ports))
+        let adaAgain = try adaBack.join("solo", name: "Ada", token: adaIn.you.token)
+        #expect(adaAgain.you.id == adaIn.you.id && adaAgain.you.resumed)
+        #expect(adaAgain.room.status == .running && adaAgain.room.endsAt == endsAt)
+        let boBack = try Peer(client, port: try Self.port(of: after.node, in: ports))
+        let boAgain = try boBack.join("solo", name: "Bo", token: boIn.you.token)
+        #expect(boAgain.you.id == boIn.you.id && boAgain.you.resumed && boAgain.room.endsAt == endsAt)
+        let (tick, _) = try adaBack.nextTick(timeout: 5)
+        #expect(tick.endsAt == endsAt)
+        // Cy, whose room b runs, is back there too.
+        let cyBack = try Peer(client, port: bPort)
+        let cyAgain = try cyBack.join("elsewhere", name: "Cy", token: cyIn.you.token)
+        #expect(cyAgain.you.id == cyIn.you.id && cyAgain.you.resumed)
+    }
+
+    @Test func aNodeDrainedOverHTTPAloneExitsWithinItsBoundAndTheRoomComesBackOnAJoin() async throws {
+        defer { finish() }
+        let redis = try RedisTestServer()
+        defer { redis.stop() }
+        let leases = try RedisLeases(address: RedisAddress(parsing: redis.url))
+        let database = try await PostgresTestServer.makeDatabase()
+        let (a, aPort) = try ClusterProcessTests.node("a", redis: redis.url, database: database,
+                                                      ["--trusted-proxy", "127.0.0.1/32"])
+        defer { a.kill() }
+        let ada = try Peer(client, port: aPort)
+        let adaIn = try ada.join("lone", name: "Ada")
+        // From elsewhere, through the trusted proxy: not found, and nothing stops.
+        #expect(try httpRequest("POST", port: aPort, path: "/api/admin/drain",
+                                headers: ["X-Forwarded-For: 203.0.113.9"]).status == 404)
+        #expect(try httpGet(port: aPort, path: "/readyz").status == 200)
+        ada.send(.start, ref: .string("go"))
+        let endsAt = try #require(try ada.expect("the running state", ClusterProcessTests.running))
+
+        // An operator drains it over HTTP (from this host): only POST, and then the same as SIGTERM. No other
+        // node to hand the room to: a gives its lease back, closes with 1012 and exits at once.
+        #expect(try httpRequest("GET", port: aPort, path: "/api/admin/drain").status == 400)
+        let signalled = Date()
+        let drain = try httpRequest("POST", port: aPort, path: "/api/admin/drain")
+        #expect(drain.status == 202 && drain.body == "draining\n")
+        let adaClose = try ada.expectClose(timeout: 10)
+        #expect(adaClose == 1012)
+        let ended = try a.wait(timeout: 15)
+        let exitedAfter = Date().timeIntervalSince(signalled)
+        #expect(ended.exited && ended.status == 0)
+        #expect(exitedAfter < 5 * TestTime.scale, "a exited \(exitedAfter) s after the drain")
+        #expect(try leases.holder(room: "lone") == nil)
+
+        // A node started later takes it on the first join: the same member, the same end.
+        let (b, bPort) = try ClusterProcessTests.node("b", redis: redis.url, database: database)
+        defer { _ = b.stop() }
+        let back = try Peer(client, port: bPort)
+        let again = try back.join("lone", name: "Ada", token: adaIn.you.token)
+        #expect(again.you.id == adaIn.you.id && again.room.endsAt == endsAt)
+    }
+}
