@@ -513,7 +513,7 @@ final class RawHTTP {
     init(port: Int, receiveBuffer: Int32? = nil, readTimeout: Int = 5) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw LiveTestFailure(description: "socket failed") }
-        var timeout = timeval(tv_sec: readTimeout, tv_usec: 0)
+        var timeout = timeval(tv_sec: TestTime.seconds(readTimeout), tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         if var size = receiveBuffer {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))

@@ -36,7 +36,7 @@ final class RawWebSocket {
         }
         // How long a read may stay quiet before the test gives up: a bound, not a timing. Five PBKDF2 checks of
         // wrong passcodes in a row outlasted 5 s at load 30 on two cores.
-        var timeout = timeval(tv_sec: 20, tv_usec: 0)
+        var timeout = timeval(tv_sec: TestTime.seconds(20), tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

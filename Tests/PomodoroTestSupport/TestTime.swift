@@ -18,6 +18,9 @@ public enum TestTime {
     /// The moment `seconds` (stretched) from now.
     public static func deadline(_ seconds: Double) -> Date { Date().addingTimeInterval(seconds * scale) }
 
+    /// A socket's receive timeout in whole seconds, stretched.
+    public static func seconds(_ seconds: Int) -> Int { Int((Double(seconds) * scale).rounded(.up)) }
+
     /// A test's time limit in whole minutes, stretched.
     public static func minutes(_ minutes: Int) -> Int { Int((Double(minutes) * scale).rounded(.up)) }
 }
