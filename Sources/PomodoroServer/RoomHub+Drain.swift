@@ -36,7 +36,7 @@ extension RoomHub {
                 case .owned(let stored):
                     metrics.leaseTaken()
                     guard !stopped, rooms[id] == nil, let stored else { return releaseIfUnused(id) }
-                    let entry = bringBack(stored, at: clock.now())
+                    let entry = bringBack(stored, at: clock.now(), handedOff: true)
                     logger.info("took a room handed off by a draining node", metadata: [
                         "room": "\(id)", "from": "\(node)", "members": "\(entry.room.memberCount)"])
                     // Members of this node relayed to the draining one are in the room here now.
