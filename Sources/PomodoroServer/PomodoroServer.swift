@@ -1,8 +1,6 @@
 import Dispatch
 import Logging
-import PomodoroCluster
 import PomodoroCore
-import PomodoroPostgres
 import PomodoroNet
 import PomodoroStore
 
@@ -13,16 +11,11 @@ public final class PomodoroServer: Sendable {
     private let hub: RoomHub
     /// Hands the server's events to the hub (the server holds its delegate weakly).
     private let delegate: HubDelegate
-    /// This server's place in a cluster, if it is a node of one.
-    private let cluster: ClusterNode?
-    /// On a cluster node, the per-address limits counted in Redis.
-    private let clusterLimits: ClusterAddressLimits?
+    /// What runs beside the service thread for the router (nothing for `LocalRooms`).
+    private let routerStart: @Sendable () -> Void
+    private let routerHandOff: @Sendable (Duration, @escaping @Sendable () -> Void) -> Void
+    private let routerStop: @Sendable () -> Void
     private let logger: Logger
-
-    /// Why a cluster node cannot be built.
-    public struct ClusterProblem: Error, CustomStringConvertible {
-        public let description: String
-    }
 
     /// Binds the port and prepares the rooms; call `start()` to serve.
     ///
@@ -65,29 +58,29 @@ public final class PomodoroServer: Sendable {
         var stored: [StoredRoom] = []
         var schedules: [RoomID: [Schedule]] = [:]
         let opened = try given ?? configuration.database.open(retention: configuration.journalRetention)
+        // Where rooms run: in this process, or on a cluster the configuration names (`RoomRouting`), which
+        // may write through a store of its own around the one opened here.
         var store = opened
-        if let settings = configuration.cluster {
-            // A node runs a room only under its lease and writes only through the fence: it needs the shared
-            // PostgreSQL store, and brings no room back at start (a room returns when someone joins it, taken
-            // under its lease).
-            guard let postgres = opened as? PostgresRoomStore else {
-                throw ClusterProblem(description: "a cluster node needs a PostgreSQL database (--db postgres://...)")
-            }
-            let node = ClusterNode(configuration: settings, store: postgres, monotonic: { clock.now().monotonic })
-            node.logger = logger
-            cluster = node
-            store = node.store
-            let incarnation = settings.node + "#" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
-            clusterLimits = ClusterAddressLimits(
-                local: LocalAddressLimits(limits, clock: clock),
-                redis: RedisAddressCounts(address: settings.redis, incarnation: incarnation),
-                logger: logger, post: { [transport] work in transport.post(work) })
+        var router: (any RoomRouter)?
+        var addressLimits: (any AddressLimits)?
+        var restoresRooms = true
+        if let routing = configuration.cluster {
+            let parts = try routing.makeRouter(RouterContext(configuration: configuration, clock: clock, logger: logger,
+                                                             store: opened, post: { [transport] work in transport.post(work) }))
+            router = parts.router
+            store = parts.store
+            addressLimits = parts.addressLimits
+            restoresRooms = parts.restoresRooms
+            routerStart = parts.start
+            routerHandOff = parts.handOff
+            routerStop = parts.stop
         } else {
-            cluster = nil
-            clusterLimits = nil
+            routerStart = {}
+            routerHandOff = { _, done in done() }
+            routerStop = {}
         }
         if let store {
-            if cluster == nil { stored = try store.loadRooms() }
+            if restoresRooms { stored = try store.loadRooms() }
             // A cluster node brings back no room at start, but knows every room's schedules: it keeps each
             // room with some run by some node (docs/CLUSTER.md, "Schedules on a cluster").
             schedules = try store.loadSchedules()
@@ -107,17 +100,11 @@ public final class PomodoroServer: Sendable {
             })
         }
         hub = RoomHub(configuration: configuration, clock: clock, logger: logger, store: writer, transport: transport,
-                      cluster: cluster, addressLimits: clusterLimits)
+                      router: router, addressLimits: addressLimits)
         delegate = HubDelegate(hub: hub)
-        cluster?.whenLost { [hub, transport] room in transport.post { hub.leaseLost(room) } }
-        cluster?.listen { [hub, transport] event in transport.post { hub.heard(event) } }
-        cluster?.whenSchedulesHeard { [hub, transport] news in transport.post { hub.schedulesHeard(news) } }
         transport.delegate = delegate
         // Rooms come back on the service thread, on its first turn, before anyone has connected.
-        let clustered = cluster != nil
-        transport.post { [hub, stored, schedules] in
-            if clustered { hub.keepScheduledRoomsRunning(schedules) } else { hub.restore(stored, schedules: schedules) }
-        }
+        transport.post { [hub, stored, schedules] in hub.router.begin(stored: stored, schedules: schedules) }
         // `POST /api/admin/drain` stops the server as SIGTERM does (before `start`: nobody asks sooner).
         hub.onDrainRequested = { [weak self] in self?.shutdown() }
     }
@@ -127,8 +114,7 @@ public final class PomodoroServer: Sendable {
 
     /// Starts the service thread.
     public func start() {
-        cluster?.start()
-        clusterLimits?.start()
+        routerStart()
         transport.start()
     }
 
@@ -155,14 +141,7 @@ public final class PomodoroServer: Sendable {
                 let close: @Sendable () -> Void = { [transport] in
                     transport.post { transport.shutdown(code: RoomHub.restartCloseCode, reason: RoomHub.restartCloseReason) }
                 }
-                guard let cluster else { return close() }
-                cluster.handOff(within: Self.handOffBound) { [logger] report in
-                    if !report.notTaken.isEmpty {
-                        logger.warning("draining: rooms not taken by another node in time; they return when someone joins",
-                                       metadata: ["rooms": "\(report.notTaken.map(\.rawValue))"])
-                    }
-                    close()
-                }
+                routerHandOff(Self.handOffBound, close)
             }
         }
     }
@@ -177,8 +156,7 @@ public final class PomodoroServer: Sendable {
     public func waitUntilFinished() {
         transport.waitUntilFinished()
         hub.flushStore()
-        clusterLimits?.stop()
-        cluster?.stop()
+        routerStop()
     }
 
     /// Counts read on the service thread: rooms, connections, frames sent, slow clients dropped.

@@ -12,7 +12,7 @@ extension RoomHub {
     /// Rebuilds one stored room, catches it up to `now`, and writes what that changed. The room comes back
     /// whole: `RoomStore.loadRoom` reads its schedules with it, and what fell due meanwhile is dealt with now.
     @discardableResult
-    func bringBack(_ stored: StoredRoom, at now: ClockReading) -> RoomEntry {
+    package func bringBack(_ stored: StoredRoom, at now: ClockReading) -> RoomEntry {
         let id = stored.record.id
         var room = restored(stored, at: now)
         let outcome = room.resumeAfterRestart(at: now.monotonic)
@@ -149,21 +149,9 @@ extension RoomHub {
         if !entry.streams.isEmpty { stream(message, in: entry) }
         guard !entry.connections.isEmpty || !entry.observers.isEmpty else { return }
         let frame = OutboundFrame(WireCodec.encode(message))
-        var sent = 0
-        if let relaying {
-            // On a cluster node: the same bytes once to each other node with members here, naming them.
-            let recipients = entry.connections.values.filter { $0 != skip } + entry.observers.filter { $0 != skip }
-            sent = relaying.send(frame, toAll: recipients)
-            framesSent += sent
-            metrics.sent(frames: sent, bytes: sent * frame.count)
-            return
-        }
-        for connection in entry.connections.values where connection != skip {
-            if transport.send(frame, to: connection) { sent += 1 }
-        }
-        for connection in entry.observers where connection != skip {
-            if transport.send(frame, to: connection) { sent += 1 }
-        }
+        // The same bytes for all (the router's transport sends them once to each other node with any of them).
+        let recipients = entry.connections.values.filter { $0 != skip } + entry.observers.filter { $0 != skip }
+        let sent = transport.send(frame, toAll: recipients)
         framesSent += sent
         metrics.sent(frames: sent, bytes: sent * frame.count)
     }
@@ -210,10 +198,10 @@ extension RoomHub {
     /// bring it back shortly before their next start. `lifetime: false` for a room a refused join has just
     /// made or brought back.
     @discardableResult
-    func dropIfExpired(_ id: RoomID, _ entry: RoomEntry, at now: ClockReading, lifetime: Bool = true) -> Bool {
+    package func dropIfExpired(_ id: RoomID, _ entry: RoomEntry, at now: ClockReading, lifetime: Bool = true) -> Bool {
         guard rooms[id] === entry, rooms.reasonToStay(entry, at: now, lifetime: lifetime) == nil else { return false }
         rooms.remove(id, at: now)
-        noteLetGo(entry)
+        router.left(entry)
         dismissObservers(of: entry)
         releaseIfUnused(id)
         armReturns()
@@ -223,11 +211,9 @@ extension RoomHub {
 
     // MARK: Owning rooms in a cluster
 
-    /// Whether this server may act for the room now: always on a single server; on a cluster node, while its
-    /// lease's term runs (`LeaseTerm`).
+    /// Whether this server may act for the room now (`RoomRouter.owns`).
     func ownsRoom(_ id: RoomID, at now: ClockReading) -> Bool {
-        guard let cluster else { return true }
-        return cluster.owns(id, at: now.monotonic)
+        router.owns(id, at: now)
     }
 
     /// The room's lease ended (Redis gave it to another node, or its term ran out unrenewed): the room leaves
@@ -235,7 +221,7 @@ extension RoomHub {
     /// 4005 (room moved) so that their clients reconnect and resume on the room's new owner.
     /// A node handing its rooms off (draining) gave the lease back itself: its members are closed with 1012,
     /// as all its connections soon are, and come back through the proxy at once.
-    func leaseLost(_ id: RoomID) {
+    package func leaseLost(_ id: RoomID) {
         guard let entry = rooms.remove(id, at: clock.now()) else { return }
         entry.held = nil
         let (code, reason) = handingOff ? (Self.restartCloseCode, Self.restartCloseReason) : (UInt16(4005), "room moved")
@@ -253,13 +239,12 @@ extension RoomHub {
             transport.close(connection, code: code, reason: reason)
         }
         for stream in entry.streams { stream.finish() }
-        cluster?.release(id)
+        router.letGo(id)
     }
 
     /// Gives a room's lease back once nothing on this node holds or waits for the room.
-    func releaseIfUnused(_ id: RoomID) {
-        guard let cluster, rooms[id] == nil, lookups[id] == nil, !joins.values.contains(where: { $0.room == id })
-        else { return }
-        cluster.release(id)
+    package func releaseIfUnused(_ id: RoomID) {
+        guard rooms[id] == nil, lookups[id] == nil, !joins.values.contains(where: { $0.room == id }) else { return }
+        router.letGo(id)
     }
 }

@@ -15,19 +15,16 @@ extension RoomHub {
     func readiness(responder: any HTTPAnswering) {
         @Sendable func answer(_ status: Int, _ text: String) { responder.respond(HTTPResponse(status: status, text: text)) }
         if draining { return answer(503, "not ready: shutting down\n") }
-        let cluster = cluster
-        let clusterCheck: @Sendable () -> Void = {
-            guard let cluster else { return answer(200, "ready\n") }
-            cluster.report { result in
-                switch result {
-                case .success: answer(200, "ready\n")
-                case .failure(let error): answer(503, "not ready: Redis unavailable: \(error.reason)\n")
-                }
+        let check = router.readinessCheck
+        let routerCheck: @Sendable () -> Void = {
+            check { reason in
+                guard let reason else { return answer(200, "ready\n") }
+                answer(503, "not ready: \(reason)\n")
             }
         }
-        guard let store else { return clusterCheck() }
+        guard let store else { return routerCheck() }
         store.probe { outage in
-            guard let outage else { return clusterCheck() }
+            guard let outage else { return routerCheck() }
             let seconds = Int(Date().timeIntervalSince(outage.since).rounded())
             answer(503, "not ready: database unavailable for \(seconds) s: \(outage.reason)\n")
         }

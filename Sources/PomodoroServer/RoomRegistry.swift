@@ -14,7 +14,7 @@ import PomodoroProtocol
 /// start goes into `index`, from which the hub brings it back shortly before it (`RoomHub+ScheduledReturns`).
 /// Every room in memory counts toward `capacity` (`--max-rooms`), however it came back; the callers check
 /// `isFull` before they bring one in. Confined to the service thread, like the hub that holds it.
-final class RoomRegistry {
+package final class RoomRegistry {
     private(set) var entries: [RoomID: RoomEntry] = [:]
     /// How many rooms may be in memory at once (`--max-rooms`).
     let capacity: Int
@@ -36,13 +36,13 @@ final class RoomRegistry {
         self.index = index ? ScheduleIndex(lead: leadSeconds) : nil
     }
 
-    subscript(id: RoomID) -> RoomEntry? { entries[id] }
-    var count: Int { entries.count }
+    package subscript(id: RoomID) -> RoomEntry? { entries[id] }
+    package var count: Int { entries.count }
     var isEmpty: Bool { entries.isEmpty }
     var values: Dictionary<RoomID, RoomEntry>.Values { entries.values }
     var keys: Dictionary<RoomID, RoomEntry>.Keys { entries.keys }
     /// Whether another room would be one too many.
-    var isFull: Bool { entries.count >= capacity }
+    package var isFull: Bool { entries.count >= capacity }
 
     // MARK: Entering and leaving
 

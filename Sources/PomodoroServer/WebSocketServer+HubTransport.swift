@@ -5,6 +5,7 @@ import PomodoroNet
 
 extension WebSocketServer: HubTransport {
     package func timer(firing fire: @escaping () -> Void) -> any HubTimer { makeTimer(fire) }
+    package var loop: any LoopThread { self }
 }
 
 extension LoopTimer: HubTimer {}

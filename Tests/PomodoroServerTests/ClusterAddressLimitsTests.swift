@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import PomodoroCluster
+@testable import PomodoroCluster
 import PomodoroCore
 import PomodoroNet
 @testable import PomodoroServer

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
-import PomodoroCluster
+import PomodoroServer
 import PomodoroCore
 import PomodoroNet
 
