@@ -4,10 +4,13 @@ import Logging
 import PomodoroCore
 import PomodoroProtocol
 import PomodoroStore
+import Synchronization
 
 /// A server's place in a cluster: takes rooms (`RoomTakeover`) on a thread of its own, keeps their leases
 /// (`LeaseKeeper`), and writes through the fence (`FencedRoomStore`). The moment a lease is lost the store
 /// refuses the room's writes and `lost` is called, so the hub drops the room.
+// `@unchecked Sendable`: each variable is used on one queue only (`queue`, `publishing`, `watching`, as marked)
+// or under `lock`, and `logger` is set once before `start`.
 package final class ClusterNode: HubCluster, @unchecked Sendable {
     package let node: String
     package let store: FencedRoomStore
@@ -61,7 +64,7 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
                                  fenced.disown(room)
                                  box.call(room)
                              })
-        box.node = self
+        box.set(self)
     }
 
     /// Hands the keeper's losses to `body` (called on the keeper's thread).
@@ -364,8 +367,10 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     package func release(_ room: RoomID) { keeper.release(room) }
 }
 
-/// Lets the keeper's callback, made before the node exists, reach it.
-private final class LostBox: @unchecked Sendable {
-    weak var node: ClusterNode?
-    func call(_ room: RoomID) { node?.lost(room) }
+/// Lets the keeper's callback, made before the node exists, reach it (weakly: the node owns the keeper).
+private final class LostBox: Sendable {
+    private struct Weak { weak var node: ClusterNode? }
+    private let weak = Mutex(Weak())
+    func set(_ node: ClusterNode) { weak.withLock { $0.node = node } }
+    func call(_ room: RoomID) { weak.withLock { $0.node }?.lost(room) }
 }

@@ -179,8 +179,8 @@ extension ClusterRooms {
         case .handOff(let name, let from):
             guard let room = try? RoomID(validating: name) else { return }
             takeHandedOff(room, from: from)
-        case .reply, .close, .broadcast, .schedulesChanged:
-            break   // for another node, not sent by this version, or heard by `ScheduleWatch` on its own channel
+        case .reply, .close, .schedulesChanged:
+            break   // for another node, or heard by `ScheduleWatch` on its own channel
         }
     }
 

@@ -157,13 +157,13 @@ extension ClusterRooms {
                 case .owned(let stored):
                     hub.metrics.leaseTaken()
                     // A join that came in meanwhile is behind this take on the node's queue: it finds the room here.
-                    guard !hub.stopped, hub.rooms[id] == nil, let stored else { return hub.releaseIfUnused(id) }
+                    guard !hub.stopped, hub.rooms[id] == nil, let stored else { return hub.letGoIfUnused(id) }
                     hub.logger.info("took a room for its schedules", metadata: [
                         "room": "\(id)", "schedules": "\(stored.schedules.count)"])
                     guard !hub.rooms.isFull else {
                         hub.logger.warning("a room with schedules was not taken: this node holds as many rooms as it may",
                                            metadata: ["room": "\(id)"])
-                        return hub.releaseIfUnused(id)
+                        return hub.letGoIfUnused(id)
                     }
                     let now = hub.clock.now()
                     let entry = hub.bringBack(stored, at: now)
@@ -174,7 +174,7 @@ extension ClusterRooms {
                     break
                 case .failed(let reason):
                     hub.logger.warning("could not take a room for its schedules", metadata: ["room": "\(id)", "error": "\(reason)"])
-                    hub.releaseIfUnused(id)
+                    hub.letGoIfUnused(id)
                 }
     }
 }

@@ -126,11 +126,21 @@ package final class ClusterRooms: RoomRouter {
                     return true
                 }
                 rehome(id, after: taken)
-                hub.releaseIfUnused(id)
+                hub.letGoIfUnused(id)
     }
 
     package func owns(_ id: RoomID, at now: ClockReading) -> Bool { cluster.owns(id, at: now.monotonic) }
     package func letGo(_ id: RoomID) { cluster.release(id) }
+
+    /// The room's lease ended (Redis gave it to another node, or its term ran out unrenewed), and the hub
+    /// dropped the room. A node handing its rooms off (draining) gave the lease back itself.
+    package func lost(_ id: RoomID) {
+        if !hub.handingOff {
+            hub.metrics.leaseLost()
+            hub.logger.warning("lost a room's lease; its members reconnect to its new owner", metadata: ["room": "\(id)"])
+        }
+        cluster.release(id)
+    }
 
     // MARK: Connections
 
@@ -301,7 +311,7 @@ package final class ClusterRooms: RoomRouter {
                 switch taken {
                 case .owned(let stored):
                     hub.metrics.leaseTaken()
-                    guard !hub.stopped, hub.rooms[id] == nil, let stored else { return hub.releaseIfUnused(id) }
+                    guard !hub.stopped, hub.rooms[id] == nil, let stored else { return hub.letGoIfUnused(id) }
                     let entry = hub.bringBack(stored, at: hub.clock.now())
                     hub.logger.info("took a room handed off by a draining node", metadata: [
                         "room": "\(id)", "from": "\(node)", "members": "\(entry.room.memberCount)"])
@@ -312,7 +322,7 @@ package final class ClusterRooms: RoomRouter {
                     rehome(id, after: taken)
                 case .failed(let reason):
                     hub.logger.warning("could not take a room handed off", metadata: ["room": "\(id)", "error": "\(reason)"])
-                    hub.releaseIfUnused(id)
+                    hub.letGoIfUnused(id)
                 }
     }
 }

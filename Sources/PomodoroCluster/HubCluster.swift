@@ -108,7 +108,7 @@ extension ClusterConfiguration: RoomRouting {
         let post = context.post
         // What the node hears on its threads reaches the router on the service thread.
         let handle = rooms.handle
-        node.whenLost { room in post { handle.rooms?.hub.leaseLost(room) } }
+        node.whenLost { room in post { handle.rooms?.hub.lostRoom(room) } }
         node.listen { event in post { handle.rooms?.heard(event) } }
         node.whenSchedulesHeard { news in post { handle.rooms?.schedulesHeard(news) } }
         return RouterParts(

@@ -34,17 +34,27 @@ final class RemoteConnections {
 /// The hub's transport on a cluster node: a frame or close for another node's connection goes over the
 /// bus to that node (`BusMessage.reply`, `.close`), everything else to the node's own transport. So the
 /// hub answers a remote member by the same code as a local one.
-final class RelayingTransport: HubTransport, @unchecked Sendable {
+final class RelayingTransport: HubTransport {
     let base: any HubTransport
     let cluster: any HubCluster
-    let remotes = RemoteConnections()
-    /// Bus messages published; service thread only.
-    private(set) var published = 0
+    /// What it keeps, on the service thread only.
+    private final class State {
+        let remotes = RemoteConnections()
+        /// Bus messages published.
+        var published = 0
+    }
+    private let state: LoopBound<State>
 
     init(base: any HubTransport, cluster: any HubCluster) {
         self.base = base
         self.cluster = cluster
+        state = LoopBound(State(), loop: base.loop)
     }
+
+    /// Other nodes' connections in this node's rooms.
+    var remotes: RemoteConnections { state.value.remotes }
+    /// Bus messages published.
+    var published: Int { state.value.published }
 
     @discardableResult
     package func send(_ frame: OutboundFrame, to connection: ConnectionID) -> Bool {
@@ -83,7 +93,7 @@ final class RelayingTransport: HubTransport, @unchecked Sendable {
     }
 
     func publish(_ message: BusMessage, to node: String) {
-        published += 1
+        state.value.published += 1
         cluster.publish(message, to: node)
     }
 

@@ -5,11 +5,11 @@ import PomodoroNet
 /// held until it is settled: kept (the room was made, the passcode was wrong) or handed back.
 package struct LimitReservation: Hashable, Sendable {
     package let address: String
-    /// Tells this reservation from the address's others where they are counted together (Redis).
+    /// Tells this reservation from the address's others where they are counted together (across servers).
     package let serial: UInt64
-    /// Counted in the cluster's Redis as well as on this node; false on a single server, and on a node whose
-    /// Redis could not be reached when it was taken (then it is this node's alone).
-    package var clustered = false
+    /// Counted across servers as well as here; false on a single server, and when the shared count could not
+    /// be reached when it was taken (then it is this server's alone).
+    package var shared = false
 }
 
 /// What a request for one more passcode check is told.
@@ -18,7 +18,7 @@ package enum CheckAdmission: Equatable {
     case granted(LimitReservation)
     /// The address's wrong passcodes of the last minute and its checks still running fill the limit: try
     /// again once one of those checks ends.
-    case busy
+    case full
     /// The address's wrong passcodes of the last minute reach the limit.
     case limited
 }
@@ -27,11 +27,11 @@ package enum CheckAdmission: Equatable {
 /// connections held at once, rooms made (or brought back) per minute, wrong passcodes per minute. Each is
 /// counted here and nowhere else; the hub asks and never counts itself.
 ///
-/// `LocalAddressLimits` counts in this process (a single server); `ClusterAddressLimits` counts in the
-/// cluster's Redis, so N nodes allow what one allows (docs/SECURITY.md, "Limits and their defaults").
+/// `LocalAddressLimits` counts in this process (a single server); a router may count across its servers,
+/// so that N of them allow what one allows (docs/SECURITY.md, "Limits and their defaults").
 ///
 /// Service thread only. Each `answer` runs on the service thread, either before the call returns (in this
-/// process) or later, through the service loop's queue (a Redis round trip): callers handle both.
+/// process) or later, through the service loop's queue (a round trip elsewhere): callers handle both.
 package protocol AddressLimits: AnyObject {
     /// Counts a new WebSocket connection from `address`; `false`: the address holds as many as it may, and
     /// the connection is to be closed (it is not counted).
@@ -55,7 +55,7 @@ package struct SlidingWindowCount {
     package enum Answer: Equatable {
         case granted
         /// What happened and what is reserved fill the limit (something reserved may still be handed back).
-        case busy
+        case full
         /// What happened in the last `span` fills the limit.
         case limited
     }
@@ -81,7 +81,7 @@ package struct SlidingWindowCount {
         forgetOld(address, at: now)
         let happened = events[address, default: []].count, open = reserved[address, default: 0]
         if happened >= limit { return .limited }
-        if happened + open >= limit { return .busy }
+        if happened + open >= limit { return .full }
         reserved[address] = open + 1
         return .granted
     }
@@ -104,8 +104,8 @@ package struct SlidingWindowCount {
     }
 }
 
-/// The address limits of a single server, counted in this process (and, on a cluster node, what the node
-/// falls back to while Redis cannot be reached).
+/// The address limits of a single server, counted in this process (and what a server that counts with
+/// others falls back to while they cannot be reached).
 package final class LocalAddressLimits: AddressLimits {
     package let maxConnections: Int
     package let clock: any ServerClock
@@ -149,7 +149,7 @@ package final class LocalAddressLimits: AddressLimits {
 
     /// Frees an admitted connection's place: its address, or nil when it was not counted.
     @discardableResult
-    package func release(_ connection: ConnectionID) -> String? {
+    package func forget(_ connection: ConnectionID) -> String? {
         guard let address = admitted.removeValue(forKey: connection) else { return nil }
         let held = connectionsHeld[address, default: 1] - 1
         connectionsHeld[address] = held > 0 ? held : nil
@@ -160,7 +160,7 @@ package final class LocalAddressLimits: AddressLimits {
         answer(admit(connection, from: address))
     }
 
-    package func connectionClosed(_ connection: ConnectionID) { release(connection) }
+    package func connectionClosed(_ connection: ConnectionID) { forget(connection) }
 
     /// Reserves a room for `address`, or nil: the answer in this process.
     package func takeRoom(for address: String) -> LimitReservation? {
@@ -179,7 +179,7 @@ package final class LocalAddressLimits: AddressLimits {
     package func takePasscodeCheck(for address: String) -> CheckAdmission {
         switch wrongPasscodes.reserve(address, at: clock.now().monotonic) {
         case .granted: .granted(reservation(address))
-        case .busy: .busy
+        case .full: .full
         case .limited: .limited
         }
     }

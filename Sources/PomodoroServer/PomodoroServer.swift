@@ -34,7 +34,7 @@ public final class PomodoroServer: Sendable {
         options.pingAfterSeconds = UInt16(clamping: limits.pingAfterSeconds)
         options.hangUpAfterSeconds = UInt16(clamping: limits.hangUpAfterSeconds)
         options.handshakeTimeoutSeconds = limits.handshakeTimeoutSeconds
-        // Connections per address are counted by the hub's `AddressLimits` (across the cluster on a node).
+        // Connections per address are counted by the hub's `AddressLimits` (across servers, when the router's are).
         // Behind a proxy every client has the proxy's address, and the admin turns per-address limits off
         // with the connection limit: this one follows it.
         if limits.maxConnectionsPerAddress == 0 { options.maxHTTPRequestsPerAddress = 0 }
@@ -81,8 +81,8 @@ public final class PomodoroServer: Sendable {
         }
         if let store {
             if restoresRooms { stored = try store.loadRooms() }
-            // A cluster node brings back no room at start, but knows every room's schedules: it keeps each
-            // room with some run by some node (docs/CLUSTER.md, "Schedules on a cluster").
+            // A router may bring back no room at start (`RouterParts.restoresRooms`), but gets every room's
+            // schedules (`RoomRouter.begin`).
             schedules = try store.loadSchedules()
             // The writer prunes each room's journal as it writes to it; rooms that no longer write are pruned
             // here, once, off the service thread.

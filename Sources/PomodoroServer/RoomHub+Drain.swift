@@ -1,14 +1,8 @@
 import PomodoroCore
 import PomodoroNet
 
-// Draining a cluster node (docs/CLUSTER.md, "Draining a node").
-//
-// A node that stops hands each of its rooms to a live node at once: it writes what it had, gives the
-// room's lease back, and tells the chosen node (`BusMessage.handOff`), which takes the room under a new
-// epoch and runs it from the store whether or not any member is there. Only then are the node's own
-// connections closed with 1012, and its members come back through the proxy to whichever node, where
-// they find the room running. This file is both sides: the node handed a room, and the draining node's
-// refusal to take any room meanwhile.
+// Draining: a server that stops and hands its rooms to others (the
+// router does the handing) takes no room meanwhile; a join that would take one is sent back with 1012.
 
 extension RoomHub {
     /// The close code and reason that send a client back at once through the proxy (PROTOCOL.md §11).

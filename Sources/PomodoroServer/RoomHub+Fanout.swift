@@ -56,7 +56,7 @@ extension RoomHub {
     private func timerFired(_ id: RoomID) {
         guard let entry = rooms[id] else { return }
         let now = clock.now()
-        guard ownsRoom(id, at: now) else { return leaseLost(id) }
+        guard ownsRoom(id, at: now) else { return lostRoom(id) }
         let outcome = entry.room.advance(to: now.monotonic)
         publish(outcome, in: entry, at: now)
     }
@@ -72,8 +72,8 @@ extension RoomHub {
     func publish(_ outcome: Outcome, in entry: RoomEntry, at now: ClockReading,
                  stateAlreadySentTo skip: ConnectionID? = nil) {
         let roomID = entry.room.id
-        // A cluster node whose lease ended neither writes nor broadcasts for the room again.
-        guard ownsRoom(roomID, at: now) else { return leaseLost(roomID) }
+        // A server that may no longer act for the room neither writes nor broadcasts for it again.
+        guard ownsRoom(roomID, at: now) else { return lostRoom(roomID) }
         for case .memberLeft(let member, _) in outcome.events { entry.forget(member) }
         let crowd = entry.room.policy.isCrowd(memberCount: entry.room.memberCount)
         var messages: [ServerMessage] = outcome.events.filter { !(crowd && $0.isAboutOneMember) }.map {
@@ -138,7 +138,7 @@ extension RoomHub {
     private func stateDue(_ id: RoomID) {
         guard let entry = rooms[id], entry.statePending else { return }
         let now = clock.now()
-        guard ownsRoom(id, at: now) else { return leaseLost(id) }
+        guard ownsRoom(id, at: now) else { return lostRoom(id) }
         catchUp(entry, at: now)
         guard entry.statePending else { return }   // the catch-up's own state stood for it
         let state = ServerMessage.state(stateSent(in: entry, at: now))
@@ -203,32 +203,28 @@ extension RoomHub {
         rooms.remove(id, at: now)
         router.left(entry)
         dismissObservers(of: entry)
-        releaseIfUnused(id)
+        letGoIfUnused(id)
         armReturns()
         logger.debug("room dropped", metadata: ["room": "\(id)", "schedules": "\(entry.schedules.schedules.count)"])
         return true
     }
 
-    // MARK: Owning rooms in a cluster
+    // MARK: Rooms another server takes
 
     /// Whether this server may act for the room now (`RoomRouter.owns`).
     func ownsRoom(_ id: RoomID, at now: ClockReading) -> Bool {
         router.owns(id, at: now)
     }
 
-    /// The room's lease ended (Redis gave it to another node, or its term ran out unrenewed): the room leaves
-    /// this node's memory at once, unwritten and unannounced, and its members and observers are closed with
-    /// 4005 (room moved) so that their clients reconnect and resume on the room's new owner.
-    /// A node handing its rooms off (draining) gave the lease back itself: its members are closed with 1012,
-    /// as all its connections soon are, and come back through the proxy at once.
-    package func leaseLost(_ id: RoomID) {
+    /// The router says this server may no longer act for the room (another server took it): the room leaves
+    /// memory at once, unwritten and unannounced, and its members and observers are closed with 4005 (room
+    /// moved) so that their clients reconnect and resume where it runs now. A server handing its rooms off
+    /// (draining) gave them up itself: its members are closed with 1012, as all its connections soon are, and
+    /// come back through the proxy at once.
+    package func lostRoom(_ id: RoomID) {
         guard let entry = rooms.remove(id, at: clock.now()) else { return }
         entry.held = nil
         let (code, reason) = handingOff ? (Self.restartCloseCode, Self.restartCloseReason) : (UInt16(4005), "room moved")
-        if !handingOff {
-            metrics.leaseLost()
-            logger.warning("lost a room's lease; its members reconnect to its new owner", metadata: ["room": "\(id)"])
-        }
         for connection in entry.connections.values {
             sessions[connection]?.room = nil
             sessions[connection]?.member = nil
@@ -239,11 +235,11 @@ extension RoomHub {
             transport.close(connection, code: code, reason: reason)
         }
         for stream in entry.streams { stream.finish() }
-        router.letGo(id)
+        router.lost(id)
     }
 
-    /// Gives a room's lease back once nothing on this node holds or waits for the room.
-    package func releaseIfUnused(_ id: RoomID) {
+    /// Tells the router a room is done with once nothing here holds or waits for it.
+    package func letGoIfUnused(_ id: RoomID) {
         guard rooms[id] == nil, lookups[id] == nil, !joins.values.contains(where: { $0.room == id }) else { return }
         router.letGo(id)
     }

@@ -126,9 +126,8 @@ extension RoomHub {
 
     static let drainPath = "/api/admin/drain"
 
-    /// `POST /api/admin/drain`: stops the server as SIGTERM does (on a cluster node: hands its rooms to
-    /// other nodes, closes its connections with 1012 and exits; docs/CLUSTER.md, "Draining a node"), and
-    /// answers `202` at once. An operator's endpoint, exposed as `/api/cluster` is: to a client on this
+    /// `POST /api/admin/drain`: stops the server as SIGTERM does (`PomodoroServer.shutdown`), and answers
+    /// `202` at once. An operator's endpoint: to a client on this
     /// host's loopback only (after `--trusted-proxy`), and only while `/metrics` is served; `404` otherwise.
     private func drainRequested(_ http: HTTPRequest, responder: any HTTPAnswering) {
         guard configuration.metricsEnabled, Self.isLoopback(http.peer), let drain = onDrainRequested else {

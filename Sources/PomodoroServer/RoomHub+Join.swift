@@ -25,7 +25,7 @@ extension RoomHub {
         // Catching up may also find the room expired and drop it: then the join creates it anew.
         if let existing = rooms[id] { catchUp(existing, at: now) }
         // A room not in memory may be made or brought back: the join takes its place in the address's
-        // rooms-per-minute first (a Redis round trip on a cluster node; its frames wait meanwhile).
+        // rooms-per-minute first (a round trip when the limits are counted elsewhere; its frames wait meanwhile).
         if rooms[id] == nil, roomPlaces[connection] == nil, configuration.limits.roomsCreatedPerAddressPerMinute > 0 {
             suspend(connection)
             addressLimits.reserveRoom(for: session.address) { [self] reservation in
@@ -120,7 +120,7 @@ extension RoomHub {
         }
         if action.ends { settleRoomPlace(of: connection, kept: action.makesRoom) }
         if action.ends && waited { resume(connection) }
-        if action.ends { releaseIfUnused(id) }
+        if action.ends { letGoIfUnused(id) }
     }
 
     /// Asks the router for a room not in memory, off the service thread; joins of one room share one ask.
@@ -192,7 +192,7 @@ extension RoomHub {
     /// Why this connection may not create a room now (`room_limit`), or nil when it may.
     private func creationRefusal(for connection: ConnectionID, at now: ClockReading) -> Refusal? {
         let limits = configuration.limits
-        // Every room in memory counts, however it came (a join, a restart, a scheduled start, a cluster take),
+        // Every room in memory counts, however it came (a join, a restart, a scheduled start, the router's take),
         // and so do those on their way back for a scheduled start.
         guard rooms.count + returning.count < limits.maxRooms else {
             return Refusal(code: .roomLimit, message: "the server holds as many rooms as it may", field: "room")

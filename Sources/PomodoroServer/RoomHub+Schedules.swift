@@ -179,7 +179,7 @@ extension RoomHub {
     }
 
     /// `GET /api/rooms/{room}/schedules` and `/calendar.ics`: from the room in memory; for a room that is not,
-    /// from `stored` (read from the store for the request), or on a cluster node from what it knows of the
+    /// from `stored` (read from the store for the request), or from what the router knows of the
     /// schedules of a room another server runs (`RoomRouter.knownSchedules`). An unknown room has none.
     func schedulesResponse(_ room: RoomID, calendar: Bool, stored: StoredRoom? = nil) -> HTTPResponse {
         let now = clock.now()
@@ -197,7 +197,7 @@ extension RoomHub {
         return HTTPResponse(status: 200, contentType: "application/json", body: WireCodec.encodeSchedulesBody(payload))
     }
 
-    /// A room brought back with its schedules (a cluster node's take reads them after its claim): they are
+    /// A room brought back with its schedules (a router's take reads them after its claim): they are
     /// its book, and what fell due meanwhile is dealt with now, as after a restart.
     func adoptSchedules(_ schedules: [Schedule], into entry: RoomEntry) {
         guard !schedules.isEmpty else { return }

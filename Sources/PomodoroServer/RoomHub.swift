@@ -12,13 +12,15 @@ import PomodoroStore
 /// the `HubTransport` it is given and reads time only from its `ServerClock`, so tests drive it by hand.
 /// It is confined to the service thread; nothing here locks.
 ///
-/// Where the rest lives: the join workflow in `RoomHub+Join.swift` (its steps in `JoinFlow`), passcode
+/// Where the rest lives: the connections' table in `Sessions.swift`, each frame taken in its turn and
+/// dispatched in `RoomHub+Frames.swift`, the join workflow in `RoomHub+Join.swift` (its steps in `JoinFlow`), passcode
 /// checks in `RoomHub+Passcodes.swift`, the HTTP API in `RoomHub+HTTP.swift`, journal reads and `stats` in
 /// `RoomHub+Journal.swift`, and a live room's broadcasts, timers, commits and expiry in `RoomHub+Fanout.swift`.
 /// Which rooms are in memory, and the one rule for when one may leave, is `RoomRegistry`'s; rooms with
 /// schedules out of memory come back for their starts in `RoomHub+ScheduledReturns.swift`.
 ///
-/// `@unchecked Sendable` only so the composition root can hand it to the service thread, which alone uses it.
+/// `@unchecked Sendable`: work posted from other threads carries it back to the service thread, which alone
+/// reads or writes its state (the loop-bound values it hands off check that in debug builds).
 package final class RoomHub: @unchecked Sendable {
     package let configuration: ServerConfiguration
     package let clock: any ServerClock
@@ -28,46 +30,10 @@ package final class RoomHub: @unchecked Sendable {
     package let store: (any HubStore)?
     /// Where passcodes are hashed and checked, never on the service thread.
     let hashing: any BackgroundWork
-    /// Where rooms run and how connections reach them (`RoomRouter`): this process, or a cluster.
+    /// Where rooms run and how connections reach them (`RoomRouter`).
     package let router: any RoomRouter
     let tokens = TokenSource()
     package var logger: Logger
-
-    /// A connection and, once it has joined, where it sits.
-    struct Session {
-        let peer: String
-        /// What its per-address limits count it under (`AddressKey`).
-        let address: String
-        var room: RoomID?
-        var member: MemberID?
-        /// The room this connection watches without being a member (`RoomHub+Observers.swift`).
-        var observing: RoomID?
-        /// Why it may watch that room (`RoomAccess`): weighed again when the room's lock changes or a member
-        /// is removed.
-        var watchGrant: RoomAccess.Grant?
-        var bucket: TokenBucket
-        /// The time zone named on `join`, for stats requests that name none.
-        var timeZone: String?
-        /// Messages refused in a row for going too fast.
-        var strikes = 0
-        /// Requests of this connection still at work off the service thread (a join's store look-up or
-        /// passcode check, a `stats` read). While any is, its later frames wait in `pending`: frames of one
-        /// connection take effect in the order they were sent.
-        var suspended = 0
-        var pending: [Inbound] = []
-        /// A new member who has sent nothing since joining: lost, they get the room's short grace.
-        var silentNewMember = false
-    }
-
-    /// What reaches the hub for a connection, taken in the order it came: a client's frame, or, for another
-    /// node's connection, the answer that node already gave a frame it refused (`BusMessage.refused`), sent
-    /// back in that frame's turn.
-    package enum Inbound {
-        case frame([UInt8])
-        case answered([UInt8])
-        /// That node closes the connection (it kept flooding), once the answers before this are out.
-        case close(code: UInt16, reason: String)
-    }
 
     /// In a room above `RoomPolicy.memberListLimit`, a `state` caused only by member changes goes out at
     /// most this often: a join storm of n members then costs each member about one list-capped `state` a
@@ -75,7 +41,8 @@ package final class RoomHub: @unchecked Sendable {
     static let crowdStateInterval: Duration = .seconds(1)
     static let passcodeFailuresPerMinute = 5
 
-    var sessions: [ConnectionID: Session] = [:]
+    /// The connections, and where each sits (`Sessions.swift`).
+    var sessions = SessionTable()
     /// The rooms in memory: the one place they enter and leave it (`RoomRegistry`).
     package let rooms: RoomRegistry
     /// Wakes the hub shortly before a scheduled start of a room not in memory (`RoomHub+ScheduledReturns`).
@@ -85,7 +52,7 @@ package final class RoomHub: @unchecked Sendable {
     /// The serial the next room made or brought back gets (`RoomEntry.serial`).
     var nextRoomSerial: UInt64 = 1
     /// Connections, rooms made and wrong passcodes per address: counted there and nowhere else, in this
-    /// process or across the cluster (`AddressLimits`).
+    /// process or across servers (`AddressLimits`).
     let addressLimits: any AddressLimits
     /// Each joining connection's place in its address's rooms-per-minute limit, from before its join looks at
     /// a room not in memory until the join ends (`RoomHub+Join.swift`).
@@ -99,7 +66,7 @@ package final class RoomHub: @unchecked Sendable {
     var access = RoomAccess()
     /// The places of each address's checks running on this node, settled as they end (`RoomHub+Passcodes.swift`).
     var passcodePlaces: [String: [LimitReservation]] = [:]
-    /// Tries again the checks of addresses whose limit was busy with other nodes' checks.
+    /// Tries again the checks of addresses whose limit was full of other servers' checks.
     var passcodeRetry: (any HubTimer)?
     var passcodeRetrying: Set<String> = []
     /// `/api` requests per address: a bucket of `apiBurst`, refilled at `apiRequestsPerSecond`.
@@ -125,7 +92,7 @@ package final class RoomHub: @unchecked Sendable {
     package internal(set) var stopped = false
     /// Set at the start of a shutdown: `/readyz` answers 503 (`RoomHub+Readiness.swift`).
     var draining = false
-    /// Set when a draining cluster node hands its rooms off: it takes no room (`RoomHub+Drain.swift`).
+    /// Set when a draining server hands its rooms off: it takes no room (`RoomHub+Drain.swift`).
     package internal(set) var handingOff = false
     /// What `POST /api/admin/drain` calls: the server's `shutdown` (set by `PomodoroServer`).
     package var onDrainRequested: (@Sendable () -> Void)?
@@ -249,205 +216,6 @@ package final class RoomHub: @unchecked Sendable {
                          field: nil, ref: nil), to: connection)
         }
     }
-
-    // MARK: Messages
-
-    package func received(_ text: [UInt8], from connection: ConnectionID) {
-        receive(.frame(text), from: connection)
-    }
-
-    /// A frame (or another node's answer to one) for `connection`: counted against the connection's rate, held
-    /// while an earlier request is at work, else taken now. A frame the router carries elsewhere is counted
-    /// here like any other, before it goes anywhere; another node's connection is not counted again here,
-    /// since its node did (the bus may bunch its frames).
-    package func receive(_ inbound: Inbound, from connection: ConnectionID) {
-        guard var session = sessions[connection] else { return }
-        // Being closed (it flooded): nothing more of it is taken, as once a local connection is closed.
-        if router.ignores(connection) { return }
-        let now = clock.now()
-        if !connection.isRemote, !session.bucket.take(at: now.monotonic) {
-            sessions[connection] = session
-            return strike(connection, "too many messages; at most \(configuration.limits.messagesPerSecond) a second")
-        }
-        if session.suspended > 0 {
-            // An earlier request is still at work: this frame takes effect after it, in order.
-            guard session.pending.count < ServerLimits.framesWaitingBehindARequest else {
-                sessions[connection] = session
-                return strike(connection, "too many messages waiting for an earlier request; wait for its answer")
-            }
-            session.strikes = 0
-            session.pending.append(inbound)
-            sessions[connection] = session
-            return
-        }
-        session.strikes = 0
-        sessions[connection] = session
-        take(inbound, from: connection, at: now)
-    }
-
-    private func take(_ inbound: Inbound, from connection: ConnectionID, at now: ClockReading) {
-        switch inbound {
-        case .frame(let text): handle(text, from: connection, at: now)
-        case .answered(let frame): sendAnswered(frame, to: connection)
-        case .close(let code, let reason): transport.close(connection, code: code, reason: reason)
-        }
-    }
-
-    /// Refuses a frame with `rate_limited`, or closes the connection (1008) once it has gone on too long.
-    private func strike(_ connection: ConnectionID, _ message: String) {
-        guard let session = sessions[connection] else { return }
-        sessions[connection]?.strikes += 1
-        if session.strikes + 1 >= configuration.limits.rateLimitStrikes {
-            logger.notice("closing a flooding connection", metadata: ["peer": "\(session.peer)"])
-            // Closed by the router its own way, when its answers go that way too.
-            if router.closesFlooding(connection, code: 1008, reason: "rate limit") { return }
-            transport.close(connection, code: 1008, reason: "rate limit")
-        } else {
-            reply(.error(code: .rateLimited, message: message, field: nil, ref: nil), to: connection)
-        }
-    }
-
-    /// Holds the connection's later frames until a matching `resume`: for a request that goes off the
-    /// service thread and answers later.
-    package func suspend(_ connection: ConnectionID) {
-        sessions[connection]?.suspended += 1
-    }
-
-    /// A request at work is over: once none is, the frames that waited behind it are handled, in order, until
-    /// one of them suspends the connection again.
-    package func resume(_ connection: ConnectionID) {
-        guard sessions[connection] != nil else { return }
-        sessions[connection]!.suspended -= 1
-        while let session = sessions[connection], session.suspended == 0, !session.pending.isEmpty {
-            let next = sessions[connection]!.pending.removeFirst()
-            take(next, from: connection, at: clock.now())
-        }
-    }
-
-    /// One frame, in its turn.
-    package func handle(_ text: [UInt8], from connection: ConnectionID, at now: ClockReading) {
-        if router.carries(text, from: connection) { return }
-        let frame: ClientFrame
-        do {
-            frame = try WireCodec.decodeClientFrame(text)
-        } catch {
-            reply(.error(code: error.code, message: error.message, field: error.field, ref: error.ref), to: connection)
-            return
-        }
-        if case .join = frame.message {} else { sessions[connection]?.silentNewMember = false }
-        if observerFrame(frame, from: connection, at: now) { return }
-        if refusedDuringOutage(frame, from: connection, at: now) { return }
-        switch frame.message {
-        case .ping:
-            reply(.pong(serverTime: now.wallMs, ref: frame.ref), to: connection)
-        case let .join(room, name, token, passcode, control, tz):
-            router.joinSent(text, by: connection)
-            if let tz {
-                guard FocusReport.timeZone(named: tz) != nil else {
-                    reply(.error(code: .badRequest, message: Self.badTimeZone, field: "tz", ref: frame.ref),
-                          to: connection)
-                    return
-                }
-                sessions[connection]?.timeZone = tz
-            }
-            join(JoinFlow.Request(room: room, name: name, token: token, passcode: passcode, control: control,
-                                  ref: frame.ref),
-                 connection: connection, at: now)
-        case let .observe(room, token, passcode):
-            router.joinSent(text, by: connection)
-            observe(room: room, token: token, passcode: passcode, ref: frame.ref, connection: connection, at: now)
-        case let .stats(room, days, tz, passcode):
-            stats(room: room, days: days, tz: tz, passcode: passcode, ref: frame.ref, connection: connection, at: now)
-        case let .schedule(request):
-            guard let (entry, member) = membership(of: connection, ref: frame.ref) else { return }
-            catchUp(entry, at: now)
-            scheduleRequest(request, ref: frame.ref, entry: entry, member: member, connection: connection, at: now)
-        case .leave:
-            guard let (entry, member) = membership(of: connection, ref: frame.ref) else { return }
-            entry.connections[member] = nil
-            sessions[connection]?.room = nil
-            sessions[connection]?.member = nil
-            let outcome = entry.room.leave(member, now: now.monotonic)
-            reply(.ok(command: "leave", appliesFrom: nil, ref: frame.ref), to: connection)
-            publish(outcome, in: entry, at: now)
-        case .passcode, .kick:
-            handleHosting(frame.message, ref: frame.ref, from: connection, at: now)
-        default:
-            guard let command = Self.roomCommand(frame.message) else { return }
-            guard let (entry, member) = membership(of: connection, ref: frame.ref) else { return }
-            do {
-                catchUp(entry, at: now)
-                entry.room.wallOffsetNanoseconds = now.wallOffsetNanoseconds
-                let outcome = try entry.room.handle(command, from: member, now: now.monotonic)
-                reply(.ok(command: frame.message.type, appliesFrom: outcome.appliesFrom, ref: frame.ref), to: connection)
-                publish(outcome, in: entry, at: now)
-            } catch {
-                refuse(error, ref: frame.ref, to: connection)
-            }
-        }
-    }
-
-    /// While the database cannot be reached nothing that must be saved is taken on, so nobody is told of a
-    /// change that could not be kept: such a frame is refused with `store_unavailable`. Leaving is let
-    /// through: its save waits for the database.
-    private func refusedDuringOutage(_ frame: ClientFrame, from connection: ConnectionID, at now: ClockReading) -> Bool {
-        switch frame.message {
-        case .ping, .stats, .leave, .observe, .schedule(.list): return false
-        default: break
-        }
-        guard let store, store.outage != nil else { return false }
-        // Nothing is written while changes are refused: ask the database again, at most once a second, so the
-        // refusals end as soon as it is back.
-        if lastProbe.map({ now.monotonic - $0 >= .seconds(1) }) ?? true {
-            lastProbe = now.monotonic
-            store.probe { _ in }
-        }
-        reply(.error(code: .storeUnavailable, message: "the server cannot save changes just now; try again in a moment",
-                     field: nil, ref: frame.ref), to: connection)
-        return true
-    }
-
-    private static func roomCommand(_ message: ClientMessage) -> Room.Command? {
-        switch message {
-        case .start: .start
-        case .pause: .pause
-        case .resume: .resume
-        case .skip: .skip
-        case .reset: .reset
-        case .extend(let seconds): .extend(seconds: seconds)
-        case .configure(let settings): .configure(settings)
-        case .task(let text): .setTask(text)
-        case .presence(let away): .setAway(away)
-        case .control(let mode): .setControlMode(mode)
-        case .handOff(let member): .handOff(to: MemberID(member))
-        case .join, .leave, .ping, .stats, .observe, .schedule, .passcode, .kick: nil
-        }
-    }
-
-    func membership(of connection: ConnectionID, ref: Ref?) -> (RoomEntry, MemberID)? {
-        guard let session = sessions[connection], let roomID = session.room, let member = session.member,
-              let entry = rooms[roomID] else {
-            reply(.error(code: .notJoined, message: "join a room first", field: nil, ref: ref), to: connection)
-            return nil
-        }
-        return (entry, member)
-    }
-
-    /// Bytes another server already answered a frame of `connection` with, sent as they are, in the frame's turn.
-    func sendAnswered(_ frame: [UInt8], to connection: ConnectionID) {
-        let outbound = OutboundFrame(frame)
-        if transport.send(outbound, to: connection) {
-            framesSent += 1
-            metrics.sent(frames: 1, bytes: outbound.count)
-        }
-    }
-
-    /// Where `connection` comes from, as its limits count it, while it is open.
-    package func peer(of connection: ConnectionID) -> String? { sessions[connection]?.peer }
-    /// Whether `connection` is open here.
-    package func isOpen(_ connection: ConnectionID) -> Bool { sessions[connection] != nil }
-
-    static let badTimeZone = "tz must be an IANA time zone name such as Europe/Berlin"
 
     // MARK: Replies
 

@@ -20,15 +20,15 @@ package final class RoomRegistry {
     let capacity: Int
     /// Whether rooms are kept in a store: a room that leaves memory can then come back from it.
     let keepsStored: Bool
-    /// The next start of every room with schedules that is not in memory; nil on a cluster node, where
-    /// every node knows every room's schedules (`RoomHub+ClusterSchedules.swift`).
+    /// The next start of every room with schedules that is not in memory; nil when the router keeps every
+    /// room's schedules itself (`RoomRouter.indexesScheduledReturns`).
     var index: ScheduleIndex?
 
     /// How many seconds before a scheduled start its room is back in memory (its store read and catch-up
-    /// take well under a second; the rest is margin for a busy server).
+    /// take well under a second; the rest is margin for a loaded server).
     let leadSeconds: Int64
 
-    /// - Parameter index: kept on one server; nil on a cluster node.
+    /// - Parameter index: whether to keep `index`.
     init(capacity: Int, keepsStored: Bool, leadSeconds: Int64, index: Bool) {
         self.capacity = capacity
         self.keepsStored = keepsStored
@@ -59,7 +59,7 @@ package final class RoomRegistry {
     }
 
     /// Takes the room out of memory, its timers stopped; its schedules' next start is kept in `index`.
-    /// Whether it may go is `reasonToStay`'s to say; a cluster node whose lease ended removes it regardless.
+    /// Whether it may go is `reasonToStay`'s to say; a room another server took is removed regardless.
     @discardableResult
     func remove(_ id: RoomID, at now: ClockReading) -> RoomEntry? {
         guard let entry = entries.removeValue(forKey: id) else { return nil }

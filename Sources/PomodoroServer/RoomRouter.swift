@@ -30,6 +30,8 @@ package protocol RoomRouter: AnyObject {
     func owns(_ id: RoomID, at now: ClockReading) -> Bool
     /// The room is out of memory and nothing here waits for it.
     func letGo(_ id: RoomID)
+    /// The room left memory because `owns` said no: another server runs it now.
+    func lost(_ id: RoomID)
     /// The room left memory by the one rule (`RoomRegistry`), its schedules as they were.
     func left(_ entry: RoomEntry)
     /// The room's schedules changed (the change is queued for the store).
@@ -155,6 +157,14 @@ package enum RoomFound: Sendable {
     case elsewhere(node: String)
 }
 
+extension Refusal {
+    /// A join of a room another node of the cluster runs, that this node could not relay there.
+    static func runsElsewhere(on node: String) -> Refusal {
+        Refusal(code: .unavailable,
+                message: "this room runs on another node of the cluster (\(node)); connect through the cluster's address with the room in the URL (/ws?room=NAME), or try again")
+    }
+}
+
 extension ConnectionID {
     /// Connections of other nodes' members, as the owner's hub sees them, are numbered from here; the
     /// transport's own never come near it.
@@ -189,6 +199,7 @@ package final class LocalRooms: RoomRouter {
 
     package func owns(_ id: RoomID, at now: ClockReading) -> Bool { true }
     package func letGo(_ id: RoomID) {}
+    package func lost(_ id: RoomID) {}
     package func left(_ entry: RoomEntry) {}
     package func schedulesChanged(_ entry: RoomEntry) {}
     package func knownSchedules(of id: RoomID) -> [Schedule]? { nil }

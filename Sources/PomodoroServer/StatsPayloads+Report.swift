@@ -28,9 +28,3 @@ extension StatsReportPayload {
                   })
     }
 }
-
-/// Carries a value that is only ever used on the service thread across a hop through another queue.
-package struct UncheckedBox<T>: @unchecked Sendable {
-    package let value: T
-    package init(_ value: T) { self.value = value }
-}
