@@ -152,29 +152,29 @@ extension ClusterRooms {
 
     /// The answer to `takeForSchedules`, on the service thread.
     private func tookForSchedules(_ id: RoomID, _ taken: ClusterTake) {
-                scheduledRooms.taking.remove(id)
-                switch taken {
-                case .owned(let stored):
-                    hub.metrics.leaseTaken()
-                    // A join that came in meanwhile is behind this take on the node's queue: it finds the room here.
-                    guard !hub.stopped, hub.rooms[id] == nil, let stored else { return hub.letGoIfUnused(id) }
-                    hub.logger.info("took a room for its schedules", metadata: [
-                        "room": "\(id)", "schedules": "\(stored.schedules.count)"])
-                    guard !hub.rooms.isFull else {
-                        hub.logger.warning("a room with schedules was not taken: this node holds as many rooms as it may",
-                                           metadata: ["room": "\(id)"])
-                        return hub.letGoIfUnused(id)
-                    }
-                    let now = hub.clock.now()
-                    let entry = hub.bringBack(stored, at: now)
-                    // Taken for a set that is not running and no start near (it ended, or was reset): it goes
-                    // again at once, and is not taken again for that set.
-                    hub.dropIfExpired(id, entry, at: now, lifetime: false)
-                case .elsewhere:
-                    break
-                case .failed(let reason):
-                    hub.logger.warning("could not take a room for its schedules", metadata: ["room": "\(id)", "error": "\(reason)"])
-                    hub.letGoIfUnused(id)
-                }
+        scheduledRooms.taking.remove(id)
+        switch taken {
+        case .owned(let stored):
+            hub.metrics.leaseTaken()
+            // A join that came in meanwhile is behind this take on the node's queue: it finds the room here.
+            guard !hub.stopped, hub.rooms[id] == nil, let stored else { return hub.letGoIfUnused(id) }
+            hub.logger.info("took a room for its schedules", metadata: [
+                "room": "\(id)", "schedules": "\(stored.schedules.count)"])
+            guard !hub.rooms.isFull else {
+                hub.logger.warning("a room with schedules was not taken: this node holds as many rooms as it may",
+                                   metadata: ["room": "\(id)"])
+                return hub.letGoIfUnused(id)
+            }
+            let now = hub.clock.now()
+            let entry = hub.bringBack(stored, at: now)
+            // Taken for a set that is not running and no start near (it ended, or was reset): it goes
+            // again at once, and is not taken again for that set.
+            hub.dropIfExpired(id, entry, at: now, lifetime: false)
+        case .elsewhere:
+            break
+        case .failed(let reason):
+            hub.logger.warning("could not take a room for its schedules", metadata: ["room": "\(id)", "error": "\(reason)"])
+            hub.letGoIfUnused(id)
+        }
     }
 }

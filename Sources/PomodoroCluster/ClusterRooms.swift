@@ -104,29 +104,29 @@ package final class ClusterRooms: RoomRouter {
 
     /// The answer to `take`, on the service thread.
     private func took(_ id: RoomID, _ taken: ClusterTake) {
-                let found: RoomFound
-                switch taken {
-                case .owned(let stored):
-                    hub.metrics.leaseTaken()
-                    found = .stored(.success(stored))
-                    // Taken for members of this node who were relayed to a node that has gone: the room
-                    // comes back here for them.
-                    if let stored, hub.rooms[id] == nil, relayedByRoom[id] != nil { hub.bringBack(stored, at: hub.clock.now()) }
-                case .elsewhere(let node):
-                    found = .elsewhere(node: node)
-                case .failed(let reason):
-                    hub.logger.error("could not take a room", metadata: ["room": "\(id)", "error": "\(reason)"])
-                    found = .stored(.failure(StoreError(reason)))
-                }
-                hub.logger.trace("room taken", metadata: ["room": "\(id)", "taken": "\("\(taken)".prefix(60))"])
-                hub.lookedUp(id, found) { connection in
-                    guard case .elsewhere(let node) = taken, node != cluster.node, relayable(connection) else { return false }
-                    hub.settleRoomPlace(of: connection, kept: false)
-                    relayJoin(of: connection, room: id, to: node)
-                    return true
-                }
-                rehome(id, after: taken)
-                hub.letGoIfUnused(id)
+        let found: RoomFound
+        switch taken {
+        case .owned(let stored):
+            hub.metrics.leaseTaken()
+            found = .stored(.success(stored))
+            // Taken for members of this node who were relayed to a node that has gone: the room
+            // comes back here for them.
+            if let stored, hub.rooms[id] == nil, relayedByRoom[id] != nil { hub.bringBack(stored, at: hub.clock.now()) }
+        case .elsewhere(let node):
+            found = .elsewhere(node: node)
+        case .failed(let reason):
+            hub.logger.error("could not take a room", metadata: ["room": "\(id)", "error": "\(reason)"])
+            found = .stored(.failure(StoreError(reason)))
+        }
+        hub.logger.trace("room taken", metadata: ["room": "\(id)", "taken": "\("\(taken)".prefix(60))"])
+        hub.lookedUp(id, found) { connection in
+            guard case .elsewhere(let node) = taken, node != cluster.node, relayable(connection) else { return false }
+            hub.settleRoomPlace(of: connection, kept: false)
+            relayJoin(of: connection, room: id, to: node)
+            return true
+        }
+        rehome(id, after: taken)
+        hub.letGoIfUnused(id)
     }
 
     package func owns(_ id: RoomID, at now: ClockReading) -> Bool { cluster.owns(id, at: now.monotonic) }
@@ -200,15 +200,15 @@ package final class ClusterRooms: RoomRouter {
 
     /// The answer to an observer's look for the room's owner, on the service thread.
     private func found(_ id: RoomID, owner: String?, for connection: ConnectionID, ref: Ref?) {
-                guard hub.isOpen(connection) else { return }
-                guard let owner else {
-                    joinFrames[connection] = nil
-                    let refusal = RoomHub.noOpenRoom
-                    hub.reply(.error(code: refusal.code, message: refusal.message, field: refusal.field, ref: ref),
-                              to: connection)
-                    return hub.resume(connection)
-                }
-                relayJoin(of: connection, room: id, to: owner)
+        guard hub.isOpen(connection) else { return }
+        guard let owner else {
+            joinFrames[connection] = nil
+            let refusal = RoomHub.noOpenRoom
+            hub.reply(.error(code: refusal.code, message: refusal.message, field: refusal.field, ref: ref),
+                      to: connection)
+            return hub.resume(connection)
+        }
+        relayJoin(of: connection, room: id, to: owner)
     }
 
     // MARK: HTTP and state
@@ -307,22 +307,22 @@ package final class ClusterRooms: RoomRouter {
     }
 
     private func tookHandedOff(_ id: RoomID, from node: String, _ taken: ClusterTake) {
-                handedOffTaking.remove(id)
-                switch taken {
-                case .owned(let stored):
-                    hub.metrics.leaseTaken()
-                    guard !hub.stopped, hub.rooms[id] == nil, let stored else { return hub.letGoIfUnused(id) }
-                    let entry = hub.bringBack(stored, at: hub.clock.now())
-                    hub.logger.info("took a room handed off by a draining node", metadata: [
-                        "room": "\(id)", "from": "\(node)", "members": "\(entry.room.memberCount)"])
-                    // Members of this node relayed to the draining one are in the room here now.
-                    rehome(id, after: taken)
-                case .elsewhere(let owner):
-                    hub.logger.debug("a room handed off runs elsewhere", metadata: ["room": "\(id)", "owner": "\(owner)"])
-                    rehome(id, after: taken)
-                case .failed(let reason):
-                    hub.logger.warning("could not take a room handed off", metadata: ["room": "\(id)", "error": "\(reason)"])
-                    hub.letGoIfUnused(id)
-                }
+        handedOffTaking.remove(id)
+        switch taken {
+        case .owned(let stored):
+            hub.metrics.leaseTaken()
+            guard !hub.stopped, hub.rooms[id] == nil, let stored else { return hub.letGoIfUnused(id) }
+            let entry = hub.bringBack(stored, at: hub.clock.now())
+            hub.logger.info("took a room handed off by a draining node", metadata: [
+                "room": "\(id)", "from": "\(node)", "members": "\(entry.room.memberCount)"])
+            // Members of this node relayed to the draining one are in the room here now.
+            rehome(id, after: taken)
+        case .elsewhere(let owner):
+            hub.logger.debug("a room handed off runs elsewhere", metadata: ["room": "\(id)", "owner": "\(owner)"])
+            rehome(id, after: taken)
+        case .failed(let reason):
+            hub.logger.warning("could not take a room handed off", metadata: ["room": "\(id)", "error": "\(reason)"])
+            hub.letGoIfUnused(id)
+        }
     }
 }

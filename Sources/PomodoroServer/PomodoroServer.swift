@@ -118,17 +118,16 @@ public final class PomodoroServer: Sendable {
         transport.start()
     }
 
-    /// How long a draining cluster node waits for other nodes to take the rooms it handed off before it
-    /// closes its connections and exits all the same.
+    /// How long a draining server waits for others to take the rooms it handed off (`RouterParts.handOff`)
+    /// before it closes its connections and exits all the same.
     public static let handOffBound: Duration = .seconds(5)
 
     /// Stops, sending every client back at once (close 1012, "service restart"; docs/PROTOCOL.md §11). Safe
     /// from any thread, and more than once. `/readyz` answers 503 from the start, and no room timer is armed.
     ///
-    /// A single server writes what it had to its store, then closes. A cluster node also takes no room from
-    /// now on and hands each of its rooms to a live node (`ClusterNode.handOff`), which runs it at once; it
-    /// closes its connections once another node holds every room, or after `handOffBound` (docs/CLUSTER.md,
-    /// "Draining a node").
+    /// It writes what it had to its store, takes no room from now on, and lets its router hand its rooms to
+    /// other servers (`RouterParts.handOff`; nothing to hand on a single server); it closes its connections
+    /// once they hold every room, or after `handOffBound` (docs/CLUSTER.md, "Draining a node").
     public func shutdown() {
         transport.post { [self] in
             guard !hub.isHandingOff else { return }
