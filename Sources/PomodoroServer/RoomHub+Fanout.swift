@@ -90,10 +90,17 @@ extension RoomHub {
             sendsState = stateMayGoNow(entry, at: now)
         }
         let state: ServerMessage? = sendsState ? .state(stateSent(in: entry, at: now)) : nil
+        if let tick = outcome.tick { metrics.tick(tick, reached: .wakeup, at: now.monotonic) }
         let announce = { [self] in
             // Measured as it goes out: a tick held behind a commit goes out late.
-            if let tick = outcome.tick { metrics.tickSent(tick, at: clock.now().monotonic) }
-            for message in messages { broadcast(message, in: entry) }
+            if let tick = outcome.tick {
+                let released = clock.now().monotonic
+                metrics.tickSent(tick, at: released)
+                metrics.tick(tick, reached: .released, at: released)
+            }
+            for message in messages {
+                if case .tick = message { broadcast(message, in: entry, timing: outcome.tick) } else { broadcast(message, in: entry) }
+            }
             if let state { broadcast(state, in: entry, except: skip) }
         }
         save(entry, at: now)
@@ -145,7 +152,8 @@ extension RoomHub {
         entry.announce { [self] in broadcast(state, in: entry) }
     }
 
-    func broadcast(_ message: ServerMessage, in entry: RoomEntry, except skip: ConnectionID? = nil) {
+    /// `timing`: the tick this message carries, whose first and last write are measured (`ServerMetrics.TickStage`).
+    func broadcast(_ message: ServerMessage, in entry: RoomEntry, except skip: ConnectionID? = nil, timing tick: Tick? = nil) {
         if !entry.streams.isEmpty { stream(message, in: entry) }
         guard !entry.connections.isEmpty || !entry.observers.isEmpty else { return }
         let frame = OutboundFrame(WireCodec.encode(message))
@@ -159,11 +167,14 @@ extension RoomHub {
             return
         }
         for connection in entry.connections.values where connection != skip {
-            if transport.send(frame, to: connection) { sent += 1 }
+            guard transport.send(frame, to: connection) else { continue }
+            sent += 1
+            if sent == 1, let tick { metrics.tick(tick, reached: .firstWrite, at: clock.now().monotonic) }
         }
         for connection in entry.observers where connection != skip {
             if transport.send(frame, to: connection) { sent += 1 }
         }
+        if let tick, sent > 0 { metrics.tick(tick, reached: .lastWrite, at: clock.now().monotonic) }
         framesSent += sent
         metrics.sent(frames: sent, bytes: sent * frame.count)
     }

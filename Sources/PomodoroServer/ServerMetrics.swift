@@ -34,6 +34,17 @@ final class ServerMetrics {
         .milliseconds(25), .milliseconds(50), .milliseconds(100),
     ]
 
+    /// Where a tick's time goes, each measured from the whole-second boundary it marks (monotonic clock):
+    /// the room's timer ran (`wakeup`), the tick was let out after a commit in flight (`released`: equal to
+    /// the wake-up unless the room had one), the first and the last member's frame were written to their
+    /// sockets (`first_write`, `last_write`). The gaps between them are the waits.
+    enum TickStage: String, CaseIterable {
+        case wakeup
+        case released
+        case firstWrite = "first_write"
+        case lastWrite = "last_write"
+    }
+
     /// What a scrape reads from the hub and the transport.
     struct Levels {
         var connections: Int
@@ -64,6 +75,7 @@ final class ServerMetrics {
     private let slowClientsDropped: Counter
     private let errors: [ErrorCode: Counter]
     private let tickDelay: DurationHistogram
+    private let tickStages: [DurationHistogram]
     private let leasesTaken: Counter
     private let leasesLost: Counter
     private let forwardedCommands: Counter
@@ -100,6 +112,11 @@ final class ServerMetrics {
             descriptor: Self.name("tick_delay", unit: "seconds",
                                   help: "How long after the whole-second boundary it marks each tick was sent."),
             buckets: Self.tickDelayBuckets)
+        let stages = Self.name("tick_stage", unit: "seconds",
+                               help: "When each stage of a tick was reached, after the whole-second boundary it marks.")
+        tickStages = TickStage.allCases.map { stage in
+            registry.makeDurationHistogram(descriptor: stages, labels: [("stage", stage.rawValue)], buckets: Self.tickDelayBuckets)
+        }
         leasesTaken = registry.makeCounter(descriptor: Self.name(
             "cluster_leases_taken", unit: "total", help: "Rooms this cluster node took the lease of (0 on a single server)."))
         leasesLost = registry.makeCounter(descriptor: Self.name(
@@ -162,6 +179,12 @@ final class ServerMetrics {
     func tickSent(_ tick: Tick, at now: Instant) {
         let boundary = tick.deadline - tick.remaining
         tickDelay.record(max(.zero, now - boundary))
+    }
+
+    /// A tick reached `stage` at `now`.
+    func tick(_ tick: Tick, reached stage: TickStage, at now: Instant) {
+        let boundary = tick.deadline - tick.remaining
+        tickStages[TickStage.allCases.firstIndex(of: stage)!].record(max(.zero, now - boundary))
     }
 
     /// The text of every metric, with the levels read now.
