@@ -146,7 +146,7 @@ func (c *client) place() (*room, *member) {
 
 func (c *client) setPlace(r *room, m *member) {
 	c.mu.Lock()
-	c.setPlace(r, m)
+	c.room, c.member = r, m
 	c.mu.Unlock()
 }
 
