@@ -5,7 +5,9 @@
 # BIN_DIR holds the release pomodoro-server and pomo-bench. Each of BENCH_RUNS rounds (default 3) runs every
 # scenario against each server of COMPARE_SERVERS (default "ours peer gopeer") one after the other, each on a
 # fresh process (Tests/bench/run.sh), so that what the machine is doing meanwhile falls on all alike.
-# COMPARE_WINDOW (default 10) is each run's window in seconds. Ours runs with BENCH_DB (default sqlite: the
+# A server named `before` is ours again, from the build in COMPARE_BEFORE_BIN (an earlier commit's release
+# folder), measured by the same pomo-bench: COMPARE_SERVERS="before ours peer gopeer" puts a change and the
+# peers side by side in one sitting. COMPARE_WINDOW (default 10) is each run's window in seconds. Ours runs with BENCH_DB (default sqlite: the
 # server as deployed; none to leave the store out, as the peers keep nothing). Then, per scenario, a table of
 # medians over the runs with their ranges and ours/peer, and the summary table of the two workloads
 # (storm: 10,000 members in 1,000 rooms, joining at once; allhands: one room of 5,000). Each run's JSON
@@ -44,7 +46,11 @@ for round in $(seq "$runs"); do
     for server in $servers; do
       report="$out/$scenario-$server-$round.json"
       status=0
-      BENCH_SERVER="$server" BENCH_DB="$db" bash "$here/run.sh" "$bin" "$scenario" --json --duration "$window" "$@" \
+      kind="$server"; server_bin=""
+      if [ "$server" = before ]; then
+        kind=ours; server_bin="${COMPARE_BEFORE_BIN:?compare.sh: the server before needs COMPARE_BEFORE_BIN}"
+      fi
+      BENCH_SERVER="$kind" BENCH_SERVER_BIN="$server_bin" BENCH_DB="$db" bash "$here/run.sh" "$bin" "$scenario" --json --duration "$window" "$@" \
         >"$report" 2>"$out/$scenario-$server-$round.log" || status=$?
       if [ "$status" != 0 ]; then
         echo "round $round, $scenario, $server: exit status $status; the run's last lines:" >&2

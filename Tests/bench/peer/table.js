@@ -17,8 +17,8 @@ if (!dir || !(runs > 0)) {
 }
 const scenarios = (scenarioList || 'rooms').split(/\s+/).filter(Boolean);
 const servers = (serverList || 'ours peer').split(/\s+/).filter(Boolean);
-const names = { ours: 'ours', peer: 'Node `ws` peer', gopeer: 'Go gorilla peer' };
-const short = { ours: 'ours', peer: 'Node', gopeer: 'Go' };
+const names = { before: 'ours before', ours: 'ours', peer: 'Node `ws` peer', gopeer: 'Go gorilla peer' };
+const short = { before: 'before', ours: 'ours', peer: 'Node', gopeer: 'Go' };
 
 function reports(scenario, server) {
   const found = [];
