@@ -334,7 +334,7 @@ extension BenchReport {
         if let stages = serverTickStages {
             // The server's own stages, in the order a tick passes them (its /metrics histograms).
             let shown = ["wakeup", "released", "first_write", "last_write", "delay"].compactMap { name in
-                stages[name].map { "\(name) \($0.p50Ms.map { format($0) } ?? ">100")/\($0.p99Ms.map { format($0) } ?? ">100")" }
+                stages[name].map { "\(name) \($0.p50Ms.map { format($0) } ?? "beyond")/\($0.p99Ms.map { format($0) } ?? "beyond")" }
             }
             lines.append(row("  server stages", "p50/p99 ms after the boundary: " + shown.joined(separator: ", ")))
         }

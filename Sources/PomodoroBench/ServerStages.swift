@@ -43,7 +43,7 @@ public struct StageHistogram: Codable, Equatable, Sendable {
 /// A stage's summary in the report.
 public struct StageSummary: Codable, Equatable, Sendable {
     public var count: Int
-    /// From the buckets (0.5, 1, 2.5, 5, 10, 25, 50, 100 ms), interpolated; nil past 100 ms.
+    /// From the buckets (0.1 ms to 1 s for the stages, 0.5 to 100 ms for `delay`), interpolated; nil past the last.
     public var p50Ms: Double?
     public var p99Ms: Double?
     public var histogram: StageHistogram

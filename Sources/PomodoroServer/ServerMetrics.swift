@@ -45,6 +45,11 @@ final class ServerMetrics {
         case lastWrite = "last_write"
     }
 
+    /// The stages' buckets: finer below a millisecond (a timer's wake-up is tens of microseconds late on an
+    /// idle core) and on to a second (on a starved one).
+    static let tickStageBuckets: [Duration] = [.microseconds(100), .microseconds(250)] + tickDelayBuckets
+        + [.milliseconds(250), .seconds(1)]
+
     /// What a scrape reads from the hub and the transport.
     struct Levels {
         var connections: Int
@@ -115,7 +120,7 @@ final class ServerMetrics {
         let stages = Self.name("tick_stage", unit: "seconds",
                                help: "When each stage of a tick was reached, after the whole-second boundary it marks.")
         tickStages = TickStage.allCases.map { stage in
-            registry.makeDurationHistogram(descriptor: stages, labels: [("stage", stage.rawValue)], buckets: Self.tickDelayBuckets)
+            registry.makeDurationHistogram(descriptor: stages, labels: [("stage", stage.rawValue)], buckets: Self.tickStageBuckets)
         }
         leasesTaken = registry.makeCounter(descriptor: Self.name(
             "cluster_leases_taken", unit: "total", help: "Rooms this cluster node took the lease of (0 on a single server)."))

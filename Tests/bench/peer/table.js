@@ -33,14 +33,20 @@ const perFrame = (r) => {
   const frames = r.traffic.framesPerSecond * r.setup.windowSeconds;
   return r.server && r.server.cpuSeconds !== undefined && frames > 0 ? r.server.cpuSeconds * 1e6 / frames : undefined;
 };
-const stage = (name, q) => (r) => r.serverTickStages && r.serverTickStages[name] ? r.serverTickStages[name][q] : undefined;
+// A stage's percentile; Infinity past the histogram's last bucket (the JSON has none then).
+const stage = (name, q) => (r) => {
+  const s = r.serverTickStages && r.serverTickStages[name];
+  if (!s || !s.count) return undefined;
+  return typeof s[q] === 'number' ? s[q] : Infinity;
+};
+const fmt = (v, places) => (v === Infinity ? 'beyond' : v.toFixed(places));
 
 // Each figure from one report, or undefined when the report lacks it; `ratio` false for figures of the machine.
 const figures = [
   ['tick delay p50 (ms)', (r) => r.ticks.delayMs && r.ticks.delayMs.p50, 2],
   ['tick delay p99 (ms)', (r) => r.ticks.delayMs && r.ticks.delayMs.p99, 2],
   ['probe members p99 (ms)', (r) => r.ticks.probeDelayMs && r.ticks.probeDelayMs.p99, 2],
-  ['joined in (s)', (r) => r.connections.joinSeconds, 2],
+  ['joined in (s)', (r) => (r.connections.joined === r.setup.members ? r.connections.joinSeconds : undefined), 2],
   ['server CPU (% of a core)', (r) => r.server && r.server.cpuPercentOfCore, 1],
   ['server CPU per delivered frame (µs)', perFrame, 1],
   ['frames delivered (/s)', (r) => r.traffic.framesPerSecond, 0, false],
@@ -58,18 +64,18 @@ function median(values) {
 }
 
 function summary(values, places) {
-  const present = values.filter((v) => typeof v === 'number' && Number.isFinite(v));
+  const present = values.filter((v) => typeof v === 'number' && !Number.isNaN(v));
   if (present.length === 0) return { text: '–' };
   const m = median(present);
-  const text = present.length === 1 ? m.toFixed(places)
-    : `${m.toFixed(places)} (${Math.min(...present).toFixed(places)}–${Math.max(...present).toFixed(places)})`;
+  const text = present.length === 1 ? fmt(m, places)
+    : `${fmt(m, places)} (${fmt(Math.min(...present), places)}–${fmt(Math.max(...present), places)})`;
   return { median: m, text };
 }
 
 function cell(list, read, places) {
   if (Array.isArray(read)) {
     const parts = read.map((each) => summary(list.map(each), places));
-    return { text: parts.every((p) => p.median === undefined) ? '–' : parts.map((p) => p.median === undefined ? '–' : p.median.toFixed(places)).join(' / ') };
+    return { text: parts.every((p) => p.median === undefined) ? '–' : parts.map((p) => p.median === undefined ? '–' : fmt(p.median, places)).join(' / ') };
   }
   return summary(list.map(read), places);
 }
@@ -104,13 +110,19 @@ for (const scenario of scenarios) {
 }
 
 // The summary: the issue's rows, medians only, with ours/peer.
+// The workloads as run (sizes from the first report of each).
+const size = (scenario) => {
+  const first = all[scenario] && servers.map((s) => all[scenario][s][0]).find(Boolean);
+  return first ? first.setup : { members: '?', rooms: '?' };
+};
+const count = (n) => (typeof n === 'number' ? n.toLocaleString('en-US') : n);
 const rows = [
-  ['storm', '10k members / 1k rooms: tick delay p50 (ms)', (r) => r.ticks.delayMs && r.ticks.delayMs.p50, 2],
+  ['storm', `${count(size('storm').members)} members / ${count(size('storm').rooms)} rooms: tick delay p50 (ms)`, (r) => r.ticks.delayMs && r.ticks.delayMs.p50, 2],
   ['storm', '… p99 (ms)', (r) => r.ticks.delayMs && r.ticks.delayMs.p99, 2],
   ['storm', '… CPU per delivered frame (µs)', perFrame, 1],
   ['storm', '… memory per connection (KiB)', (r) => r.server && r.server.rssBytesPerConnection !== undefined ? r.server.rssBytesPerConnection / 1024 : undefined, 1],
-  ['storm', '… 10,000 joins (s)', (r) => r.connections.joinSeconds, 2],
-  ['allhands', '5,000 members in one room: tick delay p50 (ms)', (r) => r.ticks.delayMs && r.ticks.delayMs.p50, 2],
+  ['storm', `… ${count(size('storm').members)} joins (s)`, (r) => (r.connections.joined === r.setup.members ? r.connections.joinSeconds : undefined), 2],
+  ['allhands', `${count(size('allhands').members)} members in one room: tick delay p50 (ms)`, (r) => r.ticks.delayMs && r.ticks.delayMs.p50, 2],
   ['allhands', '… p99 (ms)', (r) => r.ticks.delayMs && r.ticks.delayMs.p99, 2],
 ];
 if (scenarios.includes('storm') || scenarios.includes('allhands')) {
