@@ -22,7 +22,7 @@ import Prometheus
 /// clients are read only when `/metrics` is fetched. With `/metrics` off the counting goes on all the same:
 /// it costs those few adds, and keeps the hub free of checks. Confined to the service thread, like the hub
 /// that owns it.
-final class ServerMetrics {
+package final class ServerMetrics {
     /// The path the hub answers, unless the server was configured without metrics.
     static let path = "/metrics"
     /// The text format's media type, version 0.0.4.
@@ -36,8 +36,8 @@ final class ServerMetrics {
 
     /// Where a tick's time goes, each measured from the whole-second boundary it marks (monotonic clock):
     /// the room's timer ran (`wakeup`), the tick was let out after a commit in flight (`released`: equal to
-    /// the wake-up unless the room had one), the first and the last member's frame were written to their
-    /// sockets (`first_write`, `last_write`). The gaps between them are the waits.
+    /// the wake-up unless the room had one), the pass that writes it to every member began (`first_write`:
+    /// the first frame is written at once) and ended (`last_write`). The gaps between them are the waits.
     enum TickStage: String, CaseIterable {
         case wakeup
         case released
@@ -62,11 +62,8 @@ final class ServerMetrics {
         var eventStreams: Int = 0
         /// The transport's running count; the counter follows it by the difference since the last scrape.
         var droppedSlowClients: Int
-        /// On a cluster node: this node's connections whose room another node runs, other nodes'
-        /// connections in this node's rooms, and the bus messages this node has published.
-        var relayedMembers: Int = 0
-        var remoteMembers: Int = 0
-        var busPublished: Int = 0
+        /// The router's (`RouterLevels`; all nought on a single server).
+        var router = RouterLevels()
     }
 
     private let registry = PrometheusCollectorRegistry()
@@ -162,21 +159,21 @@ final class ServerMetrics {
 
     // MARK: Called by the hub
 
-    func leaseTaken() { leasesTaken.increment() }
-    func leaseLost() { leasesLost.increment() }
-    func forwarded() { forwardedCommands.increment() }
-    func busReceived() { busReceivedTotal.increment() }
-    func busResubscribed() { busReconnects.increment() }
+    package func leaseTaken() { leasesTaken.increment() }
+    package func leaseLost() { leasesLost.increment() }
+    package func forwarded() { forwardedCommands.increment() }
+    package func busReceived() { busReceivedTotal.increment() }
+    package func busResubscribed() { busReconnects.increment() }
 
     /// `frames` messages went out (one reply, or one broadcast to that many members), `bytes` in all.
-    func sent(frames: Int, bytes: Int) {
+    package func sent(frames: Int, bytes: Int) {
         guard frames > 0 else { return }
         framesSent.increment(by: Int64(frames))
         bytesSent.increment(by: Int64(bytes))
     }
 
     /// An `error` message was sent (or attempted: a connection that is already gone still made it).
-    func errorSent(_ code: ErrorCode) {
+    package func errorSent(_ code: ErrorCode) {
         errors[code]?.increment()
     }
 
@@ -199,12 +196,12 @@ final class ServerMetrics {
         members.set(Int64(levels.members))
         observers.set(Int64(levels.observers))
         eventStreams.set(Int64(levels.eventStreams))
-        relayedMembers.set(Int64(levels.relayedMembers))
-        remoteMembers.set(Int64(levels.remoteMembers))
+        relayedMembers.set(Int64(levels.router.relayedMembers))
+        remoteMembers.set(Int64(levels.router.remoteMembers))
         if let bytes = Self.residentBytes() { residentMemory.set(bytes) }
-        if levels.busPublished > busPublishedSeen {
-            busPublished.increment(by: Int64(levels.busPublished - busPublishedSeen))
-            busPublishedSeen = levels.busPublished
+        if levels.router.busPublished > busPublishedSeen {
+            busPublished.increment(by: Int64(levels.router.busPublished - busPublishedSeen))
+            busPublishedSeen = levels.router.busPublished
         }
         if levels.droppedSlowClients > droppedSlowClientsSeen {
             slowClientsDropped.increment(by: Int64(levels.droppedSlowClients - droppedSlowClientsSeen))
