@@ -27,7 +27,8 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
     /// Reader connections at most.
     public static let maxReaders = 4
 
-    private let url: String
+    /// The URL as given, password and all (for the cluster's own connections to the same database).
+    package let url: String
     private let password: String?
     /// Guards `writer`; held for a whole batch, so batches never interleave.
     private let writeLock = NSLock()

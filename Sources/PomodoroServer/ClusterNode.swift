@@ -131,13 +131,26 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
         self.monotonic = monotonic
         let fenced = store
         let box = LostBox()
-        keeper = LeaseKeeper(leases: RedisLeases(address: configuration.redis), node: configuration.node,
-                             clock: monotonic, lost: { room, _, _ in
+        keeper = LeaseKeeper(leases: RedisLeases(address: configuration.redis), fences: FenceConfirmation(url: base.url),
+                             node: configuration.node, clock: monotonic, lost: { room, _, _ in
                                  // Writes stop here, on the keeper's thread, before the hub hears of it.
                                  fenced.disown(room)
                                  box.call(room)
                              })
         box.node = self
+        keeper.renewedBy = { renewal in box.node?.renewed(by: renewal) }
+    }
+
+    /// The keeper renews its terms through the store's fences while Redis is away, and through Redis again
+    /// once it is back: said once in the log each time.
+    fileprivate func renewed(by renewal: LeaseKeeper.Renewal) {
+        switch renewal {
+        case .fence:
+            logger.warning("Redis is unreachable: this node keeps its rooms while the store's fences confirm them; takes, relays and new cross-node joins wait for Redis",
+                           metadata: ["redis": "\(redis.redacted)"])
+        case .redis:
+            logger.notice("Redis renews this node's leases again", metadata: ["redis": "\(redis.redacted)"])
+        }
     }
 
     /// Hands the keeper's losses to `body` (called on the keeper's thread).
