@@ -26,6 +26,10 @@ public struct PostgresError: Error, Equatable, Sendable, CustomStringConvertible
         return ["57P03", "53300", "08001", "08006"].contains(code)
     }
 
+    /// SQLSTATE's `connection_failure`, for a connection lost inside a transaction before its COMMIT was
+    /// sent: nothing of it committed, so it may be tried again (unlike a COMMIT whose answer was lost).
+    public static let connectionLostBeforeCommit = "08006"
+
     static let connectFailure = "could not connect to PostgreSQL"
 }
 

@@ -138,8 +138,19 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
                 writer = connection
                 try connection.execute(begin)
             }
+            let result: T
             do throws(PostgresError) {
-                let result = try body(connection)
+                result = try body(connection)
+            } catch {
+                if connection.isConnected { try? connection.execute("ROLLBACK") }
+                // Lost before COMMIT was sent (the primary went away, a failover): nothing of the batch
+                // committed, so it is an outage, tried again in order, like a connection refused.
+                guard connection.isConnected || error.code != nil else {
+                    throw PostgresError(code: PostgresError.connectionLostBeforeCommit, message: error.message)
+                }
+                throw error
+            }
+            do throws(PostgresError) {
                 try connection.execute("COMMIT")
                 return result
             } catch {
