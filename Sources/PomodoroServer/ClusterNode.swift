@@ -69,10 +69,14 @@ package protocol HubCluster: HubClusterSchedules, AnyObject, Sendable {
     /// Why Redis refuses this node's credentials (its password or user changed since the node started), or nil
     /// while it takes them: `/healthz` answers 503 meanwhile.
     var credentialsRefused: String? { get }
+    /// Whether the bus has lost Redis (until it subscribes again): frames of members relayed from here cannot
+    /// reach their owner meanwhile, and are answered `unavailable`.
+    var busIsDown: Bool { get }
 }
 
 extension HubCluster {
     package var credentialsRefused: String? { nil }
+    package var busIsDown: Bool { false }
 }
 
 /// Redis could not be read for a cluster report.
@@ -259,6 +263,8 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     }
 
     package var credentialsRefused: String? { lock.withLock { refusal } }
+
+    package var busIsDown: Bool { lock.withLock { busDown } }
 
     /// Redis refused this node's credentials on a new connection (`refused`), or took them again (nil): said
     /// once in the log each time it changes. Meanwhile the node can take, keep and relay nothing: its rooms

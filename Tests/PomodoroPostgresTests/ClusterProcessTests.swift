@@ -220,6 +220,15 @@ struct ClusterProcessTests {
         // a keeps the room on the store's fence: Ada, on the owner, hears every second and is not closed.
         let halted = Date()
         while Date().timeIntervalSince(halted) < 2.5 { #expect(try ada.nextTick(timeout: 2).tick.endsAt == endsAt) }
+        // Bob's commands cannot reach the owner without the bus: once his node knows it, he is told so.
+        var refusal: ErrorCode?
+        for attempt in 0..<5 where refusal == nil {
+            bob.send(.pause, ref: .string("p\(attempt)"))
+            refusal = try? bob.expect("an answer to the pause", timeout: 1) { message -> ErrorCode? in
+                if case .error(let code, _, _, .string("p\(attempt)")?) = message { code } else { nil }
+            }
+        }
+        #expect(refusal == .unavailable)
         try redis.start()
 
         // Bob either is told to resume (his node's bus lost messages) or is carried over by his node, which
