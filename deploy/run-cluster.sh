@@ -126,7 +126,8 @@ TEXT
 if [ "${SENTINEL:-}" = 1 ]; then
   cat <<TEXT
 Sentinel: master on $redis_port, replica on $((redis_port + 1)), sentinels on 26391-26393; kill the master
-  (redis-cli -p $redis_port DEBUG SEGFAULT) and ask a sentinel which is the master now
+  (kill -9 \$(redis-cli -p $redis_port INFO server | awk -F: '/process_id/{print \$2}' | tr -d '\\r'))
+  and ask a sentinel which is the master now
   (redis-cli -p 26391 SENTINEL get-master-addr-by-name pomodoro): the rooms never stop.
 TEXT
 fi

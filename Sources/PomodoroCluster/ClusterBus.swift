@@ -59,6 +59,14 @@ public final class ClusterBus: @unchecked Sendable {
         lock.withLock { if wanted.insert(channel).inserted { changed = true } }
     }
 
+    /// Drops the connection and subscribes again on a new one, reporting `.disconnected` first: for a node
+    /// that found Redis away and back (with sentinels, the master may have changed meanwhile while this
+    /// connection, to a Redis that was only paused, never broke and now listens on a replica).
+    public func reconnect(because reason: String) {
+        lock.withLock { reconnecting = reason; changed = true }
+    }
+    private var reconnecting: String?
+
     public func unsubscribe(_ channel: String) {
         lock.withLock { if wanted.remove(channel) != nil { changed = true } }
     }
@@ -70,6 +78,12 @@ public final class ClusterBus: @unchecked Sendable {
         var reportedDown = false
         while !lock.withLock({ stopping }) {
             do throws(RedisError) {
+                if let reason = lock.withLock({ () -> String? in defer { reconnecting = nil }; return reconnecting }),
+                   connection != nil {
+                    connection = nil
+                    deliver(.disconnected(reason: reason))
+                    reportedDown = true
+                }
                 if connection == nil {
                     connection = try RedisConnection(address, timeout: max(turn, 0.5))
                     subscribed = []

@@ -204,12 +204,23 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
         let rooms = lock.withLock { followed }
         for (room, owner) in rooms {
             do {
-                if try watcher.holder(room: room.rawValue)?.node != owner { tell(.ownerMoved(room)) }
+                let holder = try watcher.holder(room: room.rawValue)
+                // Just after Redis was away, a lease nobody holds is most likely one its owner kept on the
+                // store's fence and is about to put back (its next round, within half a second): not taken
+                // from it unless it stays free (LeaseKeeper, "Without Redis" in docs/CLUSTER.md).
+                if holder == nil, let failed = watchFailedAt, monotonic() - failed < Self.afterRedisGrace { continue }
+                if holder?.node != owner { tell(.ownerMoved(room)) }
             } catch {
+                watchFailedAt = monotonic()
                 continue   // Redis away: the lease cannot be read, and nobody can take the room meanwhile
             }
         }
     }
+
+    /// When a read of the watch last failed (Redis away); on `watching` only.
+    private var watchFailedAt: Instant?
+    /// How long after Redis came back a free lease is left to its owner to put back.
+    static let afterRedisGrace = Duration.milliseconds(1_500)
 
     package func owner(of room: RoomID, completion: @escaping @Sendable (String?) -> Void) {
         watching.async { [self] in
@@ -228,6 +239,8 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     }
 
     private let registry = NodeRegistry()
+    /// Whether the last heartbeat could not reach Redis; on `queue` only.
+    private var heartbeatFailed = false
     private var heartbeat: DispatchSourceTimer?
 
     /// Starts renewing leases, and says every second in Redis that this node is alive and how many rooms it
@@ -241,7 +254,12 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
             do throws(RedisError) {
                 try registry.heartbeat(node: node, roomsOwned: keeper.held.count, on: leases)
                 noteCredentials(refused: nil)
+                // Redis was away: the bus may still listen on one that was only paused and, with sentinels,
+                // is no longer the master. It subscribes again on a new connection.
+                if heartbeatFailed { lock.withLock { self.bus }?.reconnect(because: "Redis was away") }
+                heartbeatFailed = false
             } catch {
+                heartbeatFailed = true
                 if error.isAuthenticationRefused { noteCredentials(refused: error.message) }
             }
             if let seen = try? registry.nodes(on: leases) {
@@ -253,7 +271,7 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
         let bus = ClusterBus(address: redis, channels: [BusMessage.nodeChannel(node)]) { [weak self] event in
             self?.busEvent(event)
         }
-        self.bus = bus
+        lock.withLock { self.bus = bus }
         bus.start()
         let watch = DispatchSource.makeTimerSource(queue: watching)
         watch.schedule(deadline: .now(), repeating: Self.watchInterval)
