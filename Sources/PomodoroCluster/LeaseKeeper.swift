@@ -1,5 +1,6 @@
 import Foundation
 import PomodoroCore
+import PomodoroStore
 
 /// Keeps this node's leases: renews every held room's lease on a thread of its own, every
 /// `LeaseTerm.renewalInterval`, all of them in one script per round, and says when one is lost.
@@ -18,7 +19,7 @@ public final class LeaseKeeper: @unchecked Sendable {
 
     private let leases: RedisLeases
     /// Confirms the epochs against the store's fences when Redis cannot renew them (nil: the terms run out).
-    private let fences: FenceConfirmation?
+    private let fences: (any FenceConfirming)?
     private let node: String
     private let clock: @Sendable () -> Instant
     private let lost: @Sendable (RoomID, Int64, Loss) -> Void
@@ -33,7 +34,7 @@ public final class LeaseKeeper: @unchecked Sendable {
     ///   - clock: the node's monotonic clock.
     ///   - fences: used on the keeper's thread only; with it, an owner that cannot reach Redis keeps its
     ///     rooms while the store's fences confirm its epochs, and puts back the leases Redis forgot.
-    public init(leases: RedisLeases, fences: FenceConfirmation? = nil, node: String,
+    public init(leases: RedisLeases, fences: (any FenceConfirming)? = nil, node: String,
                 clock: @escaping @Sendable () -> Instant,
                 lost: @escaping @Sendable (RoomID, Int64, Loss) -> Void) {
         self.leases = leases
@@ -127,7 +128,7 @@ public final class LeaseKeeper: @unchecked Sendable {
 
     /// Renews every held lease in one script; a lease Redis no longer gives us is lost at once, unless the
     /// store's fence confirms the epoch and the lease can be put back (Redis forgot it). When Redis cannot be
-    /// reached, the store's fences renew the terms instead (`FenceConfirmation`).
+    /// reached, the store's fences renew the terms instead (`FenceConfirming`).
     private func renew(_ rooms: [RoomID: LeaseTerm]) {
         guard !rooms.isEmpty else { return }
         let order = Array(rooms)
@@ -152,9 +153,9 @@ public final class LeaseKeeper: @unchecked Sendable {
         var confirmedAt = sent
         if let fences {
             confirmedAt = clock()
-            if let verdicts = try? fences.confirm(gone.mapValues(\.epoch)) {
+            if let verdicts = try? fences.confirmFences(gone.mapValues(\.epoch), within: Self.fenceTimeout) {
                 // A term already over stays over (this node stalled): its lease is not put back.
-                let confirmed = gone.filter { verdicts[$0.key] == .confirmed && !$0.value.hasEnded(at: confirmedAt) }
+                let confirmed = gone.filter { verdicts[$0.key] == true && !$0.value.hasEnded(at: confirmedAt) }
                     .map { ($0.key, $0.value) }
                 if let restored = try? leases.restore(confirmed.map {
                     (room: $0.0.rawValue, holder: LeaseHolder(node: node, epoch: $0.1.epoch))
@@ -183,12 +184,12 @@ public final class LeaseKeeper: @unchecked Sendable {
     private func confirmByFence(_ rooms: [RoomID: LeaseTerm]) {
         guard let fences else { return }
         let sent = clock()
-        guard let verdicts = try? fences.confirm(rooms.mapValues(\.epoch)) else { return }
+        guard let verdicts = try? fences.confirmFences(rooms.mapValues(\.epoch), within: Self.fenceTimeout) else { return }
         note(.fence)
-        extend(rooms.keys.filter { verdicts[$0] == .confirmed }, rooms, requestedAt: sent, answeredAt: clock())
+        extend(rooms.keys.filter { verdicts[$0] == true }, rooms, requestedAt: sent, answeredAt: clock())
         let taken = lock.withLock { () -> [(RoomID, Int64)] in
             var taken: [(RoomID, Int64)] = []
-            for (room, term) in rooms where verdicts[room] == .movedOn {
+            for (room, term) in rooms where verdicts[room] == false {
                 guard let current = terms[room], current.epoch == term.epoch else { continue }
                 terms.removeValue(forKey: room)
                 taken.append((room, term.epoch))
@@ -211,6 +212,9 @@ public final class LeaseKeeper: @unchecked Sendable {
             }
         }
     }
+
+    /// How long a fence confirmation may take to connect, and then to answer: well inside a term.
+    static let fenceTimeout = 0.4
 
     private func note(_ now: Renewal) {
         guard now != renewal else { return }

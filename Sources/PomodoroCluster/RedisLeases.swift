@@ -147,7 +147,7 @@ public final class RedisLeases {
         """
 
     /// Puts back leases Redis no longer has (it restarted and forgot, or the node could not renew them while
-    /// Redis was away) for holders whose epochs the store's fences have just confirmed (`FenceConfirmation`):
+    /// Redis was away) for holders whose epochs the store's fences have just confirmed (`FenceConfirming`):
     /// each key still naming its holder is renewed, an absent one is set again (and the room's epoch counter
     /// raised to the holder's epoch, so that the next owner's is above it); a key another holder took
     /// meanwhile is left alone. Answers, in order, whether each lease is its holder's now.

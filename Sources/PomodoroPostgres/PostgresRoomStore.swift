@@ -29,7 +29,9 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
 
     /// The URL as given, password and all (for the cluster's own connections to the same database).
     package let url: String
-    private let password: String?
+    let password: String?
+    /// The connection fences are confirmed on (`PostgresRoomStore+FenceConfirmation.swift`).
+    let fenceReader: FenceReader
     /// Guards `writer`; held for a whole batch, so batches never interleave.
     private let writeLock = NSLock()
     private var writer: PostgresConnection?
@@ -43,6 +45,7 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
 
     private init(url: String, retention: JournalRetention, writer: PostgresConnection) {
         self.url = url
+        fenceReader = FenceReader(url: url)
         self.location = Self.redacted(url)
         self.password = Self.password(in: url)
         self.retention = retention

@@ -29,7 +29,7 @@ struct ClusterPartitionTests {
             leases = RedisLeases(address: redis, timeout: 0.3)
             store = FencedRoomStore(base: try PostgresRoomStore.open(url: database))
             let losses = losses, store = store
-            keeper = LeaseKeeper(leases: RedisLeases(address: redis, timeout: 0.3), fences: FenceConfirmation(url: database),
+            keeper = LeaseKeeper(leases: RedisLeases(address: redis, timeout: 0.3), fences: try PostgresRoomStore.open(url: database),
                                  node: name, clock: monotonic) { room, _, loss in
                 store.disown(room)
                 losses.update { $0.append(loss) }
