@@ -27,8 +27,11 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
     /// Reader connections at most.
     public static let maxReaders = 4
 
-    private let url: String
-    private let password: String?
+    /// The URL as given, password and all (for the cluster's own connections to the same database).
+    package let url: String
+    let password: String?
+    /// The connection fences are confirmed on (`PostgresRoomStore+FenceConfirmation.swift`).
+    let fenceReader: FenceReader
     /// Guards `writer`; held for a whole batch, so batches never interleave.
     private let writeLock = NSLock()
     private var writer: PostgresConnection?
@@ -42,6 +45,7 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
 
     private init(url: String, retention: JournalRetention, writer: PostgresConnection) {
         self.url = url
+        fenceReader = FenceReader(url: url)
         self.location = Self.redacted(url)
         self.password = Self.password(in: url)
         self.retention = retention
@@ -137,8 +141,19 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
                 writer = connection
                 try connection.execute(begin)
             }
+            let result: T
             do throws(PostgresError) {
-                let result = try body(connection)
+                result = try body(connection)
+            } catch {
+                if connection.isConnected { try? connection.execute("ROLLBACK") }
+                // Lost before COMMIT was sent (the primary went away, a failover): nothing of the batch
+                // committed, so it is an outage, tried again in order, like a connection refused.
+                guard connection.isConnected || error.code != nil else {
+                    throw PostgresError(code: PostgresError.connectionLostBeforeCommit, message: error.message)
+                }
+                throw error
+            }
+            do throws(PostgresError) {
                 try connection.execute("COMMIT")
                 return result
             } catch {
