@@ -410,6 +410,8 @@ package final class RoomHub: @unchecked Sendable {
             publish(outcome, in: entry, at: now)
         case .passcode, .kick:
             handleHosting(frame.message, ref: frame.ref, from: connection, at: now)
+        case .apiToken(let request):
+            apiTokenRequest(request, ref: frame.ref, from: connection, at: now)
         default:
             guard let command = Self.roomCommand(frame.message) else { return }
             guard let (entry, member) = membership(of: connection, ref: frame.ref) else { return }
@@ -445,7 +447,7 @@ package final class RoomHub: @unchecked Sendable {
         return true
     }
 
-    private static func roomCommand(_ message: ClientMessage) -> Room.Command? {
+    static func roomCommand(_ message: ClientMessage) -> Room.Command? {
         switch message {
         case .start: .start
         case .pause: .pause
@@ -458,7 +460,7 @@ package final class RoomHub: @unchecked Sendable {
         case .presence(let away): .setAway(away)
         case .control(let mode): .setControlMode(mode)
         case .handOff(let member): .handOff(to: MemberID(member))
-        case .join, .leave, .ping, .stats, .observe, .schedule, .passcode, .kick: nil
+        case .join, .leave, .ping, .stats, .observe, .schedule, .passcode, .kick, .apiToken: nil
         }
     }
 
