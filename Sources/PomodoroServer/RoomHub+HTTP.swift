@@ -67,6 +67,7 @@ extension RoomHub {
             return clusterReport(http, responder: responder)
         }
         if http.path == Self.drainPath { return drainRequested(http, responder: responder) }
+        if controlAPI(http, address: address, responder: responder) { return }
         let request: APIRequest
         switch APIRequest.parse(http) {
         case .success(let parsed): request = parsed
