@@ -116,14 +116,14 @@ extension RoomHub {
     /// The room in memory, or brought back from the store (one server) when it is stored and there is room.
     private func withRoomForAPI(_ id: RoomID, _ done: @escaping (Result<RoomEntry, Refusal>) -> Void) {
         if let entry = openRoom(id, at: clock.now()) { return done(.success(entry)) }
-        if cluster != nil {
+        if !router.isSingleServer {
             return done(.failure(Refusal(code: .unavailable, message: "the room does not run on this node of the cluster")))
         }
         guard let store else {
             return done(.failure(Refusal(code: .notFound, message: "no room of that name is open", field: "room")))
         }
         let transport = transport
-        let read = UncheckedBox({ [self] (result: Result<StoredRoom?, StoreError>) in
+        let read = LoopBound({ [self] (result: Result<StoredRoom?, StoreError>) in
             if let entry = openRoom(id, at: clock.now()) { return done(.success(entry)) }
             switch result {
             case .failure:
@@ -136,7 +136,7 @@ extension RoomHub {
                 }
                 done(.success(bringBack(stored, at: clock.now())))
             }
-        })
+        }, loop: transport.loop)
         store.read({ (store: any RoomStore) throws(StoreError) in try store.loadRoom(id) }) { result in
             transport.post { read.value(result) }
         }
@@ -166,7 +166,7 @@ extension RoomHub {
             return fail(Refusal(code: .badRequest, message: "a passcode is \(PasscodeVerifier.allowedLength.lowerBound)–\(PasscodeVerifier.allowedLength.upperBound) characters",
                                 field: "passcode"))
         }
-        guard cluster == nil else {
+        guard router.isSingleServer else {
             return fail(Refusal(code: .unavailable, message: "rooms are made over HTTP on a single server only; join to make one"))
         }
         guard rooms[id] == nil else { return fail(Self.roomExists) }
@@ -192,7 +192,7 @@ extension RoomHub {
             let isStored = { [self] (then: @escaping () -> Void) in
                 guard let store else { return then() }
                 let transport = transport
-                let found = UncheckedBox({ [self] (result: Result<Bool, StoreError>) in
+                let found = LoopBound({ [self] (result: Result<Bool, StoreError>) in
                     switch result {
                     case .success(false): then()
                     case .success(true):
@@ -202,7 +202,7 @@ extension RoomHub {
                         addressLimits.settleRoom(reservation, kept: false)
                         fail(Refusal(code: .storeUnavailable, message: "the server cannot save changes just now; try again"))
                     }
-                })
+                }, loop: transport.loop)
                 store.read({ (store: any RoomStore) throws(StoreError) in try store.loadRoom(id) != nil }) { result in
                     transport.post { found.value(result) }
                 }
@@ -210,7 +210,7 @@ extension RoomHub {
             isStored { [self] in
                 guard let passcode = request.passcode else { return finish(nil) }
                 let transport = transport
-                let done = UncheckedBox(finish)
+                let done = LoopBound(finish, loop: transport.loop)
                 hashing.run { [workFactor = configuration.passcodeIterations] in
                     let lock = PasscodeVerifier(passcode: passcode, iterations: workFactor)
                     transport.post { done.value(lock) }
@@ -286,4 +286,10 @@ extension RoomHub {
         response.headers.append((name: "WWW-Authenticate", value: "Bearer realm=\"pomodoro\""))
         return response
     }
+}
+
+extension RoomRouter {
+    /// Whether every room runs in this process (one server): the control API then brings a stored room back
+    /// and makes rooms itself; a cluster node leaves both to joins, which take a room under its lease.
+    var isSingleServer: Bool { self is LocalRooms }
 }
