@@ -42,6 +42,8 @@ struct APITokenStoreTests {
                 #expect(all.first { $0.record.id == Sample.room }?.apiTokens == Self.tokens)
             }
             #expect(try postgres.appliedMigrations().last == "api_tokens")
+            // A cluster node that takes the room (its claim) has the tokens with it.
+            #expect(try postgres.claim(room: Sample.room, epoch: 1)?.apiTokens == Self.tokens)
 
             // Copied from one store to another with their room.
             let copyURL = try server.makeDatabase()
