@@ -163,6 +163,8 @@ public enum StoreChange: Equatable, Sendable {
     case saveSchedules(RoomID, [Schedule])
     /// Replace the room's bans by these (an empty list lifts them all).
     case saveBans(RoomID, [BanRecord])
+    /// A room's webhooks and their outbox (WebhookRecords.swift).
+    case webhook(WebhookChange)
 }
 
 /// Someone the host removed from a room, kept out until `untilMs` (wall clock) by name and by resume token.

@@ -45,6 +45,8 @@ public enum ClientMessage: Equatable, Sendable {
     case observe(room: String, token: String? = nil, passcode: String? = nil)
     /// List, add, change, switch or delete the room's schedules (`SchedulePayloads.swift`).
     case schedule(ScheduleRequest)
+    /// The room's webhooks (docs/PROTOCOL.md, "Webhooks").
+    case webhook(WebhookRequest)
 
     /// The `type` field on the wire.
     public var type: String {
@@ -68,6 +70,7 @@ public enum ClientMessage: Equatable, Sendable {
         case .stats: "stats"
         case .observe: "observe"
         case .schedule(let request): request.type
+        case .webhook(let request): request.type
         }
     }
 }
@@ -126,6 +129,8 @@ public enum ErrorCode: String, Sendable, Equatable, CaseIterable {
     case storeUnavailable = "store_unavailable"
     /// No such path (HTTP), a room name that cannot be one, or (`observe`) no open room of that name.
     case notFound = "not_found"
+    /// The room has as many webhooks as it may (`--webhooks-per-room`).
+    case webhookLimit = "webhook_limit"
     /// The connection observes a room: it may not press the controls, set a task or presence (`join` to).
     case observer = "observer"
     /// Something went wrong on the server; the request was not carried out.
@@ -268,6 +273,8 @@ public enum EventPayload: Equatable, Sendable {
     /// A schedule warned, started, was missed or ended.
     case schedule(ScheduleEventPayload)
     case lockChanged(locked: Bool, by: String)
+    /// A webhook failed for a day and the server switched it off.
+    case webhookDisabled(webhook: Int, reason: String)
 
     public var kind: String {
         switch self {
@@ -282,6 +289,7 @@ public enum EventPayload: Equatable, Sendable {
         case .controlModeChanged: "controlModeChanged"
         case .schedule(let event): event.kind
         case .lockChanged: "lockChanged"
+        case .webhookDisabled: "webhookDisabled"
         }
     }
 }
@@ -348,6 +356,7 @@ public enum ServerMessage: Equatable, Sendable {
     case observing(room: SnapshotPayload, serverTime: Int64, ref: Ref?)
     /// The room's schedules: the reply to `schedules`, and to every member after a change.
     case schedules(SchedulesPayload, ref: Ref?)
+    case webhooks(WebhooksPayload, ref: Ref?)
 
     public var type: String {
         switch self {
@@ -361,6 +370,7 @@ public enum ServerMessage: Equatable, Sendable {
         case .stats: "stats"
         case .observing: "observing"
         case .schedules: "schedules"
+        case .webhooks: "webhooks"
         }
     }
 }

@@ -95,6 +95,8 @@ public struct ServerConfiguration: Sendable {
     public var journalRetention = JournalRetention.standard
     /// The cluster this server is a node of (docs/CLUSTER.md); nil for a single server.
     public var cluster: ClusterConfiguration?
+    /// Webhook delivery's bounds and timings (RoomHub+Webhooks.swift).
+    public var webhooks = WebhookSettings()
 
     public init(host: String? = nil, port: Int = WebSocketServerOptions.Defaults.port,
                 webRoot: String? = ServerConfiguration.defaultWebRoot,

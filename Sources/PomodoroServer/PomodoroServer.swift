@@ -64,6 +64,7 @@ public final class PomodoroServer: Sendable {
         var writer: StoreWriter?
         var stored: [StoredRoom] = []
         var schedules: [RoomID: [Schedule]] = [:]
+        var webhooks: [WebhookRecord] = []
         let opened = try given ?? configuration.database.open(retention: configuration.journalRetention)
         var store = opened
         if let settings = configuration.cluster {
@@ -91,6 +92,7 @@ public final class PomodoroServer: Sendable {
             // A cluster node brings back no room at start, but knows every room's schedules: it keeps each
             // room with some run by some node (docs/CLUSTER.md, "Schedules on a cluster").
             schedules = try store.loadSchedules()
+            webhooks = try (store as? any WebhookStore)?.webhooks(room: nil) ?? []
             // The writer prunes each room's journal as it writes to it; rooms that no longer write are pruned
             // here, once, off the service thread.
             let nowMs = clock.now().wallMs
@@ -117,6 +119,9 @@ public final class PomodoroServer: Sendable {
         let clustered = cluster != nil
         transport.post { [hub, stored, schedules] in
             if clustered { hub.keepScheduledRoomsRunning(schedules) } else { hub.restore(stored, schedules: schedules) }
+        }
+        if let webhookStore = store as? any WebhookStore {
+            transport.post { [hub, webhooks] in hub.startWebhooks(webhooks, store: webhookStore) }
         }
         // `POST /api/admin/drain` stops the server as SIGTERM does (before `start`: nobody asks sooner).
         hub.onDrainRequested = { [weak self] in self?.shutdown() }
@@ -176,6 +181,7 @@ public final class PomodoroServer: Sendable {
     /// Blocks until the server has stopped and everything it wrote to its store is durable.
     public func waitUntilFinished() {
         transport.waitUntilFinished()
+        hub.stopWebhooks()
         hub.flushStore()
         clusterLimits?.stop()
         cluster?.stop()

@@ -164,6 +164,8 @@ package final class RoomHub: @unchecked Sendable {
 
     /// Keeps event streams alive with a comment (`RoomHub+Events.swift`); armed while any stream is open.
     var heartbeat: (any HubTimer)?
+    /// The rooms' webhooks and their delivery (RoomHub+Webhooks.swift).
+    let webhookBook = WebhookBook()
     var heartbeatArmed = false
 
     /// - Parameters:
@@ -410,6 +412,9 @@ package final class RoomHub: @unchecked Sendable {
             publish(outcome, in: entry, at: now)
         case .passcode, .kick:
             handleHosting(frame.message, ref: frame.ref, from: connection, at: now)
+        case let .webhook(request):
+            guard let (entry, member) = membership(of: connection, ref: frame.ref) else { return }
+            webhookRequest(request, ref: frame.ref, entry: entry, member: member, connection: connection, at: now)
         default:
             guard let command = Self.roomCommand(frame.message) else { return }
             guard let (entry, member) = membership(of: connection, ref: frame.ref) else { return }
@@ -458,7 +463,7 @@ package final class RoomHub: @unchecked Sendable {
         case .presence(let away): .setAway(away)
         case .control(let mode): .setControlMode(mode)
         case .handOff(let member): .handOff(to: MemberID(member))
-        case .join, .leave, .ping, .stats, .observe, .schedule, .passcode, .kick: nil
+        case .join, .leave, .ping, .stats, .observe, .schedule, .passcode, .kick, .webhook: nil
         }
     }
 

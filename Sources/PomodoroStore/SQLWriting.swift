@@ -58,6 +58,8 @@ extension SQLWriting {
         case let .saveBans(room, bans):
             try run(s.deleteBans, [.text(room.rawValue)])
             for (ord, ban) in bans.enumerated() { try run(s.insertBan, RowCodec.values(of: ban, at: ord, in: room)) }
+        case let .webhook(change):
+            try apply(change)
         }
     }
 

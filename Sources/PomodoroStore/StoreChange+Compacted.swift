@@ -16,7 +16,7 @@ extension Array where Element == StoreChange {
             case .removeMember(let room, let member): .member(room, member)
             case .saveSchedules(let room, _): .schedules(room)
             case .saveBans(let room, _): .bans(room)
-            case .focusCompleted, .interrupted: nil
+            case .focusCompleted, .interrupted, .webhook: nil
             }
         }
         var last: [RowKey: StoreChange] = [:]

@@ -102,6 +102,7 @@ public struct Words: Sendable, Equatable {
         case .unavailable: self(.errUnavailable)
         case .storeUnavailable: self(.errStoreUnavailable)
         case .notFound: self(.errNotFound)
+        case .webhookLimit: "this room has as many webhooks as it may"
         case .internalError: self(.errInternal)
         case .observer: self(.errObserver)
         }

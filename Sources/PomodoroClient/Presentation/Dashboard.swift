@@ -529,6 +529,8 @@ public struct Dashboard: Sendable {
             }
         case let .lockChanged(locked, by):
             return said(locked ? .evLocked : .evUnlocked, by)
+        case let .webhookDisabled(webhook, _):
+            return "webhook \(webhook) switched off: it failed for a day"
         }
     }
 
