@@ -129,10 +129,10 @@ public enum ErrorCode: String, Sendable, Equatable, CaseIterable {
     case storeUnavailable = "store_unavailable"
     /// No such path (HTTP), a room name that cannot be one, or (`observe`) no open room of that name.
     case notFound = "not_found"
-    /// The room has as many webhooks as it may (`--webhooks-per-room`).
-    case webhookLimit = "webhook_limit"
     /// The connection observes a room: it may not press the controls, set a task or presence (`join` to).
     case observer = "observer"
+    /// The room has as many webhooks as it may (`--webhooks-per-room`).
+    case webhookLimit = "webhook_limit"
     /// Something went wrong on the server; the request was not carried out.
     case internalError = "internal"
 }
