@@ -24,6 +24,7 @@ import { createSettingsForm } from './settingsform.js';
 import { createJoinForm } from './joinform.js';
 import { createStatsView } from './statsview.js';
 import { createScheduleView } from './scheduleview.js';
+import { createWebhookView } from './webhookview.js';
 import { createToolbar } from './toolbar.js';
 import { createConnectionBanner } from './connectionbanner.js';
 import { wireShortcuts } from './shortcuts.js';
@@ -69,6 +70,7 @@ const settingsForm = createSettingsForm({ els, page, send, render: view.render }
 const joinForm = createJoinForm({ els, page, enterRoom });
 const statsView = createStatsView({ els, statsEls, page, connection, notices });
 const scheduleView = createScheduleView({ page, connection, notices });
+const webhookView = createWebhookView({ page, connection });
 const banner = createConnectionBanner({ els, page });
 const alertSettings = createAlertSettings({ els });
 const toolbar = createToolbar({
@@ -85,6 +87,7 @@ const toolbar = createToolbar({
 // MARK: the room model's messages and effects
 
 function handleMessage(message) {
+  webhookView.receive(message);
   const { state, effects } = reduce(page.model, message, { now: Date.now() });
   page.model = state;
   for (const effect of effects) carryOut(effect);
@@ -145,7 +148,7 @@ function carryOut(effect) {
       save('limits', JSON.stringify(effect.limits));
       applyLimits();
       break;
-    case 'render': view.render(); scheduleView.render(); break;
+    case 'render': view.render(); scheduleView.render(); webhookView.render(); break;
     case 'schedules': scheduleView.render(); break;
     case 'frame': view.frame(); break;
     case 'welcomed': joinForm.ready(); break;
@@ -270,6 +273,7 @@ function wire() {
   joinForm.wire(unlockAudio);
   statsView.wire();
   scheduleView.wire();
+  webhookView.wire();
   controls.wire();
   settingsForm.wire();
   alertSettings.wire();
