@@ -248,6 +248,7 @@ function handleStatus(status, info) {
   }
   banner.render();
   view.render();
+  webhookView.render();
   // Joined (again): the open panel catches up, since sessions may have ended while we were away.
   if (status === 'joined') {
     // The Join button that had the focus went with the landing: the focus goes to the timer's button (the

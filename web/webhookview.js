@@ -47,7 +47,7 @@ export function createWebhookView({ page, connection }) {
         checkDefaults();
       }
       refs.delete(message.ref);
-      render();
+      draw();
     } else if (message?.type === 'error' && refs.has(message.ref)) {
       refs.delete(message.ref);
       els.error.textContent = t(`err_${message.code}`) + (message.message ? ` (${message.message})` : '');
@@ -64,17 +64,27 @@ export function createWebhookView({ page, connection }) {
     for (const box of els.events.querySelectorAll('input')) box.checked = ['phase_started', 'phase_completed'].includes(box.value);
   }
 
+  /** Shows the card to whoever may use it (asking the list when it comes into view for a room); the list
+   *  itself is drawn only when a new one comes, so a redraw never takes the focus from its buttons. */
   function render() {
     const show = allowed();
     els.card.hidden = !show;
-    if (!show) return;
+    if (!show) {
+      shownFor = null;
+      return;
+    }
     const room = page.model.room.id;
     if (shownFor !== room) {
       shownFor = room;
       webhooks = null;
       els.secret.hidden = true;
+      draw();
       refresh();
     }
+  }
+
+  function draw() {
+    const focused = document.activeElement?.getAttribute('aria-label');
     els.list.replaceChildren();
     const list = webhooks ?? [];
     els.empty.hidden = list.length > 0;
@@ -128,6 +138,8 @@ export function createWebhookView({ page, connection }) {
       }
       els.list.append(item);
     }
+    // The button or switch that had the focus keeps it in the new list.
+    if (focused) [...els.list.querySelectorAll('[aria-label]')].find((el) => el.getAttribute('aria-label') === focused)?.focus();
   }
 
   function wire() {
