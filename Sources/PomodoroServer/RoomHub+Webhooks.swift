@@ -57,6 +57,8 @@ extension RoomHub {
     func webhookChanges(_ outcome: Outcome, in entry: RoomEntry, at now: ClockReading) -> [StoreChange] {
         let id = entry.room.id
         guard let hooks = webhookBook.hooks[id], hooks.contains(where: \.enabled) else { return [] }
+        // A tick alone (every second of a running phase) reports nothing.
+        guard outcome.stateChanged || !outcome.events.isEmpty || outcome.scheduleEnded != nil else { return [] }
         let snapshot = snapshot(of: entry, at: now)
         var events: [WebhookEvent] = []
         func event(_ kind: WebhookEventKind) -> WebhookEvent {
