@@ -13,7 +13,7 @@ import Testing
 @Suite(.onOwnThreads, .serialized, .timeLimit(.minutes(TestTime.minutes(2)))) struct WebhookLiveTests {
     /// A server on a fresh SQLite file, webhooks allowed to reach loopback unless `allowPrivate` is false, and
     /// quick retries (0.3 s, doubling).
-    static func withServer(allowPrivate: Bool = true,
+    static func withServer(allowPrivate: Bool = true, giveUpAfterMs: Int64? = nil,
                            _ body: (LiveServer, WebSocketClient, WebhookReceiver) throws -> Void) throws {
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
@@ -21,6 +21,7 @@ import Testing
             configuration.database = .sqlite(path: receiver.folder.appendingPathComponent("server/db.sqlite").path)
             configuration.webhooks.allowPrivate = allowPrivate
             configuration.webhooks.firstRetryMs = 300
+            if let giveUpAfterMs { configuration.webhooks.giveUpAfterMs = giveUpAfterMs }
         }
         defer { live.stop() }
         let client = try WebSocketClient()
@@ -107,6 +108,40 @@ import Testing
             #expect(deliveries.allSatisfy { $0.state == "delivered" && $0.status == 200 })
             #expect(deliveries.last?.attempts == 3)
             _ = bo
+        }
+    }
+
+    /// A day of failures, shortened here to two seconds: the delivery is given up, the webhook switched off
+    /// with its reason, and the room told.
+    @Test func aWebhookFailingTooLongIsSwitchedOffAndTheRoomTold() throws {
+        try Self.withServer(giveUpAfterMs: 2_000) { live, client, receiver in
+            let ada = try Peer(client, port: live.port)
+            let bo = try Peer(client, port: live.port)
+            _ = try ada.join("hooks-down", name: "Ada")
+            _ = try bo.join("hooks-down", name: "Bo")
+            let added = try Self.add(ada, url: receiver.url("/fail?first=1000"), events: ["task_changed"])
+            let id = try #require(added.added)
+            bo.send(.task(text: "one"))
+            for peer in [ada, bo] {
+                let told = try peer.expect("the room told", timeout: 10) { message -> Int? in
+                    if case .event(_, .webhookDisabled(let webhook, _), _) = message { webhook } else { nil }
+                }
+                #expect(told == id)
+            }
+            let hook = try #require(try Self.list(ada).webhooks.first)
+            #expect(!hook.enabled)
+            #expect(hook.disabledReason?.contains("answered 500") == true)
+            #expect(hook.deliveries.first?.state == "failed")
+            let attempts = receiver.requests().count
+            #expect(attempts >= 2)
+            // Switched off, it queues nothing; switched on again, it delivers again.
+            bo.send(.task(text: "two"))
+            ada.send(.webhook(.change(id: id, WebhookFields(url: receiver.url("/ok"), enabled: true))), ref: .string("on"))
+            _ = try ada.expect("switched on") { if case .webhooks(_, .string("on")?) = $0 { true } else { nil } }
+            bo.send(.task(text: "three"))
+            let requests = try receiver.wait("the delivery after it was switched on") { $0.contains { $0.path == "/ok" } }
+            let tasks = requests.filter { $0.path == "/ok" }.map { ($0.json["data"] as? [String: Any])?["task"] as? String }
+            #expect(tasks == ["three"])
         }
     }
 
