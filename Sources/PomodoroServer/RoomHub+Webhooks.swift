@@ -31,7 +31,9 @@ extension RoomHub {
         let transport = transport
         let deliverer = WebhookDeliverer(store: webhookStore, settings: webhookSettings,
                                          nowMs: { [clock] in clock.now().wallMs },
-                                         report: { [unowned self] result in transport.post { self.deliveryFinished(result) } })
+                                         report: { [weak self] result in
+                                             guard let self else { return }
+                                             transport.post { self.deliveryFinished(result) } })
         webhookBook.deliverer = deliverer
         deliverer.start()
     }
@@ -45,8 +47,8 @@ extension RoomHub {
         store.read({ base throws(StoreError) -> [WebhookRecord]? in
             guard let s = base as? any WebhookStore else { return nil }
             return try s.webhooks(room: id)
-        }) { [transport, unowned self] result in
-            guard case .success(let hooks?) = result else { return }
+        }) { [transport, weak self] result in
+            guard case .success(let hooks?) = result, let self else { return }
             transport.post { self.webhookBook.hooks[id] = hooks.isEmpty ? nil : hooks }
         }
     }
@@ -131,7 +133,7 @@ extension RoomHub {
         for event in events {
             for hook in hooks where hook.enabled && (event.kind == .test || hook.events.contains(event.kind)) {
                 if hook.format == .json && snapshotJSON == nil { snapshotJSON = WireCodec.encodeSnapshotBody(snapshot) }
-                let body = WebhookPayloads.body(event, room: room, format: hook.format, language: hook.language,
+                let body = WebhookBodies.body(event, room: room, format: hook.format, language: hook.language,
                                                 snapshotJSON: snapshotJSON, maxBytes: webhookSettings.maxPayloadBytes)
                 deliveries.append(WebhookDelivery(room: room, webhook: hook.id, eventID: event.id, kind: event.kind,
                                                   createdMs: event.atMs, body: body))
@@ -230,7 +232,8 @@ extension RoomHub {
                 webhookBook.tasks[id] = Dictionary(snapshot.members.map { ($0.id, $0.task) }, uniquingKeysWith: { a, _ in a })
             }
             let added = hook
-            store.enqueue([.webhook(.save(added))]) { [transport, unowned self] _ in
+            store.enqueue([.webhook(.save(added))]) { [transport, weak self] _ in
+                guard let self else { return }
                 transport.post { self.listWebhooks(id, ref: ref, to: connection, added: added.id, secret: added.secret) }
             }
         case let .change(hookID, fields):
@@ -241,7 +244,8 @@ extension RoomHub {
             hooks[index] = hook
             webhookBook.hooks[id] = hooks
             let changed = hook
-            store.enqueue([.webhook(.save(changed))]) { [transport, unowned self] _ in
+            store.enqueue([.webhook(.save(changed))]) { [transport, weak self] _ in
+                guard let self else { return }
                 transport.post { self.listWebhooks(id, ref: ref, to: connection) }
             }
         case .test(let hookID):
@@ -257,7 +261,8 @@ extension RoomHub {
             guard hooks.contains(where: { $0.id == hookID }) else { return notFound(hookID, ref, connection) }
             hooks.removeAll { $0.id == hookID }
             webhookBook.hooks[id] = hooks.isEmpty ? nil : hooks
-            store.enqueue([.webhook(.remove(id, hookID))]) { [transport, unowned self] _ in
+            store.enqueue([.webhook(.remove(id, hookID))]) { [transport, weak self] _ in
+                guard let self else { return }
                 transport.post { self.listWebhooks(id, ref: ref, to: connection) }
             }
         }
@@ -327,8 +332,9 @@ extension RoomHub {
             var result: [Int: [WebhookDelivery]] = [:]
             for hook in hooks { result[hook.id] = try s.recentDeliveries(room: id, webhook: hook.id, limit: 10) }
             return result
-        }) { [transport, unowned self] result in
+        }) { [transport, weak self] result in
             let deliveries = (try? result.get()) ?? [:]
+            guard let self else { return }
             transport.post {
                 let payload = WebhooksPayload(room: id.rawValue, webhooks: hooks.map { hook in
                     WebhookPayload(id: hook.id, url: hook.url, events: hook.events.map(\.rawValue), format: hook.format.rawValue,

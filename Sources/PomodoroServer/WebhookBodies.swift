@@ -19,7 +19,7 @@ struct WebhookEvent: Equatable, Sendable {
 }
 
 /// The bodies a webhook is sent, in its format and language (docs/PROTOCOL.md, "Webhooks").
-enum WebhookPayloads {
+enum WebhookBodies {
     /// What a delivery is sent, rendered when it is queued: the `json` body carries the room's snapshot then.
     static func body(_ event: WebhookEvent, room: RoomID, format: WebhookFormat, language: String,
                      snapshotJSON: [UInt8]?, maxBytes: Int) -> String {

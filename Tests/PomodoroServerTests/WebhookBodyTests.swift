@@ -4,7 +4,7 @@ import PomodoroCore
 import Testing
 
 /// The webhooks' pure parts: which addresses they may reach, their bodies, texts and signature.
-struct WebhookPayloadTests {
+struct WebhookBodyTests {
     static func v4(_ text: String) -> [UInt8] { text.split(separator: ".").map { UInt8($0)! } }
 
     @Test func privateLoopbackLinkLocalAndMetadataAddressesAreRefused() {
@@ -81,7 +81,7 @@ struct WebhookPayloadTests {
 
     @Test func theJSONBodyCarriesTheEventAndTheSnapshotOrSaysItLeftItOut() throws {
         let snapshot = Array(#"{"id":"team-alpha","members":[]}"#.utf8)
-        let body = WebhookPayloads.body(Self.started(names: ["A\"da\u{1}\n"]), room: Self.room, format: .json,
+        let body = WebhookBodies.body(Self.started(names: ["A\"da\u{1}\n"]), room: Self.room, format: .json,
                                         language: "en", snapshotJSON: snapshot, maxBytes: 65_536)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
         #expect(json["id"] as? String == "evt_1")
@@ -89,7 +89,7 @@ struct WebhookPayloadTests {
         #expect(json["createdAt"] as? Int == 1_795_000_000_000)
         #expect((json["data"] as? [String: Any])?["members"] as? [String] == ["A\"da\u{1}\n"])
         #expect((json["snapshot"] as? [String: Any])?["id"] as? String == "team-alpha")
-        let small = WebhookPayloads.body(Self.started(), room: Self.room, format: .json, language: "en",
+        let small = WebhookBodies.body(Self.started(), room: Self.room, format: .json, language: "en",
                                          snapshotJSON: Array(repeating: UInt8(ascii: " "), count: 2000), maxBytes: 1024)
         let trimmed = try #require(try JSONSerialization.jsonObject(with: Data(small.utf8)) as? [String: Any])
         #expect(trimmed["snapshot"] == nil && trimmed["snapshotOmitted"] as? Bool == true)
@@ -99,7 +99,7 @@ struct WebhookPayloadTests {
         var task = WebhookEvent(kind: .taskChanged, id: "evt_3", atMs: 0)
         task.member = "Ada"
         task.task = String(repeating: "x", count: 5000)
-        let discord = WebhookPayloads.body(task, room: Self.room, format: .discord, language: "en", snapshotJSON: nil,
+        let discord = WebhookBodies.body(task, room: Self.room, format: .discord, language: "en", snapshotJSON: nil,
                                            maxBytes: 65_536)
         let content = try #require((try JSONSerialization.jsonObject(with: Data(discord.utf8)) as? [String: Any])?["content"] as? String)
         #expect(content.count == 2000 && content.hasSuffix("…"))
