@@ -13,6 +13,8 @@ import PomodoroStore
 /// room looked like (tasks and names, to say who changed what or left).
 final class WebhookBook {
     var hooks: [RoomID: [WebhookRecord]] = [:]
+    /// How many times this node changed each room's webhooks (a read begun before a change is stale).
+    var changes: [RoomID: Int] = [:]
     var tasks: [RoomID: [String: String]] = [:]
     var names: [RoomID: [String: String]] = [:]
     var deliverer: WebhookDeliverer?
@@ -43,13 +45,19 @@ extension RoomHub {
     /// A cluster node took a room: another node may have changed its webhooks meanwhile, so they are read
     /// again (what the room queues until then follows the copy this node had).
     func webhooksBroughtBack(_ id: RoomID) {
-        guard cluster != nil, let store, webhookBook.store != nil else { return }
+        // In one process this node's copy is the store's: nobody else changes a room's webhooks.
+        guard !(router is LocalRooms), let store, webhookBook.store != nil else { return }
+        let asked = webhookBook.changes[id, default: 0]
         store.read({ base throws(StoreError) -> [WebhookRecord]? in
             guard let s = base as? any WebhookStore else { return nil }
             return try s.webhooks(room: id)
         }) { [transport, weak self] result in
             guard case .success(let hooks?) = result, let self else { return }
-            transport.post { self.webhookBook.hooks[id] = hooks.isEmpty ? nil : hooks }
+            transport.post {
+                // A change made here meanwhile is newer than what was read.
+                guard self.webhookBook.changes[id, default: 0] == asked else { return }
+                self.webhookBook.hooks[id] = hooks.isEmpty ? nil : hooks
+            }
         }
     }
 
@@ -184,6 +192,7 @@ extension RoomHub {
             deliverer.settled(room, hook)
         }
         guard let reason = result.disabled else { return }
+        webhookBook.changes[room, default: 0] += 1
         if let index = webhookBook.hooks[room]?.firstIndex(where: { $0.id == hook }) {
             webhookBook.hooks[room]?[index].enabled = false
             webhookBook.hooks[room]?[index].disabledReason = reason
@@ -227,6 +236,7 @@ extension RoomHub {
             if let problem = apply(fields, to: &hook) { return bad(problem.field, problem.message) }
             hooks.append(hook)
             webhookBook.hooks[id] = hooks
+            webhookBook.changes[id, default: 0] += 1
             if webhookBook.tasks[id] == nil {
                 let snapshot = snapshot(of: entry, at: now)
                 webhookBook.tasks[id] = Dictionary(snapshot.members.map { ($0.id, $0.task) }, uniquingKeysWith: { a, _ in a })
@@ -243,6 +253,7 @@ extension RoomHub {
             if fields.enabled == true { hook.disabledReason = nil }
             hooks[index] = hook
             webhookBook.hooks[id] = hooks
+            webhookBook.changes[id, default: 0] += 1
             let changed = hook
             store.enqueue([.webhook(.save(changed))]) { [transport, weak self] _ in
                 guard let self else { return }
@@ -261,6 +272,7 @@ extension RoomHub {
             guard hooks.contains(where: { $0.id == hookID }) else { return notFound(hookID, ref, connection) }
             hooks.removeAll { $0.id == hookID }
             webhookBook.hooks[id] = hooks.isEmpty ? nil : hooks
+            webhookBook.changes[id, default: 0] += 1
             store.enqueue([.webhook(.remove(id, hookID))]) { [transport, weak self] _ in
                 guard let self else { return }
                 transport.post { self.listWebhooks(id, ref: ref, to: connection) }
