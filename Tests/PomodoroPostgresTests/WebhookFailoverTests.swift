@@ -53,7 +53,7 @@ struct WebhookFailoverTests {
         _ = try await a.ended()
         try receiver.setGate(open: true)
         _ = try bob.expect("the room on its new owner", timeout: 10) { if case .state = $0 { true } else { nil } }
-        _ = try bob.expect("the focus completed", timeout: 20) {
+        _ = try bob.expect("the focus completed", timeout: 30) {
             if case .event(_, .phaseCompleted(.focus, _, _, _), _) = $0 { true } else { nil }
         }
         let requests = try receiver.wait("every event", timeout: 30) {
