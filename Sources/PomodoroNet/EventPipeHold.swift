@@ -13,8 +13,9 @@ import Synchronization
 /// That later run of the loop is ours: it happens in the teardown, on the service thread. So right after the
 /// first close the number is taken back by a placeholder put on exactly that number (`F_DUPFD` from it gives it
 /// only while it is free), and the second close closes the placeholder. Should another thread have been given the
-/// number first, the loop is not run again: the context's last handles stay unfinished (some memory and a few
-/// descriptors kept until the process ends) rather than another's descriptor closed.
+/// number first, the hold waits a little for it to be closed and free again (most such descriptors are short-lived
+/// sockets); failing that, the loop is not run again: the context's last handles stay unfinished (some memory and
+/// a few descriptors kept until the process ends) rather than another's descriptor closed.
 package struct EventPipeHold {
     /// The pipe's number, noted once the context exists.
     private var number: Int32?
@@ -23,8 +24,12 @@ package struct EventPipeHold {
     /// False once another thread was given the number between the library's two closes: the loop must not run
     /// the closes left.
     package private(set) var mayFinish = true
+    /// Take-backs in this process that found the number given to another thread and had to wait for it.
+    package static let contestedTakeBacks = Atomic<Int>(0)
     /// Teardowns left unfinished in this process to spare another's descriptor.
     package static let unfinishedTeardowns = Atomic<Int>(0)
+    /// How long a take-back waits for a number another thread holds to be free again.
+    package static let longestWait: Duration = .seconds(2)
 
     /// A hold on `number` (tests), or on nothing until `note(on:)` finds the pipe.
     package init(number: Int32? = nil) { self.number = number }
@@ -38,9 +43,25 @@ package struct EventPipeHold {
         number = found.eventfds.first ?? found.closing.first
     }
 
-    /// Right after the library's first close of the pipe: puts the placeholder on its number.
-    package mutating func takeBack() {
-        guard let number, mayFinish, placeholder == nil else { return }
+    /// Right after the library's first close of the pipe: puts the placeholder on its number, waiting up to
+    /// `longest` for it while another thread holds it.
+    package mutating func takeBack(waitingUpTo longest: Duration = longestWait) {
+        guard number != nil, mayFinish, placeholder == nil else { return }
+        if placeOnNumber() { return }
+        Self.contestedTakeBacks.add(1, ordering: .relaxed)
+        let clock = ContinuousClock()
+        let giveUp = clock.now + longest
+        while clock.now < giveUp {
+            usleep(1_000)
+            if placeOnNumber() { return }
+        }
+        mayFinish = false
+        Self.unfinishedTeardowns.add(1, ordering: .relaxed)
+    }
+
+    /// One try at putting the placeholder on the number; false when another thread holds it.
+    private mutating func placeOnNumber() -> Bool {
+        guard let number else { return false }
         // A new descriptor takes the lowest free number, often the pipe's own; otherwise it is copied onto
         // the pipe's number, which `F_DUPFD` gives only while it is free.
         let spare = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -53,11 +74,10 @@ package struct EventPipeHold {
         guard onNumber == number, fstat(number, &identity) == 0 else {
             // The number was not free: another thread holds it now, and the second close would be its loss.
             if onNumber >= 0 { close(onNumber) }
-            mayFinish = false
-            Self.unfinishedTeardowns.add(1, ordering: .relaxed)
-            return
+            return false
         }
         placeholder = (identity.st_dev, identity.st_ino)
+        return true
     }
 
     /// Once the loop has run the library's closes: closes the placeholder if the library did not close it a

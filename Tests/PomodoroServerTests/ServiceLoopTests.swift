@@ -157,8 +157,10 @@ struct ServiceLoopStressTests {
         #expect(failures.all.isEmpty, "\(failures.all.prefix(5))")
         // How often another thread was given a pipe's number between the library's two closes (the teardown
         // then left that context unfinished): for the record, not a bound.
+        let contested = EventPipeHold.contestedTakeBacks.load(ordering: .relaxed)
         let unfinished = EventPipeHold.unfinishedTeardowns.load(ordering: .relaxed)
-        print("contextsComeAndGoWhileDescriptorsChurn: \(rounds) rounds, \(unfinished) teardowns left unfinished")
+        print("contextsComeAndGoWhileDescriptorsChurn: \(rounds) rounds, \(contested) take-backs contested, "
+              + "\(unfinished) teardowns left unfinished")
         let reply = try RawHTTP.get("/nothing-here", port: steady.port)
         #expect(reply.status == 404 || reply.status == 403)
     }
@@ -224,6 +226,30 @@ struct EventPipeHoldTests {
         #expect(Self.inode(other) == otherInode)
     }
 
+    /// A number another thread holds only briefly is taken back once that thread has closed it: the teardown then
+    /// finishes.
+    @Test func aNumberFreedAgainIsTakenBack() throws {
+        let pipe = try Self.pipe()
+        var hold = EventPipeHold(number: pipe)
+        close(pipe)
+        var brief = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(brief >= 0)
+        if brief != pipe {
+            let moved = fcntl(brief, F_DUPFD_CLOEXEC, pipe)
+            close(brief)
+            brief = moved
+        }
+        guard brief == pipe else { return }  // a parallel suite holds it: the test above covers that
+        let contested = EventPipeHold.contestedTakeBacks.load(ordering: .relaxed)
+        // The other thread closes its descriptor a moment later, while the hold waits.
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { [brief] in close(brief) }
+        hold.takeBack(waitingUpTo: .seconds(TestTime.seconds(10)))
+        #expect(hold.mayFinish)
+        #expect(EventPipeHold.contestedTakeBacks.load(ordering: .relaxed) > contested)
+        #expect(Self.isSocket(pipe), "the placeholder is on the number")
+        hold.release()
+    }
+
     /// A placeholder the library never closed a second time is closed by the release.
     @Test func aPlaceholderLeftOverIsReleased() throws {
         let pipe = try Self.pipe()
@@ -255,7 +281,7 @@ struct EventPipeHoldTests {
         // A parallel suite was given the number first and may close it at any moment: nothing to assert then.
         guard mine == pipe else { return }
         let occupant = Self.inode(pipe)
-        hold.takeBack()
+        hold.takeBack(waitingUpTo: .milliseconds(20))
         #expect(!hold.mayFinish)
         #expect(EventPipeHold.unfinishedTeardowns.load(ordering: .relaxed) > before)
         #expect(Self.inode(pipe) == occupant, "the occupant keeps its descriptor")
