@@ -55,18 +55,21 @@ let package = Package(
         // PostgreSQL RoomStore built on it.
         .target(name: "PomodoroPostgres", dependencies: ["CPostgres", "PomodoroStore", "PomodoroCore"],
                 swiftSettings: strict),
-        // A cluster of servers (docs/CLUSTER.md): Redis through hiredis (one connection type, the only code
-        // that touches hiredis), rooms' leases and epochs, and the fenced PostgreSQL store.
-        .target(name: "PomodoroCluster",
-                dependencies: ["CHiredis", "PomodoroCore", "PomodoroStore", "PomodoroPostgres"],
-                swiftSettings: strict),
-        // The application: room registry, connections, broadcasts; the composition root.
+        // The application: room registry, connections, broadcasts; the composition root. Where rooms run is
+        // behind its `RoomRouter`: in this process, or on a cluster (PomodoroCluster, wired in by the
+        // configuration).
         .target(name: "PomodoroServer",
                 dependencies: ["PomodoroCore", "PomodoroProtocol", "PomodoroNet", "PomodoroStore", "PomodoroSQLite",
-                               "PomodoroPostgres",
-                               "PomodoroCluster", "CCrypto",
+                               "PomodoroPostgres", "CCrypto",
                                .product(name: "Logging", package: "swift-log"),
                                .product(name: "Prometheus", package: "swift-prometheus")],
+                swiftSettings: strict),
+        // A cluster of servers (docs/CLUSTER.md): the hub's `RoomRouter` for a node of one. Redis through
+        // hiredis (one connection type, the only code that touches hiredis), rooms' leases and epochs, the
+        // fenced store, the bus and the relay of members to the node that runs their room.
+        .target(name: "PomodoroCluster",
+                dependencies: ["CHiredis", "PomodoroCore", "PomodoroStore", "PomodoroServer", "PomodoroNet",
+                               "PomodoroProtocol", .product(name: "Logging", package: "swift-log")],
                 swiftSettings: strict),
         // The server's command line, environment and config file merged into one configuration; JSON logs;
         // the run loop. A library so that the tests reach it; the executable is a thin @main.

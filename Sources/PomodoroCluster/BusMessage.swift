@@ -13,7 +13,6 @@
 /// v1 refused NODE CONNECTION ROOM\n{"type":"error","code":"bad_json",…}
 /// v1 closing NODE CONNECTION ROOM CODE\nREASON
 /// v1 reply NODE CONNECTION,CONNECTION,…[ FROM]\n{"type":"ok","ref":"r1"}
-/// v1 broadcast ROOM\n{"type":"tick",…}
 /// v1 opened NODE CONNECTION ROOM\nPEER
 /// v1 closed NODE CONNECTION ROOM\n
 /// v1 close NODE CONNECTION CODE[ FROM]\nREASON
@@ -37,8 +36,6 @@ public enum BusMessage: Equatable, Sendable {
     /// A frame from the owner to some of one node's connections (a reply with a `ref`, a welcome, an
     /// error; or a broadcast to the node's members, encoded once).
     case reply(node: String, connections: [UInt64], frame: String, from: String = "")
-    /// A frame for every member of the room on every node (on the room's channel).
-    case broadcast(room: String, frame: String)
     /// A member's connection to a room owned elsewhere opened, or closed: the owner admits or lets go.
     /// `peer` is the member's address as its node saw it, for the owner's per-address limits.
     case opened(RemoteConnection, room: String, peer: String = "")
@@ -82,8 +79,6 @@ public enum BusMessage: Equatable, Sendable {
             "\(Self.version) closing \(from.node) \(from.connection) \(room) \(code)\n\(reason)"
         case .reply(let node, let connections, let frame, let from):
             "\(Self.version) reply \(node) \(connections.map(String.init).joined(separator: ","))\(Self.sender(from))\n\(frame)"
-        case .broadcast(let room, let frame):
-            "\(Self.version) broadcast \(room)\n\(frame)"
         case .opened(let from, let room, let peer):
             "\(Self.version) opened \(from.node) \(from.connection) \(room)\n\(peer)"
         case .closed(let from, let room):
@@ -140,9 +135,6 @@ public enum BusMessage: Equatable, Sendable {
                 connections.append(try connection(String(part)))
             }
             self = .reply(node: header[2], connections: connections, frame: body, from: header.count > 4 ? header[4] : "")
-        case "broadcast":
-            try fields(3)
-            self = .broadcast(room: header[2], frame: body)
         case "opened", "closed":
             try fields(5)
             let from = RemoteConnection(node: header[2], connection: try connection(header[3]))
@@ -163,10 +155,9 @@ public enum BusMessage: Equatable, Sendable {
         }
     }
 
-    /// The channels: one per node (what is sent to its connections, and frames for rooms it owns), one per
-    /// room (its broadcasts).
+    /// Each node's channel: what is sent to its connections (a room's broadcasts among them, once per node),
+    /// and frames for rooms it owns.
     public static func nodeChannel(_ node: String) -> String { "pomodoro:node:\(node)" }
-    public static func roomChannel(_ room: String) -> String { "pomodoro:room:\(room)" }
     /// Every node's: notices that a room's schedules changed.
     public static let schedulesChannel = "pomodoro:schedules"
 }

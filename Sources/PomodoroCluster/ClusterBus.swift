@@ -8,7 +8,8 @@ import Foundation
 /// every (re)subscription `deliver` gets `.subscribed`, so the node knows to bring its members up to date
 /// (ask the owner for the room's state) rather than trust what it last heard.
 ///
-/// Channels can be added and removed while it runs; the change is made within `turn`.
+/// It subscribes to the channels it is made with, again after every reconnection.
+// `@unchecked Sendable`: its variables are used under `lock` or on its own thread only.
 public final class ClusterBus: @unchecked Sendable {
     public enum Event: Equatable, Sendable {
         /// Subscribed (again) to these channels: anything published before may have been missed.
@@ -53,14 +54,6 @@ public final class ClusterBus: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(turn * 3 + 2)
         while running && lock.wait(until: deadline) {}
         lock.unlock()
-    }
-
-    public func subscribe(_ channel: String) {
-        lock.withLock { if wanted.insert(channel).inserted { changed = true } }
-    }
-
-    public func unsubscribe(_ channel: String) {
-        lock.withLock { if wanted.remove(channel) != nil { changed = true } }
     }
 
     private func run() {

@@ -1,9 +1,8 @@
 import Foundation
 import PomodoroCore
-import PomodoroPostgres
 import PomodoroStore
 
-/// The store a cluster node writes through: a `PostgresRoomStore` whose every write carries the epoch of
+/// The store a cluster node writes through: a `FenceableRoomStore` (PostgreSQL's) whose every write carries the epoch of
 /// this node's lease on each room it touches, so the database refuses it once another node has claimed the
 /// room (see `PostgresRoomStore+Fencing`).
 ///
@@ -11,12 +10,12 @@ import PomodoroStore
 /// lease ends; a batch that touches a room this node does not own is refused here, before the database.
 /// Reads pass straight through.
 public final class FencedRoomStore: RoomStore, @unchecked Sendable {
-    public let base: PostgresRoomStore
+    public let base: any FenceableRoomStore
     /// Guards `epochs` (written by the cluster's thread, read by the store's writer).
     private let lock = NSLock()
     private var epochs: [RoomID: Int64] = [:]
 
-    public init(base: PostgresRoomStore) { self.base = base }
+    public init(base: any FenceableRoomStore) { self.base = base }
 
     /// From now on this node writes `room` as its owner under `epoch`.
     public func own(_ room: RoomID, epoch: Int64) { lock.withLock { epochs[room] = epoch } }

@@ -11,6 +11,7 @@ import Foundation
 ///
 /// Events and answers come on a queue of its own, never on the caller's thread: the node may read the store
 /// there. Blocking Redis calls run on that queue too.
+// `@unchecked Sendable`: `redis` and `timer` are used on `queue` only, `bus` is set once in `init`, `handler` under `lock`.
 public final class ScheduleWatch: @unchecked Sendable {
     /// What the node should read again.
     public enum Event: Equatable, Sendable {

@@ -5,11 +5,11 @@ import PomodoroNet
 /// held until it is settled: kept (the room was made, the passcode was wrong) or handed back.
 package struct LimitReservation: Hashable, Sendable {
     package let address: String
-    /// Tells this reservation from the address's others where they are counted together (Redis).
+    /// Tells this reservation from the address's others where they are counted together (across servers).
     package let serial: UInt64
-    /// Counted in the cluster's Redis as well as on this node; false on a single server, and on a node whose
-    /// Redis could not be reached when it was taken (then it is this node's alone).
-    package var clustered = false
+    /// Counted across servers as well as here; false on a single server, and when the shared count could not
+    /// be reached when it was taken (then it is this server's alone).
+    package var shared = false
 }
 
 /// What a request for one more passcode check is told.
@@ -18,7 +18,7 @@ package enum CheckAdmission: Equatable {
     case granted(LimitReservation)
     /// The address's wrong passcodes of the last minute and its checks still running fill the limit: try
     /// again once one of those checks ends.
-    case busy
+    case full
     /// The address's wrong passcodes of the last minute reach the limit.
     case limited
 }
@@ -27,11 +27,11 @@ package enum CheckAdmission: Equatable {
 /// connections held at once, rooms made (or brought back) per minute, wrong passcodes per minute. Each is
 /// counted here and nowhere else; the hub asks and never counts itself.
 ///
-/// `LocalAddressLimits` counts in this process (a single server); `ClusterAddressLimits` counts in the
-/// cluster's Redis, so N nodes allow what one allows (docs/SECURITY.md, "Limits and their defaults").
+/// `LocalAddressLimits` counts in this process (a single server); a router may count across its servers,
+/// so that N of them allow what one allows (docs/SECURITY.md, "Limits and their defaults").
 ///
 /// Service thread only. Each `answer` runs on the service thread, either before the call returns (in this
-/// process) or later, through the service loop's queue (a Redis round trip): callers handle both.
+/// process) or later, through the service loop's queue (a round trip elsewhere): callers handle both.
 package protocol AddressLimits: AnyObject {
     /// Counts a new WebSocket connection from `address`; `false`: the address holds as many as it may, and
     /// the connection is to be closed (it is not counted).
@@ -51,43 +51,43 @@ package protocol AddressLimits: AnyObject {
 /// Counts, per address, what happened in the last `span` and what is reserved and not yet settled: a limit
 /// of so many a minute over a sliding minute, not a minute that starts afresh (with fixed minutes, twice the
 /// limit fits around a minute's edge). Pure: time comes in as an argument.
-struct SlidingWindowCount {
-    enum Answer: Equatable {
+package struct SlidingWindowCount {
+    package enum Answer: Equatable {
         case granted
         /// What happened and what is reserved fill the limit (something reserved may still be handed back).
-        case busy
+        case full
         /// What happened in the last `span` fills the limit.
         case limited
     }
 
-    let limit: Int
-    let span: Duration
+    package let limit: Int
+    package let span: Duration
     /// Per address, when each counted event happened, oldest first; never more than `limit` of them.
     private var events: [String: [Instant]] = [:]
     private var reserved: [String: Int] = [:]
 
-    init(limit: Int, span: Duration = .seconds(60)) {
+    package init(limit: Int, span: Duration = .seconds(60)) {
         self.limit = limit
         self.span = span
     }
 
     /// Events of `address` in the `span` up to `now`.
-    func count(for address: String, at now: Instant) -> Int {
+    package func count(for address: String, at now: Instant) -> Int {
         events[address, default: []].count { now - $0 < span }
     }
 
     /// Reserves a place for `address` when the events of the last `span` and the places reserved leave one.
-    mutating func reserve(_ address: String, at now: Instant) -> Answer {
+    package mutating func reserve(_ address: String, at now: Instant) -> Answer {
         forgetOld(address, at: now)
         let happened = events[address, default: []].count, open = reserved[address, default: 0]
         if happened >= limit { return .limited }
-        if happened + open >= limit { return .busy }
+        if happened + open >= limit { return .full }
         reserved[address] = open + 1
         return .granted
     }
 
     /// Settles a reserved place: `counts` makes it an event at `now`, else it is handed back.
-    mutating func settle(_ address: String, counts: Bool, at now: Instant) {
+    package mutating func settle(_ address: String, counts: Bool, at now: Instant) {
         let open = reserved[address, default: 0] - 1
         reserved[address] = open > 0 ? open : nil
         if counts { events[address, default: []].append(now) }
@@ -104,15 +104,15 @@ struct SlidingWindowCount {
     }
 }
 
-/// The address limits of a single server, counted in this process (and, on a cluster node, what the node
-/// falls back to while Redis cannot be reached).
-final class LocalAddressLimits: AddressLimits {
-    let maxConnections: Int
-    let clock: any ServerClock
-    private(set) var rooms: SlidingWindowCount
-    private(set) var wrongPasscodes: SlidingWindowCount
+/// The address limits of a single server, counted in this process (and what a server that counts with
+/// others falls back to while they cannot be reached).
+package final class LocalAddressLimits: AddressLimits {
+    package let maxConnections: Int
+    package let clock: any ServerClock
+    package private(set) var rooms: SlidingWindowCount
+    package private(set) var wrongPasscodes: SlidingWindowCount
     /// Connections held per address, and the address each admitted connection was counted under.
-    private(set) var connectionsHeld: [String: Int] = [:]
+    package private(set) var connectionsHeld: [String: Int] = [:]
     private var admitted: [ConnectionID: String] = [:]
     private var nextSerial: UInt64 = 1
 
@@ -120,14 +120,14 @@ final class LocalAddressLimits: AddressLimits {
     ///   - maxConnections: connections one address may hold at once; 0 for no limit.
     ///   - roomsPerMinute: rooms one address may make per minute; 0 for no limit.
     ///   - wrongPasscodesPerMinute: wrong passcodes per address per minute, checks still running included.
-    init(maxConnections: Int, roomsPerMinute: Int, wrongPasscodesPerMinute: Int, clock: any ServerClock) {
+    package init(maxConnections: Int, roomsPerMinute: Int, wrongPasscodesPerMinute: Int, clock: any ServerClock) {
         self.maxConnections = maxConnections
         self.clock = clock
         rooms = SlidingWindowCount(limit: roomsPerMinute > 0 ? roomsPerMinute : .max)
         wrongPasscodes = SlidingWindowCount(limit: wrongPasscodesPerMinute)
     }
 
-    convenience init(_ limits: ServerLimits, clock: any ServerClock) {
+    package convenience init(_ limits: ServerLimits, clock: any ServerClock) {
         self.init(maxConnections: limits.maxConnectionsPerAddress, roomsPerMinute: limits.roomsCreatedPerAddressPerMinute,
                   wrongPasscodesPerMinute: RoomHub.passcodeFailuresPerMinute, clock: clock)
     }
@@ -139,7 +139,7 @@ final class LocalAddressLimits: AddressLimits {
 
     /// Counts the connection unless its address holds as many as it may: whether it was counted.
     @discardableResult
-    func admit(_ connection: ConnectionID, from address: String) -> Bool {
+    package func admit(_ connection: ConnectionID, from address: String) -> Bool {
         let held = connectionsHeld[address, default: 0]
         if maxConnections > 0 && held >= maxConnections { return false }
         connectionsHeld[address] = held + 1
@@ -149,46 +149,46 @@ final class LocalAddressLimits: AddressLimits {
 
     /// Frees an admitted connection's place: its address, or nil when it was not counted.
     @discardableResult
-    func release(_ connection: ConnectionID) -> String? {
+    package func forget(_ connection: ConnectionID) -> String? {
         guard let address = admitted.removeValue(forKey: connection) else { return nil }
         let held = connectionsHeld[address, default: 1] - 1
         connectionsHeld[address] = held > 0 ? held : nil
         return address
     }
 
-    func admitConnection(_ connection: ConnectionID, from address: String, answer: @escaping (Bool) -> Void) {
+    package func admitConnection(_ connection: ConnectionID, from address: String, answer: @escaping (Bool) -> Void) {
         answer(admit(connection, from: address))
     }
 
-    func connectionClosed(_ connection: ConnectionID) { release(connection) }
+    package func connectionClosed(_ connection: ConnectionID) { forget(connection) }
 
     /// Reserves a room for `address`, or nil: the answer in this process.
-    func takeRoom(for address: String) -> LimitReservation? {
+    package func takeRoom(for address: String) -> LimitReservation? {
         rooms.reserve(address, at: clock.now().monotonic) == .granted ? reservation(address) : nil
     }
 
-    func reserveRoom(for address: String, answer: @escaping (LimitReservation?) -> Void) {
+    package func reserveRoom(for address: String, answer: @escaping (LimitReservation?) -> Void) {
         answer(takeRoom(for: address))
     }
 
-    func settleRoom(_ reservation: LimitReservation, kept: Bool) {
+    package func settleRoom(_ reservation: LimitReservation, kept: Bool) {
         rooms.settle(reservation.address, counts: kept, at: clock.now().monotonic)
     }
 
     /// Reserves a passcode check for `address`: the answer in this process.
-    func takePasscodeCheck(for address: String) -> CheckAdmission {
+    package func takePasscodeCheck(for address: String) -> CheckAdmission {
         switch wrongPasscodes.reserve(address, at: clock.now().monotonic) {
         case .granted: .granted(reservation(address))
-        case .busy: .busy
+        case .full: .full
         case .limited: .limited
         }
     }
 
-    func reservePasscodeCheck(for address: String, answer: @escaping (CheckAdmission) -> Void) {
+    package func reservePasscodeCheck(for address: String, answer: @escaping (CheckAdmission) -> Void) {
         answer(takePasscodeCheck(for: address))
     }
 
-    func settlePasscodeCheck(_ reservation: LimitReservation, wrong: Bool) {
+    package func settlePasscodeCheck(_ reservation: LimitReservation, wrong: Bool) {
         wrongPasscodes.settle(reservation.address, counts: wrong, at: clock.now().monotonic)
     }
 }

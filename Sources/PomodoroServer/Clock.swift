@@ -13,6 +13,7 @@ public protocol ServerClock: Sendable {
 ///
 /// The offset between the two is kept steady and only re-read when the wall clock has been stepped by
 /// more than `resyncThreshold`, so one deadline maps to one `endsAt` in every message.
+// `@unchecked Sendable`: its one variable, `offset`, is read and written under `lock` only.
 public final class SystemClock: ServerClock, @unchecked Sendable {
     /// Guards `offset` (an NSLock, which ThreadSanitizer understands).
     private let lock = NSLock()

@@ -15,13 +15,25 @@ package protocol HubTransport: AnyObject, Sendable {
     func send(_ frame: OutboundFrame, to connection: ConnectionID) -> Bool
     /// Closes a connection with a close frame once what is queued for it has been written.
     func close(_ connection: ConnectionID, code: UInt16, reason: String)
+    /// Queues one frame for many connections; returns for how many it was queued.
+    func send(_ frame: OutboundFrame, toAll connections: [ConnectionID]) -> Int
     /// Runs `work` on the service thread soon; safe from any thread.
     func post(_ work: @escaping @Sendable () -> Void)
     /// A one-shot timer that runs `fire` on the service thread.
     func timer(firing fire: @escaping () -> Void) -> any HubTimer
+    /// The loop whose service thread the hub's state belongs to (`LoopBound`).
+    var loop: any LoopThread { get }
     /// For `/metrics`.
     var connectionCount: Int { get }
     var droppedSlowClients: Int { get }
+}
+
+extension HubTransport {
+    package func send(_ frame: OutboundFrame, toAll connections: [ConnectionID]) -> Int {
+        var sent = 0
+        for connection in connections where send(frame, to: connection) { sent += 1 }
+        return sent
+    }
 }
 
 /// A one-shot timer, re-armed by `schedule`: each call replaces the one before.

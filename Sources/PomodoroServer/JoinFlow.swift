@@ -47,7 +47,7 @@ struct JoinFlow: Equatable {
         case found(StoredRoom, lock: PasscodeVerifier?, resumes: Bool)
         case notFound
         case failed
-        /// Another node of the cluster owns the room (docs/CLUSTER.md).
+        /// Another server runs the room, and the join cannot go there (`RoomFound.elsewhere`).
         case elsewhere(node: String)
     }
 
@@ -147,8 +147,7 @@ struct JoinFlow: Equatable {
             return finish(.refuse(Refusal(code: .unavailable,
                                           message: "the server could not read its store just now; try again")))
         case .elsewhere(let node):
-            return finish(.refuse(Refusal(code: .unavailable,
-                                          message: "this room runs on another node of the cluster (\(node)); connect through the cluster's address with the room in the URL (/ws?room=NAME), or try again")))
+            return finish(.refuse(.runsElsewhere(on: node)))
         }
     }
 

@@ -4,7 +4,7 @@
 /// being refused), up to `waitingPerAddress`, and beyond that refused.
 ///
 /// The counting is not here: whether a started check may run, wait or must be refused is the wrong-passcode
-/// limit's answer (`AddressLimits.reservePasscodeCheck`), which may come from the cluster's Redis. So the
+/// limit's answer (`AddressLimits.reservePasscodeCheck`), which may come from another process. So the
 /// gate only orders and bounds an address's checks on this node; a node's CPU is its own.
 struct PasscodeGate {
     /// A check waiting for its turn.
@@ -13,7 +13,7 @@ struct PasscodeGate {
     }
 
     enum Admission: Equatable {
-        /// Ask the limits for this check's place now; then `finish` (refused, or checked) or `requeue` (busy).
+        /// Ask the limits for this check's place now; then `finish` (refused, or checked) or `requeue` (full).
         case start(Ticket)
         /// Wait: `finish` of an earlier check will say when this one starts.
         case wait(Ticket)
@@ -54,7 +54,7 @@ struct PasscodeGate {
         return startWaiting(from: address)
     }
 
-    /// A started check the limits found busy goes back to the head of the line, to start again when another
+    /// A started check the limits found full goes back to the head of the line, to start again when another
     /// check of the address ends (or, if none of this node's is running, when the hub tries again).
     mutating func requeue(_ ticket: Ticket, from address: String) {
         let running = inFlight[address, default: 1] - 1

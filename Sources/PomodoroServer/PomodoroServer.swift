@@ -1,8 +1,6 @@
 import Dispatch
 import Logging
-import PomodoroCluster
 import PomodoroCore
-import PomodoroPostgres
 import PomodoroNet
 import PomodoroStore
 
@@ -13,16 +11,11 @@ public final class PomodoroServer: Sendable {
     private let hub: RoomHub
     /// Hands the server's events to the hub (the server holds its delegate weakly).
     private let delegate: HubDelegate
-    /// This server's place in a cluster, if it is a node of one.
-    private let cluster: ClusterNode?
-    /// On a cluster node, the per-address limits counted in Redis.
-    private let clusterLimits: ClusterAddressLimits?
+    /// What runs beside the service thread for the router (nothing for `LocalRooms`).
+    private let routerStart: @Sendable () -> Void
+    private let routerHandOff: @Sendable (Duration, @escaping @Sendable () -> Void) -> Void
+    private let routerStop: @Sendable () -> Void
     private let logger: Logger
-
-    /// Why a cluster node cannot be built.
-    public struct ClusterProblem: Error, CustomStringConvertible {
-        public let description: String
-    }
 
     /// Binds the port and prepares the rooms; call `start()` to serve.
     ///
@@ -41,7 +34,7 @@ public final class PomodoroServer: Sendable {
         options.pingAfterSeconds = UInt16(clamping: limits.pingAfterSeconds)
         options.hangUpAfterSeconds = UInt16(clamping: limits.hangUpAfterSeconds)
         options.handshakeTimeoutSeconds = limits.handshakeTimeoutSeconds
-        // Connections per address are counted by the hub's `AddressLimits` (across the cluster on a node).
+        // Connections per address are counted by the hub's `AddressLimits` (across servers, when the router's are).
         // Behind a proxy every client has the proxy's address, and the admin turns per-address limits off
         // with the connection limit: this one follows it.
         if limits.maxConnectionsPerAddress == 0 { options.maxHTTPRequestsPerAddress = 0 }
@@ -65,31 +58,31 @@ public final class PomodoroServer: Sendable {
         var stored: [StoredRoom] = []
         var schedules: [RoomID: [Schedule]] = [:]
         let opened = try given ?? configuration.database.open(retention: configuration.journalRetention)
+        // Where rooms run: in this process, or on a cluster the configuration names (`RoomRouting`), which
+        // may write through a store of its own around the one opened here.
         var store = opened
-        if let settings = configuration.cluster {
-            // A node runs a room only under its lease and writes only through the fence: it needs the shared
-            // PostgreSQL store, and brings no room back at start (a room returns when someone joins it, taken
-            // under its lease).
-            guard let postgres = opened as? PostgresRoomStore else {
-                throw ClusterProblem(description: "a cluster node needs a PostgreSQL database (--db postgres://...)")
-            }
-            let node = ClusterNode(configuration: settings, store: postgres, monotonic: { clock.now().monotonic })
-            node.logger = logger
-            cluster = node
-            store = node.store
-            let incarnation = settings.node + "#" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
-            clusterLimits = ClusterAddressLimits(
-                local: LocalAddressLimits(limits, clock: clock),
-                redis: RedisAddressCounts(address: settings.redis, incarnation: incarnation),
-                logger: logger, post: { [transport] work in transport.post(work) })
+        var router: (any RoomRouter)?
+        var addressLimits: (any AddressLimits)?
+        var restoresRooms = true
+        if let routing = configuration.cluster {
+            let parts = try routing.makeRouter(RouterContext(configuration: configuration, clock: clock, logger: logger,
+                                                             store: opened, post: { [transport] work in transport.post(work) }))
+            router = parts.router
+            store = parts.store
+            addressLimits = parts.addressLimits
+            restoresRooms = parts.restoresRooms
+            routerStart = parts.start
+            routerHandOff = parts.handOff
+            routerStop = parts.stop
         } else {
-            cluster = nil
-            clusterLimits = nil
+            routerStart = {}
+            routerHandOff = { _, done in done() }
+            routerStop = {}
         }
         if let store {
-            if cluster == nil { stored = try store.loadRooms() }
-            // A cluster node brings back no room at start, but knows every room's schedules: it keeps each
-            // room with some run by some node (docs/CLUSTER.md, "Schedules on a cluster").
+            if restoresRooms { stored = try store.loadRooms() }
+            // A router may bring back no room at start (`RouterParts.restoresRooms`), but gets every room's
+            // schedules (`RoomRouter.begin`).
             schedules = try store.loadSchedules()
             // The writer prunes each room's journal as it writes to it; rooms that no longer write are pruned
             // here, once, off the service thread.
@@ -107,17 +100,11 @@ public final class PomodoroServer: Sendable {
             })
         }
         hub = RoomHub(configuration: configuration, clock: clock, logger: logger, store: writer, transport: transport,
-                      cluster: cluster, addressLimits: clusterLimits)
+                      router: router, addressLimits: addressLimits)
         delegate = HubDelegate(hub: hub)
-        cluster?.whenLost { [hub, transport] room in transport.post { hub.leaseLost(room) } }
-        cluster?.listen { [hub, transport] event in transport.post { hub.heard(event) } }
-        cluster?.whenSchedulesHeard { [hub, transport] news in transport.post { hub.schedulesHeard(news) } }
         transport.delegate = delegate
         // Rooms come back on the service thread, on its first turn, before anyone has connected.
-        let clustered = cluster != nil
-        transport.post { [hub, stored, schedules] in
-            if clustered { hub.keepScheduledRoomsRunning(schedules) } else { hub.restore(stored, schedules: schedules) }
-        }
+        transport.post { [hub, stored, schedules] in hub.router.begin(stored: stored, schedules: schedules) }
         // `POST /api/admin/drain` stops the server as SIGTERM does (before `start`: nobody asks sooner).
         hub.onDrainRequested = { [weak self] in self?.shutdown() }
     }
@@ -127,22 +114,20 @@ public final class PomodoroServer: Sendable {
 
     /// Starts the service thread.
     public func start() {
-        cluster?.start()
-        clusterLimits?.start()
+        routerStart()
         transport.start()
     }
 
-    /// How long a draining cluster node waits for other nodes to take the rooms it handed off before it
-    /// closes its connections and exits all the same.
+    /// How long a draining server waits for others to take the rooms it handed off (`RouterParts.handOff`)
+    /// before it closes its connections and exits all the same.
     public static let handOffBound: Duration = .seconds(5)
 
     /// Stops, sending every client back at once (close 1012, "service restart"; docs/PROTOCOL.md §11). Safe
     /// from any thread, and more than once. `/readyz` answers 503 from the start, and no room timer is armed.
     ///
-    /// A single server writes what it had to its store, then closes. A cluster node also takes no room from
-    /// now on and hands each of its rooms to a live node (`ClusterNode.handOff`), which runs it at once; it
-    /// closes its connections once another node holds every room, or after `handOffBound` (docs/CLUSTER.md,
-    /// "Draining a node").
+    /// It writes what it had to its store, takes no room from now on, and lets its router hand its rooms to
+    /// other servers (`RouterParts.handOff`; nothing to hand on a single server); it closes its connections
+    /// once they hold every room, or after `handOffBound` (docs/CLUSTER.md, "Draining a node").
     public func shutdown() {
         transport.post { [self] in
             guard !hub.isHandingOff else { return }
@@ -155,14 +140,7 @@ public final class PomodoroServer: Sendable {
                 let close: @Sendable () -> Void = { [transport] in
                     transport.post { transport.shutdown(code: RoomHub.restartCloseCode, reason: RoomHub.restartCloseReason) }
                 }
-                guard let cluster else { return close() }
-                cluster.handOff(within: Self.handOffBound) { [logger] report in
-                    if !report.notTaken.isEmpty {
-                        logger.warning("draining: rooms not taken by another node in time; they return when someone joins",
-                                       metadata: ["rooms": "\(report.notTaken.map(\.rawValue))"])
-                    }
-                    close()
-                }
+                routerHandOff(Self.handOffBound, close)
             }
         }
     }
@@ -177,8 +155,7 @@ public final class PomodoroServer: Sendable {
     public func waitUntilFinished() {
         transport.waitUntilFinished()
         hub.flushStore()
-        clusterLimits?.stop()
-        cluster?.stop()
+        routerStop()
     }
 
     /// Counts read on the service thread: rooms, connections, frames sent, slow clients dropped.

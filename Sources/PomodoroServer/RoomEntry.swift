@@ -3,10 +3,10 @@ import PomodoroNet
 
 /// A live room and what the hub keeps beside it: the connection that speaks for each connected member, its
 /// timers, its lock, the broadcasts held for a commit, and its members counted per address.
-final class RoomEntry {
-    var room: Room
+package final class RoomEntry {
+    package var room: Room
     /// Tells this room from one made anew under the same name, for a join that waited off the service thread.
-    let serial: UInt64
+    package let serial: UInt64
     var connections: [MemberID: ConnectionID] = [:]
     /// Connections watching the room without being members: they hear every broadcast, and nobody hears of them.
     var observers: Set<ConnectionID> = []
@@ -33,7 +33,7 @@ final class RoomEntry {
     var addressOf: [MemberID: String] = [:]
     var membersFrom: [String: Int] = [:]
     /// The room's schedules (`RoomHub+Schedules.swift`), and the timer for their next warning or start.
-    var schedules: ScheduleBook
+    package var schedules: ScheduleBook
     var scheduleTimer: (any HubTimer)?
 
     init(room: Room, serial: UInt64, timer: any HubTimer, stateTimer: any HubTimer, passcode: PasscodeVerifier?,
@@ -65,7 +65,7 @@ final class RoomEntry {
     }
 
     /// Sends at once, or after the commit in flight when there is one.
-    func announce(_ send: @escaping () -> Void) {
+    package func announce(_ send: @escaping () -> Void) {
         if held != nil { held!.append(send) } else { send() }
     }
 }

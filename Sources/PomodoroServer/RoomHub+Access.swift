@@ -65,7 +65,7 @@ extension RoomHub {
                     return letSee(id, visitor, address: address, hint: hint, opened: opened, done: done)
                 }
                 let transport = transport
-                let finish = UncheckedBox({ [self] (check: PasscodeVerifier.Check) in
+                let finish = LoopBound({ [self] (check: PasscodeVerifier.Check) in
                     guard case .right(let upgraded) = check else {
                         passcodeChecked(from: address, wrong: true)
                         return done(.failure(Self.wrongPasscode))
@@ -76,7 +76,7 @@ extension RoomHub {
                         done(result)
                         if case .success = result, let upgraded { adopt(upgraded, replacing: lock, in: id) }
                     }
-                })
+                }, loop: transport.loop)
                 hashing.run { [workFactor = configuration.passcodeIterations] in
                     let check = lock.check(passcode, workFactor: workFactor)
                     transport.post { finish.value(check) }

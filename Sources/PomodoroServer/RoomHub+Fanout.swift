@@ -12,7 +12,7 @@ extension RoomHub {
     /// Rebuilds one stored room, catches it up to `now`, and writes what that changed. The room comes back
     /// whole: `RoomStore.loadRoom` reads its schedules with it, and what fell due meanwhile is dealt with now.
     @discardableResult
-    func bringBack(_ stored: StoredRoom, at now: ClockReading) -> RoomEntry {
+    package func bringBack(_ stored: StoredRoom, at now: ClockReading) -> RoomEntry {
         let id = stored.record.id
         var room = restored(stored, at: now)
         let outcome = room.resumeAfterRestart(at: now.monotonic)
@@ -56,7 +56,7 @@ extension RoomHub {
     private func timerFired(_ id: RoomID) {
         guard let entry = rooms[id] else { return }
         let now = clock.now()
-        guard ownsRoom(id, at: now) else { return leaseLost(id) }
+        guard ownsRoom(id, at: now) else { return lostRoom(id) }
         let outcome = entry.room.advance(to: now.monotonic)
         publish(outcome, in: entry, at: now)
     }
@@ -72,8 +72,8 @@ extension RoomHub {
     func publish(_ outcome: Outcome, in entry: RoomEntry, at now: ClockReading,
                  stateAlreadySentTo skip: ConnectionID? = nil) {
         let roomID = entry.room.id
-        // A cluster node whose lease ended neither writes nor broadcasts for the room again.
-        guard ownsRoom(roomID, at: now) else { return leaseLost(roomID) }
+        // A server that may no longer act for the room neither writes nor broadcasts for it again.
+        guard ownsRoom(roomID, at: now) else { return lostRoom(roomID) }
         for case .memberLeft(let member, _) in outcome.events { entry.forget(member) }
         let crowd = entry.room.policy.isCrowd(memberCount: entry.room.memberCount)
         var messages: [ServerMessage] = outcome.events.filter { !(crowd && $0.isAboutOneMember) }.map {
@@ -138,7 +138,7 @@ extension RoomHub {
     private func stateDue(_ id: RoomID) {
         guard let entry = rooms[id], entry.statePending else { return }
         let now = clock.now()
-        guard ownsRoom(id, at: now) else { return leaseLost(id) }
+        guard ownsRoom(id, at: now) else { return lostRoom(id) }
         catchUp(entry, at: now)
         guard entry.statePending else { return }   // the catch-up's own state stood for it
         let state = ServerMessage.state(stateSent(in: entry, at: now))
@@ -149,21 +149,9 @@ extension RoomHub {
         if !entry.streams.isEmpty { stream(message, in: entry) }
         guard !entry.connections.isEmpty || !entry.observers.isEmpty else { return }
         let frame = OutboundFrame(WireCodec.encode(message))
-        var sent = 0
-        if let relaying {
-            // On a cluster node: the same bytes once to each other node with members here, naming them.
-            let recipients = entry.connections.values.filter { $0 != skip } + entry.observers.filter { $0 != skip }
-            sent = relaying.send(frame, toAll: recipients)
-            framesSent += sent
-            metrics.sent(frames: sent, bytes: sent * frame.count)
-            return
-        }
-        for connection in entry.connections.values where connection != skip {
-            if transport.send(frame, to: connection) { sent += 1 }
-        }
-        for connection in entry.observers where connection != skip {
-            if transport.send(frame, to: connection) { sent += 1 }
-        }
+        // The same bytes for all (the router's transport sends them once to each other node with any of them).
+        let recipients = entry.connections.values.filter { $0 != skip } + entry.observers.filter { $0 != skip }
+        let sent = transport.send(frame, toAll: recipients)
         framesSent += sent
         metrics.sent(frames: sent, bytes: sent * frame.count)
     }
@@ -210,39 +198,33 @@ extension RoomHub {
     /// bring it back shortly before their next start. `lifetime: false` for a room a refused join has just
     /// made or brought back.
     @discardableResult
-    func dropIfExpired(_ id: RoomID, _ entry: RoomEntry, at now: ClockReading, lifetime: Bool = true) -> Bool {
+    package func dropIfExpired(_ id: RoomID, _ entry: RoomEntry, at now: ClockReading, lifetime: Bool = true) -> Bool {
         guard rooms[id] === entry, rooms.reasonToStay(entry, at: now, lifetime: lifetime) == nil else { return false }
         rooms.remove(id, at: now)
-        noteLetGo(entry)
+        router.left(entry)
         dismissObservers(of: entry)
-        releaseIfUnused(id)
+        letGoIfUnused(id)
         armReturns()
         logger.debug("room dropped", metadata: ["room": "\(id)", "schedules": "\(entry.schedules.schedules.count)"])
         return true
     }
 
-    // MARK: Owning rooms in a cluster
+    // MARK: Rooms another server takes
 
-    /// Whether this server may act for the room now: always on a single server; on a cluster node, while its
-    /// lease's term runs (`LeaseTerm`).
+    /// Whether this server may act for the room now (`RoomRouter.owns`).
     func ownsRoom(_ id: RoomID, at now: ClockReading) -> Bool {
-        guard let cluster else { return true }
-        return cluster.owns(id, at: now.monotonic)
+        router.owns(id, at: now)
     }
 
-    /// The room's lease ended (Redis gave it to another node, or its term ran out unrenewed): the room leaves
-    /// this node's memory at once, unwritten and unannounced, and its members and observers are closed with
-    /// 4005 (room moved) so that their clients reconnect and resume on the room's new owner.
-    /// A node handing its rooms off (draining) gave the lease back itself: its members are closed with 1012,
-    /// as all its connections soon are, and come back through the proxy at once.
-    func leaseLost(_ id: RoomID) {
+    /// The router says this server may no longer act for the room (another server took it): the room leaves
+    /// memory at once, unwritten and unannounced, and its members and observers are closed with 4005 (room
+    /// moved) so that their clients reconnect and resume where it runs now. A server handing its rooms off
+    /// (draining) gave them up itself: its members are closed with 1012, as all its connections soon are, and
+    /// come back through the proxy at once.
+    package func lostRoom(_ id: RoomID) {
         guard let entry = rooms.remove(id, at: clock.now()) else { return }
         entry.held = nil
         let (code, reason) = handingOff ? (Self.restartCloseCode, Self.restartCloseReason) : (UInt16(4005), "room moved")
-        if !handingOff {
-            metrics.leaseLost()
-            logger.warning("lost a room's lease; its members reconnect to its new owner", metadata: ["room": "\(id)"])
-        }
         for connection in entry.connections.values {
             sessions[connection]?.room = nil
             sessions[connection]?.member = nil
@@ -253,13 +235,12 @@ extension RoomHub {
             transport.close(connection, code: code, reason: reason)
         }
         for stream in entry.streams { stream.finish() }
-        cluster?.release(id)
+        router.lost(id)
     }
 
-    /// Gives a room's lease back once nothing on this node holds or waits for the room.
-    func releaseIfUnused(_ id: RoomID) {
-        guard let cluster, rooms[id] == nil, lookups[id] == nil, !joins.values.contains(where: { $0.room == id })
-        else { return }
-        cluster.release(id)
+    /// Tells the router a room is done with once nothing here holds or waits for it.
+    package func letGoIfUnused(_ id: RoomID) {
+        guard rooms[id] == nil, lookups[id] == nil, !joins.values.contains(where: { $0.room == id }) else { return }
+        router.letGo(id)
     }
 }

@@ -24,8 +24,7 @@ extension RoomHub {
                                           observers: observerCount,
                                           eventStreams: rooms.values.reduce(0) { $0 + $1.streams.count },
                                           droppedSlowClients: transport.droppedSlowClients,
-                                          relayedMembers: relayedCount, remoteMembers: remoteCount,
-                                          busPublished: relaying?.published ?? 0))
+                                          router: router.levels))
         }
         // Invite links name the room in the path (/r/team-alpha): they get the page, which reads the name.
         if path.hasPrefix("/r/"), let root = configuration.webRoot,
@@ -38,8 +37,8 @@ extension RoomHub {
     /// `/healthz` with a database: asks it (a read that finds nothing) and answers 503 with the reason while it
     /// cannot be reached; rooms go on meanwhile.
     private func health(of store: any HubStore, responder: any HTTPAnswering) {
-        if let refused = cluster?.credentialsRefused {
-            _ = responder.respond(HTTPResponse(status: 503, text: "the cluster's Redis refuses this node's credentials: \(refused)\n"))
+        if let unhealthy = router.unhealthy {
+            _ = responder.respond(HTTPResponse(status: 503, text: unhealthy + "\n"))
             return
         }
         store.probe { outage in
@@ -63,9 +62,7 @@ extension RoomHub {
         guard apiRequestAllowed(from: address, at: clock.now()) else {
             return fail(Refusal(code: .rateLimited, message: "too many requests from this address; at most \(configuration.limits.apiRequestsPerSecond) a second"))
         }
-        if http.path == "/api/cluster" || http.path.hasPrefix("/api/cluster/") {
-            return clusterReport(http, responder: responder)
-        }
+        if router.answers(http, responder: responder) { return }
         if http.path == Self.drainPath { return drainRequested(http, responder: responder) }
         let request: APIRequest
         switch APIRequest.parse(http) {
@@ -127,51 +124,10 @@ extension RoomHub {
         }
     }
 
-    /// An API error as JSON, with the headers that tell a client what to do about it.
-    /// `GET /api/cluster` (this node, its rooms, the nodes seen) and `GET /api/cluster/rooms/{room}` (who
-    /// holds the room's lease, under which epoch): Redis is read off the service thread. Not found on a single
-    /// server. Operators' endpoints, answered only to a client on this host's loopback (the client address
-    /// a `--trusted-proxy` forwards, when one does) and only while `/metrics` is served: they name every room
-    /// the node runs and which node runs any room, more than a joiner learns (docs/SECURITY.md, "Redis").
-    private func clusterReport(_ http: HTTPRequest, responder: any HTTPAnswering) {
-        let path = http.path
-        func fail(_ refusal: Refusal) { responder.respond(Self.errorResponse(refusal)) }
-        guard let cluster else {
-            return fail(Refusal(code: .notFound, message: "this server is not a node of a cluster"))
-        }
-        guard configuration.metricsEnabled, Self.isLoopback(http.peer) else {
-            return fail(Refusal(code: .notFound, message: "no such path; try /api/rooms/{room}"))
-        }
-        if path == "/api/cluster" {
-            return cluster.report { result in
-                switch result {
-                case .success(let payload):
-                    responder.respond(HTTPResponse(status: 200, contentType: "application/json",
-                                                   body: WireCodec.encodeClusterBody(payload)))
-                case .failure(let error): responder.respond(Self.clusterUnavailable(error))
-                }
-            }
-        }
-        let prefix = "/api/cluster/rooms/"
-        guard path.hasPrefix(prefix), let name = String(path.dropFirst(prefix.count)).removingPercentEncoding,
-              let room = try? RoomID(validating: name) else {
-            return fail(Refusal(code: .notFound, message: "no such path: use /api/cluster or /api/cluster/rooms/{room}"))
-        }
-        cluster.report(room: room) { result in
-            switch result {
-            case .success(let payload):
-                responder.respond(HTTPResponse(status: 200, contentType: "application/json",
-                                               body: WireCodec.encodeClusterRoomBody(payload)))
-            case .failure(let error): responder.respond(Self.clusterUnavailable(error))
-            }
-        }
-    }
-
     static let drainPath = "/api/admin/drain"
 
-    /// `POST /api/admin/drain`: stops the server as SIGTERM does (on a cluster node: hands its rooms to
-    /// other nodes, closes its connections with 1012 and exits; docs/CLUSTER.md, "Draining a node"), and
-    /// answers `202` at once. An operator's endpoint, exposed as `/api/cluster` is: to a client on this
+    /// `POST /api/admin/drain`: stops the server as SIGTERM does (`PomodoroServer.shutdown`), and answers
+    /// `202` at once. An operator's endpoint: to a client on this
     /// host's loopback only (after `--trusted-proxy`), and only while `/metrics` is served; `404` otherwise.
     private func drainRequested(_ http: HTTPRequest, responder: any HTTPAnswering) {
         guard configuration.metricsEnabled, Self.isLoopback(http.peer), let drain = onDrainRequested else {
@@ -188,17 +144,15 @@ extension RoomHub {
     }
 
     /// Whether a client address is this host's loopback (127.0.0.0/8, ::1, or IPv4-mapped 127.x).
-    static func isLoopback(_ address: String) -> Bool {
+    package static func isLoopback(_ address: String) -> Bool {
         var host = address.lowercased()
         if host.hasPrefix("::ffff:") { host.removeFirst("::ffff:".count) }
         return host == "::1" || (host.hasPrefix("127.") && host.split(separator: ".").count == 4)
     }
 
-    private static func clusterUnavailable(_ error: ClusterReadError) -> HTTPResponse {
-        errorResponse(Refusal(code: .unavailable, message: "the cluster's Redis could not be read: \(error.reason)"))
-    }
 
-    static func errorResponse(_ refusal: Refusal) -> HTTPResponse {
+    /// An API error as JSON, with the headers that tell a client what to do about it.
+    package static func errorResponse(_ refusal: Refusal) -> HTTPResponse {
         var response = HTTPResponse(status: refusal.code.httpStatus, contentType: "application/json",
                                     body: WireCodec.encodeHTTPError(code: refusal.code, message: refusal.message,
                                                                     field: refusal.field))

@@ -36,12 +36,12 @@ extension RoomHub {
         }
         suspend(connection)
         let transport = transport
-        let done = UncheckedBox({ [self] (lock: PasscodeVerifier) in
+        let done = LoopBound({ [self] (lock: PasscodeVerifier) in
             defer { resume(connection) }
             // The room may have gone (and been made anew) while the passcode was hashed.
             guard sessions[connection] != nil, rooms[entry.room.id] === entry else { return }
             self.lock(entry, with: lock, by: member, ref: ref, connection: connection, at: clock.now())
-        })
+        }, loop: transport.loop)
         hashing.run { [workFactor = configuration.passcodeIterations] in
             let lock = PasscodeVerifier(passcode: passcode, iterations: workFactor)
             transport.post { done.value(lock) }

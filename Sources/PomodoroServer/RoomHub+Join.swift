@@ -25,7 +25,7 @@ extension RoomHub {
         // Catching up may also find the room expired and drop it: then the join creates it anew.
         if let existing = rooms[id] { catchUp(existing, at: now) }
         // A room not in memory may be made or brought back: the join takes its place in the address's
-        // rooms-per-minute first (a Redis round trip on a cluster node; its frames wait meanwhile).
+        // rooms-per-minute first (a round trip when the limits are counted elsewhere; its frames wait meanwhile).
         if rooms[id] == nil, roomPlaces[connection] == nil, configuration.limits.roomsCreatedPerAddressPerMinute > 0 {
             suspend(connection)
             addressLimits.reserveRoom(for: session.address) { [self] reservation in
@@ -120,77 +120,44 @@ extension RoomHub {
         }
         if action.ends { settleRoomPlace(of: connection, kept: action.makesRoom) }
         if action.ends && waited { resume(connection) }
-        if action.ends { releaseIfUnused(id) }
+        if action.ends { letGoIfUnused(id) }
     }
 
-    /// Reads a room from the store off the service thread; joins of one room share one read.
+    /// Asks the router for a room not in memory, off the service thread; joins of one room share one ask.
     private func lookUp(_ id: RoomID, for connection: ConnectionID) {
-        guard let store else { preconditionFailure("a look-up without a store") }
         if lookups[id] != nil {
             lookups[id]!.append(connection)
             return
         }
         lookups[id] = [connection]
-        let transport = transport
-        if cluster != nil {
-            // A cluster node reads a room only by taking it: its lease, then its claim in the store.
-            return takeFromCluster(id)
-        }
-        store.read({ (store: any RoomStore) throws(StoreError) in try store.loadRoom(id) }) { [self] result in
-            transport.post { [self] in
-                if case .failure(let error) = result {
-                    logger.error("could not read a room from the store", metadata: ["room": "\(id)", "error": "\(error)"])
-                }
-                for connection in lookups.removeValue(forKey: id) ?? [] {
-                    step(connection) { flow, room in flow.lookedUp(answer(result, to: flow.request), room: room) }
+        router.find(id)
+    }
+
+    /// Waits for `id` to be found from now on (a router's own take of it); false when one is under way.
+    package func awaitLookUp(_ id: RoomID) -> Bool {
+        guard lookups[id] == nil else { return false }
+        lookups[id] = []
+        return true
+    }
+
+    /// The router's answer for `id`: each join waiting for it takes its next step, but those `elsewhere`
+    /// takes to the node that runs the room (returning true).
+    package func lookedUp(_ id: RoomID, _ found: RoomFound, elsewhere carry: (ConnectionID) -> Bool = { _ in false }) {
+        for connection in lookups.removeValue(forKey: id) ?? [] {
+            if case .elsewhere = found, carry(connection) { continue }
+            step(connection) { flow, room in
+                switch found {
+                case .stored(let result): flow.lookedUp(self.answer(result, to: flow.request), room: room)
+                case .elsewhere(let node): flow.lookedUp(.elsewhere(node: node), room: room)
                 }
             }
         }
     }
 
-    /// Takes the room's lease (and its claim in the store) for the joins waiting in `lookups[id]`, or for
-    /// this node's relayed members of it when its owner has gone (`ownerMoved`). A room another live node
-    /// runs is joined through that node: the local joiners' frames are relayed to it.
-    func takeFromCluster(_ id: RoomID) {
-        guard let cluster else { preconditionFailure("a take without a cluster") }
-        if refuseTakeWhileHandingOff(id) { return }
-        let transport = transport
-        cluster.take(id) { taken in
-            transport.post { [self] in
-                let answer: Result<StoredRoom?, StoreError>?
-                switch taken {
-                case .owned(let stored):
-                    metrics.leaseTaken()
-                    answer = .success(stored)
-                    // Taken for members of this node who were relayed to a node that has gone: the room
-                    // comes back here for them.
-                    if let stored, rooms[id] == nil, relayedByRoom[id] != nil { bringBack(stored, at: clock.now()) }
-                case .elsewhere:
-                    answer = nil
-                case .failed(let reason):
-                    logger.error("could not take a room", metadata: ["room": "\(id)", "error": "\(reason)"])
-                    answer = .failure(StoreError(reason))
-                }
-                let waiting = lookups.removeValue(forKey: id) ?? []
-                logger.trace("room taken", metadata: ["room": "\(id)", "waiting": "\(waiting)", "taken": "\("\(taken)".prefix(60))"])
-                for connection in waiting {
-                    if case .elsewhere(let node) = taken, node != cluster.node, relayable(connection) {
-                        settleRoomPlace(of: connection, kept: false)
-                        relayJoin(of: connection, room: id, to: node)
-                        continue
-                    }
-                    step(connection) { flow, room in
-                        guard let answer else {
-                            guard case .elsewhere(let node) = taken else { return flow.lookedUp(.failed, room: room) }
-                            return flow.lookedUp(.elsewhere(node: node), room: room)
-                        }
-                        return flow.lookedUp(self.answer(answer, to: flow.request), room: room)
-                    }
-                }
-                rehome(id, after: taken)
-                releaseIfUnused(id)
-            }
-        }
+    /// A join of `connection` waits no more here: its frames go to another node from now on.
+    package func joinLeaves(_ connection: ConnectionID) {
+        joins[connection] = nil
+        settleRoomPlace(of: connection, kept: false)
     }
 
     /// The store's answer as a join weighs it: the stored room's lock, and whether the joiner's token is one
@@ -225,7 +192,7 @@ extension RoomHub {
     /// Why this connection may not create a room now (`room_limit`), or nil when it may.
     private func creationRefusal(for connection: ConnectionID, at now: ClockReading) -> Refusal? {
         let limits = configuration.limits
-        // Every room in memory counts, however it came (a join, a restart, a scheduled start, a cluster take),
+        // Every room in memory counts, however it came (a join, a restart, a scheduled start, the router's take),
         // and so do those on their way back for a scheduled start.
         guard rooms.count + returning.count < limits.maxRooms else {
             return Refusal(code: .roomLimit, message: "the server holds as many rooms as it may", field: "room")
@@ -239,7 +206,7 @@ extension RoomHub {
 
     /// The connection's join is over: its place in the rooms-per-minute limit counts for a minute if it made
     /// or brought back a room (`kept`), else it is handed back.
-    func settleRoomPlace(of connection: ConnectionID, kept: Bool) {
+    package func settleRoomPlace(of connection: ConnectionID, kept: Bool) {
         guard let place = roomPlaces.removeValue(forKey: connection) else { return }
         if case .reserved(let reservation) = place { addressLimits.settleRoom(reservation, kept: kept) }
     }

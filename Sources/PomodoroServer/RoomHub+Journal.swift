@@ -82,7 +82,7 @@ extension RoomHub {
                                       message: "the server could not read its journal just now; try again")))
             }
         }
-        let finish = UncheckedBox(settle)
+        let finish = LoopBound(settle, loop: transport.loop)
         let read = { [self] in
             // In its turn, the room as it is now.
             let source: LockSource = rooms[id].map {

@@ -28,23 +28,8 @@ extension RoomHub {
             reply(.error(code: refusal.code, message: refusal.message, field: refusal.field, ref: ref), to: connection)
         }
         guard let entry = openRoom(id, at: now) else {
-            // On a cluster node the room may be open on another: the observer is relayed there.
-            guard let cluster, relayable(connection) else { return fail(Self.noOpenRoom) }
-            suspend(connection)
-            let transport = transport
-            cluster.owner(of: id) { owner in
-                transport.post { [self] in
-                    guard sessions[connection] != nil else { return }
-                    guard let owner else {
-                        sessions[connection]?.joinFrame = nil
-                        let refusal = Self.noOpenRoom
-                        reply(.error(code: refusal.code, message: refusal.message, field: refusal.field, ref: ref),
-                              to: connection)
-                        return resume(connection)
-                    }
-                    relayJoin(of: connection, room: id, to: owner)
-                }
-            }
+            // The router may find it open elsewhere (the connection's frames wait meanwhile).
+            if !router.observesElsewhere(id, connection: connection, ref: ref) { fail(Self.noOpenRoom) }
             return
         }
         let serial = entry.serial
@@ -71,7 +56,7 @@ extension RoomHub {
         }
     }
 
-    static let noOpenRoom = Refusal(code: .notFound, message: "no room of that name is open", field: "room")
+    package static let noOpenRoom = Refusal(code: .notFound, message: "no room of that name is open", field: "room")
 
     /// The room in memory, caught up to `now` (which may find it expired and drop it).
     func openRoom(_ id: RoomID, at now: ClockReading) -> RoomEntry? {

@@ -6,7 +6,7 @@ import PomodoroNet
 // in place of an older one.
 
 extension RoomHub {
-    /// How long checks wait before asking again when their address's limit was busy with checks running on
+    /// How long checks wait before asking again when their address's limit was full of checks running on
     /// other nodes only (none of this node's will end to wake them).
     static let passcodeRetryNanoseconds: Int64 = 200_000_000
 
@@ -26,7 +26,7 @@ extension RoomHub {
     }
 
     /// A started ticket asks the limit for its place: granted, it runs; limited, it and every check of the
-    /// address still waiting are refused; busy, it waits again at the head of the line.
+    /// address still waiting are refused; full, it waits again at the head of the line.
     private func askForPlace(_ ticket: PasscodeGate.Ticket, from address: String) {
         addressLimits.reservePasscodeCheck(for: address) { [self] admission in
             switch admission {
@@ -37,14 +37,14 @@ extension RoomHub {
                 let refused = [ticket] + passcodeGate.refuseWaiting(from: address)
                 for next in passcodeGate.finish(from: address) { askForPlace(next, from: address) }
                 for each in refused { passcodeWaiters.removeValue(forKey: each)?.refuse() }
-            case .busy:
+            case .full:
                 passcodeGate.requeue(ticket, from: address)
                 if passcodeGate.running(from: address) == 0 { retryLater(address) }
             }
         }
     }
 
-    /// Asks again, shortly, for the checks of `address` that found its limit busy with other nodes' checks.
+    /// Asks again, shortly, for the checks of `address` that found its limit full of other servers' checks.
     private func retryLater(_ address: String) {
         passcodeRetrying.insert(address)
         if passcodeRetry == nil {
@@ -79,10 +79,10 @@ extension RoomHub {
     func hashPasscode<T: Sendable>(from address: String, _ work: @escaping @Sendable () -> T,
                                    isWrong: @escaping (T) -> Bool, done: @escaping (T) -> Void,
                                    refused: @escaping () -> Void) {
-        let finish = UncheckedBox({ [self] (result: T) in
+        let finish = LoopBound({ [self] (result: T) in
             passcodeChecked(from: address, wrong: isWrong(result))
             done(result)
-        })
+        }, loop: transport.loop)
         let transport = transport
         whenPasscodeMayBeChecked(from: address, start: { [hashing] in
             hashing.run {

@@ -2,7 +2,7 @@ import Foundation
 import PomodoroNet
 
 // `GET /readyz`: whether this server should be sent new clients now. `/healthz` says it is alive; `/readyz`
-// says it can serve: its database answers, on a cluster node its Redis answers, and it is not shutting
+// says it can serve: its database answers, so does what its router needs, and it is not shutting
 // down. Proxies and Kubernetes take a node out of rotation while it answers 503, and put it back without
 // restarting it once it answers 200 again.
 
@@ -10,24 +10,20 @@ extension RoomHub {
     static let readinessPath = "/readyz"
 
     /// Answers `/readyz`: `200 ready`, or 503 with the first reason it is not. The database is asked as by
-    /// `/healthz` (a read that finds nothing); a cluster node then reads the nodes' registry from Redis, over
-    /// the connection its leases use.
+    /// `/healthz` (a read that finds nothing); then the router (`RoomRouter.readinessCheck`).
     func readiness(responder: any HTTPAnswering) {
         @Sendable func answer(_ status: Int, _ text: String) { responder.respond(HTTPResponse(status: status, text: text)) }
         if draining { return answer(503, "not ready: shutting down\n") }
-        let cluster = cluster
-        let clusterCheck: @Sendable () -> Void = {
-            guard let cluster else { return answer(200, "ready\n") }
-            cluster.report { result in
-                switch result {
-                case .success: answer(200, "ready\n")
-                case .failure(let error): answer(503, "not ready: Redis unavailable: \(error.reason)\n")
-                }
+        let check = router.readinessCheck
+        let routerCheck: @Sendable () -> Void = {
+            check { reason in
+                guard let reason else { return answer(200, "ready\n") }
+                answer(503, "not ready: \(reason)\n")
             }
         }
-        guard let store else { return clusterCheck() }
+        guard let store else { return routerCheck() }
         store.probe { outage in
-            guard let outage else { return clusterCheck() }
+            guard let outage else { return routerCheck() }
             let seconds = Int(Date().timeIntervalSince(outage.since).rounded())
             answer(503, "not ready: database unavailable for \(seconds) s: \(outage.reason)\n")
         }

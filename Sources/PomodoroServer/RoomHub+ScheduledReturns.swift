@@ -7,8 +7,8 @@ import PomodoroStore
 // `ScheduleIndex`, and the room is read back from the store `ServerConfiguration.scheduledReturnLeadSeconds` (60) before it.
 // Back in memory, its own schedule timer starts it on the second (`RoomHub+Schedules.swift`). A room
 // brought back counts toward `--max-rooms` like any other: when the server holds all it may, the start
-// is passed over and counted as missed once the room comes back. (A cluster node does the same through its
-// sweep, `RoomHub+ClusterSchedules.swift`.)
+// is passed over and counted as missed once the room comes back. (A router that keeps every room's schedules
+// does the same its own way: `RoomRouter.indexesScheduledReturns`.)
 
 extension RoomHub {
     /// At start-up: the schedules of every room the store keeps. A room in memory already has its own; the

@@ -55,9 +55,9 @@ extension RoomHub {
     }
 
     /// The rooms holding schedules this server keeps: those in memory and those out of it that wait for their
-    /// next start; on a cluster node, every room with schedules the cluster has (`--max-scheduled-rooms`).
+    /// next start; or those the router counts (`--max-scheduled-rooms`).
     func scheduledRoomCount() -> Int {
-        if cluster != nil { return scheduledRooms.known.count }
+        if let count = router.scheduledRoomCount { return count }
         return rooms.values.count { !$0.schedules.schedules.isEmpty } + (rooms.index?.count ?? 0)
     }
 
@@ -93,7 +93,7 @@ extension RoomHub {
     /// every member, the snapshot's next session sent, the timer armed.
     func schedulesChanged(_ entry: RoomEntry, at now: ClockReading) {
         commit([.saveSchedules(entry.room.id, entry.schedules.schedules)], of: entry)
-        announceSchedulesCommitted(entry)
+        router.schedulesChanged(entry)
         let list = ServerMessage.schedules(listing(entry, at: WallTime(milliseconds: now.wallMs)), ref: nil)
         entry.announce { [self] in broadcast(list, in: entry) }
         var outcome = Outcome()
@@ -179,13 +179,13 @@ extension RoomHub {
     }
 
     /// `GET /api/rooms/{room}/schedules` and `/calendar.ics`: from the room in memory; for a room that is not,
-    /// from `stored` (read from the store for the request), or on a cluster node from what it knows of the
-    /// schedules of a room another node runs (`RoomHub+ClusterSchedules.swift`). An unknown room has none.
+    /// from `stored` (read from the store for the request), or from what the router knows of the
+    /// schedules of a room another server runs (`RoomRouter.knownSchedules`). An unknown room has none.
     func schedulesResponse(_ room: RoomID, calendar: Bool, stored: StoredRoom? = nil) -> HTTPResponse {
         let now = clock.now()
         let wall = WallTime(milliseconds: now.wallMs)
         let entry = rooms[room]
-        let schedules = entry?.schedules.schedules ?? stored?.schedules ?? scheduledRooms.known[room] ?? []
+        let schedules = entry?.schedules.schedules ?? stored?.schedules ?? router.knownSchedules(of: room) ?? []
         if calendar {
             let feed = CalendarFeed.write(room: room, schedules: schedules,
                                           roomSettings: entry?.room.settings ?? stored?.record.settings ?? .standard,
@@ -195,5 +195,13 @@ extension RoomHub {
         let payload = entry.map { listing($0, at: wall) }
             ?? listing(room, ScheduleBook(schedules: schedules, policy: configuration.schedulePolicy), at: wall)
         return HTTPResponse(status: 200, contentType: "application/json", body: WireCodec.encodeSchedulesBody(payload))
+    }
+
+    /// A room brought back with its schedules (a router's take reads them after its claim): they are
+    /// its book, and what fell due meanwhile is dealt with now, as after a restart.
+    func adoptSchedules(_ schedules: [Schedule], into entry: RoomEntry) {
+        guard !schedules.isEmpty else { return }
+        entry.schedules = ScheduleBook(schedules: schedules, policy: configuration.schedulePolicy)
+        scheduleTimerFired(entry.room.id)
     }
 }

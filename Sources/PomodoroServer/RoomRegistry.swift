@@ -14,21 +14,21 @@ import PomodoroProtocol
 /// start goes into `index`, from which the hub brings it back shortly before it (`RoomHub+ScheduledReturns`).
 /// Every room in memory counts toward `capacity` (`--max-rooms`), however it came back; the callers check
 /// `isFull` before they bring one in. Confined to the service thread, like the hub that holds it.
-final class RoomRegistry {
+package final class RoomRegistry {
     private(set) var entries: [RoomID: RoomEntry] = [:]
     /// How many rooms may be in memory at once (`--max-rooms`).
     let capacity: Int
     /// Whether rooms are kept in a store: a room that leaves memory can then come back from it.
     let keepsStored: Bool
-    /// The next start of every room with schedules that is not in memory; nil on a cluster node, where
-    /// every node knows every room's schedules (`RoomHub+ClusterSchedules.swift`).
+    /// The next start of every room with schedules that is not in memory; nil when the router keeps every
+    /// room's schedules itself (`RoomRouter.indexesScheduledReturns`).
     var index: ScheduleIndex?
 
     /// How many seconds before a scheduled start its room is back in memory (its store read and catch-up
-    /// take well under a second; the rest is margin for a busy server).
+    /// take well under a second; the rest is margin for a loaded server).
     let leadSeconds: Int64
 
-    /// - Parameter index: kept on one server; nil on a cluster node.
+    /// - Parameter index: whether to keep `index`.
     init(capacity: Int, keepsStored: Bool, leadSeconds: Int64, index: Bool) {
         self.capacity = capacity
         self.keepsStored = keepsStored
@@ -36,13 +36,13 @@ final class RoomRegistry {
         self.index = index ? ScheduleIndex(lead: leadSeconds) : nil
     }
 
-    subscript(id: RoomID) -> RoomEntry? { entries[id] }
-    var count: Int { entries.count }
+    package subscript(id: RoomID) -> RoomEntry? { entries[id] }
+    package var count: Int { entries.count }
     var isEmpty: Bool { entries.isEmpty }
     var values: Dictionary<RoomID, RoomEntry>.Values { entries.values }
     var keys: Dictionary<RoomID, RoomEntry>.Keys { entries.keys }
     /// Whether another room would be one too many.
-    var isFull: Bool { entries.count >= capacity }
+    package var isFull: Bool { entries.count >= capacity }
 
     // MARK: Entering and leaving
 
@@ -59,7 +59,7 @@ final class RoomRegistry {
     }
 
     /// Takes the room out of memory, its timers stopped; its schedules' next start is kept in `index`.
-    /// Whether it may go is `reasonToStay`'s to say; a cluster node whose lease ended removes it regardless.
+    /// Whether it may go is `reasonToStay`'s to say; a room another server took is removed regardless.
     @discardableResult
     func remove(_ id: RoomID, at now: ClockReading) -> RoomEntry? {
         guard let entry = entries.removeValue(forKey: id) else { return nil }

@@ -22,7 +22,7 @@ import Prometheus
 /// clients are read only when `/metrics` is fetched. With `/metrics` off the counting goes on all the same:
 /// it costs those few adds, and keeps the hub free of checks. Confined to the service thread, like the hub
 /// that owns it.
-final class ServerMetrics {
+package final class ServerMetrics {
     /// The path the hub answers, unless the server was configured without metrics.
     static let path = "/metrics"
     /// The text format's media type, version 0.0.4.
@@ -46,11 +46,8 @@ final class ServerMetrics {
         var eventStreams: Int = 0
         /// The transport's running count; the counter follows it by the difference since the last scrape.
         var droppedSlowClients: Int
-        /// On a cluster node: this node's connections whose room another node runs, other nodes'
-        /// connections in this node's rooms, and the bus messages this node has published.
-        var relayedMembers: Int = 0
-        var remoteMembers: Int = 0
-        var busPublished: Int = 0
+        /// The router's (`RouterLevels`; all nought on a single server).
+        var router = RouterLevels()
     }
 
     private let registry = PrometheusCollectorRegistry()
@@ -140,21 +137,21 @@ final class ServerMetrics {
 
     // MARK: Called by the hub
 
-    func leaseTaken() { leasesTaken.increment() }
-    func leaseLost() { leasesLost.increment() }
-    func forwarded() { forwardedCommands.increment() }
-    func busReceived() { busReceivedTotal.increment() }
-    func busResubscribed() { busReconnects.increment() }
+    package func leaseTaken() { leasesTaken.increment() }
+    package func leaseLost() { leasesLost.increment() }
+    package func forwarded() { forwardedCommands.increment() }
+    package func busReceived() { busReceivedTotal.increment() }
+    package func busResubscribed() { busReconnects.increment() }
 
     /// `frames` messages went out (one reply, or one broadcast to that many members), `bytes` in all.
-    func sent(frames: Int, bytes: Int) {
+    package func sent(frames: Int, bytes: Int) {
         guard frames > 0 else { return }
         framesSent.increment(by: Int64(frames))
         bytesSent.increment(by: Int64(bytes))
     }
 
     /// An `error` message was sent (or attempted: a connection that is already gone still made it).
-    func errorSent(_ code: ErrorCode) {
+    package func errorSent(_ code: ErrorCode) {
         errors[code]?.increment()
     }
 
@@ -171,12 +168,12 @@ final class ServerMetrics {
         members.set(Int64(levels.members))
         observers.set(Int64(levels.observers))
         eventStreams.set(Int64(levels.eventStreams))
-        relayedMembers.set(Int64(levels.relayedMembers))
-        remoteMembers.set(Int64(levels.remoteMembers))
+        relayedMembers.set(Int64(levels.router.relayedMembers))
+        remoteMembers.set(Int64(levels.router.remoteMembers))
         if let bytes = Self.residentBytes() { residentMemory.set(bytes) }
-        if levels.busPublished > busPublishedSeen {
-            busPublished.increment(by: Int64(levels.busPublished - busPublishedSeen))
-            busPublishedSeen = levels.busPublished
+        if levels.router.busPublished > busPublishedSeen {
+            busPublished.increment(by: Int64(levels.router.busPublished - busPublishedSeen))
+            busPublishedSeen = levels.router.busPublished
         }
         if levels.droppedSlowClients > droppedSlowClientsSeen {
             slowClientsDropped.increment(by: Int64(levels.droppedSlowClients - droppedSlowClientsSeen))

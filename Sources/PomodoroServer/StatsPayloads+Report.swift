@@ -28,9 +28,3 @@ extension StatsReportPayload {
                   })
     }
 }
-
-/// Carries a value that is only ever used on the service thread across a hop through another queue.
-struct UncheckedBox<T>: @unchecked Sendable {
-    let value: T
-    init(_ value: T) { self.value = value }
-}

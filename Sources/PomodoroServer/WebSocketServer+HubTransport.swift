@@ -5,6 +5,7 @@ import PomodoroNet
 
 extension WebSocketServer: HubTransport {
     package func timer(firing fire: @escaping () -> Void) -> any HubTimer { makeTimer(fire) }
+    package var loop: any LoopThread { self }
 }
 
 extension LoopTimer: HubTimer {}
@@ -16,8 +17,8 @@ extension HTTPResponder: HTTPAnswering {
 extension HTTPStream: HubEventStream {}
 
 /// Hands what the server reports to the hub. The server holds its delegate weakly: the composition root
-/// keeps this alive. `@unchecked Sendable` only so that root may hold it; it is used on the service thread.
-final class HubDelegate: WebSocketServerDelegate, @unchecked Sendable {
+/// keeps this alive, and calls it on the service thread.
+final class HubDelegate: WebSocketServerDelegate, Sendable {
     private let hub: RoomHub
 
     init(hub: RoomHub) { self.hub = hub }

@@ -85,7 +85,7 @@ public enum ServerMain {
             FileHandle.standardError.write(Data(databaseUnavailableLine(configuration.database, error).utf8))
             throw ExitCode(databaseUnavailableStatus)
         }
-        if let cluster = configuration.cluster { try checkCredentials(of: cluster.redis, logger: logger) }
+        if let cluster = settings.clusterConfiguration { try checkCredentials(of: cluster.redis, logger: logger) }
         let server: PomodoroServer
         do {
             server = try PomodoroServer(configuration: configuration, logger: logger, store: store)

@@ -23,6 +23,10 @@ public struct ServerSettings: Sendable, Equatable {
     public var cluster: RedisAddress?
     /// This node's name in the cluster; nil: the host name and the port.
     public var nodeID: String?
+    /// The cluster this server is a node of, from `cluster` and `nodeID`; nil: a single server.
+    public var clusterConfiguration: ClusterConfiguration? {
+        cluster.map { ClusterConfiguration(redis: $0, node: nodeID ?? Self.defaultNodeID(port: port)) }
+    }
     /// 0 keeps journal rows for ever.
     public var journalRetentionDays = 0
     /// 0: no cap.
@@ -61,9 +65,8 @@ public struct ServerSettings: Sendable, Equatable {
                                    tlsPrivateKeyPath: tlsPrivateKeyPath,
                                    metricsEnabled: metricsEnabled, trustedProxies: TrustedProxies(trustedProxies))
         configuration.database = database
-        if let cluster {
-            configuration.cluster = ClusterConfiguration(redis: cluster, node: nodeID ?? Self.defaultNodeID(port: port))
-        }
+        // The composition root wires the cluster's router in (PomodoroCluster's `ClusterConfiguration`).
+        configuration.cluster = clusterConfiguration
         configuration.schedulePolicy = SchedulePolicy(maxSchedules: maxSchedulesPerRoom,
                                                       maxNameLength: maxScheduleNameLength,
                                                       lateStartGrace: Int64(lateStartGrace))

@@ -58,3 +58,15 @@ public struct StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     }
     public var description: String { message }
 }
+
+/// A store whose writes a cluster can fence (docs/CLUSTER.md): each room has an owner epoch in the database,
+/// raised by `claim`, and a write carrying an older epoch than the room's is refused. PostgreSQL is one.
+public protocol FenceableRoomStore: RoomStore {
+    /// Raises `room`'s fence to `epoch` and loads it, in one transaction (nil: never stored).
+    /// - Throws: `StoreError` with `isFenced` when the room was claimed under a higher epoch already.
+    func claim(room: RoomID, epoch: Int64) throws(StoreError) -> StoredRoom?
+    /// The room's fence: the highest epoch that claimed or wrote it (nil when none did).
+    func fence(room: RoomID) throws(StoreError) -> Int64?
+    /// Applies `changes`, each room's under the epoch `fences` gives it; refused if a fence is higher.
+    func apply(_ changes: [StoreChange], fences: [RoomID: Int64]) throws(StoreError)
+}

@@ -8,7 +8,6 @@ import Testing
         let messages: [BusMessage] = [
             .frame(from: member, room: "team-a", frame: #"{"type":"start","ref":"r1"}"#),
             .reply(node: "node-b:8080", connections: [42, 7, 9_000_000_000], frame: #"{"type":"ok","ref":"r1"}"#),
-            .broadcast(room: "team-a", frame: #"{"type":"tick","remainingMs":1000}"#),
             .opened(member, room: "team-a"),
             .closed(member, room: "team-a"),
             .opened(member, room: "team-a", peer: "203.0.113.9"),
@@ -30,7 +29,6 @@ import Testing
         let message = BusMessage.frame(from: member, room: "r", frame: frame)
         #expect(try BusMessage(decoding: message.encoded) == message)
         #expect(message.encoded.hasPrefix("v1 frame node-b:8080 42 r\n"))
-        #expect(try BusMessage(decoding: BusMessage.broadcast(room: "r", frame: "").encoded) == .broadcast(room: "r", frame: ""))
     }
 
     @Test(arguments: ["", "no header", "v2 broadcast r\n{}", "v1 shout r\n{}", "v1 frame node 12\n{}",
@@ -44,9 +42,8 @@ import Testing
         #expect(throws: BusMessage.Malformed.self) { try BusMessage(decoding: text) }
     }
 
-    @Test func channelsAreNamedForTheirNodeOrRoom() {
+    @Test func channelsAreNamedForTheirNode() {
         #expect(BusMessage.nodeChannel("a") == "pomodoro:node:a")
-        #expect(BusMessage.roomChannel("team-a") == "pomodoro:room:team-a")
         #expect(BusMessage.schedulesChannel == "pomodoro:schedules")
         #expect(BusMessage.schedulesChanged(room: "team-a").encoded == "v1 schedules team-a\n")
     }

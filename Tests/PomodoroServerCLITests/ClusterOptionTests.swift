@@ -8,21 +8,21 @@ struct ClusterOptionTests {
 
     @Test func theClusterAndNodeComeFromTheOptionTheEnvironmentOrTheFile() throws {
         let byOption = try resolve(["--cluster", "redis://:s3cret@redis:6380/2", "--node-id", "n1", "--db", Self.postgres])
-        let cluster = try #require(byOption.settings.serverConfiguration.cluster)
+        let cluster = try #require(byOption.settings.clusterConfiguration)
         #expect(cluster.node == "n1")
         #expect(cluster.redis.host == "redis" && cluster.redis.port == 6380 && cluster.redis.database == 2)
         #expect(cluster.redis.password == "s3cret")
 
         let byEnvironment = try resolve([], environment: ["POMODORO_CLUSTER": "redis://redis", "POMODORO_DB": Self.postgres])
-        #expect(byEnvironment.settings.serverConfiguration.cluster?.redis.host == "redis")
+        #expect(byEnvironment.settings.clusterConfiguration?.redis.host == "redis")
         let byFile = try resolve(["--config", "p.conf"],
                                  files: ["p.conf": "cluster = redis://redis\nnode-id = n3\ndb = \(Self.postgres)\n"])
-        #expect(byFile.settings.serverConfiguration.cluster?.node == "n3")
+        #expect(byFile.settings.clusterConfiguration?.node == "n3")
     }
 
     @Test func theNodeIsNamedAfterTheHostAndPortByDefault() throws {
         let resolved = try resolve(["--cluster", "redis://redis", "--db", Self.postgres, "--port", "8123"])
-        #expect(resolved.settings.serverConfiguration.cluster?.node.hasSuffix(":8123") == true)
+        #expect(resolved.settings.clusterConfiguration?.node.hasSuffix(":8123") == true)
     }
 
     @Test func aSingleServerHasNoCluster() throws {

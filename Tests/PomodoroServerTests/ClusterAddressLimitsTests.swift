@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import PomodoroCluster
+@testable import PomodoroCluster
 import PomodoroCore
 import PomodoroNet
 @testable import PomodoroServer
@@ -106,7 +106,7 @@ final class ClusterAddressLimitsTests {
         #expect(admit(b, 7, posted) == false, "b's own limit still holds")
         // Each has made one room by its own count: one more each, not counted in Redis, then no more.
         let alone = try #require(room(b, posted) ?? nil)
-        #expect(!alone.clustered)
+        #expect(!alone.shared)
         b.settleRoom(alone, kept: true)
         #expect(room(b, posted) == .some(nil))
 

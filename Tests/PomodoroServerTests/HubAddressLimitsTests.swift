@@ -17,7 +17,7 @@ final class HeldLimits: AddressLimits {
 
     func place(_ address: String = "203.0.113.7") -> LimitReservation {
         serial += 1
-        return LimitReservation(address: address, serial: serial, clustered: true)
+        return LimitReservation(address: address, serial: serial, shared: true)
     }
 
     func admitConnection(_ connection: ConnectionID, from address: String, answer: @escaping (Bool) -> Void) {
@@ -124,7 +124,7 @@ struct HubAddressLimitsTests {
         guard case .welcome? = try t.messages(to: owner).first else { Issue.record("no welcome"); return }
 
         t.send(.join(room: "vault", name: "Eve", token: nil, passcode: "guess"), ref: "e", from: guest)
-        HeldLimits.answer(&limits.checks, .busy)
+        HeldLimits.answer(&limits.checks, .full)
         #expect(limits.checks.isEmpty && t.work.pending == 0, "nothing checked while busy")
         t.pass(.milliseconds(250))
         #expect(limits.checks.count == 1, "asked again")

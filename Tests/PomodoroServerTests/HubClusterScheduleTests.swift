@@ -1,4 +1,5 @@
 @testable import PomodoroServer
+import PomodoroCluster
 import PomodoroCore
 import PomodoroNet
 import PomodoroProtocol
@@ -42,7 +43,7 @@ import Testing
 
     @Test func aRoomWithSchedulesThatNoNodeRunsIsTakenAndStartsOnTheSecondWithNobodyInIt() throws {
         let (t, cluster) = try Self.node([try Self.standup(at: LocalTime(hour: 0, minute: 1))])
-        t.hub.keepScheduledRoomsRunning(try t.store!.store.loadSchedules())
+        t.router!.keepScheduledRoomsRunning(try t.store!.store.loadSchedules())
         t.settle()
         #expect(cluster.holding == [Self.team], "taken at the first sweep")
         let entry = try #require(t.hub.rooms[Self.team])
@@ -77,7 +78,7 @@ import Testing
         schedule.handledThrough = WallTime(milliseconds: Self.epoch + 60_000)
         let (t, cluster) = try Self.node([schedule], record: record)
         cluster.held(Self.team, by: "node-b")
-        t.hub.keepScheduledRoomsRunning(try t.store!.store.loadSchedules())
+        t.router!.keepScheduledRoomsRunning(try t.store!.store.loadSchedules())
         t.settle()
         Self.pass(t, cluster, seconds: 10)
         #expect(t.hub.rooms[Self.team] == nil && cluster.holding.isEmpty, "node-b runs it")
@@ -98,15 +99,15 @@ import Testing
     @Test func roomsWhoseSchedulesWereDeletedElsewhereAreNotTaken() throws {
         let (t, cluster) = try Self.node([try Self.standup(at: LocalTime(hour: 0, minute: 1))])
         cluster.held(Self.team, by: "node-b")
-        t.hub.keepScheduledRoomsRunning(try t.store!.store.loadSchedules())
+        t.router!.keepScheduledRoomsRunning(try t.store!.store.loadSchedules())
         t.settle()
         // node-b deletes the schedule, and says so; then it dies.
-        t.hub.schedulesHeard(.room(Self.team, []))
+        t.router!.schedulesHeard(.room(Self.team, []))
         cluster.lapsed(Self.team)
         Self.pass(t, cluster, seconds: 5)
         #expect(t.hub.rooms[Self.team] == nil && cluster.holding.isEmpty)
         // A reread that finds schedules again brings the room into the sweep.
-        t.hub.schedulesHeard(.all([Self.team: [try Self.standup(at: LocalTime(hour: 0, minute: 1))]]))
+        t.router!.schedulesHeard(.all([Self.team: [try Self.standup(at: LocalTime(hour: 0, minute: 1))]]))
         Self.pass(t, cluster, seconds: 1)
         #expect(cluster.holding == [Self.team])
     }
@@ -114,7 +115,7 @@ import Testing
     @Test func aNodeListsTheSchedulesOfARoomAnotherNodeRuns() throws {
         let (t, cluster) = try Self.node([try Self.standup(at: LocalTime(hour: 0, minute: 1))])
         cluster.held(Self.team, by: "node-b")
-        t.hub.keepScheduledRoomsRunning(try t.store!.store.loadSchedules())
+        t.router!.keepScheduledRoomsRunning(try t.store!.store.loadSchedules())
         t.settle()
         let list = RecordedResponse()
         t.hub.receivedHTTP(HTTPRequest(method: .get, path: "/api/rooms/team/schedules", peer: "127.0.0.1"), responder: list)
@@ -130,7 +131,7 @@ import Testing
 
     @Test func aScheduleAddedByAMemberIsAnnouncedOnceCommitted() throws {
         let (t, cluster) = try Self.node([])
-        t.hub.keepScheduledRoomsRunning([:])
+        t.router!.keepScheduledRoomsRunning([:])
         let ada = t.connect()
         t.send(.join(room: "team", name: "Ada", token: nil), from: ada)
         t.settle()

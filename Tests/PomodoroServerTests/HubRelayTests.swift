@@ -49,8 +49,8 @@ struct HubRelayTests {
                 relayCluster.clearPublished()
                 ownerCluster.clearPublished()
                 if fromRelay.isEmpty && fromOwner.isEmpty { return }
-                for (node, message) in fromRelay where node == "o" { owner.hub.heard(.heard(message)) }
-                for (node, message) in fromOwner where node == "r" { relay.hub.heard(.heard(message)) }
+                for (node, message) in fromRelay where node == "o" { owner.router!.heard(.heard(message)) }
+                for (node, message) in fromOwner where node == "r" { relay.router!.heard(.heard(message)) }
             }
         }
     }
@@ -177,12 +177,12 @@ struct HubRelayTests {
         pair.relay.transport.clearSent()
         let stale = String(decoding: WireCodec.encode(.error(code: .unavailable, message: "gone", field: nil, ref: nil)),
                            as: UTF8.self)
-        pair.relay.hub.heard(.heard(.reply(node: "r", connections: [bob.rawValue], frame: stale, from: "x")))
-        pair.relay.hub.heard(.heard(.close(BusMessage.RemoteConnection(node: "r", connection: bob.rawValue), code: 4005,
+        pair.relay.router!.heard(.heard(.reply(node: "r", connections: [bob.rawValue], frame: stale, from: "x")))
+        pair.relay.router!.heard(.heard(.close(BusMessage.RemoteConnection(node: "r", connection: bob.rawValue), code: 4005,
                                            reason: "room moved", from: "x")))
         #expect(try pair.relay.messages(to: bob).isEmpty)
         #expect(pair.relay.transport.closes[bob] == nil)
-        pair.relay.hub.heard(.heard(.reply(node: "r", connections: [bob.rawValue], frame: stale, from: "o")))
+        pair.relay.router!.heard(.heard(.reply(node: "r", connections: [bob.rawValue], frame: stale, from: "o")))
         #expect(try pair.relay.messages(to: bob).count == 1)
     }
 
@@ -194,7 +194,7 @@ struct HubRelayTests {
         pair.relay.settle()
         pair.relayCluster.clearPublished()   // lost while Redis was away
 
-        pair.relay.hub.heard(.resubscribed)
+        pair.relay.router!.heard(.resubscribed)
         pair.relay.settle()
         #expect(pair.relay.transport.closes[bob]?.code == 4005)
         #expect(pair.relay.transport.closes[cy] == nil)
@@ -203,7 +203,7 @@ struct HubRelayTests {
         #expect(cyHeard.first.map { if case .welcome(_, _, _, _, .string("c")) = $0 { true } else { false } } == true)
 
         // The owner's bus lost messages too: its remote members are asked to resume through their node.
-        pair.owner.hub.heard(.resubscribed)
+        pair.owner.router!.heard(.resubscribed)
         pair.pump()
         #expect(pair.relay.transport.closes[cy]?.code == 4005)
     }
@@ -215,11 +215,11 @@ struct HubRelayTests {
         pair.owner.send(.join(room: "team", name: "Ada", token: nil), from: ada)
         pair.owner.settle()
         pair.owner.transport.clearSent()
-        pair.owner.hub.heard(.nodesAlive(["o", "r"]))
+        pair.owner.router!.heard(.nodesAlive(["o", "r"]))
         pair.owner.settle()
         #expect(try pair.owner.messages(to: ada).isEmpty)
         // Missing from one beat (Redis restarted, the node has not beaten since) is not gone.
-        pair.owner.hub.heard(.nodesAlive(["o"]))
+        pair.owner.router!.heard(.nodesAlive(["o"]))
         pair.owner.settle()
         #expect(try pair.owner.messages(to: ada).isEmpty)
         for _ in 0..<5 {
@@ -227,7 +227,7 @@ struct HubRelayTests {
             pair.owner.pass(.seconds(1))
         }
         pair.owner.transport.clearSent()
-        pair.owner.hub.heard(.nodesAlive(["o"]))
+        pair.owner.router!.heard(.nodesAlive(["o"]))
         pair.owner.settle()
         let state = try pair.owner.messages(to: ada).compactMap { if case .state(let room) = $0 { room } else { nil } }.last
         #expect(state?.members.first { $0.name == "Bob" }?.connected == false)
@@ -252,7 +252,7 @@ struct HubRelayTests {
 
         // The owner's lease lapses; the relaying node's watch reports it, and the room is taken from the store.
         pair.relayCluster.lapse(Self.team)
-        pair.relay.hub.heard(.ownerMoved(Self.team))
+        pair.relay.router!.heard(.ownerMoved(Self.team))
         pair.relay.settle()
         #expect(pair.relay.hub.roomCount == 1)
         #expect(pair.relayCluster.holding == [Self.team])

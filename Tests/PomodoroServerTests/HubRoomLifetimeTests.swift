@@ -1,5 +1,6 @@
 @testable import PomodoroServer
 import Foundation
+import PomodoroCluster
 import PomodoroCore
 import PomodoroNet
 import PomodoroProtocol
@@ -224,7 +225,7 @@ import Testing
     @Test func aClusterNodeTakesARoomWithSchedulesOnlyNearItsStartAndLetsItGoAfterItsSet() throws {
         typealias C = HubClusterScheduleTests
         let (t, cluster) = try C.node([try C.standup(at: LocalTime(hour: 0, minute: 30))])
-        t.hub.keepScheduledRoomsRunning(try t.store!.store.loadSchedules())
+        t.router!.keepScheduledRoomsRunning(try t.store!.store.loadSchedules())
         t.settle()
         #expect(cluster.holding.isEmpty, "its start is half an hour away: nobody needs to run it yet")
         C.pass(t, cluster, seconds: 29 * 60 - 1)

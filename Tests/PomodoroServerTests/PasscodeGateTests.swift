@@ -36,7 +36,7 @@ struct PasscodeGateTests {
                 asking.removeFirst()
                 switch count.reserve("192.0.2.7", at: start) {
                 case .granted: running += 1
-                case .busy: gate.requeue(ticket, from: "192.0.2.7")
+                case .full: gate.requeue(ticket, from: "192.0.2.7")
                 case .limited:
                     refused += 1 + gate.refuseWaiting(from: "192.0.2.7").count
                     asking += gate.finish(from: "192.0.2.7")
@@ -91,9 +91,9 @@ struct PasscodeGateTests {
         var count = SlidingWindowCount(limit: 2)
         #expect(count.reserve("a", at: start) == .granted)
         #expect(count.reserve("a", at: start) == .granted)
-        #expect(count.reserve("a", at: start) == .busy, "a third check beside two running")
+        #expect(count.reserve("a", at: start) == .full, "a third check beside two running")
         count.settle("a", counts: true, at: start)
-        #expect(count.reserve("a", at: start) == .busy, "one wrong and one running: still at the limit")
+        #expect(count.reserve("a", at: start) == .full, "one wrong and one running: still at the limit")
         count.settle("a", counts: false, at: start)
         #expect(count.reserve("a", at: start) == .granted, "the right one handed its place back")
         count.settle("a", counts: true, at: start)

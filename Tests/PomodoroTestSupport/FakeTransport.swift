@@ -43,6 +43,9 @@ package final class FakeTransport: HubTransport, @unchecked Sendable {
         self.clock = clock
     }
 
+    /// The test's thread, which stands for the service thread: the one that made this transport.
+    package let loop: any LoopThread = TestThreadLoop()
+
     // MARK: HubTransport
 
     package func send(_ frame: OutboundFrame, to connection: ConnectionID) -> Bool {
@@ -132,4 +135,11 @@ package final class FakeTimer: HubTimer {
     }
 
     package func cancel() { deadline = nil }
+}
+
+/// The thread that made it stands for a service thread (`LoopBound` checks against it).
+package final class TestThreadLoop: LoopThread {
+    private let thread = pthread_self()
+    package init() {}
+    package var isOnServiceThread: Bool { pthread_equal(thread, pthread_self()) != 0 }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PomodoroCluster
 import PomodoroCore
 import PomodoroNet
 import PomodoroProtocol
@@ -22,6 +23,8 @@ package final class TestHub {
     package let transport: FakeTransport
     package let store: HeldStore?
     package let work: HeldWork
+    /// The hub's router when it runs as a node of the test's cluster (`cluster:`), for what the node hears.
+    package let router: ClusterRooms?
     private var lastConnection: UInt64 = 0
 
     /// Builds the hub the way the composition root does, on the fakes given (an in-memory hub when `store`
@@ -36,8 +39,11 @@ package final class TestHub {
         self.transport = transport
         self.store = store
         self.work = work
+        router = cluster.map {
+            ClusterRooms(cluster: $0, scheduledReturnLeadSeconds: configuration.scheduledReturnLeadSeconds)
+        }
         hub = RoomHub(configuration: configuration, clock: clock, logger: logger, store: store,
-                      transport: transport, hashing: work, cluster: cluster, addressLimits: addressLimits)
+                      transport: transport, hashing: work, router: router, addressLimits: addressLimits)
     }
 
     // MARK: Connections and frames

@@ -1,89 +1,16 @@
 import Dispatch
 import Foundation
 import Logging
-import PomodoroCluster
 import PomodoroCore
-import PomodoroPostgres
 import PomodoroProtocol
 import PomodoroStore
-
-/// How a server joins a cluster (`--cluster`, `--node-id`; docs/CLUSTER.md).
-public struct ClusterConfiguration: Sendable, Equatable {
-    /// The Redis the nodes coordinate through.
-    public var redis: RedisAddress
-    /// This node's name, unique in the cluster.
-    public var node: String
-
-    public init(redis: RedisAddress, node: String) {
-        self.redis = redis
-        self.node = node
-    }
-}
-
-/// What came of asking the cluster for a room.
-package enum ClusterTake: Sendable {
-    /// This node owns the room now; `stored` is the room as the store has it (nil when never stored).
-    case owned(StoredRoom?)
-    /// Another node owns it.
-    case elsewhere(node: String)
-    /// Redis or the store could not be reached.
-    case failed(String)
-}
-
-/// What a cluster node hears that its hub must act on (`HubCluster.listen`).
-package enum ClusterEvent: Sendable {
-    /// A message on this node's bus channel.
-    case heard(BusMessage)
-    /// The lease of a room this node relays members of is no longer held by the node they are relayed to.
-    case ownerMoved(RoomID)
-    /// The bus subscribed again after losing Redis: messages published meanwhile are lost.
-    case resubscribed
-    /// The nodes heard from in the last few seconds (this one included).
-    case nodesAlive(Set<String>)
-}
-
-/// What the hub needs of the cluster: taking a room's lease (off the service thread), whether it may act as a
-/// room's owner at an instant, giving a room up, and the bus to the other nodes. Nil on a single server.
-package protocol HubCluster: HubClusterSchedules, AnyObject, Sendable {
-    var node: String { get }
-    /// Publishes `message` on `node`'s bus channel, in the order of the calls, off the service thread
-    /// (docs/CLUSTER.md, members on any node).
-    func publish(_ message: BusMessage, to node: String)
-    /// The live node other than this one that runs `room`, if any (for an `observe` of a room not open here);
-    /// `completion` runs on another thread.
-    func owner(of room: RoomID, completion: @escaping @Sendable (String?) -> Void)
-    /// Watches `room`'s lease while this node relays members of it to `owner`, and reports
-    /// `.ownerMoved` once another node (or none) holds it; nil stops watching.
-    func follow(_ room: RoomID, owner: String?)
-    /// Takes `room` off the service thread: its lease, then its claim in the store. `completion` runs on
-    /// another thread, once this node may act as the owner (or with why it may not).
-    func take(_ room: RoomID, completion: @escaping @Sendable (ClusterTake) -> Void)
-    /// Whether this node may tick, broadcast and write as `room`'s owner at `now` (monotonic).
-    func owns(_ room: RoomID, at now: Instant) -> Bool
-    /// Gives the room's lease back (the room left this node's memory).
-    func release(_ room: RoomID)
-    /// For `GET /api/cluster`, read off the service thread; `completion` runs on another thread.
-    func report(completion: @escaping @Sendable (Result<ClusterPayload, ClusterReadError>) -> Void)
-    /// For `GET /api/cluster/rooms/{room}`, likewise.
-    func report(room: RoomID, completion: @escaping @Sendable (Result<ClusterRoomPayload, ClusterReadError>) -> Void)
-    /// Why Redis refuses this node's credentials (its password or user changed since the node started), or nil
-    /// while it takes them: `/healthz` answers 503 meanwhile.
-    var credentialsRefused: String? { get }
-}
-
-extension HubCluster {
-    package var credentialsRefused: String? { nil }
-}
-
-/// Redis could not be read for a cluster report.
-package struct ClusterReadError: Error, Sendable {
-    package let reason: String
-    package init(_ reason: String) { self.reason = reason }
-}
+import Synchronization
 
 /// A server's place in a cluster: takes rooms (`RoomTakeover`) on a thread of its own, keeps their leases
 /// (`LeaseKeeper`), and writes through the fence (`FencedRoomStore`). The moment a lease is lost the store
 /// refuses the room's writes and `lost` is called, so the hub drops the room.
+// `@unchecked Sendable`: each variable is used on one queue only (`queue`, `publishing`, `watching`, as marked)
+// or under `lock`, and `logger` is set once before `start`.
 package final class ClusterNode: HubCluster, @unchecked Sendable {
     package let node: String
     package let store: FencedRoomStore
@@ -117,7 +44,7 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     /// Set by the server before `start`.
     package var logger = Logger(label: "pomodoro.cluster")
 
-    package init(configuration: ClusterConfiguration, store base: PostgresRoomStore,
+    package init(configuration: ClusterConfiguration, store base: any FenceableRoomStore,
                  monotonic: @escaping @Sendable () -> Instant) {
         node = configuration.node
         store = FencedRoomStore(base: base)
@@ -137,7 +64,7 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
                                  fenced.disown(room)
                                  box.call(room)
                              })
-        box.node = self
+        box.set(self)
     }
 
     /// Hands the keeper's losses to `body` (called on the keeper's thread).
@@ -440,8 +367,10 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     package func release(_ room: RoomID) { keeper.release(room) }
 }
 
-/// Lets the keeper's callback, made before the node exists, reach it.
-private final class LostBox: @unchecked Sendable {
-    weak var node: ClusterNode?
-    func call(_ room: RoomID) { node?.lost(room) }
+/// Lets the keeper's callback, made before the node exists, reach it (weakly: the node owns the keeper).
+private final class LostBox: Sendable {
+    private struct Weak { weak var node: ClusterNode? }
+    private let weak = Mutex(Weak())
+    func set(_ node: ClusterNode) { weak.withLock { $0.node = node } }
+    func call(_ room: RoomID) { weak.withLock { $0.node }?.lost(room) }
 }

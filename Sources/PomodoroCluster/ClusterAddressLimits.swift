@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
-import PomodoroCluster
+import PomodoroServer
 import PomodoroCore
 import PomodoroNet
 
@@ -20,6 +20,8 @@ import PomodoroNet
 ///   seconds old (`RedisAddressCounts.staleAfterMs`); its reserved places leave the window within a minute.
 ///
 /// Service thread only, except where marked.
+// `@unchecked Sendable`: its variables are used on the service thread only; other threads reach it only
+// through work they post there (`post`), and its `Worker` is thread-safe.
 final class ClusterAddressLimits: AddressLimits, @unchecked Sendable {
     private let local: LocalAddressLimits
     private let logger: Logger
@@ -65,11 +67,17 @@ final class ClusterAddressLimits: AddressLimits, @unchecked Sendable {
         return true
     }
 
+    /// What each request still in Redis does with its answer, on the service thread.
+    private var waiting: [UInt64: (RedisAddressCounts.Answer?) -> Void] = [:]
+    private var nextAsk: UInt64 = 0
+
     /// Runs `operation` in Redis, then `done` with its answer (nil: Redis could not answer) on the service
     /// thread.
     private func ask(_ operation: RedisAddressCounts.Operation,
                      done: @escaping (RedisAddressCounts.Answer?) -> Void) {
-        let box = UncheckedBox(done)
+        let asked = nextAsk
+        nextAsk += 1
+        waiting[asked] = done
         worker.enqueue(operation) { [self] result in
             post { [self] in
                 switch result {
@@ -78,7 +86,7 @@ final class ClusterAddressLimits: AddressLimits, @unchecked Sendable {
                         outageLogged = false
                         logger.notice("Redis answers again: per-address limits count across the cluster")
                     }
-                    box.value(answer)
+                    waiting.removeValue(forKey: asked)?(answer)
                 case .failure(let error):
                     if error.isConnectionLost { downUntil = now + Self.retryAfter }
                     if !outageLogged {
@@ -86,7 +94,7 @@ final class ClusterAddressLimits: AddressLimits, @unchecked Sendable {
                         logger.warning("per-address limits count on this node alone: Redis did not answer",
                                        metadata: ["error": "\(error)"])
                     }
-                    box.value(nil)
+                    waiting.removeValue(forKey: asked)?(nil)
                 }
             }
         }
@@ -109,13 +117,13 @@ final class ClusterAddressLimits: AddressLimits, @unchecked Sendable {
         ask(.connections(address: address, held: held, limit: local.maxConnections)) { [self] reply in
             guard case .connections(admitted: false, _)? = reply else { return answer(true) }
             // Refused by the cluster: no longer counted here, and this node's count written as it is now.
-            if local.release(connection) != nil { writeConnections(of: address) }
+            if local.forget(connection) != nil { writeConnections(of: address) }
             answer(false)
         }
     }
 
     func connectionClosed(_ connection: ConnectionID) {
-        guard let address = local.release(connection), local.maxConnections > 0 else { return }
+        guard let address = local.forget(connection), local.maxConnections > 0 else { return }
         writeConnections(of: address)
     }
 
@@ -143,14 +151,14 @@ final class ClusterAddressLimits: AddressLimits, @unchecked Sendable {
                 local.settleRoom(reservation, kept: false)
                 return answer(nil)
             }
-            reservation.clustered = true
+            reservation.shared = true
             answer(reservation)
         }
     }
 
     func settleRoom(_ reservation: LimitReservation, kept: Bool) {
         local.settleRoom(reservation, kept: kept)
-        guard reservation.clustered else { return }
+        guard reservation.shared else { return }
         tell(.settle(kind: "room", address: reservation.address, id: Self.id(reservation), counts: kept,
                      spanMs: Self.spanMs))
     }
@@ -164,16 +172,16 @@ final class ClusterAddressLimits: AddressLimits, @unchecked Sendable {
             guard case .window(let granted, let happened, _)? = reply else { return answer(.granted(reservation)) }
             guard granted else {
                 local.settlePasscodeCheck(reservation, wrong: false)
-                return answer(happened >= local.wrongPasscodes.limit ? .limited : .busy)
+                return answer(happened >= local.wrongPasscodes.limit ? .limited : .full)
             }
-            reservation.clustered = true
+            reservation.shared = true
             answer(.granted(reservation))
         }
     }
 
     func settlePasscodeCheck(_ reservation: LimitReservation, wrong: Bool) {
         local.settlePasscodeCheck(reservation, wrong: wrong)
-        guard reservation.clustered else { return }
+        guard reservation.shared else { return }
         tell(.settle(kind: "passcode", address: reservation.address, id: Self.id(reservation), counts: wrong,
                      spanMs: Self.spanMs))
     }
@@ -182,6 +190,7 @@ final class ClusterAddressLimits: AddressLimits, @unchecked Sendable {
 extension ClusterAddressLimits {
     /// Runs Redis operations on a queue of its own, batching those that arrive while a round trip is under
     /// way into the next one. Thread-safe.
+    // `@unchecked Sendable`: `waiting` and `beat` are used under `lock` or on `queue` only.
     final class Worker: @unchecked Sendable {
         typealias Completion = @Sendable (Result<RedisAddressCounts.Answer, RedisError>) -> Void
         private let redis: RedisAddressCounts

@@ -1,4 +1,3 @@
-import PomodoroCluster
 import PomodoroCore
 import PomodoroStore
 

@@ -1,7 +1,7 @@
-import PomodoroCluster
 import PomodoroCore
 import PomodoroNet
 import PomodoroProtocol
+import PomodoroServer
 
 // Members of one room on any node of a cluster (docs/CLUSTER.md). A member whose room another node owns keeps
 // its connection here; this node relays: it tells the owner (`opened`), counts each of the member's frames
@@ -12,42 +12,40 @@ import PomodoroProtocol
 // as a local member's: admission, passcode, bans, host rights, grace and away on a disconnect. A broadcast reaches each node with members once, with the connections
 // it is for: what the owner's hub sends, to whom, is what each member gets.
 
-extension RoomHub {
+extension ClusterRooms {
     // MARK: This node's connections, relayed to the owner
 
     /// Whether a joiner's frames may go to another node: a connection of this node's own whose join came as a
     /// frame (not one already relayed here from another node).
     func relayable(_ connection: ConnectionID) -> Bool {
-        !connection.isRelayed && sessions[connection]?.joinFrame != nil && sessions[connection]?.relay == nil
+        !connection.isRemote && joinFrames[connection] != nil && relays[connection] == nil
     }
 
     /// The room's owner is another live node: the join (or observe) waiting here goes to it, and every later
     /// frame of the connection after it.
     func relayJoin(of connection: ConnectionID, room: RoomID, to owner: String) {
-        guard let frame = sessions[connection]?.joinFrame else { return }
-        joins[connection] = nil
-        sessions[connection]?.joinFrame = nil
+        guard hub.isOpen(connection), let frame = joinFrames.removeValue(forKey: connection) else { return }
+        hub.joinLeaves(connection)
         var relay = Relay(room: room, owner: owner, join: frame)
         // This node's own join carrying a member over, gone to another node after all.
-        relay.quiet = sessions[connection]?.quietJoin ?? false
-        sessions[connection]?.quietJoin = false
-        sessions[connection]?.relay = relay
+        relay.quiet = quietJoins.remove(connection) != nil
+        relays[connection] = relay
         relayedByRoom[room, default: []].insert(connection)
-        cluster?.follow(room, owner: owner)
+        cluster.follow(room, owner: owner)
         open(connection, relay)
-        logger.debug("member relayed", metadata: ["room": "\(room)", "connection": "\(connection)", "owner": "\(owner)"])
+        hub.logger.debug("member relayed", metadata: ["room": "\(room)", "connection": "\(connection)", "owner": "\(owner)"])
         // The frames that waited behind the join follow it, in order.
-        resume(connection)
+        hub.resume(connection)
     }
 
     /// Tells the owner of the connection and sends it the connection's join.
     private func open(_ connection: ConnectionID, _ relay: Relay) {
-        guard let cluster, let relaying, let session = sessions[connection] else { return }
+        guard let peer = hub.peer(of: connection) else { return }
         let remote = BusMessage.RemoteConnection(node: cluster.node, connection: connection.rawValue)
-        relaying.publish(.opened(remote, room: relay.room.rawValue, peer: session.peer), to: relay.owner)
+        relaying.publish(.opened(remote, room: relay.room.rawValue, peer: peer), to: relay.owner)
         relaying.publish(.frame(from: remote, room: relay.room.rawValue, frame: String(decoding: relay.join, as: UTF8.self)),
                          to: relay.owner)
-        metrics.forwarded()
+        hub.metrics.forwarded()
     }
 
     /// One frame of a relayed connection, already counted against its rate (`receive`): decoded once, here.
@@ -55,34 +53,32 @@ extension RoomHub {
     /// here with the same error and never reaches Redis; every other frame goes to the owner exactly as the
     /// member sent it.
     func forward(_ text: [UInt8], from connection: ConnectionID, to relay: Relay) {
-        guard let cluster, let relaying else { return }
         let frame: ClientFrame
         do {
             frame = try WireCodec.decodeClientFrame(text)
         } catch {
-            return reply(.error(code: error.code, message: error.message, field: error.field, ref: error.ref),
-                         to: connection)
+            return hub.reply(.error(code: error.code, message: error.message, field: error.field, ref: error.ref),
+                             to: connection)
         }
         guard let body = String(validating: text, as: UTF8.self) else {
-            return reply(.error(code: .badJSON, message: "the message is not valid UTF-8", field: nil, ref: nil),
-                         to: connection)
+            return hub.reply(.error(code: .badJSON, message: "the message is not valid UTF-8", field: nil, ref: nil),
+                             to: connection)
         }
         // A member leaving is no longer one to carry over to a new owner; once its `ok` is back, the
         // connection's frames are this node's again (it may join another room).
         if case .leave = frame.message {
-            sessions[connection]?.relay?.member = nil
-            sessions[connection]?.relay?.leaving = true
+            relays[connection]?.member = nil
+            relays[connection]?.leaving = true
         }
         let remote = BusMessage.RemoteConnection(node: cluster.node, connection: connection.rawValue)
         relaying.publish(.frame(from: remote, room: relay.room.rawValue, frame: body), to: relay.owner)
-        metrics.forwarded()
+        hub.metrics.forwarded()
     }
 
     /// This node's answer to a frame of a relayed connection it did not forward (refused, or too fast): sent to
     /// the owner, which sends it back in the frame's turn (`BusMessage.refused`), so that the member hears its
     /// answers in the order of its frames, as on one server.
     func answerThroughOwner(_ frame: OutboundFrame, to connection: ConnectionID, _ relay: Relay) {
-        guard let cluster, let relaying else { return }
         let remote = BusMessage.RemoteConnection(node: cluster.node, connection: connection.rawValue)
         relaying.publish(.refused(from: remote, room: relay.room.rawValue,
                                   answer: String(decoding: frame.payload, as: UTF8.self)), to: relay.owner)
@@ -92,31 +88,21 @@ extension RoomHub {
     /// their way through the owner, are out: the owner sends the close back in its turn (`BusMessage.closing`),
     /// as `close`. Nothing more of the connection is relayed meanwhile.
     func closeThroughOwner(_ connection: ConnectionID, _ relay: Relay, code: UInt16, reason: String) {
-        guard let cluster, let relaying else { return }
-        sessions[connection]?.relay?.closing = true
+        relays[connection]?.closing = true
         let remote = BusMessage.RemoteConnection(node: cluster.node, connection: connection.rawValue)
         relaying.publish(.closing(from: remote, room: relay.room.rawValue, code: code, reason: reason), to: relay.owner)
-    }
-
-    /// Another node's answer to one of its connection's frames, sent back to it in that frame's turn.
-    func sendAnswered(_ frame: [UInt8], to connection: ConnectionID) {
-        let outbound = OutboundFrame(frame)
-        if transport.send(outbound, to: connection) {
-            framesSent += 1
-            metrics.sent(frames: 1, bytes: outbound.count)
-        }
     }
 
     /// The connection's frames no longer go to `relay.owner` (it closed, or the room moved): the owner is told
     /// (`closed`, treated there as a disconnect) when `telling`.
     func endRelay(of connection: ConnectionID, _ relay: Relay, telling: Bool) {
-        sessions[connection]?.relay = nil
+        relays[connection] = nil
         relayedByRoom[relay.room]?.remove(connection)
         if relayedByRoom[relay.room]?.isEmpty ?? false {
             relayedByRoom[relay.room] = nil
-            cluster?.follow(relay.room, owner: nil)
+            cluster.follow(relay.room, owner: nil)
         }
-        guard telling, let cluster, let relaying else { return }
+        guard telling else { return }
         relaying.publish(.closed(BusMessage.RemoteConnection(node: cluster.node, connection: connection.rawValue),
                                  room: relay.room.rawValue),
                          to: relay.owner)
@@ -124,16 +110,16 @@ extension RoomHub {
 
     /// A message for this node from the bus (`ClusterEvent.heard`).
     package func heard(_ event: ClusterEvent) {
-        guard !stopped, let cluster else { return }
+        guard !hub.stopped else { return }
         switch event {
         case .heard(let message):
-            metrics.busReceived()
+            hub.metrics.busReceived()
             heard(message, node: cluster.node)
         case .ownerMoved(let room):
             ownerMoved(room)
         case .resubscribed:
-            logger.notice("the bus is back after losing Redis; relayed members are brought up to date")
-            metrics.busResubscribed()
+            hub.logger.notice("the bus is back after losing Redis; relayed members are brought up to date")
+            hub.metrics.busResubscribed()
             resubscribed()
         case .nodesAlive(let alive):
             nodesAlive(alive)
@@ -141,12 +127,12 @@ extension RoomHub {
     }
 
     private func heard(_ message: BusMessage, node: String) {
-        logger.trace("bus message heard", metadata: ["header": "\(message.encoded.prefix { $0 != "\n" })"])
+        hub.logger.trace("bus message heard", metadata: ["header": "\(message.encoded.prefix { $0 != "\n" })"])
         switch message {
         case .reply(let to, let connections, let frame, let from) where to == node:
             // What a former owner still sends (it stalled, and the room moved meanwhile) is dropped.
             func current(_ connection: ConnectionID) -> Bool {
-                guard let relay = sessions[connection]?.relay else { return false }
+                guard let relay = relays[connection] else { return false }
                 return from.isEmpty || relay.owner == from
             }
             if connections.count == 1, current(ConnectionID(rawValue: connections[0])),
@@ -156,48 +142,45 @@ extension RoomHub {
             for number in connections {
                 let connection = ConnectionID(rawValue: number)
                 guard current(connection) else { continue }
-                sessions[connection]?.relay?.answered = true
-                if transport.send(outbound, to: connection) { sent += 1 }
-                if let relay = sessions[connection]?.relay, relay.leaving, connections.count == 1,
+                relays[connection]?.answered = true
+                if hub.transport.send(outbound, to: connection) { sent += 1 }
+                if let relay = relays[connection], relay.leaving, connections.count == 1,
                    case .ok("leave", _, _)? = try? WireCodec.decodeServerMessage(Array(frame.utf8)) {
                     endRelay(of: connection, relay, telling: true)
                 }
             }
-            framesSent += sent
-            metrics.sent(frames: sent, bytes: sent * outbound.count)
+            hub.framesSent += sent
+            hub.metrics.sent(frames: sent, bytes: sent * outbound.count)
         case .close(let to, let code, let reason, let from) where to.node == node:
             let connection = ConnectionID(rawValue: to.connection)
-            guard let relay = sessions[connection]?.relay, from.isEmpty || relay.owner == from else { return }
-            transport.close(connection, code: code, reason: reason)
+            guard let relay = relays[connection], from.isEmpty || relay.owner == from else { return }
+            hub.transport.close(connection, code: code, reason: reason)
         case .opened(let from, _, let peer):
-            guard let relaying else { return }
             // Opened again (its node's bus lost our answers and sends its join anew): a fresh start, the old
             // session disconnected as a dropped connection is.
-            if let earlier = relaying.remotes.existing(from) { closed(earlier) }
+            if let earlier = relaying.remotes.existing(from) { hub.closed(earlier) }
             let (connection, _) = relaying.remotes.id(for: from)
-            opened(connection, peer: peer.isEmpty ? from.node : peer)
+            hub.opened(connection, peer: peer.isEmpty ? from.node : peer)
         case .frame(let from, _, let frame):
-            guard let relaying else { return }
             // An `opened` lost on the bus: the connection is opened by its first frame.
             let (connection, isNew) = relaying.remotes.id(for: from)
-            if isNew { opened(connection, peer: from.node) }
-            received(Array(frame.utf8), from: connection)
+            if isNew { hub.opened(connection, peer: from.node) }
+            hub.received(Array(frame.utf8), from: connection)
         case .refused(let from, _, let answer):
-            guard let relaying else { return }
             let (connection, isNew) = relaying.remotes.id(for: from)
-            if isNew { opened(connection, peer: from.node) }
-            receive(.answered(Array(answer.utf8)), from: connection)
+            if isNew { hub.opened(connection, peer: from.node) }
+            hub.receive(.answered(Array(answer.utf8)), from: connection)
         case .closing(let from, _, let code, let reason):
-            guard let connection = relaying?.remotes.existing(from) else { return }
-            receive(.close(code: code, reason: reason), from: connection)
+            guard let connection = relaying.remotes.existing(from) else { return }
+            hub.receive(.close(code: code, reason: reason), from: connection)
         case .closed(let from, _):
-            guard let connection = relaying?.remotes.existing(from) else { return }
-            closed(connection)
+            guard let connection = relaying.remotes.existing(from) else { return }
+            hub.closed(connection)
         case .handOff(let name, let from):
             guard let room = try? RoomID(validating: name) else { return }
             takeHandedOff(room, from: from)
-        case .reply, .close, .broadcast, .schedulesChanged:
-            break   // for another node, not sent by this version, or heard by `ScheduleWatch` on its own channel
+        case .reply, .close, .schedulesChanged:
+            break   // for another node, or heard by `ScheduleWatch` on its own channel
         }
     }
 
@@ -205,26 +188,26 @@ extension RoomHub {
     /// member over to a new owner later); the answer to this node's own join for it is turned into what the
     /// member needs (a `state`), or ends in 4005 when refused. Returns whether the frame was dealt with.
     private func answeredQuietly(_ connection: ConnectionID, _ frame: String) -> Bool {
-        guard let relay = sessions[connection]?.relay else { return false }
+        guard let relay = relays[connection] else { return false }
         let welcome: (you: YouPayload, room: SnapshotPayload)?
         if frame.utf8.count < 4096 ? frame.contains("\"welcome\"") : frame.prefix(40).contains("\"welcome\""),
            case .welcome(let you, let room, _, _, _)? = try? WireCodec.decodeServerMessage(Array(frame.utf8)) {
             welcome = (you, room)
             if let name = room.members.first(where: { $0.id == you.id })?.name {
-                sessions[connection]?.relay?.member = (name, you.token)
+                relays[connection]?.member = (name, you.token)
             }
         } else {
             welcome = nil
         }
         guard relay.quiet else { return false }
-        sessions[connection]?.relay?.quiet = false
-        sessions[connection]?.relay?.answered = true
+        relays[connection]?.quiet = false
+        relays[connection]?.answered = true
         guard let welcome else {
             endRelay(of: connection, relay, telling: true)
-            transport.close(connection, code: 4005, reason: "room moved")
+            hub.transport.close(connection, code: 4005, reason: "room moved")
             return true
         }
-        reply(.state(welcome.room), to: connection)
+        hub.reply(.state(welcome.room), to: connection)
         return true
     }
 
@@ -237,16 +220,15 @@ extension RoomHub {
     /// them with 4005: one that was only slow (a saturated machine misses beats) would otherwise keep its
     /// members connected to a room that no longer sends them anything; closed, they resume with their tokens.
     private func nodesAlive(_ alive: Set<String>) {
-        guard let relaying else { return }
-        let now = clock.now().monotonic
+        let now = hub.clock.now().monotonic
         for node in alive { nodesLastSeen[node] = now }
         for connection in relaying.remotes.all {
             guard let node = relaying.remotes.remote(connection)?.node else { continue }
             let seen = nodesLastSeen[node] ?? now
             nodesLastSeen[node] = seen
             if now - seen >= Self.silentNodeLimit {
-                transport.close(connection, code: 4005, reason: "room moved")
-                closed(connection)
+                hub.transport.close(connection, code: 4005, reason: "room moved")
+                hub.closed(connection)
             }
         }
     }
@@ -255,14 +237,13 @@ extension RoomHub {
     /// here if nobody holds it, or followed to the node that does.
     private func ownerMoved(_ room: RoomID) {
         guard relayedByRoom[room] != nil else {
-            cluster?.follow(room, owner: nil)
+            cluster.follow(room, owner: nil)
             return
         }
-        if rooms[room] != nil { return rehome(room, after: .owned(nil)) }
+        if hub.rooms[room] != nil { return rehome(room, after: .owned(nil)) }
         // A take already under way (a join's) re-homes them when it answers.
-        guard lookups[room] == nil else { return }
-        lookups[room] = []
-        takeFromCluster(room)
+        guard hub.awaitLookUp(room) else { return }
+        take(room)
     }
 
     /// After a take of `room`: this node's connections relayed to a node that no longer runs it go on with
@@ -277,22 +258,22 @@ extension RoomHub {
         let owner: String?
         switch taken {
         case .owned: owner = nil
-        case .elsewhere(let node) where node == cluster?.node: owner = nil   // taken here meanwhile
+        case .elsewhere(let node) where node == cluster.node: owner = nil   // taken here meanwhile
         case .elsewhere(let node): owner = node
         case .failed: return   // tried again on the watch's next turn
         }
-        let now = clock.now()
+        let now = hub.clock.now()
         for connection in relayed.sorted(by: { $0.rawValue < $1.rawValue }) {
-            guard var relay = sessions[connection]?.relay, relay.owner != owner else { continue }
+            guard var relay = relays[connection], relay.owner != owner else { continue }
             endRelay(of: connection, relay, telling: true)
             // Its close was on its way through the old owner: closed here now.
             if relay.closing {
-                transport.close(connection, code: 1008, reason: "rate limit")
+                hub.transport.close(connection, code: 1008, reason: "rate limit")
                 continue
             }
             if relay.answered {
                 guard let member = relay.member else {
-                    transport.close(connection, code: 4005, reason: "room moved")
+                    hub.transport.close(connection, code: 4005, reason: "room moved")
                     continue
                 }
                 relay.join = WireCodec.encode(ClientFrame(.join(room: room.rawValue, name: member.name,
@@ -303,13 +284,13 @@ extension RoomHub {
             if let owner {
                 var moved = relay
                 moved.owner = owner
-                sessions[connection]?.relay = moved
+                relays[connection] = moved
                 relayedByRoom[room, default: []].insert(connection)
-                cluster?.follow(room, owner: owner)
+                cluster.follow(room, owner: owner)
                 open(connection, moved)
             } else {
-                sessions[connection]?.quietJoin = relay.quiet
-                handle(relay.join, from: connection, at: now)
+                if relay.quiet { quietJoins.insert(connection) } else { quietJoins.remove(connection) }
+                hub.handle(relay.join, from: connection, at: now)
             }
         }
     }
@@ -319,23 +300,19 @@ extension RoomHub {
     /// again. Other nodes' members in this node's rooms are asked to resume too: their frames meanwhile
     /// were lost here.
     private func resubscribed() {
-        for connection in relaying?.remotes.all ?? [] {
-            transport.close(connection, code: 4005, reason: "room moved")
+        for connection in relaying.remotes.all {
+            hub.transport.close(connection, code: 4005, reason: "room moved")
         }
         for (_, connections) in relayedByRoom {
             for connection in connections.sorted(by: { $0.rawValue < $1.rawValue }) {
-                guard let relay = sessions[connection]?.relay else { continue }
+                guard let relay = relays[connection] else { continue }
                 if relay.answered {
                     endRelay(of: connection, relay, telling: true)
-                    transport.close(connection, code: 4005, reason: "room moved")
+                    hub.transport.close(connection, code: 4005, reason: "room moved")
                 } else {
                     open(connection, relay)
                 }
             }
         }
     }
-
-    /// Connections of this node relayed to other nodes, and other nodes' connections in this node's rooms.
-    var relayedCount: Int { relayedByRoom.values.reduce(0) { $0 + $1.count } }
-    var remoteCount: Int { relaying?.remotes.count ?? 0 }
 }

@@ -1,5 +1,6 @@
 import PomodoroCore
 import PomodoroNet
+import PomodoroServer
 import PomodoroStore
 
 // Schedules on a cluster node (docs/CLUSTER.md, "Schedules on a cluster").
@@ -51,21 +52,21 @@ final class ScheduledRooms {
     }
 }
 
-extension RoomHub {
+extension ClusterRooms {
     /// How often a node looks for rooms with schedules that no node runs.
     static let scheduledRoomsSweep: Duration = .seconds(1)
 
     /// At start on a cluster node: every room's schedules, from the store. From now on each room with some
     /// is kept run by some node.
     package func keepScheduledRoomsRunning(_ schedules: [RoomID: [Schedule]]) {
-        scheduledRooms.replaceAll(schedules, now: WallTime(milliseconds: clock.now().wallMs))
-        logger.info("rooms with schedules", metadata: ["rooms": "\(scheduledRooms.known.count)"])
+        scheduledRooms.replaceAll(schedules, now: WallTime(milliseconds: hub.clock.now().wallMs))
+        hub.logger.info("rooms with schedules", metadata: ["rooms": "\(scheduledRooms.known.count)"])
         sweepScheduledRooms()
     }
 
     /// What another node (or this one) changed, read from the store.
     package func schedulesHeard(_ news: ScheduleNews) {
-        let now = WallTime(milliseconds: clock.now().wallMs)
+        let now = WallTime(milliseconds: hub.clock.now().wallMs)
         switch news {
         case let .room(id, list):
             scheduledRooms.update(id, list, now: now)
@@ -76,39 +77,35 @@ extension RoomHub {
 
     /// Tells the other nodes that the room's schedules changed, once the change is committed (so that what
     /// they read is the change).
-    func announceSchedulesCommitted(_ entry: RoomEntry) {
-        guard let cluster else { return }
-        let id = entry.room.id
+    package func schedulesChanged(_ entry: RoomEntry) {
+        let id = entry.room.id, cluster = cluster
         entry.announce { cluster.announceSchedules(id) }
     }
 
-    /// A room brought back with its schedules (a cluster node's take reads them after its claim): they are
-    /// its book, and what fell due meanwhile is dealt with now, as after a restart.
-    func adoptSchedules(_ schedules: [Schedule], into entry: RoomEntry) {
-        guard !schedules.isEmpty else { return }
-        entry.schedules = ScheduleBook(schedules: schedules, policy: configuration.schedulePolicy)
-        scheduleTimerFired(entry.room.id)
-    }
+    package func knownSchedules(of id: RoomID) -> [Schedule]? { scheduledRooms.known[id] }
+
+    /// Every room with schedules the cluster has counts toward `--max-scheduled-rooms`.
+    package var scheduledRoomCount: Int? { scheduledRooms.known.count }
 
     /// A room with schedules left this node's memory: what this node knows of its schedules is its book as
     /// the room left (the notice of its last change may not have come back yet), and it is not taken again
     /// for the set it may have run.
-    func noteLetGo(_ entry: RoomEntry) {
-        guard cluster != nil, let last = entry.schedules.schedules.map(\.handledThrough).max() else { return }
+    package func left(_ entry: RoomEntry) {
+        guard let last = entry.schedules.schedules.map(\.handledThrough).max() else { return }
         let id = entry.room.id
-        scheduledRooms.update(id, entry.schedules.schedules, now: WallTime(milliseconds: clock.now().wallMs))
+        scheduledRooms.update(id, entry.schedules.schedules, now: WallTime(milliseconds: hub.clock.now().wallMs))
         scheduledRooms.letGo[id] = last
     }
 
     /// Looks for rooms with schedules that nobody runs, and takes them; then waits for the next sweep.
     func sweepScheduledRooms() {
-        guard let cluster, !stopped else { return }
+        guard !hub.stopped else { return }
         if scheduledRooms.timer == nil {
-            scheduledRooms.timer = transport.timer { [unowned self] in sweepScheduledRooms() }
+            scheduledRooms.timer = hub.transport.timer { [unowned self] in sweepScheduledRooms() }
         }
         scheduledRooms.timer?.schedule(afterNanoseconds: Self.scheduledRoomsSweep.nanoseconds)
         guard !scheduledRooms.looking else { return }
-        let wall = WallTime(milliseconds: clock.now().wallMs)
+        let wall = WallTime(milliseconds: hub.clock.now().wallMs)
         scheduledRooms.index.prune(at: wall)
         let due = Set(scheduledRooms.index.due(at: wall))
         let candidates = scheduledRooms.index.entries.keys.filter { id in
@@ -120,62 +117,64 @@ extension RoomHub {
         }.sorted()
         guard !candidates.isEmpty else { return }
         scheduledRooms.looking = true
-        let transport = transport
-        cluster.unheld(candidates) { free in
-            transport.post { [self] in
-                scheduledRooms.looking = false
-                for id in free ?? [] where mayTakeForSchedules(id) {
-                    // A room taken counts toward --max-rooms, as every room in memory does.
-                    guard rooms.count + scheduledRooms.taking.count < configuration.limits.maxRooms else {
-                        logger.warning("a room with schedules was not taken: this node holds as many rooms as it may",
-                                       metadata: ["room": "\(id)", "maxRooms": "\(configuration.limits.maxRooms)"])
-                        break
-                    }
-                    takeForSchedules(id)
-                }
+        let back = back
+        cluster.unheld(candidates) { free in back { $0.unheld(free) } }
+    }
+
+    /// The rooms found free, on the service thread.
+    private func unheld(_ free: [RoomID]?) {
+        scheduledRooms.looking = false
+        for id in free ?? [] where mayTakeForSchedules(id) {
+            // A room taken counts toward --max-rooms, as every room in memory does.
+            let maxRooms = hub.configuration.limits.maxRooms
+            guard hub.rooms.count + scheduledRooms.taking.count < maxRooms else {
+                hub.logger.warning("a room with schedules was not taken: this node holds as many rooms as it may",
+                                   metadata: ["room": "\(id)", "maxRooms": "\(maxRooms)"])
+                break
             }
+            takeForSchedules(id)
         }
     }
 
     /// Whether this node may try to take `id` for its schedules: not in memory here, and no join nor other
     /// take of it under way.
     private func mayTakeForSchedules(_ id: RoomID) -> Bool {
-        rooms[id] == nil && lookups[id] == nil && !scheduledRooms.taking.contains(id)
-            && !joins.values.contains { $0.room == id }
+        hub.rooms[id] == nil && !hub.awaits(id) && !scheduledRooms.taking.contains(id)
     }
 
     /// Takes `id` if it is still free, and brings it back with its schedules.
     private func takeForSchedules(_ id: RoomID) {
-        guard let cluster, !stopped else { return }
+        guard !hub.stopped else { return }
         scheduledRooms.taking.insert(id)
-        let transport = transport
-        cluster.takeIfFree(id) { taken in
-            transport.post { [self] in
-                scheduledRooms.taking.remove(id)
-                switch taken {
-                case .owned(let stored):
-                    metrics.leaseTaken()
-                    // A join that came in meanwhile is behind this take on the node's queue: it finds the room here.
-                    guard !stopped, rooms[id] == nil, let stored else { return releaseIfUnused(id) }
-                    logger.info("took a room for its schedules", metadata: [
-                        "room": "\(id)", "schedules": "\(stored.schedules.count)"])
-                    guard !rooms.isFull else {
-                        logger.warning("a room with schedules was not taken: this node holds as many rooms as it may",
-                                       metadata: ["room": "\(id)"])
-                        return releaseIfUnused(id)
-                    }
-                    let now = clock.now()
-                    let entry = bringBack(stored, at: now)
-                    // Taken for a set that is not running and no start near (it ended, or was reset): it goes
-                    // again at once, and is not taken again for that set.
-                    dropIfExpired(id, entry, at: now, lifetime: false)
-                case .elsewhere:
-                    break
-                case .failed(let reason):
-                    logger.warning("could not take a room for its schedules", metadata: ["room": "\(id)", "error": "\(reason)"])
-                    releaseIfUnused(id)
-                }
+        let back = back
+        cluster.takeIfFree(id) { taken in back { $0.tookForSchedules(id, taken) } }
+    }
+
+    /// The answer to `takeForSchedules`, on the service thread.
+    private func tookForSchedules(_ id: RoomID, _ taken: ClusterTake) {
+        scheduledRooms.taking.remove(id)
+        switch taken {
+        case .owned(let stored):
+            hub.metrics.leaseTaken()
+            // A join that came in meanwhile is behind this take on the node's queue: it finds the room here.
+            guard !hub.stopped, hub.rooms[id] == nil, let stored else { return hub.letGoIfUnused(id) }
+            hub.logger.info("took a room for its schedules", metadata: [
+                "room": "\(id)", "schedules": "\(stored.schedules.count)"])
+            guard !hub.rooms.isFull else {
+                hub.logger.warning("a room with schedules was not taken: this node holds as many rooms as it may",
+                                   metadata: ["room": "\(id)"])
+                return hub.letGoIfUnused(id)
             }
+            let now = hub.clock.now()
+            let entry = hub.bringBack(stored, at: now)
+            // Taken for a set that is not running and no start near (it ended, or was reset): it goes
+            // again at once, and is not taken again for that set.
+            hub.dropIfExpired(id, entry, at: now, lifetime: false)
+        case .elsewhere:
+            break
+        case .failed(let reason):
+            hub.logger.warning("could not take a room for its schedules", metadata: ["room": "\(id)", "error": "\(reason)"])
+            hub.letGoIfUnused(id)
         }
     }
 }

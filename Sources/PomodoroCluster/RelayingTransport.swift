@@ -1,21 +1,12 @@
-import PomodoroCluster
 import PomodoroNet
-
-extension ConnectionID {
-    /// Connections of other nodes' members, as the owner's hub sees them, are numbered from here; the
-    /// transport's own never come near it.
-    static let firstRelayed: UInt64 = 1 << 63
-
-    /// Whether this is another node's connection, relayed over the bus.
-    var isRelayed: Bool { rawValue >= Self.firstRelayed }
-}
+import PomodoroServer
 
 /// Other nodes' connections to rooms this node owns, each under a connection number of this node's hub
-/// (`ConnectionID.isRelayed`). Service thread only.
+/// (`ConnectionID.isRemote`). Service thread only.
 final class RemoteConnections {
     private var ids: [BusMessage.RemoteConnection: ConnectionID] = [:]
     private var remotes: [ConnectionID: BusMessage.RemoteConnection] = [:]
-    private var next = ConnectionID.firstRelayed
+    private var next = ConnectionID.firstRemote
 
     /// The hub's number for `remote`, and whether it was given just now.
     func id(for remote: BusMessage.RemoteConnection) -> (ConnectionID, isNew: Bool) {
@@ -43,21 +34,31 @@ final class RemoteConnections {
 /// The hub's transport on a cluster node: a frame or close for another node's connection goes over the
 /// bus to that node (`BusMessage.reply`, `.close`), everything else to the node's own transport. So the
 /// hub answers a remote member by the same code as a local one.
-final class RelayingTransport: HubTransport, @unchecked Sendable {
+final class RelayingTransport: HubTransport {
     let base: any HubTransport
     let cluster: any HubCluster
-    let remotes = RemoteConnections()
-    /// Bus messages published; service thread only.
-    private(set) var published = 0
+    /// What it keeps, on the service thread only.
+    private final class State {
+        let remotes = RemoteConnections()
+        /// Bus messages published.
+        var published = 0
+    }
+    private let state: LoopBound<State>
 
     init(base: any HubTransport, cluster: any HubCluster) {
         self.base = base
         self.cluster = cluster
+        state = LoopBound(State(), loop: base.loop)
     }
 
+    /// Other nodes' connections in this node's rooms.
+    var remotes: RemoteConnections { state.value.remotes }
+    /// Bus messages published.
+    var published: Int { state.value.published }
+
     @discardableResult
-    func send(_ frame: OutboundFrame, to connection: ConnectionID) -> Bool {
-        guard connection.isRelayed else { return base.send(frame, to: connection) }
+    package func send(_ frame: OutboundFrame, to connection: ConnectionID) -> Bool {
+        guard connection.isRemote else { return base.send(frame, to: connection) }
         guard let remote = remotes.remote(connection) else { return false }
         publish(.reply(node: remote.node, connections: [remote.connection], frame: Self.text(frame), from: cluster.node),
                 to: remote.node)
@@ -66,11 +67,11 @@ final class RelayingTransport: HubTransport, @unchecked Sendable {
 
     /// One frame for many connections: one message per node that holds any of them (the same bytes for all
     /// of a node's connections). Returns how many connections it was queued or published for.
-    func send(_ frame: OutboundFrame, toAll connections: [ConnectionID]) -> Int {
+    package func send(_ frame: OutboundFrame, toAll connections: [ConnectionID]) -> Int {
         var byNode: [String: [UInt64]] = [:]
         var sent = 0
         for connection in connections {
-            if !connection.isRelayed {
+            if !connection.isRemote {
                 if base.send(frame, to: connection) { sent += 1 }
             } else if let remote = remotes.remote(connection) {
                 byNode[remote.node, default: []].append(remote.connection)
@@ -85,21 +86,22 @@ final class RelayingTransport: HubTransport, @unchecked Sendable {
         return sent
     }
 
-    func close(_ connection: ConnectionID, code: UInt16, reason: String) {
-        guard connection.isRelayed else { return base.close(connection, code: code, reason: reason) }
+    package func close(_ connection: ConnectionID, code: UInt16, reason: String) {
+        guard connection.isRemote else { return base.close(connection, code: code, reason: reason) }
         guard let remote = remotes.remote(connection) else { return }
         publish(.close(remote, code: code, reason: reason, from: cluster.node), to: remote.node)
     }
 
     func publish(_ message: BusMessage, to node: String) {
-        published += 1
+        state.value.published += 1
         cluster.publish(message, to: node)
     }
 
-    func post(_ work: @escaping @Sendable () -> Void) { base.post(work) }
-    func timer(firing fire: @escaping () -> Void) -> any HubTimer { base.timer(firing: fire) }
-    var connectionCount: Int { base.connectionCount }
-    var droppedSlowClients: Int { base.droppedSlowClients }
+    package func post(_ work: @escaping @Sendable () -> Void) { base.post(work) }
+    package func timer(firing fire: @escaping () -> Void) -> any HubTimer { base.timer(firing: fire) }
+    package var loop: any LoopThread { base.loop }
+    package var connectionCount: Int { base.connectionCount }
+    package var droppedSlowClients: Int { base.droppedSlowClients }
 
     static func text(_ frame: OutboundFrame) -> String { String(decoding: frame.payload, as: UTF8.self) }
 }

@@ -1,0 +1,328 @@
+import Foundation
+import Logging
+import PomodoroCore
+import PomodoroNet
+import PomodoroProtocol
+import PomodoroServer
+import PomodoroStore
+import Synchronization
+
+/// The hub's `RoomRouter` on a node of a cluster (docs/CLUSTER.md): a room runs on the node that holds its
+/// lease; a joiner of a room another live node runs is relayed there (`ClusterRooms+Relay.swift`); rooms
+/// with schedules are kept run by some node (`ClusterRooms+Schedules.swift`). It speaks to Redis only through
+/// its `HubCluster` (`ClusterNode`, or a test's), and to the hub only on the service thread.
+package final class ClusterRooms: RoomRouter {
+    let cluster: any HubCluster
+    /// The hub's transport: what the hub sends to another node's connection goes over the bus.
+    private(set) var relaying: RelayingTransport!
+    /// Set by `attach`; the hub owns this router.
+    private(set) unowned var hub: RoomHub!
+
+    /// A connection of this node whose room another node runs.
+    struct Relay {
+        var room: RoomID
+        var owner: String
+        /// Whether the owner has answered it yet (its join's welcome or refusal).
+        var answered = false
+        /// Its `join`, to send again to a new owner while unanswered.
+        var join: [UInt8]
+        /// The member it speaks for, from its welcome: to carry it over to a new owner without a reconnect.
+        var member: (name: String, token: String)?
+        /// The join in flight is this node's, carrying the member over (see `quietJoins`).
+        var quiet = false
+        /// The member sent `leave`: once the owner's `ok` is back the connection is this node's again.
+        var leaving = false
+        /// This node asked the owner to close the connection (it kept flooding): nothing more of it is relayed.
+        var closing = false
+    }
+
+    /// This node's connections whose frames go to the node that owns their room.
+    var relays: [ConnectionID: Relay] = [:]
+    /// The `join` (or `observe`) frame of each connection as it came, until it is answered: it may go to the
+    /// room's owner exactly as sent.
+    var joinFrames: [ConnectionID: [UInt8]] = [:]
+    /// Joins this node made for a member, to carry it over to its room's new owner: the welcome goes to the
+    /// member as a `state` (the member is in the room already).
+    var quietJoins: Set<ConnectionID> = []
+    /// This node's connections relayed to other nodes, by room.
+    var relayedByRoom: [RoomID: Set<ConnectionID>] = [:]
+    /// When each node with connections in this node's rooms was last heard of (`ClusterEvent.nodesAlive`).
+    var nodesLastSeen: [String: Instant] = [:]
+    /// Every room with schedules, kept run by some node.
+    let scheduledRooms: ScheduledRooms
+    /// Rooms handed to this node by a draining one, being taken.
+    var handedOffTaking: Set<RoomID> = []
+    /// How the cluster's threads reach this router, in work they post to the service thread.
+    package let handle = Handle()
+
+    /// This router for work posted to the service thread from other threads: reached there only
+    /// (`LoopBound`), once the hub has attached it.
+    package final class Handle: Sendable {
+        private let bound = Mutex<LoopBound<ClusterRooms>?>(nil)
+        fileprivate func set(_ rooms: LoopBound<ClusterRooms>) { bound.withLock { $0 = rooms } }
+        /// The router; on the service thread only, nil before the hub has attached it.
+        package var rooms: ClusterRooms? { bound.withLock { $0 }?.value }
+    }
+
+    package init(cluster: any HubCluster, scheduledReturnLeadSeconds: Int64) {
+        self.cluster = cluster
+        scheduledRooms = ScheduledRooms(lead: scheduledReturnLeadSeconds)
+    }
+
+    package func transport(over base: any HubTransport) -> any HubTransport {
+        let relaying = RelayingTransport(base: base, cluster: cluster)
+        self.relaying = relaying
+        return relaying
+    }
+
+    package func attach(to hub: RoomHub) {
+        self.hub = hub
+        handle.set(LoopBound(self, loop: hub.transport.loop))
+    }
+
+    /// Runs `body` with this router on the service thread, from any thread: for the answers of the
+    /// cluster's threads.
+    var back: @Sendable (_ body: @escaping @Sendable (ClusterRooms) -> Void) -> Void {
+        let this = LoopBound(self, loop: hub.transport.loop), transport = hub.transport
+        return { body in transport.post { body(this.value) } }
+    }
+    package var indexesScheduledReturns: Bool { false }
+
+    // MARK: Rooms
+
+    /// A node reads a room only by taking it: its lease, then its claim in the store.
+    package func find(_ id: RoomID) { take(id) }
+
+    /// Takes the room's lease (and its claim in the store) for the joins waiting for it, or for this node's
+    /// relayed members of it when its owner has gone (`ownerMoved`). A room another live node runs is
+    /// joined through that node: the local joiners' frames are relayed to it.
+    func take(_ id: RoomID) {
+        if hub.refuseTakeWhileHandingOff(id) { return }
+        let back = back
+        cluster.take(id) { taken in back { $0.took(id, taken) } }
+    }
+
+    /// The answer to `take`, on the service thread.
+    private func took(_ id: RoomID, _ taken: ClusterTake) {
+        let found: RoomFound
+        switch taken {
+        case .owned(let stored):
+            hub.metrics.leaseTaken()
+            found = .stored(.success(stored))
+            // Taken for members of this node who were relayed to a node that has gone: the room
+            // comes back here for them.
+            if let stored, hub.rooms[id] == nil, relayedByRoom[id] != nil { hub.bringBack(stored, at: hub.clock.now()) }
+        case .elsewhere(let node):
+            found = .elsewhere(node: node)
+        case .failed(let reason):
+            hub.logger.error("could not take a room", metadata: ["room": "\(id)", "error": "\(reason)"])
+            found = .stored(.failure(StoreError(reason)))
+        }
+        hub.logger.trace("room taken", metadata: ["room": "\(id)", "taken": "\("\(taken)".prefix(60))"])
+        hub.lookedUp(id, found) { connection in
+            guard case .elsewhere(let node) = taken, node != cluster.node, relayable(connection) else { return false }
+            hub.settleRoomPlace(of: connection, kept: false)
+            relayJoin(of: connection, room: id, to: node)
+            return true
+        }
+        rehome(id, after: taken)
+        hub.letGoIfUnused(id)
+    }
+
+    package func owns(_ id: RoomID, at now: ClockReading) -> Bool { cluster.owns(id, at: now.monotonic) }
+    package func letGo(_ id: RoomID) { cluster.release(id) }
+
+    /// The room's lease ended (Redis gave it to another node, or its term ran out unrenewed), and the hub
+    /// dropped the room. A node handing its rooms off (draining) gave the lease back itself.
+    package func lost(_ id: RoomID) {
+        if !hub.handingOff {
+            hub.metrics.leaseLost()
+            hub.logger.warning("lost a room's lease; its members reconnect to its new owner", metadata: ["room": "\(id)"])
+        }
+        cluster.release(id)
+    }
+
+    // MARK: Connections
+
+    package func ignores(_ connection: ConnectionID) -> Bool { relays[connection]?.closing == true }
+
+    package func joinSent(_ text: [UInt8], by connection: ConnectionID) {
+        if !connection.isRemote { joinFrames[connection] = text }
+    }
+
+    package func carries(_ text: [UInt8], from connection: ConnectionID) -> Bool {
+        guard let relay = relays[connection] else { return false }
+        forward(text, from: connection, to: relay)
+        return true
+    }
+
+    package func outgoing(_ message: ServerMessage, to connection: ConnectionID) -> ServerMessage? {
+        var message = message
+        if quietJoins.remove(connection) != nil {
+            guard case .welcome(_, let room, _, _, _) = message else {
+                // Not taken back: it resumes by itself (4005).
+                hub.transport.close(connection, code: 4005, reason: "room moved")
+                return nil
+            }
+            message = .state(room)
+        }
+        // A refusal of a frame of a relayed connection (the only answer this node gives one itself) goes
+        // round through the owner, after the frames before it.
+        if case .error(let code, _, _, _) = message, let relay = relays[connection] {
+            hub.metrics.errorSent(code)
+            answerThroughOwner(OutboundFrame(WireCodec.encode(message)), to: connection, relay)
+            return nil
+        }
+        return message
+    }
+
+    package func closesFlooding(_ connection: ConnectionID, code: UInt16, reason: String) -> Bool {
+        guard let relay = relays[connection] else { return false }
+        closeThroughOwner(connection, relay, code: code, reason: reason)
+        return true
+    }
+
+    package func closed(_ connection: ConnectionID) {
+        joinFrames[connection] = nil
+        quietJoins.remove(connection)
+        if let relay = relays[connection] { endRelay(of: connection, relay, telling: true) }
+        if connection.isRemote { relaying.remotes.forget(connection) }
+    }
+
+    /// The room may be open on another node: the observer is relayed there.
+    package func observesElsewhere(_ id: RoomID, connection: ConnectionID, ref: Ref?) -> Bool {
+        guard relayable(connection) else { return false }
+        hub.suspend(connection)
+        let back = back
+        cluster.owner(of: id) { owner in back { $0.found(id, owner: owner, for: connection, ref: ref) } }
+        return true
+    }
+
+    /// The answer to an observer's look for the room's owner, on the service thread.
+    private func found(_ id: RoomID, owner: String?, for connection: ConnectionID, ref: Ref?) {
+        guard hub.isOpen(connection) else { return }
+        guard let owner else {
+            joinFrames[connection] = nil
+            let refusal = RoomHub.noOpenRoom
+            hub.reply(.error(code: refusal.code, message: refusal.message, field: refusal.field, ref: ref),
+                      to: connection)
+            return hub.resume(connection)
+        }
+        relayJoin(of: connection, room: id, to: owner)
+    }
+
+    // MARK: HTTP and state
+
+    /// `GET /api/cluster` (this node, its rooms, the nodes seen) and `GET /api/cluster/rooms/{room}` (who
+    /// holds the room's lease, under which epoch): Redis is read off the service thread. Operators'
+    /// endpoints, answered only to a client on this host's loopback (the client address a `--trusted-proxy`
+    /// forwards, when one does) and only while `/metrics` is served: they name every room the node runs and
+    /// which node runs any room, more than a joiner learns (docs/SECURITY.md, "Redis").
+    package func answers(_ http: HTTPRequest, responder: any HTTPAnswering) -> Bool {
+        let path = http.path
+        guard path == "/api/cluster" || path.hasPrefix("/api/cluster/") else { return false }
+        func fail(_ refusal: Refusal) { responder.respond(RoomHub.errorResponse(refusal)) }
+        guard hub.configuration.metricsEnabled, RoomHub.isLoopback(http.peer) else {
+            fail(Refusal(code: .notFound, message: "no such path; try /api/rooms/{room}"))
+            return true
+        }
+        if path == "/api/cluster" {
+            cluster.report { result in
+                switch result {
+                case .success(let payload):
+                    responder.respond(HTTPResponse(status: 200, contentType: "application/json",
+                                                   body: WireCodec.encodeClusterBody(payload)))
+                case .failure(let error): responder.respond(Self.unavailable(error))
+                }
+            }
+            return true
+        }
+        let prefix = "/api/cluster/rooms/"
+        guard path.hasPrefix(prefix), let name = String(path.dropFirst(prefix.count)).removingPercentEncoding,
+              let room = try? RoomID(validating: name) else {
+            fail(Refusal(code: .notFound, message: "no such path: use /api/cluster or /api/cluster/rooms/{room}"))
+            return true
+        }
+        cluster.report(room: room) { result in
+            switch result {
+            case .success(let payload):
+                responder.respond(HTTPResponse(status: 200, contentType: "application/json",
+                                               body: WireCodec.encodeClusterRoomBody(payload)))
+            case .failure(let error): responder.respond(Self.unavailable(error))
+            }
+        }
+        return true
+    }
+
+    private static func unavailable(_ error: ClusterReadError) -> HTTPResponse {
+        RoomHub.errorResponse(Refusal(code: .unavailable, message: "the cluster's Redis could not be read: \(error.reason)"))
+    }
+
+    package var unhealthy: String? {
+        cluster.credentialsRefused.map { "the cluster's Redis refuses this node's credentials: \($0)" }
+    }
+
+    /// Ready while the nodes' registry can be read from Redis, over the connection its leases use.
+    package var readinessCheck: @Sendable (_ answer: @escaping @Sendable (String?) -> Void) -> Void {
+        { [cluster] answer in
+            cluster.report { result in
+                switch result {
+                case .success: answer(nil)
+                case .failure(let error): answer("Redis unavailable: \(error.reason)")
+                }
+            }
+        }
+    }
+
+    package var levels: RouterLevels {
+        RouterLevels(relayedMembers: relayedByRoom.values.reduce(0) { $0 + $1.count },
+                     remoteMembers: relaying.remotes.count, busPublished: relaying.published)
+    }
+
+    // MARK: Lifetime
+
+    /// A node brings back no room at start (a room returns when someone joins it, taken under its lease),
+    /// but keeps every room with schedules run by some node.
+    package func begin(stored: [StoredRoom], schedules: [RoomID: [Schedule]]) {
+        keepScheduledRoomsRunning(schedules)
+    }
+
+    package func stopTracking() { scheduledRooms.timer?.cancel() }
+
+    /// Another node, draining, gave `id`'s lease back and asks this one to run the room: take it (waiting a
+    /// lease's time to live at most, should its release not have reached Redis yet) and bring it back from
+    /// the store, with its members as they were (they come back with their tokens) and its timer going on
+    /// from its stored end. A join or a follower here that took it first has it already; another node that
+    /// won the race keeps it.
+    func takeHandedOff(_ id: RoomID, from node: String) {
+        guard !hub.stopped, hub.rooms[id] == nil, !handedOffTaking.contains(id) else { return }
+        guard !hub.rooms.isFull else {
+            hub.logger.warning("a room handed off was not taken: this node holds as many rooms as it may",
+                               metadata: ["room": "\(id)", "from": "\(node)"])
+            return
+        }
+        handedOffTaking.insert(id)
+        let back = back
+        cluster.take(id) { taken in back { $0.tookHandedOff(id, from: node, taken) } }
+    }
+
+    private func tookHandedOff(_ id: RoomID, from node: String, _ taken: ClusterTake) {
+        handedOffTaking.remove(id)
+        switch taken {
+        case .owned(let stored):
+            hub.metrics.leaseTaken()
+            guard !hub.stopped, hub.rooms[id] == nil, let stored else { return hub.letGoIfUnused(id) }
+            let entry = hub.bringBack(stored, at: hub.clock.now())
+            hub.logger.info("took a room handed off by a draining node", metadata: [
+                "room": "\(id)", "from": "\(node)", "members": "\(entry.room.memberCount)"])
+            // Members of this node relayed to the draining one are in the room here now.
+            rehome(id, after: taken)
+        case .elsewhere(let owner):
+            hub.logger.debug("a room handed off runs elsewhere", metadata: ["room": "\(id)", "owner": "\(owner)"])
+            rehome(id, after: taken)
+        case .failed(let reason):
+            hub.logger.warning("could not take a room handed off", metadata: ["room": "\(id)", "error": "\(reason)"])
+            hub.letGoIfUnused(id)
+        }
+    }
+}
