@@ -2,12 +2,12 @@
 # Both install what is missing first (Debian packages through apt-get), so a fresh machine needs nothing by hand.
 
 SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
-APT_PACKAGES := libwebsockets-dev libuv1-dev libjson-c-dev libssl-dev libsqlite3-dev libpq-dev postgresql redis-server libhiredis-dev pkg-config tmux curl nginx
+APT_PACKAGES := libcurl4-openssl-dev libwebsockets-dev libuv1-dev libjson-c-dev libssl-dev libsqlite3-dev libpq-dev postgresql redis-server redis-sentinel libhiredis-dev pkg-config tmux curl nginx
 PORT ?= 8080
 HOST ?=
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build release run run-cluster test test-unit test-browser clean fuzz test-sanitize
+.PHONY: deps build release run run-cluster test test-unit test-browser test-api clean fuzz test-sanitize
 
 # Installs the Debian packages that are not installed yet (apt-get update runs once, only when needed).
 deps:
@@ -40,8 +40,14 @@ test: deps
 	bash Tests/browser/run.sh "$$($(SWIFT) build --show-bin-path)/pomodoro-server"
 	bash Tests/events/run.sh "$$($(SWIFT) build --show-bin-path)/pomodoro-server" "$$($(SWIFT) build --show-bin-path)/pomo"
 	bash Tests/calendar/run.sh
+	bash Tests/api/run.sh "$$($(SWIFT) build --show-bin-path)/pomodoro-server"
 	$(MAKE) fuzz FUZZ_SECONDS=30
 	$(MAKE) --no-print-directory test-deploy
+
+# The HTTP API against web/openapi.json: the document validated (openapi-spec-validator), the real server's
+# answers checked against its schemas (jsonschema); both from PyPI when missing.
+test-api: build
+	bash Tests/api/run.sh "$$($(SWIFT) build --show-bin-path)/pomodoro-server"
 
 # The web page in headless Chromium against the real server (Tests/browser/README.md).
 test-browser: build
@@ -135,13 +141,14 @@ bench: bench-release
 $(addprefix bench-,$(BENCH_SCENARIOS)): bench-%: bench-release
 	bash Tests/bench/run.sh "$(BENCH_BIN)" $* $(BENCH_ARGS)
 
-# Our server against the Node.js reference peer (Tests/bench/peer), the same scenario (SCENARIO, default
-# rooms; allhands too) and generator options (BENCH_ARGS), BENCH_RUNS rounds (default 3) alternating, then a
-# table of medians and ours/Node (Tests/bench/compare.sh). Ours runs with BENCH_DB (default none, as the peer
-# keeps nothing; sqlite for the server as deployed). Installs Debian's nodejs and node-ws when missing: this
-# target only, never make test.
-PEER_APT_PACKAGES := nodejs node-ws
-SCENARIO ?= rooms
+# Our server against the reference peers, Node `ws` (Tests/bench/peer) and Go gorilla (Tests/bench/gopeer,
+# built offline from Debian's packages), the same scenarios (SCENARIO, default both workloads: storm, 10,000
+# members in 1,000 rooms joining at once, and allhands, one room of 5,000) and generator options (BENCH_ARGS),
+# BENCH_RUNS rounds (default 3) alternating, then tables of medians and ratios (Tests/bench/compare.sh). Ours
+# runs with BENCH_DB (default sqlite, as deployed; none leaves the store out, as the peers keep nothing).
+# Installs Debian's nodejs, node-ws, golang-go and gorilla when missing: these targets only, never make test.
+PEER_APT_PACKAGES := nodejs node-ws golang-go golang-github-gorilla-websocket-dev
+SCENARIO ?= storm allhands
 BENCH_RUNS ?= 3
 .PHONY: bench-compare bench-peer-deps bench-peer-smoke
 
@@ -149,13 +156,16 @@ bench-peer-deps:
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(PEER_APT_PACKAGES)"
 
 bench-compare: bench-release bench-peer-deps
-	BENCH_RUNS=$(BENCH_RUNS) bash Tests/bench/compare.sh "$(BENCH_BIN)" $(SCENARIO) $(BENCH_ARGS)
+	BENCH_RUNS=$(BENCH_RUNS) bash Tests/bench/compare.sh "$(BENCH_BIN)" "$(SCENARIO)" $(BENCH_ARGS)
 
 # The peer itself, quickly (not part of make test): smoke, and rooms at a small size, must deliver everything.
 bench-peer-smoke: bench-peer-deps
 	$(SWIFT) build $(BENCH_BUILD_FLAGS) --product pomo-bench
 	BENCH_SERVER=peer bash Tests/bench/run.sh "$$($(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path)" smoke --expect-all $(BENCH_ARGS)
 	BENCH_SERVER=peer bash Tests/bench/run.sh "$$($(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path)" rooms \
+	  --members 1000 --rooms 100 --join-rate 1000 --warmup 1 --duration 4 --drain 3 --expect-all $(BENCH_ARGS)
+	BENCH_SERVER=gopeer bash Tests/bench/run.sh "$$($(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path)" smoke --expect-all $(BENCH_ARGS)
+	BENCH_SERVER=gopeer bash Tests/bench/run.sh "$$($(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path)" rooms \
 	  --members 1000 --rooms 100 --join-rate 1000 --warmup 1 --duration 4 --drain 3 --expect-all $(BENCH_ARGS)
 
 # Three cluster nodes (Redis and PostgreSQL on loopback, started and stopped by the script) beside one

@@ -18,6 +18,7 @@ extension RoomHub {
         let outcome = room.resumeAfterRestart(at: now.monotonic)
         let entry = makeEntry(room, passcode: PasscodeVerifier.lock(stored: stored.passcode, room: id, logger: logger))
         rooms.enter(entry)
+        webhooksBroughtBack(id)
         publish(outcome, in: entry, at: now)
         adoptSchedules(stored.schedules, into: entry)
         return entry
@@ -25,7 +26,8 @@ extension RoomHub {
 
     /// A stored room as a `Room` on this boot's clock: nothing is registered, written or sent.
     func restored(_ stored: StoredRoom, at now: ClockReading) -> Room {
-        Room(restoring: stored.record, members: stored.members, bans: stored.bans, policy: configuration.roomPolicy,
+        Room(restoring: stored.record, members: stored.members, bans: stored.bans, apiTokens: stored.apiTokens,
+             policy: configuration.roomPolicy,
              now: now.monotonic, wallOffsetNanoseconds: now.wallOffsetNanoseconds)
     }
 
@@ -90,13 +92,20 @@ extension RoomHub {
             sendsState = stateMayGoNow(entry, at: now)
         }
         let state: ServerMessage? = sendsState ? .state(stateSent(in: entry, at: now)) : nil
+        if let tick = outcome.tick { metrics.tick(tick, reached: .wakeup, at: now.monotonic) }
         let announce = { [self] in
             // Measured as it goes out: a tick held behind a commit goes out late.
-            if let tick = outcome.tick { metrics.tickSent(tick, at: clock.now().monotonic) }
-            for message in messages { broadcast(message, in: entry) }
+            if let tick = outcome.tick {
+                let released = clock.now().monotonic
+                metrics.tickSent(tick, at: released)
+                metrics.tick(tick, reached: .released, at: released)
+            }
+            for message in messages {
+                if case .tick = message { broadcast(message, in: entry, timing: outcome.tick) } else { broadcast(message, in: entry) }
+            }
             if let state { broadcast(state, in: entry, except: skip) }
         }
-        save(entry, at: now)
+        save(entry, at: now, webhooks: webhookChanges(outcome, in: entry, at: now))
         entry.announce(announce)
         if dropIfExpired(roomID, entry, at: now) { return }
         // A room kept past its empty lifetime (members within their grace, a scheduled start coming) has that
@@ -145,13 +154,17 @@ extension RoomHub {
         entry.announce { [self] in broadcast(state, in: entry) }
     }
 
-    func broadcast(_ message: ServerMessage, in entry: RoomEntry, except skip: ConnectionID? = nil) {
+    /// `timing`: the tick this message carries, whose write pass is measured (`ServerMetrics.TickStage`).
+    func broadcast(_ message: ServerMessage, in entry: RoomEntry, except skip: ConnectionID? = nil, timing tick: Tick? = nil) {
         if !entry.streams.isEmpty { stream(message, in: entry) }
         guard !entry.connections.isEmpty || !entry.observers.isEmpty else { return }
         let frame = OutboundFrame(WireCodec.encode(message))
         // The same bytes for all (the router's transport sends them once to each other node with any of them).
         let recipients = entry.connections.values.filter { $0 != skip } + entry.observers.filter { $0 != skip }
+        // A tick's write pass is timed: its first frame is written as it begins, its last as it ends.
+        if let tick { metrics.tick(tick, reached: .firstWrite, at: clock.now().monotonic) }
         let sent = transport.send(frame, toAll: recipients)
+        if let tick, sent > 0 { metrics.tick(tick, reached: .lastWrite, at: clock.now().monotonic) }
         framesSent += sent
         metrics.sent(frames: sent, bytes: sent * frame.count)
     }
@@ -162,11 +175,11 @@ extension RoomHub {
     /// committed: what members hear of (a start, a completed focus, a new task) is already durable, so a
     /// crash right after cannot take it back. The service thread never waits; ticks of an unchanged room
     /// are not held unless a commit is in flight.
-    private func save(_ entry: RoomEntry, at now: ClockReading) {
+    private func save(_ entry: RoomEntry, at now: ClockReading, webhooks: [StoreChange] = []) {
         guard store != nil else { return }
         let changes = entry.room.takeStoreChanges(wallOffsetNanoseconds: now.wallOffsetNanoseconds,
                                                   passcode: entry.passcode?.encoded)
-        commit(changes, of: entry)
+        commit(changes + webhooks, of: entry)
     }
 
     /// Hands `changes` of the room to the store's writer; the room's broadcasts wait until they are committed.
