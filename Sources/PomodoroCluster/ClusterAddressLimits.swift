@@ -4,6 +4,7 @@ import Logging
 import PomodoroServer
 import PomodoroCore
 import PomodoroNet
+import Synchronization
 
 /// The address limits of a cluster node: counted in Redis (`RedisAddressCounts`), so that N nodes allow
 /// an address what one server allows, and on this node too (`LocalAddressLimits`).
@@ -189,36 +190,35 @@ final class ClusterAddressLimits: AddressLimits, @unchecked Sendable {
 
 extension ClusterAddressLimits {
     /// Runs Redis operations on a queue of its own, batching those that arrive while a round trip is under
-    /// way into the next one. Thread-safe.
-    // `@unchecked Sendable`: `waiting` and `beat` are used under `lock` or on `queue` only.
-    final class Worker: @unchecked Sendable {
+    /// way into the next one. Thread-safe: the connection is used on `queue` only (checked in debug builds),
+    /// the waiting operations and the beat's timer are under their locks.
+    final class Worker: Sendable {
         typealias Completion = @Sendable (Result<RedisAddressCounts.Answer, RedisError>) -> Void
-        private let redis: RedisAddressCounts
-        private let queue = DispatchQueue(label: "pomodoro.cluster.limits")
-        private let lock = NSLock()
-        private var waiting: [(RedisAddressCounts.Operation, Completion)] = []
-        private var beat: DispatchSourceTimer?
+        private let queue = SerialQueue(label: "pomodoro.cluster.limits")
+        private let redis: LoopBound<RedisAddressCounts>
+        private let waiting = Mutex<[(RedisAddressCounts.Operation, Completion)]>([])
+        private let beat = Mutex<DispatchSourceTimer?>(nil)
 
-        init(redis: RedisAddressCounts) { self.redis = redis }
+        init(redis: RedisAddressCounts) { self.redis = LoopBound(redis, loop: queue) }
 
         func enqueue(_ operation: RedisAddressCounts.Operation, _ done: @escaping Completion) {
-            let first = lock.withLock {
+            let first = waiting.withLock { waiting in
                 waiting.append((operation, done))
                 return waiting.count == 1
             }
-            if first { queue.async { [self] in drain() } }
+            if first { queue.queue.async { [self] in drain() } }
         }
 
         /// On `queue`: everything waiting, in one round trip.
         private func drain() {
-            let batch = lock.withLock {
+            let batch = waiting.withLock { waiting in
                 defer { waiting.removeAll() }
                 return waiting
             }
             guard !batch.isEmpty else { return }
             let results: [Result<RedisAddressCounts.Answer, RedisError>]
             do {
-                results = try redis.run(batch.map(\.0))
+                results = try redis.value.run(batch.map(\.0))
             } catch {
                 results = Array(repeating: .failure(error), count: batch.count)
             }
@@ -228,17 +228,19 @@ extension ClusterAddressLimits {
         /// Beats once a second on `queue`; `heard` gets the time since the beat before (nil: none known)
         /// after each beat Redis answered.
         func startBeating(_ heard: @escaping @Sendable (Int?) -> Void) {
-            let timer = DispatchSource.makeTimerSource(queue: queue)
-            timer.schedule(deadline: .now(), repeating: .seconds(1))
-            timer.setEventHandler { [self] in
-                if case .success(.beat(let since))? = try? redis.run([.beat]).first { heard(since) }
+            beat.withLock { [queue, redis] beat in
+                let timer = DispatchSource.makeTimerSource(queue: queue.queue)
+                timer.schedule(deadline: .now(), repeating: .seconds(1))
+                timer.setEventHandler {
+                    if case .success(.beat(let since))? = try? redis.value.run([.beat]).first { heard(since) }
+                }
+                timer.resume()
+                beat = timer
             }
-            timer.resume()
-            beat = timer
         }
 
         func stop() {
-            queue.sync { beat?.cancel() }
+            queue.queue.sync { beat.withLock { $0?.cancel() } }
         }
     }
 }

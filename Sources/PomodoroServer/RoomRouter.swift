@@ -94,7 +94,7 @@ package struct RouterLevels: Sendable, Equatable {
     }
 }
 
-/// How the composition root builds a router other than `LocalRooms` (`ServerConfiguration.cluster`):
+/// How the composition root builds a router other than `LocalRooms` (`ServerConfiguration.routing`):
 /// PomodoroCluster's `ClusterConfiguration` is one.
 public protocol RoomRouting: Sendable {
     /// Builds the router and what goes with it, before the hub exists.
