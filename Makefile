@@ -135,13 +135,14 @@ bench: bench-release
 $(addprefix bench-,$(BENCH_SCENARIOS)): bench-%: bench-release
 	bash Tests/bench/run.sh "$(BENCH_BIN)" $* $(BENCH_ARGS)
 
-# Our server against the Node.js reference peer (Tests/bench/peer), the same scenario (SCENARIO, default
-# rooms; allhands too) and generator options (BENCH_ARGS), BENCH_RUNS rounds (default 3) alternating, then a
-# table of medians and ours/Node (Tests/bench/compare.sh). Ours runs with BENCH_DB (default none, as the peer
-# keeps nothing; sqlite for the server as deployed). Installs Debian's nodejs and node-ws when missing: this
-# target only, never make test.
-PEER_APT_PACKAGES := nodejs node-ws
-SCENARIO ?= rooms
+# Our server against the reference peers, Node `ws` (Tests/bench/peer) and Go gorilla (Tests/bench/gopeer,
+# built offline from Debian's packages), the same scenarios (SCENARIO, default both workloads: storm, 10,000
+# members in 1,000 rooms joining at once, and allhands, one room of 5,000) and generator options (BENCH_ARGS),
+# BENCH_RUNS rounds (default 3) alternating, then tables of medians and ratios (Tests/bench/compare.sh). Ours
+# runs with BENCH_DB (default sqlite, as deployed; none leaves the store out, as the peers keep nothing).
+# Installs Debian's nodejs, node-ws, golang-go and gorilla when missing: these targets only, never make test.
+PEER_APT_PACKAGES := nodejs node-ws golang-go golang-github-gorilla-websocket-dev
+SCENARIO ?= storm allhands
 BENCH_RUNS ?= 3
 .PHONY: bench-compare bench-peer-deps bench-peer-smoke
 
@@ -149,13 +150,16 @@ bench-peer-deps:
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(PEER_APT_PACKAGES)"
 
 bench-compare: bench-release bench-peer-deps
-	BENCH_RUNS=$(BENCH_RUNS) bash Tests/bench/compare.sh "$(BENCH_BIN)" $(SCENARIO) $(BENCH_ARGS)
+	BENCH_RUNS=$(BENCH_RUNS) bash Tests/bench/compare.sh "$(BENCH_BIN)" "$(SCENARIO)" $(BENCH_ARGS)
 
 # The peer itself, quickly (not part of make test): smoke, and rooms at a small size, must deliver everything.
 bench-peer-smoke: bench-peer-deps
 	$(SWIFT) build $(BENCH_BUILD_FLAGS) --product pomo-bench
 	BENCH_SERVER=peer bash Tests/bench/run.sh "$$($(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path)" smoke --expect-all $(BENCH_ARGS)
 	BENCH_SERVER=peer bash Tests/bench/run.sh "$$($(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path)" rooms \
+	  --members 1000 --rooms 100 --join-rate 1000 --warmup 1 --duration 4 --drain 3 --expect-all $(BENCH_ARGS)
+	BENCH_SERVER=gopeer bash Tests/bench/run.sh "$$($(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path)" smoke --expect-all $(BENCH_ARGS)
+	BENCH_SERVER=gopeer bash Tests/bench/run.sh "$$($(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path)" rooms \
 	  --members 1000 --rooms 100 --join-rate 1000 --warmup 1 --duration 4 --drain 3 --expect-all $(BENCH_ARGS)
 
 # Three cluster nodes (Redis and PostgreSQL on loopback, started and stopped by the script) beside one

@@ -54,6 +54,10 @@ public struct RunObservations: Sendable {
     /// The parts of `tickDelaysMs` measured on members connected to their room's owner, and to another node.
     public var ownerTickDelaysMs: [Double] = []
     public var relayedTickDelaysMs: [Double] = []
+    /// The server's tick stage histograms (`/metrics`) at the start and end of the window; nil for a server
+    /// without them.
+    public var stagesAtStart: [String: StageHistogram]?
+    public var stagesAtEnd: [String: StageHistogram]?
     /// The timed commands of the run's command senders, and whether each sender sat on its room's owner.
     public var commandTimers: [(onOwner: Bool, timer: CommandTimer)] = []
 
@@ -166,6 +170,9 @@ public struct BenchReport: Codable, Equatable, Sendable {
     public var nodes: [Server]?
     public var nodesCPUPercentOfCore: Double?
     public var commands: Commands?
+    /// The server's own timings of the window's ticks (`ServerStages`): `delay` when each tick went out, and
+    /// the stages `wakeup`, `released`, `first_write`, `last_write`, all from the boundary it marks.
+    public var serverTickStages: [String: StageSummary]?
     public var generatorCPUPercentOfCore: Double?
     /// How busy the whole machine was over the window, every process counted, as a percentage of all its
     /// CPUs; beyond what the server and the generator used, that is other work competing with them.
@@ -236,6 +243,9 @@ extension BenchReport {
                 refused: timers.map { $0.timer.refused }.reduce(0, +),
                 ownerNodeLatencyMs: LatencySummary(samples: timers.filter { $0.onOwner }.flatMap { $0.timer.latenciesMs })?.rounded,
                 relayedLatencyMs: LatencySummary(samples: timers.filter { !$0.onOwner }.flatMap { $0.timer.latenciesMs })?.rounded)
+        }
+        if let start = run.stagesAtStart, let end = run.stagesAtEnd, !end.isEmpty {
+            serverTickStages = ServerStages.summaries(start: start, end: end)
         }
         generatorCPUPercentOfCore = run.generatorCPUSeconds.map { rounded($0 / seconds * 100, places: 1) }
         if let start = run.machineAtStart, let end = run.machineAtEnd, end.totalTicks > start.totalTicks {
@@ -320,6 +330,13 @@ extension BenchReport {
         }
         if let relayed = ticks.relayedDelayMs {
             lines.append(row("  relayed", "p50 \(format(relayed.p50)) ms, p99 \(format(relayed.p99)) ms, p99.9 \(format(relayed.p999)) ms, max \(format(relayed.max)) ms (\(relayed.count) ticks, members on another node than their room's)"))
+        }
+        if let stages = serverTickStages {
+            // The server's own stages, in the order a tick passes them (its /metrics histograms).
+            let shown = ["wakeup", "released", "first_write", "last_write", "delay"].compactMap { name in
+                stages[name].map { "\(name) \($0.p50Ms.map { format($0) } ?? "beyond")/\($0.p99Ms.map { format($0) } ?? "beyond")" }
+            }
+            lines.append(row("  server stages", "p50/p99 ms after the boundary: " + shown.joined(separator: ", ")))
         }
         lines.append(row("ticks", "\(ticks.delivered) of \(ticks.expected) delivered, \(ticks.missing) missing (phase ends count as delivered seconds)"))
         lines.append(row("frames delivered", "\(format(traffic.framesPerSecond, places: 0))/s, \(format(traffic.bytesPerSecond / 1_048_576, places: 2)) MiB/s"))

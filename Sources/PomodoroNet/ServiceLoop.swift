@@ -7,11 +7,13 @@ import Foundation
 ///
 /// The loop is libuv's (epoll): a wake-up costs what is ready, not what is open. libwebsockets joins it as a
 /// foreign loop (`LWS_SERVER_OPTION_LIBUV` with `foreign_loops`), so what else runs on the thread is ours to
-/// put there: the cross-thread wake-up (`uv_async_t`), timers (`uv_timer_t`, one per `LoopTimer`).
+/// put there: the cross-thread wake-up (`uv_async_t`), timers (`LoopTimer`, all on one timerfd: `TimerQueue`).
 ///
 /// Everything the loop owns (connections, timers, the application state behind its delegate) is touched
 /// only on the service thread. Other threads hand work in through `post`, the one thread-safe entry point,
 /// which queues the closure and wakes the loop with `uv_async_send`.
+/// `@unchecked Sendable`: its state is confined to the service thread; `post`, `wake` and the finish waits are
+/// the cross-thread entry points, under `inboxLock` and `joinLock`. Subclasses inherit this and the rule.
 public class ServiceLoop: @unchecked Sendable {
     var context: OpaquePointer?
     /// Where the library writes nil once it has wholly destroyed the context (`info.pcontext`), so that the
@@ -23,8 +25,8 @@ public class ServiceLoop: @unchecked Sendable {
     private let wakeup: UnsafeMutablePointer<uv_async_t>
     /// `foreign_loops` for the context's creation info: one loop, the only service thread.
     let foreignLoops: UnsafeMutablePointer<UnsafeMutableRawPointer?>
-    /// Every armed-or-idle timer's handle while the loop runs; closed by the teardown, so that none outlives it.
-    private var liveTimers: [UnsafeMutablePointer<uv_timer_t>: Unmanaged<LoopTimer>] = [:]
+    /// Every `LoopTimer` of the loop, and when each is due.
+    let timers = TimerQueue()
     /// Work handed in by other threads. An NSLock (a pthread mutex) rather than Synchronization.Mutex, so
     /// ThreadSanitizer sees the ordering it creates (`make test-sanitize`).
     private let inboxLock = NSLock()
@@ -68,6 +70,7 @@ public class ServiceLoop: @unchecked Sendable {
         foreignLoops = .allocate(capacity: 1)
         foreignLoops.initialize(to: UnsafeMutableRawPointer(loop))
         wakeup.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        timers.start(on: loop, owner: Unmanaged.passUnretained(self).toOpaque(), fired: timersFired)
     }
 
     /// A service thread nobody waited for is detached, so its stack is given back. Runs only once the thread's
@@ -226,16 +229,11 @@ public class ServiceLoop: @unchecked Sendable {
         pomodoro_close_guard_release()
     }
 
-    /// Closes the wake-up and every timer's handle; the timers forget theirs.
+    /// Closes the wake-up and the timers' descriptor; the timers forget the loop.
     private func closeOwnHandles() {
         inboxLock.withLock { wakeable = false }
         uv_close(pomodoro_uv_async_handle(wakeup), nil)
-        for (handle, timer) in liveTimers {
-            timer.takeUnretainedValue().detach()
-            uv_timer_stop(handle)
-            uv_close(pomodoro_uv_timer_handle(handle), freeTimerHandle)
-        }
-        liveTimers.removeAll()
+        timers.close()
     }
 
     /// Blocks the calling thread until the service thread has ended: the context is destroyed and the
@@ -301,73 +299,52 @@ public class ServiceLoop: @unchecked Sendable {
 
     /// Makes a timer that runs `fire` on the service thread. Service thread only (or before the thread starts).
     public func makeTimer(_ fire: @escaping () -> Void) -> LoopTimer {
-        let timer = LoopTimer(loop: self, fire: fire)
-        if let handle = timer.handle { liveTimers[handle] = Unmanaged.passUnretained(timer) }
-        return timer
+        LoopTimer(loop: self, fire: fire)
     }
 
-    /// A timer going away while the loop runs: its handle is closed and freed by libuv.
-    fileprivate func release(_ handle: UnsafeMutablePointer<uv_timer_t>) {
-        liveTimers[handle] = nil
-        uv_timer_stop(handle)
-        uv_close(pomodoro_uv_timer_handle(handle), freeTimerHandle)
+    /// The timers' descriptor is readable: runs every timer due, then checks the library's timers.
+    fileprivate func runDueTimers() {
+        timers.runDue()
+        checkLibraryTimers()
     }
 }
 
 /// A one-shot timer on the service thread, re-armed with `schedule(afterNanoseconds:)`. Use only on the
 /// service thread.
 ///
-/// libuv counts timers in whole milliseconds of its cached loop time. The due time is computed here from a
-/// fresh reading of the monotonic clock and rounded up, so a timer never fires before its moment and at most
-/// about a millisecond after it, however long the current turn of the loop has run.
+/// Its moment is kept to the nanosecond on the monotonic clock (`TimerQueue`): it never fires before it, and
+/// after it by what the kernel takes to wake the thread, not by libuv's rounding to whole milliseconds.
 public final class LoopTimer {
     private unowned let loop: ServiceLoop
-    private let fire: () -> Void
-    /// Nil once the loop has closed it (the loop ended first).
-    fileprivate private(set) var handle: UnsafeMutablePointer<uv_timer_t>?
+    let fire: () -> Void
+    /// Its place in the loop's `TimerQueue`; nil once the loop has ended (the timer then never fires).
+    var serial: UInt64?
 
     init(loop: ServiceLoop, fire: @escaping () -> Void) {
         self.loop = loop
         self.fire = fire
-        if !loop.loopHasEnded {
-            let handle = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
-            handle.initialize(to: uv_timer_t())
-            uv_timer_init(loop.loop, handle)
-            handle.pointee.data = Unmanaged.passUnretained(self).toOpaque()
-            self.handle = handle
-        }
+        if !loop.loopHasEnded { serial = loop.timers.add(self) }
     }
 
     deinit {
-        if let handle { loop.release(handle) }
+        if let serial { loop.timers.remove(serial) }
     }
-
-    /// The loop closed the handle at its end.
-    fileprivate func detach() { handle = nil }
 
     /// Fires once after `nanoseconds`; replaces any earlier schedule.
     public func schedule(afterNanoseconds nanoseconds: Int64) {
-        guard let handle else { return }
-        uv_update_time(loop.loop)
-        let due = (uv_hrtime() + UInt64(max(0, nanoseconds)) + 999_999) / 1_000_000
-        let now = uv_now(loop.loop)
-        uv_timer_start(handle, loopTimerFired, due > now ? due - now : 0, 0)
+        guard let serial else { return }
+        loop.timers.arm(serial, at: uv_hrtime() + UInt64(max(0, nanoseconds)))
     }
 
     public func cancel() {
-        guard let handle else { return }
-        uv_timer_stop(handle)
-    }
-
-    fileprivate func fired() {
-        fire()
-        loop.checkLibraryTimers()
+        guard let serial else { return }
+        loop.timers.disarm(serial)
     }
 }
 
-private func loopTimerFired(_ handle: UnsafeMutablePointer<uv_timer_t>?) {
-    guard let owner = handle?.pointee.data else { return }
-    Unmanaged<LoopTimer>.fromOpaque(owner).takeUnretainedValue().fired()
+private func timersFired(_ poll: UnsafeMutablePointer<uv_poll_t>?, _ status: Int32, _ events: Int32) {
+    guard let owner = poll?.pointee.data else { return }
+    Unmanaged<ServiceLoop>.fromOpaque(owner).takeUnretainedValue().runDueTimers()
 }
 
 private func freeTimerHandle(_ handle: UnsafeMutablePointer<uv_handle_t>?) {

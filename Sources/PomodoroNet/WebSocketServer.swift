@@ -2,90 +2,8 @@ import CLibUV
 import CLibWebSockets
 import Foundation
 
-/// Identifies one WebSocket connection for the lifetime of the server.
-public struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
-    public let rawValue: UInt64
-    public init(rawValue: UInt64) { self.rawValue = rawValue }
-    public var description: String { "c\(rawValue)" }
-}
-
-/// Everything the server can be told to do at start.
-public struct WebSocketServerOptions: Sendable {
-    /// The defaults that other layers share, by name: the application's limits (`ServerLimits`), the server's
-    /// configuration and the clients start from these rather than repeating the numbers.
-    public enum Defaults {
-        /// The port a server listens on, and its clients look for it on, unless told otherwise.
-        public static let port = 8080
-        public static let maxMessageBytes = 16 * 1024
-        public static let maxQueuedFrames = 256
-        public static let maxQueuedBytes = 1 << 20
-        public static let pingAfterSeconds: UInt16 = 30
-        public static let hangUpAfterSeconds: UInt16 = 75
-        public static let handshakeTimeoutSeconds = 5
-    }
-
-    /// The address to listen on; nil for every interface.
-    public var host: String?
-    /// The TCP port; 0 picks a free one (read it back from `port`).
-    public var port: Int
-    /// The folder of static files served at `/`; nil serves none.
-    public var webRoot: String?
-    /// The one path that accepts WebSocket upgrades.
-    public var webSocketPath = "/ws"
-    /// Paths answered by the delegate's `server(_:didReceiveHTTP:responder:)`, each with everything below it
-    /// ("/api" takes "/api" and "/api/rooms/x", not "/apix").
-    public var dynamicPaths: [String] = []
-    /// Seconds a dynamic request may wait for its answer, and then for each piece of it to be taken by the
-    /// client, before the library closes the connection (at least 1).
-    public var httpResponseTimeoutSeconds = 30
-    /// Seconds a dynamic answer may take to be written, from its first byte to its last, however steadily
-    /// the client reads; then the connection is closed (at least 1).
-    public var httpResponseDeadlineSeconds = 30
-    /// Dynamic requests one address may have in progress at once (waiting for or being sent their answer);
-    /// more are answered 429 at once. 0 for no limit.
-    public var maxHTTPRequestsPerAddress = 8
-    /// The largest message accepted; larger ones are discarded and reported.
-    public var maxMessageBytes = Defaults.maxMessageBytes
-    /// Frames waiting for a slow reader at most, and their bytes: past either the connection is dropped.
-    public var maxQueuedFrames = Defaults.maxQueuedFrames
-    public var maxQueuedBytes = Defaults.maxQueuedBytes
-    /// Seconds without traffic before a ping, and before a silent peer is hung up on.
-    public var pingAfterSeconds = Defaults.pingAfterSeconds
-    public var hangUpAfterSeconds = Defaults.hangUpAfterSeconds
-    /// Origins (scheme://host[:port]) whose pages may open WebSockets. Empty: only the server's own, taken
-    /// from each request's `Host`; else exactly these (list the server's own public origin too). Requests
-    /// without an Origin header (non-browser clients) are not affected.
-    public var allowedOrigins: [String] = []
-    /// Reverse proxies whose X-Forwarded-For or Forwarded header names the client: the address the delegate
-    /// is given (`didOpen`'s peer, `HTTPRequest.peer`) and the per-address limit counts. None by default: the
-    /// socket's peer is the client.
-    public var trustedProxies = TrustedProxies.none
-    /// Seconds a connection may take to complete its HTTP request or WebSocket handshake.
-    public var handshakeTimeoutSeconds = Defaults.handshakeTimeoutSeconds
-    /// PEM certificate (chain) and private key: when both are set the port speaks TLS (https and wss).
-    public var tlsCertificatePath: String?
-    public var tlsPrivateKeyPath: String?
-    /// Lets the library log its own warnings and notices, not only errors.
-    public var verboseLibraryLogs = false
-
-    public init(host: String? = nil, port: Int, webRoot: String? = nil) {
-        self.host = host
-        self.port = port
-        self.webRoot = webRoot
-    }
-}
-
-/// What the server tells the application, always on the service thread.
-public protocol WebSocketServerDelegate: AnyObject {
-    func server(_ server: WebSocketServer, didOpen connection: ConnectionID, peer: String)
-    func server(_ server: WebSocketServer, didReceive text: [UInt8], from connection: ConnectionID)
-    func server(_ server: WebSocketServer, didReject problem: ReceiveProblem, from connection: ConnectionID)
-    func server(_ server: WebSocketServer, didClose connection: ConnectionID)
-    /// A request to one of `dynamicPaths`. Answer it through `responder`, now or later, from any thread.
-    func server(_ server: WebSocketServer, didReceiveHTTP request: HTTPRequest, responder: HTTPResponder)
-}
-
 /// A libwebsockets server on one port: WebSocket at one path, static files, a few dynamic paths.
+/// `@unchecked Sendable` restated from `ServiceLoop` (Swift asks it of each subclass), under the same rule.
 public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
     public let options: WebSocketServerOptions
     /// The port actually bound.
@@ -122,11 +40,11 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         }
     }
 
-    private var connections: [ConnectionID: Connection] = [:]
+    var connections: [ConnectionID: Connection] = [:]
     /// Connections refused at the handshake: wrong path, foreign origin. (How many one address may hold is
     /// the application's to count: the delegate closes those beyond.)
-    public private(set) var refusedConnections = 0
-    private var nextConnection: UInt64 = 1
+    public internal(set) var refusedConnections = 0
+    var nextConnection: UInt64 = 1
     /// Dynamic HTTP requests from arrival until their answer is written, by id; the id of the one a
     /// connection carries. Both are cleared in LWS_CALLBACK_CLOSED_HTTP, so no pointer outlives its connection.
     var httpExchanges: [UInt64: HTTPExchange] = [:]
@@ -344,7 +262,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
     }
 
     /// Writes one frame now; false (and the connection is dropped) when the socket failed.
-    private func write(_ frame: OutboundFrame, to connection: Connection) -> Bool {
+    func write(_ frame: OutboundFrame, to connection: Connection) -> Bool {
         let length = frame.count
         let written = frame.storage.withUnsafeMutableBufferPointer { buffer in
             lws_write(connection.wsi, buffer.baseAddress! + LWS.pre, length, LWS_WRITE_TEXT)
@@ -358,7 +276,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
 
     /// Closes a connection without a close frame (its socket failed, or its peer went silent), from the
     /// library's timer rather than inside a callback.
-    private func hangUp(_ connection: Connection) {
+    func hangUp(_ connection: Connection) {
         connection.queue.removeAll()
         if connection.closeCode == nil { connection.closeCode = 1006 }
         guard !connection.closeStarted else { return }
@@ -373,7 +291,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         beginClose(connection, code: code, reason: reason)
     }
 
-    private func beginClose(_ connection: Connection, code: UInt16, reason: String) {
+    func beginClose(_ connection: Connection, code: UInt16, reason: String) {
         connection.closeCode = code
         connection.closeReason = String(reason.utf8.prefix(100)) ?? ""
         if connection.queue.isEmpty && lws_partial_buffered(connection.wsi) == 0 {
@@ -389,7 +307,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
     /// Queues the close frame of a connection whose frames are all written, to be started from a timer rather
     /// than by returning -1 from a callback: with the libuv loop this build of the library then closes the
     /// connection twice, and the close frame is lost.
-    private func closeWhenOutside(_ connection: Connection) {
+    func closeWhenOutside(_ connection: Connection) {
         guard !connection.closeStarted else { return }
         connection.closeStarted = true
         closesDue.append((connection.id, false))
@@ -439,7 +357,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
 
     /// The keep-alive ping. Its payload is ASCII: this build of the library checks a pong's payload as UTF-8
     /// and closes with 1007 on anything else.
-    private func writePing(_ connection: Connection) {
+    func writePing(_ connection: Connection) {
         connection.pingDue = false
         var ping = [UInt8](repeating: 0, count: LWS.pre) + Array("keepalive".utf8)
         let count = ping.count - LWS.pre
@@ -449,7 +367,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
     }
 
     /// The peer was heard from.
-    private func heard(_ connection: Connection) {
+    func heard(_ connection: Connection) {
         connection.lastHeardMs = uv_now(loop)
         connection.pinged = false
     }
@@ -466,7 +384,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         if connections.isEmpty { finishDraining() }
     }
 
-    private func finishDraining() {
+    func finishDraining() {
         requestExit()
     }
 
@@ -475,174 +393,4 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
         keepAliveTimer = nil
         closeTimer = nil
     }
-
-    // MARK: Callbacks from the library
-
-    fileprivate func handle(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
-                            _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
-        switch reason {
-
-        case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
-            // Only the WebSocket path upgrades: anything else, or anything while draining, gets a 403.
-            guard let wsi else { return -1 }
-            headDispatched(session: user)
-            if draining || header(wsi, WSI_TOKEN_GET_URI) != options.webSocketPath || !originAllowed(wsi) {
-                refusedConnections += 1
-                lws_return_http_status(wsi, UInt32(HTTP_STATUS_FORBIDDEN.rawValue), nil)
-                return 1
-            }
-
-        case LWS_CALLBACK_ESTABLISHED:
-            guard let wsi else { return -1 }
-            let id = ConnectionID(rawValue: nextConnection)
-            nextConnection += 1
-            let connection = Connection(id: id, wsi: wsi, peer: clientAddress(wsi), options: options, nowMs: uv_now(loop))
-            connections[id] = connection
-            lws_set_opaque_user_data(wsi, UnsafeMutableRawPointer(bitPattern: UInt(id.rawValue)))
-            connection.announced = true
-            delegate?.server(self, didOpen: id, peer: connection.peer)
-
-        case LWS_CALLBACK_RECEIVE_PONG:
-            if let connection = connection(of: wsi) { heard(connection) }
-
-        case LWS_CALLBACK_RECEIVE:
-            guard let connection = connection(of: wsi) else { return 0 }
-            heard(connection)
-            guard connection.closeCode == nil, connection.announced else { return 0 }
-            let chunk = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
-            let result = connection.assembler.append(
-                chunk, first: lws_is_first_fragment(wsi) != 0,
-                final: lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0,
-                isBinary: lws_frame_is_binary(wsi) != 0)
-            switch result {
-            case .incomplete: break
-            case .text(let bytes): delegate?.server(self, didReceive: bytes, from: connection.id)
-            case .problem(let problem): delegate?.server(self, didReject: problem, from: connection.id)
-            }
-
-        case LWS_CALLBACK_SERVER_WRITEABLE:
-            guard let wsi, let connection = connection(of: wsi) else { return 0 }
-            if connection.closeStarted { return 0 }
-            if lws_partial_buffered(wsi) != 0 {
-                lws_callback_on_writable(wsi)
-                return 0
-            }
-            if connection.pingDue {
-                writePing(connection)
-                if !connection.queue.isEmpty || connection.closeCode != nil { lws_callback_on_writable(wsi) }
-                return 0
-            }
-            if let frame = connection.queue.pop() {
-                guard write(frame, to: connection) else { return 0 }
-                if !connection.queue.isEmpty || connection.closeCode != nil { lws_callback_on_writable(wsi) }
-                return 0
-            }
-            if connection.closeCode != nil {
-                closeWhenOutside(connection)
-                return 0
-            }
-
-        case LWS_CALLBACK_CLOSED:
-            guard let connection = connection(of: wsi) else { break }
-            connections[connection.id] = nil
-            if connection.announced { delegate?.server(self, didClose: connection.id) }
-            if draining && connections.isEmpty { finishDraining() }
-
-        case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
-            if let wsi { connectionAccepted(wsi) }
-
-        case LWS_CALLBACK_HTTP_BIND_PROTOCOL:
-            if let wsi { headExpected(on: wsi, session: user) }
-
-        case LWS_CALLBACK_FILTER_HTTP_CONNECTION:
-            guard let wsi else { return -1 }
-            if filterHead(wsi, session: user) != 0 { return 1 }
-
-        case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
-            if let wsi { headDropped(wsi, session: user, reason: input) }
-
-        case LWS_CALLBACK_HTTP:
-            guard let wsi else { return -1 }
-            headDispatched(session: user)
-            return beginExchange(wsi)
-
-        case LWS_CALLBACK_HTTP_WRITEABLE:
-            guard let wsi else { return -1 }
-            return writeExchange(wsi)
-
-        case LWS_CALLBACK_HTTP_BODY:
-            // Bodies are not read: swallowed while a dynamic request is open.
-            if let wsi, httpExchangeOn[wsi] != nil { return 0 }
-
-        case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-            // The library's default would end the transaction unanswered; the answer ends it instead.
-            if let wsi, httpExchangeOn[wsi] != nil { return bodyCompleted(wsi) }
-
-        case LWS_CALLBACK_CLOSED_HTTP:
-            if let wsi { endExchange(on: wsi) }
-
-        default:
-            break
-        }
-        return lws_callback_http_dummy(wsi, reason, user, input, length)
-    }
-
-    private func connection(of wsi: OpaquePointer?) -> Connection? {
-        guard let wsi, let raw = lws_get_opaque_user_data(wsi) else { return nil }
-        return connections[ConnectionID(rawValue: UInt64(UInt(bitPattern: raw)))]
-    }
-
-    func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
-        let length = Int(lws_hdr_total_length(wsi, token))
-        guard length > 0, length < 4096 else { return nil }
-        var buffer = [CChar](repeating: 0, count: length + 1)
-        guard lws_hdr_copy(wsi, &buffer, Int32(buffer.count), token) >= 0 else { return nil }
-        return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    /// Browsers name the page's origin on every WebSocket upgrade. Clients that send no Origin are not
-    /// browsers. With origins configured, the Origin must be one of them (scheme, host and port), and
-    /// nothing else: a page on a name that resolves to this server (DNS rebinding) sends a `Host` that
-    /// matches its own Origin, so `Host` proves nothing. Without, the Origin's host and port must be the
-    /// `Host` the request was sent to: that keeps out pages of other sites, not a rebound name.
-    private func originAllowed(_ wsi: OpaquePointer) -> Bool {
-        guard let origin = header(wsi, WSI_TOKEN_ORIGIN) else { return true }
-        if !options.allowedOrigins.isEmpty {
-            return options.allowedOrigins.contains { $0.lowercased() == origin.lowercased() }
-        }
-        guard let host = header(wsi, WSI_TOKEN_HOST) else { return false }
-        let originHost = origin.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first
-        return originHost.map(String.init)?.lowercased() == host.lowercased()
-    }
-
-    /// The client's address: the socket's peer, or what a trusted proxy in front says it is.
-    func clientAddress(_ wsi: OpaquePointer) -> String {
-        let peer = peerAddress(wsi)
-        guard !options.trustedProxies.ranges.isEmpty else { return peer }
-        return options.trustedProxies.clientAddress(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR),
-                                                    forwarded: customHeader(wsi, "forwarded:"))
-    }
-
-    /// A header the library has no token for, by its lower-case name with the colon. Only its first line.
-    func customHeader(_ wsi: OpaquePointer, _ name: String) -> String? {
-        let length = Int(lws_hdr_custom_length(wsi, name, Int32(name.utf8.count)))
-        guard length > 0, length < 4096 else { return nil }
-        var buffer = [CChar](repeating: 0, count: length + 1)
-        guard lws_hdr_custom_copy(wsi, &buffer, Int32(buffer.count), name, Int32(name.utf8.count)) >= 0 else { return nil }
-        return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    func peerAddress(_ wsi: OpaquePointer) -> String {
-        var buffer = [CChar](repeating: 0, count: 64)
-        guard lws_get_peer_simple(wsi, &buffer, buffer.count) != nil else { return "?" }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-}
-
-private func serverCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
-                            _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
-    guard let server = serviceLoop(of: wsi, as: WebSocketServer.self) else {
-        return lws_callback_http_dummy(wsi, reason, user, input, length)
-    }
-    return server.handle(wsi, reason, user, input, length)
 }

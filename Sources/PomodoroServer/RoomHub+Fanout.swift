@@ -90,10 +90,17 @@ extension RoomHub {
             sendsState = stateMayGoNow(entry, at: now)
         }
         let state: ServerMessage? = sendsState ? .state(stateSent(in: entry, at: now)) : nil
+        if let tick = outcome.tick { metrics.tick(tick, reached: .wakeup, at: now.monotonic) }
         let announce = { [self] in
             // Measured as it goes out: a tick held behind a commit goes out late.
-            if let tick = outcome.tick { metrics.tickSent(tick, at: clock.now().monotonic) }
-            for message in messages { broadcast(message, in: entry) }
+            if let tick = outcome.tick {
+                let letOut = clock.now().monotonic
+                metrics.tickSent(tick, at: letOut)
+                metrics.tick(tick, reached: .letOut, at: letOut)
+            }
+            for message in messages {
+                if case .tick = message { broadcast(message, in: entry, timing: outcome.tick) } else { broadcast(message, in: entry) }
+            }
             if let state { broadcast(state, in: entry, except: skip) }
         }
         save(entry, at: now)
@@ -145,13 +152,17 @@ extension RoomHub {
         entry.announce { [self] in broadcast(state, in: entry) }
     }
 
-    func broadcast(_ message: ServerMessage, in entry: RoomEntry, except skip: ConnectionID? = nil) {
+    /// `timing`: the tick this message carries, whose write pass is measured (`ServerMetrics.TickStage`).
+    func broadcast(_ message: ServerMessage, in entry: RoomEntry, except skip: ConnectionID? = nil, timing tick: Tick? = nil) {
         if !entry.streams.isEmpty { stream(message, in: entry) }
         guard !entry.connections.isEmpty || !entry.observers.isEmpty else { return }
         let frame = OutboundFrame(WireCodec.encode(message))
         // The same bytes for all (the router's transport sends them once to each other node with any of them).
         let recipients = entry.connections.values.filter { $0 != skip } + entry.observers.filter { $0 != skip }
+        // A tick's write pass is timed: its first frame is written as it begins, its last as it ends.
+        if let tick { metrics.tick(tick, reached: .firstWrite, at: clock.now().monotonic) }
         let sent = transport.send(frame, toAll: recipients)
+        if let tick, sent > 0 { metrics.tick(tick, reached: .lastWrite, at: clock.now().monotonic) }
         framesSent += sent
         metrics.sent(frames: sent, bytes: sent * frame.count)
     }

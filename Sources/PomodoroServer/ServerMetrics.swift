@@ -34,6 +34,22 @@ package final class ServerMetrics {
         .milliseconds(25), .milliseconds(50), .milliseconds(100),
     ]
 
+    /// Where a tick's time goes, each measured from the whole-second boundary it marks (monotonic clock):
+    /// the room's timer ran (`wakeup`), the tick was let out after a commit in flight (`letOut`: equal to
+    /// the wake-up unless the room had one), the pass that writes it to every member began (`first_write`:
+    /// the first frame is written at once) and ended (`last_write`). The gaps between them are the waits.
+    enum TickStage: String, CaseIterable {
+        case wakeup
+        case letOut = "released"
+        case firstWrite = "first_write"
+        case lastWrite = "last_write"
+    }
+
+    /// The stages' buckets: finer below a millisecond (a timer's wake-up is tens of microseconds late on an
+    /// idle core) and on to a second (on a starved one).
+    static let tickStageBuckets: [Duration] = [.microseconds(100), .microseconds(250)] + tickDelayBuckets
+        + [.milliseconds(250), .seconds(1)]
+
     /// What a scrape reads from the hub and the transport.
     struct Levels {
         var connections: Int
@@ -61,6 +77,7 @@ package final class ServerMetrics {
     private let slowClientsDropped: Counter
     private let errors: [ErrorCode: Counter]
     private let tickDelay: DurationHistogram
+    private let tickStages: [DurationHistogram]
     private let residentMemory: Gauge
     private var droppedSlowClientsSeen = 0
     /// Set by a router that names metrics of its own: given its levels before each scrape.
@@ -90,6 +107,11 @@ package final class ServerMetrics {
             descriptor: Self.name("tick_delay", unit: "seconds",
                                   help: "How long after the whole-second boundary it marks each tick was sent."),
             buckets: Self.tickDelayBuckets)
+        let stages = Self.name("tick_stage", unit: "seconds",
+                               help: "When each stage of a tick was reached, after the whole-second boundary it marks.")
+        tickStages = TickStage.allCases.map { stage in
+            registry.makeDurationHistogram(descriptor: stages, labels: [("stage", stage.rawValue)], buckets: Self.tickStageBuckets)
+        }
         // The name every Prometheus client library gives it, so that alerts and dashboards written for any
         // process work on ours (deploy/prometheus/alerts.yml watches it grow).
         residentMemory = registry.makeGauge(descriptor: MetricNameDescriptor(
@@ -128,6 +150,12 @@ package final class ServerMetrics {
     func tickSent(_ tick: Tick, at now: Instant) {
         let boundary = tick.deadline - tick.remaining
         tickDelay.record(max(.zero, now - boundary))
+    }
+
+    /// A tick reached `stage` at `now`.
+    func tick(_ tick: Tick, reached stage: TickStage, at now: Instant) {
+        let boundary = tick.deadline - tick.remaining
+        tickStages[TickStage.allCases.firstIndex(of: stage)!].record(max(.zero, now - boundary))
     }
 
     /// The text of every metric, with the levels read now.

@@ -73,6 +73,10 @@ struct Generator {
         for group in groups { group.setWindow(window) }
         System.progress("measuring for \(plan.duration) s")
         System.sleep(untilMs: Double(window.startMs))
+        // The server's own stage histograms, when it has them (one server: its /metrics).
+        let metricsAddress = addresses.count == 1 ? addresses[0] : nil
+        let stagesAtStart = metricsAddress.flatMap { System.httpGet(host: $0.host, port: $0.port, path: "/metrics") }
+            .map(ServerStages.parse)
         let cpuStartedAt = System.wallNowMs()
         for index in servers.indices { servers[index].cpuAtStart = System.cpuTime(of: servers[index].pid) }
         let ownCPUAtStart = System.ownCPUSeconds()
@@ -82,6 +86,8 @@ struct Generator {
         let elapsed = (System.wallNowMs() - cpuStartedAt) / 1000
         for index in servers.indices { servers[index].cpuElapsedSeconds = elapsed }
         let ownCPU = System.ownCPUSeconds() - ownCPUAtStart
+        let stagesAtEnd = stagesAtStart == nil ? nil
+            : metricsAddress.flatMap { System.httpGet(host: $0.host, port: $0.port, path: "/metrics") }.map(ServerStages.parse)
         let machineAtEnd = System.machineCPU()
         for index in servers.indices { servers[index].steadyRssKiB = System.residentKiB(of: servers[index].pid) }
         let held = groups.map(\.connectionsOpen).reduce(0, +)
@@ -123,6 +129,8 @@ struct Generator {
         run.ownerTickDelaysMs = harvests.flatMap(\.ownerDelays)
         run.relayedTickDelaysMs = harvests.flatMap(\.relayedDelays)
         run.commandTimers = harvests.flatMap(\.timers)
+        run.stagesAtStart = stagesAtStart
+        run.stagesAtEnd = stagesAtEnd
         return BenchReport(run)
     }
 }

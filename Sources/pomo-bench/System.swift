@@ -69,6 +69,36 @@ enum System {
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
+    /// The body of `GET path` from a server on this machine (HTTP/1.0, bounded to 2 s and 4 MiB), or nil
+    /// when it does not answer 200. For the server's `/metrics`; the generator talks to loopback only.
+    static func httpGet(host: String, port: Int, path: String) -> String? {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &found) == 0, let address = found else { return nil }
+        defer { freeaddrinfo(found) }
+        let socket = Glibc.socket(address.pointee.ai_family, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { return nil }
+        defer { close(socket) }
+        var bound = timeval(tv_sec: 2, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &bound, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &bound, socklen_t(MemoryLayout<timeval>.size))
+        guard connect(socket, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 else { return nil }
+        let request = Array("GET \(path) HTTP/1.0\r\nHost: \(host):\(port)\r\n\r\n".utf8)
+        guard send(socket, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else { return nil }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while answer.count < 4 << 20 {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            answer += buffer[..<count]
+        }
+        let text = String(decoding: answer, as: UTF8.self)
+        guard text.hasPrefix("HTTP/1.1 200") || text.hasPrefix("HTTP/1.0 200"),
+              let end = text.range(of: "\r\n\r\n") else { return nil }
+        return String(text[end.upperBound...])
+    }
+
     /// A line on standard error: progress, so that standard output holds only the report.
     static func progress(_ line: String) {
         FileHandle.standardError.write(Data("pomo-bench: \(line)\n".utf8))

@@ -72,6 +72,15 @@ struct MetricsTests {
         #expect(zip(delays.buckets, delays.buckets.dropFirst()).allSatisfy { $0.count <= $1.count })
         #expect(delays.sum >= 0 && delays.sum < 2)
 
+        // The same two ticks through their stages, each reached no earlier than the one before it.
+        #expect(busy.types["pomodoro_tick_stage_seconds"] == "histogram")
+        let stages = ["wakeup", "released", "first_write", "last_write"]
+        for stage in stages {
+            #expect(busy["pomodoro_tick_stage_seconds_count{stage=\"\(stage)\"}"] == 2, "\(stage)")
+        }
+        let sums = stages.map { busy["pomodoro_tick_stage_seconds_sum{stage=\"\($0)\"}"] ?? -1 }
+        #expect(sums.allSatisfy { $0 >= 0 } && zip(sums, sums.dropFirst()).allSatisfy { $0 <= $1 }, "\(sums)")
+
         // A member who drops off keeps their place through the grace period: still a member, not a connection.
         bo.peer.close()
         try ana.read { if case .event(_, .memberAway(_, .disconnected), _) = $0 { true } else { false } }

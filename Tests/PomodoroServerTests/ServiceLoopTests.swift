@@ -48,6 +48,48 @@ struct ServiceLoopTests {
         server.post { kept.value.removeAll() }
     }
 
+    /// The loop's timers share one timerfd: each fires at its own moment, in the order of those moments; one
+    /// cancelled, re-armed or freed before its moment does not fire then (a re-armed one fires at its new one).
+    @Test func timersFireInTheOrderOfTheirMomentsAndOnlyWhileArmed() throws {
+        let server = try WebSocketServer(options: WebSocketServerOptions(host: "127.0.0.1", port: 0))
+        server.start()
+        defer {
+            server.post { server.shutdown() }
+            server.waitUntilFinished()
+        }
+        let order = LoopTestCell<[String]>([])
+        let fired = DispatchSemaphore(value: 0)
+        let kept = LoopTestCell<[LoopTimer]>([])
+        server.post {
+            func timer(_ name: String, after milliseconds: Double) -> LoopTimer {
+                let timer = server.makeTimer {
+                    order.value.append(name)
+                    fired.signal()
+                }
+                timer.schedule(afterNanoseconds: Int64(milliseconds * 1_000_000))
+                return timer
+            }
+            let a = timer("a", after: 30), b = timer("b", after: 10), c = timer("c", after: 20)
+            let cancelled = timer("cancelled", after: 15)
+            cancelled.cancel()
+            let rearmed = timer("rearmed", after: 5)
+            rearmed.schedule(afterNanoseconds: 40_000_000)
+            var freed: LoopTimer? = timer("freed", after: 25)
+            freed = nil
+            kept.value = [a, b, c, cancelled, rearmed] + (freed.map { [$0] } ?? [])
+        }
+        for _ in 0..<4 { #expect(fired.wait(timeout: .now() + 5) == .success, "every armed timer fired") }
+        let seen = DispatchSemaphore(value: 0)
+        let final = LoopTestCell<[String]>([])
+        server.post {
+            final.value = order.value
+            kept.value.removeAll()
+            seen.signal()
+        }
+        #expect(seen.wait(timeout: .now() + 5) == .success)
+        #expect(final.value == ["b", "c", "a", "rearmed"])
+    }
+
     /// With a loop of ours the library hands back a half-destroyed context when it cannot listen; that is an
     /// error, not a server, and the process goes on.
     @Test func aTakenPortIsAnErrorInProcess() throws {

@@ -9,6 +9,9 @@
 # an SQLite file; BENCH_DB=none keeps them in memory only (--db none).
 # BENCH_SERVER=peer starts the Node.js reference peer (Tests/bench/peer) instead of pomodoro-server, on a free
 # loopback port too; BIN_DIR then only provides pomo-bench, which measures the peer's process as it would ours.
+# BENCH_SERVER_BIN names another folder to take pomodoro-server from (an earlier build, say), with the same
+# pomo-bench measuring it. BENCH_SERVER=gopeer does the same with the Go gorilla peer (Tests/bench/gopeer): GOPEER_BIN if given, else
+# built offline into the run's temporary folder.
 set -euo pipefail
 
 bin="${1:?usage: run.sh BIN_DIR SCENARIO [pomo-bench options...]}"
@@ -36,7 +39,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 db="$work/pomodoro.sqlite"
-if [ "${BENCH_SERVER:-ours}" = peer ]; then
+if [ "${BENCH_SERVER:-ours}" = peer ] || [ "${BENCH_SERVER:-ours}" = gopeer ]; then
   :
 elif [ "${BENCH_DB:-sqlite}" = none ]; then
   db=none
@@ -63,8 +66,16 @@ if [ "${BENCH_SERVER:-ours}" = peer ]; then
   # A simple command sent to the background: $! is node's own pid, whose /proc figures pomo-bench reads.
   node "$(dirname "$0")/peer/server.js" --host 127.0.0.1 --port 0 >"$work/server.out" 2>"$work/server.err" &
   server_pid=$!
+elif [ "${BENCH_SERVER:-ours}" = gopeer ]; then
+  gopeer="${GOPEER_BIN:-}"
+  if [ -z "$gopeer" ]; then
+    gopeer="$work/gopeer"
+    bash "$(dirname "$0")/gopeer/build.sh" "$gopeer"
+  fi
+  "$gopeer" --host 127.0.0.1 --port 0 >"$work/server.out" 2>"$work/server.err" &
+  server_pid=$!
 else
-"$bin/pomodoro-server" --host 127.0.0.1 --port 0 --web-root "$work" --log-level warning \
+"${BENCH_SERVER_BIN:-$bin}/pomodoro-server" --host 127.0.0.1 --port 0 --web-root "$work" --log-level warning \
   --db "$db" --max-connections-per-address 0 --members-per-address-per-room 0 --rooms-per-address-per-minute 0 --max-rooms 100000 \
   --handshake-timeout 30 --min-focus 1 >"$work/server.out" 2>"$work/server.err" &
 server_pid=$!
