@@ -20,25 +20,43 @@ import Synchronization
 /// - **A node that dies leaks nothing for long.** Its connections stop counting once its beat is five
 ///   seconds old (`RedisAddressCounts.staleAfterMs`); its reserved places leave the window within a minute.
 ///
-/// Service thread only, except where marked.
-// `@unchecked Sendable`: its variables are used on the service thread only; other threads reach it only
-// through work they post there (`post`), and its `Worker` is thread-safe.
-final class ClusterAddressLimits: AddressLimits, @unchecked Sendable {
-    private let local: LocalAddressLimits
+/// Service thread only, except where marked: what it keeps is `LoopBound` to the service thread (checked in
+/// debug builds); other threads reach it only through work they post there (`post`), and its `Worker` is
+/// thread-safe.
+final class ClusterAddressLimits: AddressLimits, Sendable {
+    private let bound: LoopBound<State>
     private let logger: Logger
     private let post: @Sendable (@escaping @Sendable () -> Void) -> Void
     private let worker: Worker
-    /// Redis is not asked until then after it could not be reached (monotonic).
-    private var downUntil: Instant?
-    private var outageLogged = false
+
+    /// What it keeps, on the service thread.
+    private final class State {
+        let local: LocalAddressLimits
+        /// Redis is not asked until then after it could not be reached (monotonic).
+        var downUntil: Instant?
+        var outageLogged = false
+        /// What each request still in Redis does with its answer.
+        var waiting: [UInt64: (RedisAddressCounts.Answer?) -> Void] = [:]
+        var nextAsk: UInt64 = 0
+        init(local: LocalAddressLimits) { self.local = local }
+    }
+    private var local: LocalAddressLimits { bound.value.local }
+    private var downUntil: Instant? {
+        get { bound.value.downUntil }
+        set { bound.value.downUntil = newValue }
+    }
+    private var outageLogged: Bool {
+        get { bound.value.outageLogged }
+        set { bound.value.outageLogged = newValue }
+    }
     /// How long Redis is left alone after it could not be reached.
     static let retryAfter = Duration.seconds(1)
     /// The windows' length, in Redis's milliseconds (the same minute as `SlidingWindowCount.span`).
     static let spanMs = 60_000
 
-    init(local: LocalAddressLimits, redis: RedisAddressCounts, logger: Logger,
+    init(local: LocalAddressLimits, redis: RedisAddressCounts, logger: Logger, loop: any LoopThread,
          post: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void) {
-        self.local = local
+        bound = LoopBound(State(local: local), loop: loop)
         self.logger = logger
         self.post = post
         worker = Worker(redis: redis)
@@ -68,9 +86,14 @@ final class ClusterAddressLimits: AddressLimits, @unchecked Sendable {
         return true
     }
 
-    /// What each request still in Redis does with its answer, on the service thread.
-    private var waiting: [UInt64: (RedisAddressCounts.Answer?) -> Void] = [:]
-    private var nextAsk: UInt64 = 0
+    private var waiting: [UInt64: (RedisAddressCounts.Answer?) -> Void] {
+        get { bound.value.waiting }
+        set { bound.value.waiting = newValue }
+    }
+    private var nextAsk: UInt64 {
+        get { bound.value.nextAsk }
+        set { bound.value.nextAsk = newValue }
+    }
 
     /// Runs `operation` in Redis, then `done` with its answer (nil: Redis could not answer) on the service
     /// thread.

@@ -66,7 +66,8 @@ public final class PomodoroServer: Sendable {
         var restoresRooms = true
         if let routing = configuration.routing {
             let parts = try routing.makeRouter(RouterContext(configuration: configuration, clock: clock, logger: logger,
-                                                             store: opened, post: { [transport] work in transport.post(work) }))
+                                                             store: opened, loop: transport,
+                                                             post: { [transport] work in transport.post(work) }))
             router = parts.router
             store = parts.store
             addressLimits = parts.addressLimits
