@@ -24,6 +24,7 @@ import { createSettingsForm } from './settingsform.js';
 import { createJoinForm } from './joinform.js';
 import { createStatsView } from './statsview.js';
 import { createScheduleView } from './scheduleview.js';
+import { createAPITokenView } from './apitokens.js';
 import { createToolbar } from './toolbar.js';
 import { createConnectionBanner } from './connectionbanner.js';
 import { wireShortcuts } from './shortcuts.js';
@@ -69,6 +70,7 @@ const settingsForm = createSettingsForm({ els, page, send, render: view.render }
 const joinForm = createJoinForm({ els, page, enterRoom });
 const statsView = createStatsView({ els, statsEls, page, connection, notices });
 const scheduleView = createScheduleView({ page, connection, notices });
+const apiTokenView = createAPITokenView({ page, send });
 const banner = createConnectionBanner({ els, page });
 const alertSettings = createAlertSettings({ els });
 const toolbar = createToolbar({
@@ -145,8 +147,9 @@ function carryOut(effect) {
       save('limits', JSON.stringify(effect.limits));
       applyLimits();
       break;
-    case 'render': view.render(); scheduleView.render(); break;
+    case 'render': view.render(); scheduleView.render(); apiTokenView.render(); break;
     case 'schedules': scheduleView.render(); break;
+    case 'apiTokens': apiTokenView.render(); break;
     case 'frame': view.frame(); break;
     case 'welcomed': joinForm.ready(); break;
     case 'notice':

@@ -30,6 +30,8 @@ public final class ClusterBus: Sendable {
         var changed = false
         var stopping = false
         var running = false
+        /// Why the thread is to drop its connection and subscribe again on a new one (`reconnect`).
+        var reconnecting: String?
     }
     private let state: Mutex<State>
     /// Signalled by `stop`: ends the thread's wait between two tries at reaching Redis.
@@ -64,6 +66,13 @@ public final class ClusterBus: Sendable {
         _ = ended.wait(timeout: .now() + .milliseconds(Int((turn * 3 + 2) * 1000)))
     }
 
+    /// Drops the connection and subscribes again on a new one, reporting `.disconnected` first: for a node
+    /// that found Redis away and back (with sentinels, the master may have changed meanwhile while this
+    /// connection, to a Redis that was only paused, never broke and now listens on a replica).
+    public func reconnect(because reason: String) {
+        state.withLock { $0.reconnecting = reason; $0.changed = true }
+    }
+
     private func run() {
         defer {
             state.withLock { $0.running = false }
@@ -74,6 +83,12 @@ public final class ClusterBus: Sendable {
         var reportedDown = false
         while !state.withLock({ $0.stopping }) {
             do throws(RedisError) {
+                if let reason = state.withLock({ state -> String? in defer { state.reconnecting = nil }; return state.reconnecting }),
+                   connection != nil {
+                    connection = nil
+                    deliver(.disconnected(reason: reason))
+                    reportedDown = true
+                }
                 if connection == nil {
                     connection = try RedisConnection(address, timeout: max(turn, 0.5))
                     subscribed = []

@@ -45,6 +45,8 @@ public enum ClientMessage: Equatable, Sendable {
     case observe(room: String, token: String? = nil, passcode: String? = nil)
     /// List, add, change, switch or delete the room's schedules (`SchedulePayloads.swift`).
     case schedule(ScheduleRequest)
+    /// List, make or revoke the room's API tokens (`WireCodec+APITokens.swift`).
+    case apiToken(APITokenRequest)
 
     /// The `type` field on the wire.
     public var type: String {
@@ -68,6 +70,7 @@ public enum ClientMessage: Equatable, Sendable {
         case .stats: "stats"
         case .observe: "observe"
         case .schedule(let request): request.type
+        case .apiToken: "apiToken"
         }
     }
 }
@@ -348,6 +351,8 @@ public enum ServerMessage: Equatable, Sendable {
     case observing(room: SnapshotPayload, serverTime: Int64, ref: Ref?)
     /// The room's schedules: the reply to `schedules`, and to every member after a change.
     case schedules(SchedulesPayload, ref: Ref?)
+    /// The room's API tokens: the reply to `apiToken` (with the new token once, to its maker only).
+    case apiTokens(APITokensPayload, ref: Ref?)
 
     public var type: String {
         switch self {
@@ -361,6 +366,7 @@ public enum ServerMessage: Equatable, Sendable {
         case .stats: "stats"
         case .observing: "observing"
         case .schedules: "schedules"
+        case .apiTokens: "apiTokens"
         }
     }
 }

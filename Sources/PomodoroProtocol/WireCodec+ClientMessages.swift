@@ -37,6 +37,7 @@ extension WireCodec {
             case "control": message = .control(mode: try fields.enumeration("mode"))
             case "handOff": message = .handOff(member: try fields.string("member"))
             case "passcode", "kick": message = try hostingMessage(type, fields)
+            case "apiToken": message = .apiToken(try apiTokenRequest(fields))
             case "stats":
                 message = .stats(room: try fields.optionalString("room"), days: try fields.optionalInt("days"),
                                  tz: try fields.optionalString("tz"), passcode: try fields.optionalString("passcode"))
@@ -91,6 +92,8 @@ extension WireCodec {
         case let .presence(away):
             object.set("away", away)
         case let .schedule(request):
+            set(request, into: object)
+        case let .apiToken(request):
             set(request, into: object)
         }
         if let ref = frame.ref { set(ref, into: object) }

@@ -25,7 +25,8 @@ extension RoomHub {
 
     /// A stored room as a `Room` on this boot's clock: nothing is registered, written or sent.
     func restored(_ stored: StoredRoom, at now: ClockReading) -> Room {
-        Room(restoring: stored.record, members: stored.members, bans: stored.bans, policy: configuration.roomPolicy,
+        Room(restoring: stored.record, members: stored.members, bans: stored.bans, apiTokens: stored.apiTokens,
+             policy: configuration.roomPolicy,
              now: now.monotonic, wallOffsetNanoseconds: now.wallOffsetNanoseconds)
     }
 

@@ -14,7 +14,7 @@ import PomodoroCore
 /// and never block their caller.
 ///
 /// A database that cannot be reached (a transient `StoreError`: nothing of the batch reached it) is an
-/// outage, not a failed batch: the batch is tried again with a growing pause (0.1 s up to 5 s), the ones
+/// outage, not a failed batch: the batch is tried again with a growing pause (0.1 s up to 1 s), the ones
 /// behind it wait in order, and `outage` says since when, until a batch lands.
 public final class StoreWriter: @unchecked Sendable {
     /// The database has not been reachable since `since`; `reason` is the last error.
@@ -46,7 +46,7 @@ public final class StoreWriter: @unchecked Sendable {
     /// Cuts a retry's pause short (for `flush`).
     private let retryWake = DispatchSemaphore(value: 0)
     static let firstRetryPause = 0.1
-    static let longestRetryPause = 5.0
+    static let longestRetryPause = 1.0   // a failover to a standby is followed within a second of its promotion
 
     /// - Parameter onError: told of every failed batch (for the log), besides the batch's completion.
     ///   Called on the writer queue.

@@ -15,6 +15,7 @@ extension ServerMessage {
         case .stats: "stats"
         case .observing: "observing"
         case .schedules: "schedules"
+        case .apiTokens: "apiTokens"
         }
     }
 

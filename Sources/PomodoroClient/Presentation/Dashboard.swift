@@ -460,7 +460,7 @@ public struct Dashboard: Sendable {
             } else {
                 flash = Notice(words(.refused, ["reason": reason]), kind: .error, at: now)
             }
-        case .stats, .schedules:
+        case .stats, .schedules, .apiTokens:
             break  // the view never asks for stats or schedules
         }
         return effects
