@@ -187,7 +187,7 @@ package final class ClusterNode: HubCluster, Sendable {
                     noteCredentials(refused: nil)
                     // Redis was away: the bus may still listen on one that was only paused and, with sentinels,
                     // is no longer the master. It subscribes again on a new connection.
-                    if heartbeatFailed.value { bus.withLock { $0 }?.reconnect(because: "Redis was away") }
+                    if heartbeatFailed.value { self.bus.withLock { $0 }?.reconnect(because: "Redis was away") }
                     heartbeatFailed.value = false
                 } catch {
                     heartbeatFailed.value = true
