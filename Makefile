@@ -2,7 +2,7 @@
 # Both install what is missing first (Debian packages through apt-get), so a fresh machine needs nothing by hand.
 
 SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
-APT_PACKAGES := libwebsockets-dev libuv1-dev libjson-c-dev libssl-dev libsqlite3-dev libpq-dev postgresql redis-server redis-sentinel libhiredis-dev pkg-config tmux curl nginx
+APT_PACKAGES := libcurl4-openssl-dev libwebsockets-dev libuv1-dev libjson-c-dev libssl-dev libsqlite3-dev libpq-dev postgresql redis-server redis-sentinel libhiredis-dev pkg-config tmux curl nginx
 PORT ?= 8080
 HOST ?=
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

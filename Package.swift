@@ -37,6 +37,9 @@ let package = Package(
                        providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CHiredis", pkgConfig: "hiredis",
                        providers: [.apt(["libhiredis-dev"])]),
+        // Webhook deliveries over HTTP(S) (Sources/PomodoroServer/WebhookHTTP.swift).
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // The pure domain: rooms, phases, deadlines, members, stats. No I/O, no clock reads.
         .target(name: "PomodoroCore", swiftSettings: strict),
@@ -63,7 +66,7 @@ let package = Package(
         // configuration).
         .target(name: "PomodoroServer",
                 dependencies: ["PomodoroCore", "PomodoroProtocol", "PomodoroNet", "PomodoroStore", "PomodoroSQLite",
-                               "PomodoroPostgres", "CCrypto",
+                               "PomodoroPostgres", "CCrypto", "CCurl",
                                .product(name: "Logging", package: "swift-log"),
                                .product(name: "Prometheus", package: "swift-prometheus")],
                 swiftSettings: strict),

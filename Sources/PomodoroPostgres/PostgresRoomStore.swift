@@ -165,7 +165,7 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
 
     /// Runs `body` on a reader connection from the pool, waiting while all `maxReaders` are in use. Reads
     /// change nothing, so a read that fails because its connection broke is run once more on a new one.
-    private func withReader<T>(_ what: @autoclosure () -> String,
+    func withReader<T>(_ what: @autoclosure () -> String,
                                _ body: (PostgresConnection) throws(PostgresError) -> T) throws(StoreError) -> T {
         readerCondition.lock()
         while idleReaders.isEmpty && readers >= Self.maxReaders {

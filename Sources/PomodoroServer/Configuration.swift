@@ -96,6 +96,8 @@ public struct ServerConfiguration: Sendable {
     /// Where the server's rooms run when not all in this process: it builds the router they run behind
     /// (`RoomRouting`). Nil: every room here (`LocalRooms`).
     public var routing: (any RoomRouting)?
+    /// Webhook delivery's bounds and timings (RoomHub+Webhooks.swift).
+    public var webhooks = WebhookSettings()
 
     public init(host: String? = nil, port: Int = WebSocketServerOptions.Defaults.port,
                 webRoot: String? = ServerConfiguration.defaultWebRoot,
