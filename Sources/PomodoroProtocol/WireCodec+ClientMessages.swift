@@ -98,6 +98,7 @@ extension WireCodec {
         case let .schedule(request):
             set(request, into: object)
         case let .apiToken(request):
+            set(request, into: object)
         case let .webhook(request):
             set(request, into: object)
         }

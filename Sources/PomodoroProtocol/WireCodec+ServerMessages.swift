@@ -58,6 +58,8 @@ extension WireCodec {
             set(payload, into: object)
             if let ref { set(ref, into: object) }
         case let .apiTokens(payload, ref):
+            set(payload, into: object)
+            if let ref { set(ref, into: object) }
         case let .webhooks(payload, ref):
             set(payload, into: object)
             if let ref { set(ref, into: object) }
