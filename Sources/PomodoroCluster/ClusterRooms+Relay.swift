@@ -45,7 +45,7 @@ extension ClusterRooms {
         relaying.publish(.opened(remote, room: relay.room.rawValue, peer: peer), to: relay.owner)
         relaying.publish(.frame(from: remote, room: relay.room.rawValue, frame: String(decoding: relay.join, as: UTF8.self)),
                          to: relay.owner)
-        hub.metrics.forwarded()
+        metrics.forwardedCommands.increment()
     }
 
     /// One frame of a relayed connection, already counted against its rate (`receive`): decoded once, here.
@@ -87,7 +87,7 @@ extension ClusterRooms {
         }
         let remote = BusMessage.RemoteConnection(node: cluster.node, connection: connection.rawValue)
         relaying.publish(.frame(from: remote, room: relay.room.rawValue, frame: body), to: relay.owner)
-        hub.metrics.forwarded()
+        metrics.forwardedCommands.increment()
     }
 
     /// This node's answer to a frame of a relayed connection it did not forward (refused, or too fast): sent to
@@ -128,13 +128,13 @@ extension ClusterRooms {
         guard !hub.stopped else { return }
         switch event {
         case .heard(let message):
-            hub.metrics.busReceived()
+            metrics.busReceived.increment()
             heard(message, node: cluster.node)
         case .ownerMoved(let room):
             ownerMoved(room)
         case .resubscribed:
             hub.logger.notice("the bus is back after losing Redis; relayed members are brought up to date")
-            hub.metrics.busResubscribed()
+            metrics.busReconnects.increment()
             resubscribed()
         case .nodesAlive(let alive):
             nodesAlive(alive)

@@ -17,6 +17,8 @@ package final class ClusterRooms: RoomRouter {
     private(set) var relaying: RelayingTransport!
     /// Set by `attach`; the hub owns this router.
     private(set) unowned var hub: RoomHub!
+    /// This node's lines of `/metrics`, in the hub's registry; set by `attach`.
+    private(set) var metrics: ClusterMetrics!
 
     /// A connection of this node whose room another node runs.
     struct Relay {
@@ -77,6 +79,9 @@ package final class ClusterRooms: RoomRouter {
 
     package func attach(to hub: RoomHub) {
         self.hub = hub
+        let metrics = ClusterMetrics(hub.metrics)
+        self.metrics = metrics
+        hub.metrics.whenScraped { metrics.read($0) }
         handle.set(LoopBound(self, loop: hub.transport.loop))
     }
 
@@ -107,7 +112,7 @@ package final class ClusterRooms: RoomRouter {
         let found: RoomFound
         switch taken {
         case .owned(let stored):
-            hub.metrics.leaseTaken()
+            metrics.leasesTaken.increment()
             found = .stored(.success(stored))
             // Taken for members of this node who were relayed to a node that has gone: the room
             // comes back here for them.
@@ -136,7 +141,7 @@ package final class ClusterRooms: RoomRouter {
     /// dropped the room. A node handing its rooms off (draining) gave the lease back itself.
     package func lost(_ id: RoomID) {
         if !hub.handingOff {
-            hub.metrics.leaseLost()
+            metrics.leasesLost.increment()
             hub.logger.warning("lost a room's lease; its members reconnect to its new owner", metadata: ["room": "\(id)"])
         }
         cluster.release(id)
@@ -310,7 +315,7 @@ package final class ClusterRooms: RoomRouter {
         handedOffTaking.remove(id)
         switch taken {
         case .owned(let stored):
-            hub.metrics.leaseTaken()
+            metrics.leasesTaken.increment()
             guard !hub.stopped, hub.rooms[id] == nil, let stored else { return hub.letGoIfUnused(id) }
             let entry = hub.bringBack(stored, at: hub.clock.now(), handedOff: true)
             hub.logger.info("took a room handed off by a draining node", metadata: [

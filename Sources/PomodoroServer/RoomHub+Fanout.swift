@@ -96,9 +96,9 @@ extension RoomHub {
         let announce = { [self] in
             // Measured as it goes out: a tick held behind a commit goes out late.
             if let tick = outcome.tick {
-                let released = clock.now().monotonic
-                metrics.tickSent(tick, at: released)
-                metrics.tick(tick, reached: .released, at: released)
+                let letOut = clock.now().monotonic
+                metrics.tickSent(tick, at: letOut)
+                metrics.tick(tick, reached: .letOut, at: letOut)
             }
             for message in messages {
                 if case .tick = message { broadcast(message, in: entry, timing: outcome.tick) } else { broadcast(message, in: entry) }

@@ -131,7 +131,7 @@ extension RoomHub {
         guard let entry = rooms[id] else { return }
         let now = clock.now()
         catchUp(entry, at: now)
-        let actions = entry.schedules.due(at: WallTime(milliseconds: now.wallMs), roomBusy: entry.room.isBusy)
+        let actions = entry.schedules.due(at: WallTime(milliseconds: now.wallMs), roomInSession: entry.room.inSession)
         var events: [ScheduleEventPayload] = []
         var outcome = Outcome()
         var handled = false
@@ -162,10 +162,10 @@ extension RoomHub {
                     events.append(.missed(schedule: s.id.description, name: s.name,
                                           occurrence: occurrence.milliseconds, busy: true))
                 }
-            case let .missed(s, occurrence, busy):
+            case let .missed(s, occurrence, inSession):
                 handled = true
                 events.append(.missed(schedule: s.id.description, name: s.name, occurrence: occurrence.milliseconds,
-                                      busy: busy))
+                                      busy: inSession))
             }
         }
         webhookScheduleEvents(events, in: entry, at: now)

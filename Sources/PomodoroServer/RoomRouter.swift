@@ -94,7 +94,7 @@ package struct RouterLevels: Sendable, Equatable {
     }
 }
 
-/// How the composition root builds a router other than `LocalRooms` (`ServerConfiguration.cluster`):
+/// How the composition root builds a router other than `LocalRooms` (`ServerConfiguration.routing`):
 /// PomodoroCluster's `ClusterConfiguration` is one.
 public protocol RoomRouting: Sendable {
     /// Builds the router and what goes with it, before the hub exists.
@@ -108,15 +108,18 @@ public struct RouterContext {
     package let logger: Logger
     /// The store the server opened (nil: rooms in memory only).
     package let store: (any RoomStore)?
+    /// The service thread, for state that belongs to it (`LoopBound`).
+    package let loop: any LoopThread
     /// Runs work on the service thread.
     package let post: @Sendable (@escaping @Sendable () -> Void) -> Void
 
     package init(configuration: ServerConfiguration, clock: any ServerClock, logger: Logger, store: (any RoomStore)?,
-                 post: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void) {
+                 loop: any LoopThread, post: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void) {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
         self.store = store
+        self.loop = loop
         self.post = post
     }
 }
