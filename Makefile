@@ -2,7 +2,7 @@
 # Both install what is missing first (Debian packages through apt-get), so a fresh machine needs nothing by hand.
 
 SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
-APT_PACKAGES := libwebsockets-dev libuv1-dev libjson-c-dev libssl-dev libsqlite3-dev libpq-dev postgresql redis-server redis-sentinel libhiredis-dev pkg-config tmux curl nginx
+APT_PACKAGES := libcurl4-openssl-dev libwebsockets-dev libuv1-dev libjson-c-dev libssl-dev libsqlite3-dev libpq-dev postgresql redis-server redis-sentinel libhiredis-dev pkg-config tmux curl nginx
 PORT ?= 8080
 HOST ?=
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -176,6 +176,16 @@ bench-peer-smoke: bench-peer-deps
 .PHONY: bench-cluster
 bench-cluster: bench-release
 	bash Tests/bench/cluster.sh "$(BENCH_BIN)" $(BENCH_ARGS)
+
+# A rolling restart under that load: three nodes (Redis and PostgreSQL on loopback), 3,000 members in 300
+# rooms following close 1012, deploy/rolling-restart.sh run across the nodes in the window; per member the
+# longest run of seconds missed, every command answered ok checked in PostgreSQL afterwards, the journal
+# (no session twice or missing), each room's hand-off time and each node's SIGTERM-to-exit time, then
+# medians over ROLLING_RUNS rounds (Tests/bench/rolling.sh; docs/PERFORMANCE.md, "Rolling restart").
+# ROLLING_MEMBERS, ROLLING_ROOMS, ROLLING_DURATION size it; ROLLING_JSON=1 prints the figures as JSON.
+.PHONY: bench-rolling
+bench-rolling: bench-release
+	bash Tests/bench/rolling.sh "$(BENCH_BIN)" $(BENCH_ARGS)
 
 # A few hundred members for a few seconds, debug build: every member must join and every tick due must
 # arrive, against one server and then spread over three cluster nodes (Redis and PostgreSQL on loopback,

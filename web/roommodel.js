@@ -33,7 +33,7 @@ export const SERVER_MESSAGES = Object.freeze(['welcome', 'observing', 'state', '
 export const EVENT_KINDS = Object.freeze([
   'phaseCompleted', 'memberJoined', 'memberReturned', 'memberAway', 'memberBack', 'memberLeft', 'control',
   'hostChanged', 'controlModeChanged', 'lockChanged', 'scheduleWarning', 'scheduleStarted', 'scheduleMissed',
-  'scheduleEnded',
+  'scheduleEnded', 'webhookDisabled',
 ]);
 
 const CONTROL_WORDS = Object.freeze({
@@ -358,6 +358,9 @@ function event(state, message, effects, now) {
       break;
     case 'lockChanged':
       feed(message.locked ? 'evLocked' : 'evUnlocked', { name: name(message.by) });
+      break;
+    case 'webhookDisabled':
+      feed('evWebhookDisabled', { n: message.webhook });
       break;
     default:
       break; // event kinds from later versions

@@ -18,6 +18,7 @@ const PAGE_FILES = [
   '/joinform.js', '/keys.js', '/limits.js', '/notices.js', '/render.js', '/roomcontrols.js', '/roommodel.js',
   '/roomname.js', '/roomview.js', '/schedules.js', '/scheduleview.js', '/settingsform.js', '/shortcuts.js', '/sound.js', '/spoken.js',
   '/stats.js', '/statspanel.js', '/statsview.js', '/storage.js', '/toolbar.js', '/walldisplay.js', '/wording.js',
+  '/webhooks.js', '/webhookview.js',
 ];
 
 /** Whether a request is for one of the page's files (or a page address), not the API or the health check. */

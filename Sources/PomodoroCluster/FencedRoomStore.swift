@@ -76,6 +76,7 @@ extension StoreChange {
             room
         case .focusCompleted(let session): session.room
         case .interrupted(let interruption): interruption.room
+        case .webhook(let change): change.room
         }
     }
 }

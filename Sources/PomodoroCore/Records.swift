@@ -165,6 +165,8 @@ public enum StoreChange: Equatable, Sendable {
     case saveBans(RoomID, [BanRecord])
     /// Replace the room's API tokens by these (hashes only; an empty list revokes them all).
     case saveAPITokens(RoomID, [APITokenRecord])
+    /// A room's webhooks and their outbox (WebhookRecords.swift).
+    case webhook(WebhookChange)
 }
 
 /// Someone the host removed from a room, kept out until `untilMs` (wall clock) by name and by resume token.

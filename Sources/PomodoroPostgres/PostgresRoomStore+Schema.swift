@@ -46,6 +46,8 @@ extension PostgresRoomStore {
         Migration(version: "v8", sql: SchemaHistory.v8(.postgres)),
         // A room's named API tokens for the control API (their SHA-256 only).
         Migration(version: "api_tokens", sql: SchemaHistory.apiTokens(.postgres)),
+        // A room's webhooks and their outbox (WebhookRows).
+        Migration(version: "webhooks", sql: SchemaHistory.webhooks(.postgres)),
     ]
 
     /// The schema versions this server knows, oldest first.

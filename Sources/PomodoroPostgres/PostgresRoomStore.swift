@@ -19,7 +19,7 @@ import PomodoroStore
 /// ```
 /// Throws `StoreError` when the database cannot be reached, when its schema cannot be brought up to date,
 /// or when a newer server has migrated it; messages never contain the URL's password.
-public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
+public final class PostgresRoomStore: RoomStore, @unchecked Sendable {  // safe: its vars are touched only under `writeLock` or `readerCondition`, and a connection (not Sendable) has one owner at a time: the writer under the lock, or the one read that took it from the pool
     /// The URL as messages show it: without the password.
     public let location: String
     /// What the writer deletes from the journal as it writes.
@@ -165,7 +165,7 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
 
     /// Runs `body` on a reader connection from the pool, waiting while all `maxReaders` are in use. Reads
     /// change nothing, so a read that fails because its connection broke is run once more on a new one.
-    private func withReader<T>(_ what: @autoclosure () -> String,
+    func withReader<T>(_ what: @autoclosure () -> String,
                                _ body: (PostgresConnection) throws(PostgresError) -> T) throws(StoreError) -> T {
         readerCondition.lock()
         while idleReaders.isEmpty && readers >= Self.maxReaders {

@@ -45,6 +45,10 @@ extension WireCodec {
                 message = .observe(room: try fields.string("room"), token: try fields.optionalString("token"),
                                    passcode: try fields.optionalString("passcode"))
             case let other:
+                if let request = try fields.webhookRequest(type: other) {
+                    message = .webhook(request)
+                    break
+                }
                 guard let request = try fields.scheduleRequest(type: other) else {
                     throw ProtocolError(.unknownType, "unknown message type\(quotedIfShort(type))", field: "type", ref: ref)
                 }
@@ -94,6 +98,8 @@ extension WireCodec {
         case let .schedule(request):
             set(request, into: object)
         case let .apiToken(request):
+            set(request, into: object)
+        case let .webhook(request):
             set(request, into: object)
         }
         if let ref = frame.ref { set(ref, into: object) }

@@ -60,6 +60,9 @@ extension WireCodec {
         case let .apiTokens(payload, ref):
             set(payload, into: object)
             if let ref { set(ref, into: object) }
+        case let .webhooks(payload, ref):
+            set(payload, into: object)
+            if let ref { set(ref, into: object) }
         }
         return object.serialize()
     }
@@ -111,6 +114,8 @@ extension WireCodec {
                     return .schedules(try fields.schedules(), ref: ref)
                 case "apiTokens":
                     return .apiTokens(try fields.apiTokens(), ref: ref)
+                case "webhooks":
+                    return .webhooks(try fields.webhooks(), ref: ref)
                 case let type:
                     throw ProtocolError(.unknownType, "unknown message type\(quotedIfShort(type))", field: "type",
                                         ref: ref)

@@ -67,6 +67,8 @@ extension SQLiteRoomStore {
 
         // A room's named API tokens for the control API (their SHA-256 only).
         migrator.registerMigration("api_tokens") { db in try db.execute(sql: SchemaHistory.apiTokens(.sqlite)) }
+        // A room's webhooks and their outbox (WebhookRows).
+        migrator.registerMigration("webhooks") { db in try db.execute(sql: SchemaHistory.webhooks(.sqlite)) }
 
         return migrator
     }()

@@ -18,7 +18,7 @@ import PomodoroStore
 /// an fsync per commit held ticks back by seconds after 10,000 joins at once (p99 1.2–3.4 s against
 /// 0.36 s with NORMAL, `make bench-storm`, docs/PERFORMANCE.md).
 public final class SQLiteRoomStore: RoomStore {
-    private let pool: DatabasePool
+    let pool: DatabasePool
     /// The database file.
     public let path: String
     /// What the writer deletes from the journal as it writes.

@@ -12,12 +12,13 @@ extension RoomHub {
     /// Rebuilds one stored room, catches it up to `now`, and writes what that changed. The room comes back
     /// whole: `RoomStore.loadRoom` reads its schedules with it, and what fell due meanwhile is dealt with now.
     @discardableResult
-    package func bringBack(_ stored: StoredRoom, at now: ClockReading) -> RoomEntry {
+    package func bringBack(_ stored: StoredRoom, at now: ClockReading, handedOff: Bool = false) -> RoomEntry {
         let id = stored.record.id
         var room = restored(stored, at: now)
-        let outcome = room.resumeAfterRestart(at: now.monotonic)
+        let outcome = room.resumeAfterRestart(at: now.monotonic, handedOff: handedOff)
         let entry = makeEntry(room, passcode: PasscodeVerifier.lock(stored: stored.passcode, room: id, logger: logger))
         rooms.enter(entry)
+        webhooksBroughtBack(id)
         publish(outcome, in: entry, at: now)
         adoptSchedules(stored.schedules, into: entry)
         return entry
@@ -104,7 +105,7 @@ extension RoomHub {
             }
             if let state { broadcast(state, in: entry, except: skip) }
         }
-        save(entry, at: now)
+        save(entry, at: now, webhooks: webhookChanges(outcome, in: entry, at: now))
         entry.announce(announce)
         if dropIfExpired(roomID, entry, at: now) { return }
         // A room kept past its empty lifetime (members within their grace, a scheduled start coming) has that
@@ -174,11 +175,11 @@ extension RoomHub {
     /// committed: what members hear of (a start, a completed focus, a new task) is already durable, so a
     /// crash right after cannot take it back. The service thread never waits; ticks of an unchanged room
     /// are not held unless a commit is in flight.
-    private func save(_ entry: RoomEntry, at now: ClockReading) {
+    private func save(_ entry: RoomEntry, at now: ClockReading, webhooks: [StoreChange] = []) {
         guard store != nil else { return }
         let changes = entry.room.takeStoreChanges(wallOffsetNanoseconds: now.wallOffsetNanoseconds,
                                                   passcode: entry.passcode?.encoded)
-        commit(changes, of: entry)
+        commit(changes + webhooks, of: entry)
     }
 
     /// Hands `changes` of the room to the store's writer; the room's broadcasts wait until they are committed.

@@ -61,6 +61,8 @@ extension SQLWriting {
         case let .saveAPITokens(room, tokens):
             try run(s.deleteAPITokens, [.text(room.rawValue)])
             for token in tokens { try run(s.insertAPIToken, RowCodec.values(of: token, in: room)) }
+        case let .webhook(change):
+            try apply(change)
         }
     }
 

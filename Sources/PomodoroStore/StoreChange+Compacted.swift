@@ -17,7 +17,7 @@ extension Array where Element == StoreChange {
             case .saveSchedules(let room, _): .schedules(room)
             case .saveBans(let room, _): .bans(room)
             case .saveAPITokens(let room, _): .apiTokens(room)
-            case .focusCompleted, .interrupted: nil
+            case .focusCompleted, .interrupted, .webhook: nil
             }
         }
         var last: [RowKey: StoreChange] = [:]

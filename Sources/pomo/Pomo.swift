@@ -35,7 +35,7 @@ struct Pomo: AsyncParsableCommand {
             """,
         subcommands: [Join.self, Status.self, Watch.self, Stats.self,
                       Control.Start.self, Control.Pause.self, Control.Resume.self, Control.Skip.self,
-                      Control.Reset.self, Control.Extend.self, Configure.self, ScheduleCommand.self,
+                      Control.Reset.self, Control.Extend.self, Configure.self, ScheduleCommand.self, WebhooksCommand.self,
                       Hosting.Passcode.self, Hosting.Kick.self, Hosting.Control.self, Hosting.HandOff.self,
                       Tokens.self])
 }

@@ -16,6 +16,7 @@ extension ServerMessage {
         case .observing: "observing"
         case .schedules: "schedules"
         case .apiTokens: "apiTokens"
+        case .webhooks: "webhooks"
         }
     }
 

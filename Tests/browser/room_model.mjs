@@ -529,6 +529,10 @@ fixture('event-lockChanged-unlocked.json', 'the passcode removed', () => {
   assert.deepEqual(eventLines('event-lockChanged-unlocked'), ['Ada removed the passcode']);
 });
 
+fixture('event-webhookDisabled.json', 'a webhook the server switched off is said with its number', () => {
+  assert.deepEqual(eventLines('event-webhookDisabled'), ['Webhook 2 was switched off: it failed for a day']);
+});
+
 fixture('error-removed.json', 'being removed is the connection\'s to report: no notice', () => {
   const before = joined();
   const { state, effects } = step(before, golden('error-removed'));
