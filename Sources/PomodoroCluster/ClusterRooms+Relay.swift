@@ -194,6 +194,8 @@ extension ClusterRooms {
         case .handOff(let name, let from):
             guard let room = try? RoomID(validating: name) else { return }
             takeHandedOff(room, from: from)
+        case .controlAPI(let message):
+            heard(message)
         case .reply, .close, .schedulesChanged:
             break   // for another node, or heard by `ScheduleWatch` on its own channel
         }

@@ -54,6 +54,8 @@ package final class ClusterRooms: RoomRouter {
     let scheduledRooms: ScheduledRooms
     /// Rooms handed to this node by a draining one, being taken.
     var handedOffTaking: Set<RoomID> = []
+    /// Control-API requests waiting for a room's owner (`ClusterRooms+ControlAPI.swift`).
+    var controlAPI = ControlAPIRequests()
     /// How the cluster's threads reach this router, in work they post to the service thread.
     package let handle = Handle()
 
