@@ -40,7 +40,7 @@ extension ClusterRooms: ControlAPIForwarding {
         guard controlAPI.waiting[number] != nil else { return hub.letGoIfUnused(room) }   // timed out meanwhile
         switch taken {
         case .owned(let stored):
-            hub.metrics.leaseTaken()
+            metrics.leasesTaken.increment()
             if hub.rooms[room] == nil {
                 guard let stored else {
                     hub.letGoIfUnused(room)
@@ -61,7 +61,7 @@ extension ClusterRooms: ControlAPIForwarding {
             if cluster.busIsDown { return answered(number, Self.busDown) }
             relaying.publish(.controlAPI(.command(from: cluster.node, number: number, room: room.rawValue,
                                                   tokenHash: tokenHash, body: body)), to: node)
-            hub.metrics.forwarded()
+            metrics.forwardedCommands.increment()
         case .failed(let reason):
             hub.logger.error("could not take a room for an API command", metadata: ["room": "\(room)", "error": "\(reason)"])
             answered(number, RoomHub.unavailable("the cluster could not be asked who runs the room; try again"))
@@ -84,7 +84,7 @@ extension ClusterRooms: ControlAPIForwarding {
             back { rooms in
                 switch taken {
                 case .owned(nil) where rooms.hub.rooms[room] == nil:
-                    rooms.hub.metrics.leaseTaken()
+                    rooms.metrics.leasesTaken.increment()
                     bound.value(.free)
                 case .owned, .elsewhere:
                     bound.value(.exists)
