@@ -56,6 +56,14 @@ public final class ClusterBus: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Drops the connection and subscribes again on a new one, reporting `.disconnected` first: for a node
+    /// that found Redis away and back (with sentinels, the master may have changed meanwhile while this
+    /// connection, to a Redis that was only paused, never broke and now listens on a replica).
+    public func reconnect(because reason: String) {
+        lock.withLock { reconnecting = reason; changed = true }
+    }
+    private var reconnecting: String?
+
     private func run() {
         defer { lock.withLock { running = false; lock.broadcast() } }
         var connection: RedisConnection?
@@ -63,6 +71,12 @@ public final class ClusterBus: @unchecked Sendable {
         var reportedDown = false
         while !lock.withLock({ stopping }) {
             do throws(RedisError) {
+                if let reason = lock.withLock({ () -> String? in defer { reconnecting = nil }; return reconnecting }),
+                   connection != nil {
+                    connection = nil
+                    deliver(.disconnected(reason: reason))
+                    reportedDown = true
+                }
                 if connection == nil {
                     connection = try RedisConnection(address, timeout: max(turn, 0.5))
                     subscribed = []

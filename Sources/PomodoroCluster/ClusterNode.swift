@@ -58,13 +58,26 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
         self.monotonic = monotonic
         let fenced = store
         let box = LostBox()
-        keeper = LeaseKeeper(leases: RedisLeases(address: configuration.redis), node: configuration.node,
-                             clock: monotonic, lost: { room, _, _ in
+        keeper = LeaseKeeper(leases: RedisLeases(address: configuration.redis), fences: base,
+                             node: configuration.node, clock: monotonic, lost: { room, _, _ in
                                  // Writes stop here, on the keeper's thread, before the hub hears of it.
                                  fenced.disown(room)
                                  box.call(room)
                              })
         box.set(self)
+        keeper.renewedBy = { renewal in box.renewed(by: renewal) }
+    }
+
+    /// The keeper renews its terms through the store's fences while Redis is away, and through Redis again
+    /// once it is back: said once in the log each time.
+    fileprivate func renewed(by renewal: LeaseKeeper.Renewal) {
+        switch renewal {
+        case .fence:
+            logger.warning("Redis is unreachable: this node keeps its rooms while the store's fences confirm them; takes, relays and new cross-node joins wait for Redis",
+                           metadata: ["redis": "\(redis.redacted)"])
+        case .redis:
+            logger.notice("Redis renews this node's leases again", metadata: ["redis": "\(redis.redacted)"])
+        }
     }
 
     /// Hands the keeper's losses to `body` (called on the keeper's thread).
@@ -114,12 +127,23 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
         let rooms = lock.withLock { followed }
         for (room, owner) in rooms {
             do {
-                if try watcher.holder(room: room.rawValue)?.node != owner { tell(.ownerMoved(room)) }
+                let holder = try watcher.holder(room: room.rawValue)
+                // Just after Redis was away, a lease nobody holds is most likely one its owner kept on the
+                // store's fence and is about to put back (its next round, within half a second): not taken
+                // from it unless it stays free (LeaseKeeper, "Without Redis" in docs/CLUSTER.md).
+                if holder == nil, let failed = watchFailedAt, monotonic() - failed < Self.afterRedisGrace { continue }
+                if holder?.node != owner { tell(.ownerMoved(room)) }
             } catch {
+                watchFailedAt = monotonic()
                 continue   // Redis away: the lease cannot be read, and nobody can take the room meanwhile
             }
         }
     }
+
+    /// When a read of the watch last failed (Redis away); on `watching` only.
+    private var watchFailedAt: Instant?
+    /// How long after Redis came back a free lease is left to its owner to put back.
+    static let afterRedisGrace = Duration.milliseconds(1_500)
 
     package func owner(of room: RoomID, completion: @escaping @Sendable (String?) -> Void) {
         watching.async { [self] in
@@ -138,6 +162,8 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     }
 
     private let registry = NodeRegistry()
+    /// Whether the last heartbeat could not reach Redis; on `queue` only.
+    private var heartbeatFailed = false
     private var heartbeat: DispatchSourceTimer?
 
     /// Starts renewing leases, and says every second in Redis that this node is alive and how many rooms it
@@ -151,7 +177,12 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
             do throws(RedisError) {
                 try registry.heartbeat(node: node, roomsOwned: keeper.held.count, on: leases)
                 noteCredentials(refused: nil)
+                // Redis was away: the bus may still listen on one that was only paused and, with sentinels,
+                // is no longer the master. It subscribes again on a new connection.
+                if heartbeatFailed { lock.withLock { self.bus }?.reconnect(because: "Redis was away") }
+                heartbeatFailed = false
             } catch {
+                heartbeatFailed = true
                 if error.isAuthenticationRefused { noteCredentials(refused: error.message) }
             }
             if let seen = try? registry.nodes(on: leases) {
@@ -163,7 +194,7 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
         let bus = ClusterBus(address: redis, channels: [BusMessage.nodeChannel(node)]) { [weak self] event in
             self?.busEvent(event)
         }
-        self.bus = bus
+        lock.withLock { self.bus = bus }
         bus.start()
         let watch = DispatchSource.makeTimerSource(queue: watching)
         watch.schedule(deadline: .now(), repeating: Self.watchInterval)
@@ -173,6 +204,8 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     }
 
     package var credentialsRefused: String? { lock.withLock { refusal } }
+
+    package var busIsDown: Bool { lock.withLock { busDown } }
 
     /// Redis refused this node's credentials on a new connection (`refused`), or took them again (nil): said
     /// once in the log each time it changes. Meanwhile the node can take, keep and relay nothing: its rooms
@@ -373,4 +406,5 @@ private final class LostBox: Sendable {
     private let weak = Mutex(Weak())
     func set(_ node: ClusterNode) { weak.withLock { $0.node = node } }
     func call(_ room: RoomID) { weak.withLock { $0.node }?.lost(room) }
+    func renewed(by renewal: LeaseKeeper.Renewal) { weak.withLock { $0.node }?.renewed(by: renewal) }
 }

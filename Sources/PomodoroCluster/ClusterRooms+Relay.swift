@@ -64,6 +64,21 @@ extension ClusterRooms {
             return hub.reply(.error(code: .badJSON, message: "the message is not valid UTF-8", field: nil, ref: nil),
                              to: connection)
         }
+        // Without the bus the owner cannot hear it: the member is told so rather than left waiting (a ping
+        // goes on its way: lost, as any frame published meanwhile).
+        // (Sent from here: the answers to its earlier frames, which would come through the owner, are lost.)
+        if cluster.busIsDown, frame.message != .ping {
+            hub.metrics.errorSent(.unavailable)
+            let refusal = OutboundFrame(WireCodec.encode(ServerMessage.error(
+                code: .unavailable,
+                message: "the cluster's Redis cannot be reached: the node running this room cannot be asked just now; try again in a moment",
+                field: nil, ref: frame.ref)))
+            if hub.transport.send(refusal, to: connection) {
+                hub.framesSent += 1
+                hub.metrics.sent(frames: 1, bytes: refusal.count)
+            }
+            return
+        }
         // A member leaving is no longer one to carry over to a new owner; once its `ok` is back, the
         // connection's frames are this node's again (it may join another room).
         if case .leave = frame.message {

@@ -67,10 +67,14 @@ package protocol HubCluster: HubClusterSchedules, AnyObject, Sendable {
     /// Why Redis refuses this node's credentials (its password or user changed since the node started), or nil
     /// while it takes them: `/healthz` answers 503 meanwhile.
     var credentialsRefused: String? { get }
+    /// Whether the bus has lost Redis (until it subscribes again): frames of members relayed from here cannot
+    /// reach their owner meanwhile, and are answered `unavailable`.
+    var busIsDown: Bool { get }
 }
 
 extension HubCluster {
     package var credentialsRefused: String? { nil }
+    package var busIsDown: Bool { false }
 }
 
 /// Redis could not be read for a cluster report.

@@ -59,10 +59,29 @@ public enum RedisValue: Equatable, Sendable {
 public final class RedisConnection {
     private let context: UnsafeMutablePointer<redisContext>
 
-    /// Connects to `address`, then authenticates and selects its database when it names them.
-    /// - Throws: `RedisError` of kind `.connection` when Redis cannot be reached within `timeout` seconds,
-    ///   `.reply` when it refuses the password or the database.
-    public init(_ address: RedisAddress, timeout: Double) throws(RedisError) {
+    /// Connects to `address`, then authenticates and selects its database when it names them. An address
+    /// with sentinels is the master they name now (`RedisSentinel`): asked on every new connection, so a
+    /// caller that drops a broken connection and makes a new one follows a failover.
+    /// - Throws: `RedisError` of kind `.connection` when Redis cannot be reached within `timeout` seconds
+    ///   (or no sentinel names a master that says it is one), `.reply` when it refuses the password or the
+    ///   database.
+    public convenience init(_ address: RedisAddress, timeout: Double) throws(RedisError) {
+        var address = address
+        if !address.sentinels.isEmpty {
+            let master = try RedisSentinel.master(of: address, timeout: timeout)
+            address.host = master.host
+            address.port = master.port
+        }
+        try self.init(connectingTo: address, timeout: timeout)
+        if let name = address.masterName {
+            // A sentinel may still name a master that has just been demoted: only a master is used.
+            guard case .array(let role) = try command(["ROLE"]), role.first?.text == "master" else {
+                throw RedisError(.connection, "the Redis at \(address.host):\(address.port) that the sentinels name as \(name) is not a master (yet)")
+            }
+        }
+    }
+
+    private init(connectingTo address: RedisAddress, timeout: Double) throws(RedisError) {
         let limit = Self.timeval(seconds: timeout)
         guard let pointer = redisConnectWithTimeout(address.host, Int32(address.port), limit) else {
             throw RedisError(.connection, "hiredis is out of memory")
@@ -176,7 +195,11 @@ public final class RedisConnection {
         let value = reply.pointee
         switch value.type {
         case REDIS_REPLY_ERROR:
-            throw RedisError(.reply, Self.text(value))
+            let text = Self.text(value)
+            // A master demoted by a failover: what this connection reaches is no longer the cluster's Redis.
+            // A connection error, so that the caller makes a new connection (and asks the sentinels again).
+            if text.hasPrefix("READONLY") { throw RedisError(.connection, "Redis connection lost: \(text)") }
+            throw RedisError(.reply, text)
         case REDIS_REPLY_STRING:
             return .string(Self.text(value))
         case REDIS_REPLY_STATUS:

@@ -146,6 +146,49 @@ public final class RedisLeases {
         return result
         """
 
+    /// Puts back leases Redis no longer has (it restarted and forgot, or the node could not renew them while
+    /// Redis was away) for holders whose epochs the store's fences have just confirmed (`FenceConfirming`):
+    /// each key still naming its holder is renewed, an absent one is set again (and the room's epoch counter
+    /// raised to the holder's epoch, so that the next owner's is above it); a key another holder took
+    /// meanwhile is left alone. Answers, in order, whether each lease is its holder's now.
+    public func restore(_ held: [(room: String, holder: LeaseHolder)],
+                        timeToLive: Duration = LeaseTerm.timeToLive) throws(RedisError) -> [Bool] {
+        guard !held.isEmpty else { return [] }
+        let keys = held.flatMap { [Self.leaseKey($0.room), Self.epochKey($0.room)] }
+        let values = held.flatMap { [$0.holder.stored, String($0.holder.epoch)] }
+        let reply = try command(["EVAL", Self.restoreScript, String(keys.count)] + keys + values
+                                + [String(timeToLive.milliseconds), String(Self.epochTimeToLive.milliseconds)])
+        guard case .array(let items) = reply, items.count == held.count else {
+            throw unexpected(reply, "restoring leases")
+        }
+        var restored: [Bool] = []
+        for item in items {
+            guard case .integer(let done) = item else { throw unexpected(reply, "restoring leases") }
+            restored.append(done == 1)
+        }
+        return restored
+    }
+
+    private static let restoreScript = """
+        local ttl = ARGV[#KEYS + 1]
+        local epochTtl = ARGV[#KEYS + 2]
+        local result = {}
+        for i = 1, #KEYS, 2 do
+            local held = redis.call('GET', KEYS[i])
+            local done = 0
+            if held == ARGV[i] then
+                done = redis.call('PEXPIRE', KEYS[i], ttl)
+            elseif not held then
+                redis.call('SET', KEYS[i], ARGV[i], 'PX', ttl)
+                local epoch = tonumber(redis.call('GET', KEYS[i + 1]) or '0')
+                if epoch < tonumber(ARGV[i + 1]) then redis.call('SET', KEYS[i + 1], ARGV[i + 1], 'PX', epochTtl) end
+                done = 1
+            end
+            result[#result + 1] = done
+        end
+        return result
+        """
+
     /// Gives the lease up at once (a node shutting down, a room with no members left here), if it is still
     /// `holder`'s; true when it was.
     @discardableResult

@@ -19,7 +19,7 @@ import PomodoroStore
 /// ```
 /// Throws `StoreError` when the database cannot be reached, when its schema cannot be brought up to date,
 /// or when a newer server has migrated it; messages never contain the URL's password.
-public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
+public final class PostgresRoomStore: RoomStore, @unchecked Sendable {  // safe: its vars are touched only under `writeLock` or `readerCondition`, and a connection (not Sendable) has one owner at a time: the writer under the lock, or the one read that took it from the pool
     /// The URL as messages show it: without the password.
     public let location: String
     /// What the writer deletes from the journal as it writes.
@@ -27,8 +27,11 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
     /// Reader connections at most.
     public static let maxReaders = 4
 
-    private let url: String
-    private let password: String?
+    /// The URL as given, password and all (for the cluster's own connections to the same database).
+    package let url: String
+    let password: String?
+    /// The connection fences are confirmed on (`PostgresRoomStore+FenceConfirmation.swift`).
+    let fenceReader: FenceReader
     /// Guards `writer`; held for a whole batch, so batches never interleave.
     private let writeLock = NSLock()
     private var writer: PostgresConnection?
@@ -42,6 +45,7 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
 
     private init(url: String, retention: JournalRetention, writer: PostgresConnection) {
         self.url = url
+        fenceReader = FenceReader(url: url)
         self.location = Self.redacted(url)
         self.password = Self.password(in: url)
         self.retention = retention
@@ -137,8 +141,19 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
                 writer = connection
                 try connection.execute(begin)
             }
+            let result: T
             do throws(PostgresError) {
-                let result = try body(connection)
+                result = try body(connection)
+            } catch {
+                if connection.isConnected { try? connection.execute("ROLLBACK") }
+                // Lost before COMMIT was sent (the primary went away, a failover): nothing of the batch
+                // committed, so it is an outage, tried again in order, like a connection refused.
+                guard connection.isConnected || error.code != nil else {
+                    throw PostgresError(code: PostgresError.connectionLostBeforeCommit, message: error.message)
+                }
+                throw error
+            }
+            do throws(PostgresError) {
                 try connection.execute("COMMIT")
                 return result
             } catch {
@@ -150,7 +165,7 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
 
     /// Runs `body` on a reader connection from the pool, waiting while all `maxReaders` are in use. Reads
     /// change nothing, so a read that fails because its connection broke is run once more on a new one.
-    private func withReader<T>(_ what: @autoclosure () -> String,
+    func withReader<T>(_ what: @autoclosure () -> String,
                                _ body: (PostgresConnection) throws(PostgresError) -> T) throws(StoreError) -> T {
         readerCondition.lock()
         while idleReaders.isEmpty && readers >= Self.maxReaders {
@@ -203,32 +218,37 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
 
     public func loadRooms() throws(StoreError) -> [StoredRoom] {
         let s = Self.statements
-        let (rooms, members, bans) = try withReader("loading rooms") { connection throws(PostgresError) in
+        let (rooms, members, bans, tokens) = try withReader("loading rooms") { connection throws(PostgresError) in
             try Self.snapshot(connection) { () throws(PostgresError) in
                 (try connection.query(s.load(.room, room: nil)), try connection.query(s.load(.member, room: nil)),
-                 try connection.query(s.load(.ban, room: nil)))
+                 try connection.query(s.load(.ban, room: nil)), try connection.query(s.load(.apiToken, room: nil)))
             }
         }
         var byRoom: [String: [MemberRecord]] = [:]
         for row in members.rows { byRoom[try row.string("room_id"), default: []].append(try RowCodec.member(from: row)) }
         var bansByRoom: [String: [BanRecord]] = [:]
         for row in bans.rows { bansByRoom[try row.string("room_id"), default: []].append(try RowCodec.ban(from: row)) }
+        var tokensByRoom: [String: [APITokenRecord]] = [:]
+        for row in tokens.rows {
+            tokensByRoom[try row.string("room_id"), default: []].append(try RowCodec.apiToken(from: row))
+        }
         var result: [StoredRoom] = []
         for row in rooms.rows {
             let id = try row.string("id")
-            result.append(try RowCodec.storedRoom(from: row, members: byRoom[id] ?? [], bans: bansByRoom[id] ?? []))
+            result.append(try RowCodec.storedRoom(from: row, members: byRoom[id] ?? [], bans: bansByRoom[id] ?? [],
+                                                  apiTokens: tokensByRoom[id] ?? []))
         }
         return result
     }
 
     public func loadRoom(_ id: RoomID) throws(StoreError) -> StoredRoom? {
         let s = Self.statements
-        let (rooms, members, bans, schedules) = try withReader("loading room \(id)") { connection throws(PostgresError) in
+        let (rooms, members, bans, schedules, tokens) = try withReader("loading room \(id)") { connection throws(PostgresError) in
             try Self.snapshot(connection) { () throws(PostgresError) in
                 (try connection.query(s.load(.room, room: id)), try connection.query(s.load(.member, room: id)),
                  try connection.query(s.load(.ban, room: id)),
                  // The room comes back whole: a room in memory without its schedules would save over them.
-                 try connection.query(s.schedules(room: id)))
+                 try connection.query(s.schedules(room: id)), try connection.query(s.load(.apiToken, room: id)))
             }
         }
         guard let row = rooms.rows.first else { return nil }
@@ -238,7 +258,10 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
         for ban in bans.rows { banList.append(try RowCodec.ban(from: ban)) }
         var scheduleList: [Schedule] = []
         for schedule in schedules.rows { scheduleList.append(try RowCodec.schedule(from: schedule, room: id)) }
-        return try RowCodec.storedRoom(from: row, members: list, bans: banList, schedules: scheduleList)
+        var tokenList: [APITokenRecord] = []
+        for token in tokens.rows { tokenList.append(try RowCodec.apiToken(from: token)) }
+        return try RowCodec.storedRoom(from: row, members: list, bans: banList, schedules: scheduleList,
+                                       apiTokens: tokenList)
     }
 
     public func loadSchedules() throws(StoreError) -> [RoomID: [Schedule]] {
@@ -383,6 +406,9 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
 
     /// The migrations applied to the database, oldest first (`migrationVersions` once `open` has run).
     public func appliedMigrations() throws(StoreError) -> [String] {
-        try column(sql: "SELECT version FROM schema_migrations ORDER BY version")
+        // Versions are names ("api_tokens" after "v8"), so their order is the history's, not the text's.
+        let applied = try column(sql: "SELECT version FROM schema_migrations ORDER BY version")
+        let known = Self.migrationVersions
+        return known.filter(applied.contains) + applied.filter { !known.contains($0) }
     }
 }

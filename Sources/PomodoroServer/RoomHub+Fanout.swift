@@ -18,6 +18,7 @@ extension RoomHub {
         let outcome = room.resumeAfterRestart(at: now.monotonic)
         let entry = makeEntry(room, passcode: PasscodeVerifier.lock(stored: stored.passcode, room: id, logger: logger))
         rooms.enter(entry)
+        webhooksBroughtBack(id)
         publish(outcome, in: entry, at: now)
         adoptSchedules(stored.schedules, into: entry)
         return entry
@@ -25,7 +26,8 @@ extension RoomHub {
 
     /// A stored room as a `Room` on this boot's clock: nothing is registered, written or sent.
     func restored(_ stored: StoredRoom, at now: ClockReading) -> Room {
-        Room(restoring: stored.record, members: stored.members, bans: stored.bans, policy: configuration.roomPolicy,
+        Room(restoring: stored.record, members: stored.members, bans: stored.bans, apiTokens: stored.apiTokens,
+             policy: configuration.roomPolicy,
              now: now.monotonic, wallOffsetNanoseconds: now.wallOffsetNanoseconds)
     }
 
@@ -99,7 +101,7 @@ extension RoomHub {
             metrics.tick(tick, reached: .released, at: released)
             broadcast(.tick(tickMessage), in: entry, timing: tick)
         }
-        save(entry, at: now)
+        save(entry, at: now, webhooks: webhookChanges(outcome, in: entry, at: now))
         // A tick is not a change: it goes out at its moment, ahead of any commit in flight, unless it carries
         // a change of the timer still held (then it waits for that change's commit, in order).
         let tickFirst = tickMessage.map(entry.tickMayPass) ?? false
@@ -178,11 +180,11 @@ extension RoomHub {
     /// committed: what members hear of (a start, a completed focus, a new task) is already durable, so a
     /// crash right after cannot take it back. The service thread never waits, and a tick passes the held
     /// broadcasts unless it carries a held change of the timer (`RoomEntry.tickMayPass`).
-    private func save(_ entry: RoomEntry, at now: ClockReading) {
+    private func save(_ entry: RoomEntry, at now: ClockReading, webhooks: [StoreChange] = []) {
         guard store != nil else { return }
         let changes = entry.room.takeStoreChanges(wallOffsetNanoseconds: now.wallOffsetNanoseconds,
                                                   passcode: entry.passcode?.encoded)
-        commit(changes, of: entry)
+        commit(changes + webhooks, of: entry)
     }
 
     /// Hands `changes` of the room to the store's writer; the room's broadcasts wait until they are committed.

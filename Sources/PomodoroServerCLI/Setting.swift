@@ -68,7 +68,7 @@ extension Setting {
         .database("db", group: .server,
                   summary: "Where rooms, members, stats and the focus journal are kept: an SQLite file (a path or sqlite:PATH; its folder is created), PostgreSQL (postgres://USER[:PASSWORD]@HOST[:PORT]/DBNAME, ?sslmode= and ?host=SOCKET-FOLDER passed to libpq; the password is never shown), or none (memory only, lost at exit)."),
         .cluster("cluster", group: .server,
-                 summary: "Run as a node of a cluster coordinated through this Redis (redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]; the password is never shown): rooms are run under leases in Redis and written through a fence in the database, which must then be PostgreSQL (docs/CLUSTER.md)."),
+                 summary: "Run as a node of a cluster coordinated through this Redis (redis://[[USER]:PASSWORD@]HOST[:PORT][/DB], or redis-sentinel://HOST[:PORT][,HOST[:PORT]…]/MASTER_NAME[/DB] to follow the master Redis Sentinel names; the password is never shown): rooms are run under leases in Redis and written through a fence in the database, which must then be PostgreSQL (docs/CLUSTER.md)."),
         .optionalText("node-id", group: .server, valueName: "name", whenUnset: "the host name and the port",
                       summary: "This node's name in the cluster (with --cluster), unique among its nodes.", \.nodeID),
         .integer("journal-retention-days", group: .server, valueName: "days", in: 0...Int(Int32.max),
@@ -157,7 +157,7 @@ extension Setting {
         .integer("hang-up-after", group: .limits, valueName: "seconds", in: 2...7200,
                  summary: "Seconds without a pong before a silent peer is dropped (more than --ping-after).",
                  \.limits.hangUpAfterSeconds),
-    ]
+    ] + webhookSettings
 
     static func integer(_ name: String, group: Group, valueName: String, in range: ClosedRange<Int>,
                         summary: String, _ field: WritableKeyPath<ServerSettings, Int> & Sendable) -> Setting {

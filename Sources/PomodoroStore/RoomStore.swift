@@ -61,7 +61,7 @@ public struct StoreError: Error, Equatable, Sendable, CustomStringConvertible {
 
 /// A store whose writes a cluster can fence (docs/CLUSTER.md): each room has an owner epoch in the database,
 /// raised by `claim`, and a write carrying an older epoch than the room's is refused. PostgreSQL is one.
-public protocol FenceableRoomStore: RoomStore {
+public protocol FenceableRoomStore: RoomStore, FenceConfirming {
     /// Raises `room`'s fence to `epoch` and loads it, in one transaction (nil: never stored).
     /// - Throws: `StoreError` with `isFenced` when the room was claimed under a higher epoch already.
     func claim(room: RoomID, epoch: Int64) throws(StoreError) -> StoredRoom?
@@ -69,4 +69,14 @@ public protocol FenceableRoomStore: RoomStore {
     func fence(room: RoomID) throws(StoreError) -> Int64?
     /// Applies `changes`, each room's under the epoch `fences` gives it; refused if a fence is higher.
     func apply(_ changes: [StoreChange], fences: [RoomID: Int64]) throws(StoreError)
+}
+
+/// Reads rooms' fences in bounded time, for a cluster owner that cannot reach Redis (docs/CLUSTER.md,
+/// "Without Redis: the fence keeps the room").
+public protocol FenceConfirming: Sendable {
+    /// Which rooms of `held` (room → epoch) still have their fence at that epoch, read in one statement from
+    /// the primary on a connection kept for this alone, `seconds` at most to connect and as long for the
+    /// answer.
+    /// - Throws: `StoreError` when the database cannot say (unreachable, late, or a standby).
+    func confirmFences(_ held: [RoomID: Int64], within seconds: Double) throws(StoreError) -> [RoomID: Bool]
 }

@@ -21,6 +21,29 @@ final class RedisLeasesTests {
 
     deinit { redis.stop() }
 
+    /// A Redis that forgot (here: keys deleted) gets the leases back under the same epochs, its counters raised
+    /// to them; a lease another node holds now, or one still held, is not overwritten.
+    @Test func restoringPutsBackForgottenLeasesUnderTheSameEpochsAndLeavesOthersAlone() throws {
+        let a = RedisLeases(address: address), b = RedisLeases(address: address)
+        #expect(try a.acquire(room: "kept", node: "a") == .granted(epoch: 1))
+        #expect(try a.acquire(room: "forgotten", node: "a") == .granted(epoch: 1))
+        #expect(try a.acquire(room: "taken", node: "a") == .granted(epoch: 1))
+        try a.command(["DEL", "pomodoro:lease:forgotten", "pomodoro:epoch:forgotten", "pomodoro:lease:taken"])
+        #expect(try b.acquire(room: "taken", node: "b") == .granted(epoch: 2))
+        let restored = try a.restore([(room: "kept", holder: LeaseHolder(node: "a", epoch: 1)),
+                                      (room: "forgotten", holder: LeaseHolder(node: "a", epoch: 1)),
+                                      (room: "taken", holder: LeaseHolder(node: "a", epoch: 1))])
+        #expect(restored == [true, true, false])
+        #expect(try a.holder(room: "forgotten") == LeaseHolder(node: "a", epoch: 1))
+        #expect(try a.epoch(room: "forgotten") == 1)
+        #expect(try a.holder(room: "taken") == LeaseHolder(node: "b", epoch: 2))
+        let ttl = try a.command(["PTTL", "pomodoro:lease:forgotten"]).integerValue ?? -1
+        #expect(ttl > 0 && ttl <= LeaseTerm.timeToLive.milliseconds)
+        // The next owner counts above the restored epoch.
+        #expect(try a.release(room: "forgotten", holder: LeaseHolder(node: "a", epoch: 1)))
+        #expect(try b.acquire(room: "forgotten", node: "b") == .granted(epoch: 2))
+    }
+
     @Test func oneNodeHoldsARoomAndTheEpochRisesWithEachOwner() throws {
         let a = RedisLeases(address: address), b = RedisLeases(address: address)
         #expect(try a.acquire(room: "focus", node: "a") == .granted(epoch: 1))

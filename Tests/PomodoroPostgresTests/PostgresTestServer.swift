@@ -57,7 +57,26 @@ final class PostgresTestServer: @unchecked Sendable {
         return url(database: name)
     }
 
-    private init() throws {
+    /// A primary that waits for a synchronous standby named `standby` before a commit returns, and that
+    /// standby, streaming from it (made with `pg_basebackup`), each a server of the caller's own: a test of a
+    /// failover stops the primary (`crash`) and promotes the standby (`promote`). Both stopped with `stop()`.
+    static func primaryWithSynchronousStandby() throws -> (primary: PostgresTestServer, standby: PostgresTestServer) {
+        let primary = try PostgresTestServer(settings: ["synchronous_standby_names=standby", "wal_level=replica",
+                                                        "max_wal_senders=4"])
+        do {
+            let standby = try PostgresTestServer(standbyOf: primary, name: "standby")
+            return (primary, standby)
+        } catch {
+            primary.stop()
+            throw error
+        }
+    }
+
+    /// Settings given to `postgres` besides the tests' usual ones.
+    private let settings: [String]
+
+    private init(settings: [String] = []) throws {
+        self.settings = settings
         binaries = try Self.findBinaries()
         var template = Array((NSTemporaryDirectory() + "pomodoro-pg-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw Failure("mkdtemp failed") }
@@ -72,6 +91,36 @@ final class PostgresTestServer: @unchecked Sendable {
         try launch()
     }
 
+    /// A standby of `primary`, copied from it with `pg_basebackup` and streaming from it under `name`.
+    private init(standbyOf primary: PostgresTestServer, name: String) throws {
+        settings = ["cluster_name=\(name)"]
+        binaries = primary.binaries
+        var template = Array((NSTemporaryDirectory() + "pomodoro-pg-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw Failure("mkdtemp failed") }
+        folder = String(cString: made)
+        port = try LoopbackPort.free()
+        if getuid() == 0 {
+            guard let user = getpwnam("postgres") else { throw Failure("no postgres user: install Debian's postgresql") }
+            chown(folder, user.pointee.pw_uid, user.pointee.pw_gid)
+        }
+        // -R: the copy starts as a standby of the primary (primary_conninfo, standby.signal); its
+        // cluster_name is the name the primary waits for.
+        try run(["\(binaries)/pg_basebackup", "-h", "127.0.0.1", "-p", "\(primary.port)", "-U", "pomodoro",
+                 "-D", "\(folder)/data", "-R", "-X", "stream", "--no-sync"])
+        try launch(standby: true)
+    }
+
+    /// Stops the server as a crash would (`pg_ctl stop -m immediate`: no checkpoint, connections cut).
+    func crash() throws {
+        try run(["\(binaries)/pg_ctl", "-D", "\(folder)/data", "stop", "-m", "immediate", "-w", "-t", "20"])
+        _ = try process?.wait()
+    }
+
+    /// Promotes a standby to primary and waits until it takes writes.
+    func promote() throws {
+        try run(["\(binaries)/pg_ctl", "-D", "\(folder)/data", "promote", "-w", "-t", "30"])
+    }
+
     /// The shared server, started: stopped when the process exits.
     private static func startShared() throws -> PostgresTestServer {
         let server = try PostgresTestServer()
@@ -81,12 +130,12 @@ final class PostgresTestServer: @unchecked Sendable {
     }
 
     /// Starts `postgres` on the folder and port, and waits (30 s at most) until it accepts connections.
-    private func launch() throws {
+    private func launch(standby: Bool = false) throws {
         let process = try ProcessLauncher.start(
             "/usr/bin/env",
             asServerUser(["timeout", "-s", "INT", "1200", "\(binaries)/postgres", "-D", "\(folder)/data",
                           "-p", "\(port)", "-k", folder, "-c", "listen_addresses=127.0.0.1",
-                          "-c", "fsync=off", "-c", "max_connections=200"]),
+                          "-c", "fsync=off", "-c", "max_connections=200"] + settings.flatMap { ["-c", $0] }),
             output: .discard, errors: .discard)
         self.process = process
         let deadline = TestTime.deadline(30)

@@ -41,7 +41,7 @@ struct ClusterOptionTests {
         (["--cluster", "redis://redis", "--db", "none"],
          "cluster (from --cluster) needs a database the nodes share: db (none, from --db) must be postgres://USER@HOST/DBNAME"),
         (["--cluster", "http://redis"],
-         "--cluster: the cluster address must start with redis:// (redis://HOST[:PORT][/DB])"),
+         "--cluster: the cluster address must start with redis:// (redis://HOST[:PORT][/DB]) or redis-sentinel:// (redis-sentinel://HOST[:PORT][,HOST[:PORT]…]/MASTER_NAME[/DB])"),
     ] as [([String], String)])
     func aClusterWithoutASharedDatabaseOrABadAddressIsRefused(arguments: [String], message: String) {
         #expect(configurationError(arguments) == message)

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PomodoroCluster
 
 /// A real Redis for the tests: Debian's `redis-server`, in a temporary folder, on a free loopback port,
 /// without persistence. `timeout` ends it after 20 minutes whatever happens, and `stop()` (or the end of
@@ -29,8 +30,10 @@ public final class RedisTestServer: @unchecked Sendable {
 
     /// Starts a server of the caller's own, asking for `password` when one is given; the caller stops it
     /// with `stop()`.
-    public init(password: String? = nil) throws {
+    /// With `replicaOf`, a replica of the Redis on that loopback port (for a Sentinel setup).
+    public init(password: String? = nil, replicaOf master: Int? = nil) throws {
         self.password = password
+        self.master = master
         guard let binary = Self.binary else {
             throw LaunchFailure("redis-server is not installed (make test installs Debian's redis-server)")
         }
@@ -43,6 +46,7 @@ public final class RedisTestServer: @unchecked Sendable {
     }
 
     private let binary: String
+    private let master: Int?
 
     private static var binary: String? {
         ["/usr/bin/redis-server", "/usr/local/bin/redis-server"].first { FileManager.default.isExecutableFile(atPath: $0) }
@@ -54,7 +58,8 @@ public final class RedisTestServer: @unchecked Sendable {
             "/usr/bin/env",
             ["timeout", "-s", "TERM", "1200", binary, "--port", "\(port)", "--bind", "127.0.0.1",
              "--dir", folder, "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"]
-                + (password.map { ["--requirepass", $0] } ?? []),
+                + (password.map { ["--requirepass", $0, "--masterauth", $0] } ?? [])
+                + (master.map { ["--replicaof", "127.0.0.1", "\($0)"] } ?? []),
             output: .discard, errors: .discard)
         lock.withLock { process = launched }
         let deadline = TestTime.deadline(10)
@@ -74,6 +79,17 @@ public final class RedisTestServer: @unchecked Sendable {
             return process
         }
         _ = running?.stop(grace: 5)
+    }
+
+    /// Kills the server at once (`SIGKILL` to `redis-server` itself, as a crash), then reaps it.
+    public func crash() throws {
+        let info = try RedisConnection(RedisAddress(parsing: url), timeout: 1).command(["INFO", "server"]).text ?? ""
+        guard let line = info.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("process_id:") }),
+              let pid = Int32(line.dropFirst("process_id:".count).trimmingCharacters(in: .whitespaces)) else {
+            throw LaunchFailure("redis-server on port \(port) did not say its process id")
+        }
+        Glibc.kill(pid, SIGKILL)
+        halt()
     }
 
     /// Stops the server and removes its folder.

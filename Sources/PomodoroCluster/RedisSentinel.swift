@@ -1,0 +1,34 @@
+/// Finds the cluster's Redis master through Redis Sentinel (`redis-sentinel://…/MASTER_NAME`).
+///
+/// Every new connection asks the sentinels, in the order given, `SENTINEL get-master-addr-by-name NAME`,
+/// and takes the first answer whose Redis then says it is a master (`RedisConnection` checks `ROLE`). The
+/// cluster's connections are made anew whenever one breaks (the master died) or is refused as a replica
+/// (`READONLY`, a master demoted), so leases, the bus, the node registry and the address limits all follow a
+/// failover without listening for it: the first request after the sentinels promoted a replica reaches it.
+/// What the master held and had not yet copied to the replica is lost with it; the leases are put back from
+/// the store's fences (`LeaseKeeper`), the bus's messages are at most once anyway (docs/CLUSTER.md).
+public enum RedisSentinel {
+    /// The master's host and port as the first sentinel that knows it says.
+    /// - Throws: `RedisError` of kind `.connection` when no sentinel answers with a master.
+    public static func master(of address: RedisAddress, timeout: Double) throws(RedisError) -> RedisAddress.Endpoint {
+        guard let name = address.masterName else {
+            return RedisAddress.Endpoint(host: address.host, port: address.port)
+        }
+        var problems: [String] = []
+        for sentinel in address.sentinels {
+            do throws(RedisError) {
+                let connection = try RedisConnection(RedisAddress(host: sentinel.host, port: sentinel.port), timeout: timeout)
+                let reply = try connection.command(["SENTINEL", "get-master-addr-by-name", name])
+                guard case .array(let parts) = reply, parts.count == 2, let host = parts[0].text,
+                      let port = parts[1].text.flatMap({ Int($0) }) else {
+                    problems.append("\(sentinel): no master named \(name)")
+                    continue
+                }
+                return RedisAddress.Endpoint(host: host, port: port)
+            } catch {
+                problems.append("\(sentinel): \(error.message)")
+            }
+        }
+        throw RedisError(.connection, "no sentinel names a master for \(name): \(problems.joined(separator: "; "))")
+    }
+}
