@@ -48,6 +48,12 @@ package final class ClusterRooms: RoomRouter {
     var relayedByRoom: [RoomID: Set<ConnectionID>] = [:]
     /// When each node with connections in this node's rooms was last heard of (`ClusterEvent.nodesAlive`).
     var nodesLastSeen: [String: Instant] = [:]
+    /// This node's relayed members joined again to their owner after the bus lost Redis, with when that join
+    /// was sent (`ClusterRooms+Resync.swift`).
+    var resyncing: [ConnectionID: Instant] = [:]
+    /// Other nodes' connections in this node's rooms from before the bus lost Redis, not opened again by their
+    /// node yet, and when the bus came back (`ClusterRooms+Resync.swift`).
+    var unconfirmedRemotes: (connections: Set<ConnectionID>, since: Instant)?
     /// Every room with schedules, kept run by some node.
     let scheduledRooms: ScheduledRooms
     /// Rooms handed to this node by a draining one, being taken.
