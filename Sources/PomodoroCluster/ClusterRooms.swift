@@ -122,7 +122,8 @@ package final class ClusterRooms: RoomRouter {
             found = .elsewhere(node: node)
         case .failed(let reason):
             hub.logger.error("could not take a room", metadata: ["room": "\(id)", "error": "\(reason)"])
-            found = .stored(.failure(StoreError(reason)))
+            // Redis away (the bus lost it too): the join says that takes wait for it.
+            found = cluster.busIsDown ? .coordinatorAway : .stored(.failure(StoreError(reason)))
         }
         hub.logger.trace("room taken", metadata: ["room": "\(id)", "taken": "\("\(taken)".prefix(60))"])
         hub.lookedUp(id, found) { connection in
