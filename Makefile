@@ -2,12 +2,12 @@
 # Both install what is missing first (Debian packages through apt-get), so a fresh machine needs nothing by hand.
 
 SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
-APT_PACKAGES := libwebsockets-dev libuv1-dev libjson-c-dev libssl-dev libsqlite3-dev libpq-dev postgresql redis-server redis-sentinel libhiredis-dev pkg-config tmux curl nginx
+APT_PACKAGES := libcurl4-openssl-dev libwebsockets-dev libuv1-dev libjson-c-dev libssl-dev libsqlite3-dev libpq-dev postgresql redis-server redis-sentinel libhiredis-dev pkg-config tmux curl nginx
 PORT ?= 8080
 HOST ?=
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build release run run-cluster test test-unit test-browser clean fuzz test-sanitize
+.PHONY: deps build release run run-cluster test test-unit test-browser test-api clean fuzz test-sanitize
 
 # Installs the Debian packages that are not installed yet (apt-get update runs once, only when needed).
 deps:
@@ -40,8 +40,14 @@ test: deps
 	bash Tests/browser/run.sh "$$($(SWIFT) build --show-bin-path)/pomodoro-server"
 	bash Tests/events/run.sh "$$($(SWIFT) build --show-bin-path)/pomodoro-server" "$$($(SWIFT) build --show-bin-path)/pomo"
 	bash Tests/calendar/run.sh
+	bash Tests/api/run.sh "$$($(SWIFT) build --show-bin-path)/pomodoro-server"
 	$(MAKE) fuzz FUZZ_SECONDS=30
 	$(MAKE) --no-print-directory test-deploy
+
+# The HTTP API against web/openapi.json: the document validated (openapi-spec-validator), the real server's
+# answers checked against its schemas (jsonschema); both from PyPI when missing.
+test-api: build
+	bash Tests/api/run.sh "$$($(SWIFT) build --show-bin-path)/pomodoro-server"
 
 # The web page in headless Chromium against the real server (Tests/browser/README.md).
 test-browser: build

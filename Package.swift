@@ -26,9 +26,6 @@ let package = Package(
         // The event loop under the service threads: libwebsockets joins a libuv loop that we own (epoll).
         .systemLibrary(name: "CLibUV", pkgConfig: "libuv",
                        providers: [.apt(["libuv1-dev"])]),
-        // Stands between libwebsockets and close(): the library closes its event pipe's descriptor twice when
-        // a context on a libuv loop is destroyed (Sources/CLibWebSocketsGuard/include/pomodoro_close_guard.h).
-        .target(name: "CLibWebSocketsGuard"),
         .systemLibrary(name: "CJSONC", pkgConfig: "json-c",
                        providers: [.apt(["libjson-c-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto",
@@ -37,13 +34,16 @@ let package = Package(
                        providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CHiredis", pkgConfig: "hiredis",
                        providers: [.apt(["libhiredis-dev"])]),
+        // Webhook deliveries over HTTP(S) (Sources/PomodoroServer/WebhookHTTP.swift).
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // The pure domain: rooms, phases, deadlines, members, stats. No I/O, no clock reads.
         .target(name: "PomodoroCore", swiftSettings: strict),
         // Wire messages and their JSON codec (the only code that touches json-c).
         .target(name: "PomodoroProtocol", dependencies: ["PomodoroCore", "CJSONC"], swiftSettings: strict),
         // The thin layer over libwebsockets: service thread, timers, server and client sockets.
-        .target(name: "PomodoroNet", dependencies: ["CLibWebSockets", "CLibWebSocketsGuard", "CLibUV"],
+        .target(name: "PomodoroNet", dependencies: ["CLibWebSockets", "CLibUV"],
                 swiftSettings: strict),
         // What every store shares, without a database library: the `RoomStore` interface, the writer queue,
         // the journal's reports and totals, and the schema's tables with the one codec from rows to records
@@ -63,7 +63,7 @@ let package = Package(
         // configuration).
         .target(name: "PomodoroServer",
                 dependencies: ["PomodoroCore", "PomodoroProtocol", "PomodoroNet", "PomodoroStore", "PomodoroSQLite",
-                               "PomodoroPostgres", "CCrypto",
+                               "PomodoroPostgres", "CCrypto", "CCurl",
                                .product(name: "Logging", package: "swift-log"),
                                .product(name: "Prometheus", package: "swift-prometheus")],
                 swiftSettings: strict),
@@ -127,7 +127,7 @@ let package = Package(
         .testTarget(name: "PomodoroProtocolTests", dependencies: ["PomodoroProtocol"], swiftSettings: strict),
         .testTarget(name: "PomodoroServerTests",
                     dependencies: ["PomodoroServer", "PomodoroCluster", "PomodoroNet", "PomodoroProtocol", "PomodoroStore",
-                                   "PomodoroSQLite", "PomodoroCore", "PomodoroTestSupport", "CLibWebSocketsGuard",
+                                   "PomodoroSQLite", "PomodoroCore", "PomodoroTestSupport",
                                    // BackupTests read every row of a backup and its original.
                                    .product(name: "GRDB", package: "GRDB.swift")],
                     swiftSettings: strict),

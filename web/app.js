@@ -24,6 +24,8 @@ import { createSettingsForm } from './settingsform.js';
 import { createJoinForm } from './joinform.js';
 import { createStatsView } from './statsview.js';
 import { createScheduleView } from './scheduleview.js';
+import { createAPITokenView } from './apitokens.js';
+import { createWebhookView } from './webhookview.js';
 import { createToolbar } from './toolbar.js';
 import { createConnectionBanner } from './connectionbanner.js';
 import { wireShortcuts } from './shortcuts.js';
@@ -69,6 +71,8 @@ const settingsForm = createSettingsForm({ els, page, send, render: view.render }
 const joinForm = createJoinForm({ els, page, enterRoom });
 const statsView = createStatsView({ els, statsEls, page, connection, notices });
 const scheduleView = createScheduleView({ page, connection, notices });
+const apiTokenView = createAPITokenView({ page, send });
+const webhookView = createWebhookView({ page, connection });
 const banner = createConnectionBanner({ els, page });
 const alertSettings = createAlertSettings({ els });
 const toolbar = createToolbar({
@@ -85,6 +89,7 @@ const toolbar = createToolbar({
 // MARK: the room model's messages and effects
 
 function handleMessage(message) {
+  webhookView.receive(message);
   const { state, effects } = reduce(page.model, message, { now: Date.now() });
   page.model = state;
   for (const effect of effects) carryOut(effect);
@@ -145,8 +150,9 @@ function carryOut(effect) {
       save('limits', JSON.stringify(effect.limits));
       applyLimits();
       break;
-    case 'render': view.render(); scheduleView.render(); break;
+    case 'render': view.render(); scheduleView.render(); apiTokenView.render(); webhookView.render(); break;
     case 'schedules': scheduleView.render(); break;
+    case 'apiTokens': apiTokenView.render(); break;
     case 'frame': view.frame(); break;
     case 'welcomed': joinForm.ready(); break;
     case 'notice':
@@ -245,6 +251,7 @@ function handleStatus(status, info) {
   }
   banner.render();
   view.render();
+  webhookView.render();
   // Joined (again): the open panel catches up, since sessions may have ended while we were away.
   if (status === 'joined') {
     // The Join button that had the focus went with the landing: the focus goes to the timer's button (the
@@ -270,6 +277,7 @@ function wire() {
   joinForm.wire(unlockAudio);
   statsView.wire();
   scheduleView.wire();
+  webhookView.wire();
   controls.wire();
   settingsForm.wire();
   alertSettings.wire();

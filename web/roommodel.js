@@ -21,18 +21,19 @@
 //   controls                    the controls' enabled states (the host-only switch was confirmed)
 //   settingsNoteCleared / settingsSaved { appliesFrom } / settingsError { error }   the settings form's notes
 //   schedules                   draw the room's schedules again (the list came, or changed)
+//   apiTokens                   draw the room's API tokens again (the list came; a token was made or revoked)
 
 import { limitsFrom, DEFAULT_LIMITS } from './limits.js';
 
 /** Every message type the server sends (docs/PROTOCOL.md). Others, from later versions, are ignored. */
 export const SERVER_MESSAGES = Object.freeze(['welcome', 'observing', 'state', 'tick', 'event', 'ok', 'error', 'pong', 'stats',
-  'schedules']);
+  'schedules', 'apiTokens']);
 
 /** Every event kind the page has words for. Others, from later versions, are ignored. */
 export const EVENT_KINDS = Object.freeze([
   'phaseCompleted', 'memberJoined', 'memberReturned', 'memberAway', 'memberBack', 'memberLeft', 'control',
   'hostChanged', 'controlModeChanged', 'lockChanged', 'scheduleWarning', 'scheduleStarted', 'scheduleMissed',
-  'scheduleEnded',
+  'scheduleEnded', 'webhookDisabled',
 ]);
 
 const CONTROL_WORDS = Object.freeze({
@@ -63,6 +64,9 @@ export function initialState(limits = DEFAULT_LIMITS) {
     stats: newStats(false),
     /** The room's schedules as the server last listed them (docs/PROTOCOL.md §15); null until it has. */
     schedules: null,
+    /** The room's API tokens as last listed (docs/PROTOCOL.md §16), and one just made, shown once; null until. */
+    apiTokens: null,
+    createdToken: null,
     limits,
   };
 }
@@ -85,11 +89,16 @@ export function joinStarted(state, roomName, access = {}) {
     names: {},
     stats: newStats(state.stats.open),
     schedules: null,
+    apiTokens: null,
+    createdToken: null,
   };
 }
 
 export function left(state) {
-  return { ...state, room: null, roomName: null, schedules: null, stats: { ...state.stats, open: false } };
+  return {
+    ...state, room: null, roomName: null, schedules: null, apiTokens: null, createdToken: null,
+    stats: { ...state.stats, open: false },
+  };
 }
 
 /** A request that waits for its answer: `configure` or `control` with its ref. */
@@ -188,6 +197,7 @@ export function reduce(state, message, { now = 0 } = {}) {
     case 'error': next = error(state, message, effects); break;
     case 'stats': next = stats(state, message, effects); break;
     case 'schedules': next = schedules(state, message, effects); break;
+    case 'apiTokens': next = apiTokens(state, message, effects); break;
     default: break; // pong (its server time is all it brings), and message types from later versions
   }
   return { state: next, effects };
@@ -262,7 +272,8 @@ const phaseWords = (phase) => ({ key: `phase_${phase || 'idle'}` });
 function event(state, message, effects, now) {
   let next = state;
   const subject = message.member ?? message.by;
-  const name = (id) => nameOf(next, id) ?? { key: 'someone' };
+  // A command carried by the control API names its token: `api:deploy bot`.
+  const name = (id) => nameOf(next, id) ?? (typeof id === 'string' && id.startsWith('api:') ? id : { key: 'someone' });
   const isMe = subject === state.me;
   const feed = (key, values = {}, phase = undefined) => {
     const line = { type: 'feed', text: { key, values }, at: now };
@@ -348,6 +359,9 @@ function event(state, message, effects, now) {
     case 'lockChanged':
       feed(message.locked ? 'evLocked' : 'evUnlocked', { name: name(message.by) });
       break;
+    case 'webhookDisabled':
+      feed('evWebhookDisabled', { n: message.webhook });
+      break;
     default:
       break; // event kinds from later versions
   }
@@ -416,4 +430,11 @@ function schedules(state, message, effects) {
   if (!state.room || message.room !== state.room.id || !Array.isArray(message.schedules)) return state;
   effects.push({ type: 'schedules' });
   return { ...state, schedules: message.schedules };
+}
+
+/** The room's API tokens: only for the room shown. A token just made comes once, in `created`. */
+function apiTokens(state, message, effects) {
+  if (!state.room || message.room !== state.room.id || !Array.isArray(message.tokens)) return state;
+  effects.push({ type: 'apiTokens' });
+  return { ...state, apiTokens: message.tokens, createdToken: message.created ?? null };
 }

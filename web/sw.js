@@ -6,18 +6,19 @@
 // /healthz are never the worker's business. Registered at the root scope by web/install.js, so the invite
 // links (/r/<room>) are in its scope too; every navigation is answered with index.html, as the server does.
 
-const CACHE = 'pomodoro-page-v5';
+const CACHE = 'pomodoro-page-v6';
 
 /** Every file of the page (Tests/browser/page_files.mjs checks this list against web/). */
 const PAGE_FILES = [
   '/index.html', '/style.css', '/manifest.json', '/favicon.svg',
   '/icons/icon.svg', '/icons/icon-192.png', '/icons/icon-512.png', '/icons/maskable.svg', '/icons/maskable-512.png',
   '/icons/apple-touch-icon.png',
-  '/activity.js', '/address.js', '/alerts.js', '/alertsettings.js', '/app.js', '/clock.js', '/connection.js',
+  '/activity.js', '/address.js', '/alerts.js', '/apitokens.js', '/alertsettings.js', '/app.js', '/clock.js', '/connection.js',
   '/connectionbanner.js', '/dom.js', '/favicon.js', '/formchecks.js', '/handoff.js', '/hosting.js', '/i18n.js', '/install.js',
   '/joinform.js', '/keys.js', '/limits.js', '/notices.js', '/render.js', '/roomcontrols.js', '/roommodel.js',
   '/roomname.js', '/roomview.js', '/schedules.js', '/scheduleview.js', '/settingsform.js', '/shortcuts.js', '/sound.js', '/spoken.js',
   '/stats.js', '/statspanel.js', '/statsview.js', '/storage.js', '/toolbar.js', '/walldisplay.js', '/wording.js',
+  '/webhooks.js', '/webhookview.js',
 ];
 
 /** Whether a request is for one of the page's files (or a page address), not the API or the health check. */

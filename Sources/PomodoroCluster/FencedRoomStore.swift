@@ -72,10 +72,11 @@ extension StoreChange {
         switch self {
         case .saveRoom(let record, _): record.id
         case .saveMember(let room, _), .removeMember(let room, _), .saveSchedules(let room, _),
-             .saveBans(let room, _):
+             .saveBans(let room, _), .saveAPITokens(let room, _):
             room
         case .focusCompleted(let session): session.room
         case .interrupted(let interruption): interruption.room
+        case .webhook(let change): change.room
         }
     }
 }

@@ -19,10 +19,12 @@ struct PendingChanges: Sendable {
     private(set) var journal: [JournalEntry] = []
     /// The room's bans changed (the host removed someone).
     private(set) var bansDirty = false
+    /// The room's API tokens changed (made, revoked, or used for the first time in a minute).
+    private(set) var apiTokensDirty = false
 
     /// Whether anything is due: member changes wait for the room's row, which every change to a member
     /// comes with (a new `seq`).
-    var isDue: Bool { roomDirty || !journal.isEmpty }
+    var isDue: Bool { roomDirty || !journal.isEmpty || apiTokensDirty }
 
     mutating func roomChanged() { roomDirty = true }
 
@@ -37,6 +39,8 @@ struct PendingChanges: Sendable {
 
     mutating func bansChanged() { bansDirty = true }
 
+    mutating func apiTokensChanged() { apiTokensDirty = true }
+
     /// Hands over everything pending and forgets it.
     mutating func take() -> PendingChanges {
         let taken = self
@@ -45,6 +49,7 @@ struct PendingChanges: Sendable {
         removedMembers.removeAll()
         journal.removeAll()
         bansDirty = false
+        apiTokensDirty = false
         return taken
     }
 }

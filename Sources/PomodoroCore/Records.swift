@@ -163,6 +163,10 @@ public enum StoreChange: Equatable, Sendable {
     case saveSchedules(RoomID, [Schedule])
     /// Replace the room's bans by these (an empty list lifts them all).
     case saveBans(RoomID, [BanRecord])
+    /// Replace the room's API tokens by these (hashes only; an empty list revokes them all).
+    case saveAPITokens(RoomID, [APITokenRecord])
+    /// A room's webhooks and their outbox (WebhookRecords.swift).
+    case webhook(WebhookChange)
 }
 
 /// Someone the host removed from a room, kept out until `untilMs` (wall clock) by name and by resume token.
@@ -190,12 +194,15 @@ public struct StoredRoom: Equatable, Sendable {
     /// The room's schedules: `RoomStore.loadRoom` reads them with the room (a cluster node taking a room
     /// reads them again right after its claim); `loadRooms` leaves them out (`loadSchedules` reads them all).
     public var schedules: [Schedule]
+    /// The room's API tokens (hashes only), read with the room by `loadRoom` and `loadRooms`.
+    public var apiTokens: [APITokenRecord]
     public init(record: RoomRecord, members: [MemberRecord], passcode: String?, bans: [BanRecord] = [],
-                schedules: [Schedule] = []) {
+                schedules: [Schedule] = [], apiTokens: [APITokenRecord] = []) {
         self.record = record
         self.members = members
         self.passcode = passcode
         self.bans = bans
         self.schedules = schedules
+        self.apiTokens = apiTokens
     }
 }

@@ -27,6 +27,11 @@ extension Room {
     public mutating func handle(_ command: Command, from id: MemberID, now: Instant) throws(RoomError) -> Outcome {
         guard roster[id]?.connected == true else { throw .unknownMember }
         try access.check(command, from: id)
+        return try carryOut(command, by: id, now: now)
+    }
+
+    /// A command whose giver has been let give it (a member, or an API token: `Room+APITokens`).
+    mutating func carryOut(_ command: Command, by id: MemberID, now: Instant) throws(RoomError) -> Outcome {
         var outcome = Outcome()
         advanceInternal(to: now, into: &outcome)
         creditFocus(until: now)

@@ -24,6 +24,7 @@ extension Room {
         if member.isPresent && isFocusRunning {
             pending.record(.interrupted(target, name: member.name, at: now))
         }
+        revokeAPITokens(madeBy: target)
         bans.forgetEnded(at: now)
         bans.ban(name: member.name, tokenHash: member.tokenHash, until: now + policy.removalBan)
         pending.bansChanged()

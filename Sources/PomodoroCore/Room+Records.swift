@@ -23,6 +23,7 @@ extension Room {
         }
         // After the room's row, which a removal always changes: a store keeps bans with their room.
         if taken.bansDirty { changes.append(.saveBans(self.id, banRecords(wallOffsetNanoseconds: offset))) }
+        if taken.apiTokensDirty { changes.append(.saveAPITokens(self.id, tokens.records)) }
         for entry in taken.journal {
             switch entry {
             case let .focusCompleted(startedAt, endedAt, length, participants):
@@ -80,7 +81,7 @@ extension Room {
     /// it, so a deadline that was 10 minutes away when the last run wrote it is `endsAt - now` away now.
     /// Bans kept by the store that ended by `now` are dropped; the others keep their wall-clock end.
     public init(restoring record: RoomRecord, members stored: [MemberRecord], bans storedBans: [BanRecord] = [],
-                policy: RoomPolicy = .standard, now: Instant, wallOffsetNanoseconds offset: Int64) {
+                apiTokens: [APITokenRecord] = [], policy: RoomPolicy = .standard, now: Instant, wallOffsetNanoseconds offset: Int64) {
         func instant(_ ms: Int64) -> Instant { Instant(nanoseconds: ms * 1_000_000 - offset) }
         self.init(id: record.id, settings: record.settings, policy: policy, controlMode: record.controlMode,
                   now: now)
@@ -101,6 +102,7 @@ extension Room {
         access = HostRules(mode: record.controlMode, host: record.host)
         roster = Roster(nextMemberNumber: record.nextMemberNumber)
         bans = Bans(restoring: storedBans, instant: instant, now: now)
+        tokens = APITokens(apiTokens)
         credit = FocusCredit(creditedUntil: record.focusCreditedUntilMs.map(instant),
                              focusStartedAt: record.focusStartedAtMs.map(instant))
         for row in stored.sorted(by: { $0.joinOrder < $1.joinOrder }) {

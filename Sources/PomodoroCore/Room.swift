@@ -26,6 +26,8 @@ public struct Room: Sendable {
     var pending = PendingChanges()
     /// Whom the host removed, until when (`Room+Hosting.swift`).
     var bans = Bans()
+    /// The room's API tokens (`APITokens.swift`).
+    var tokens = APITokens()
     /// The whole seconds shown by the last tick or state: a tick goes out when this number falls.
     var shownSeconds: Int64 = 0
     /// Since when nobody has been connected and nothing has been running (nil otherwise).

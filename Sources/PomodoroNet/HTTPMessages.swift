@@ -18,7 +18,8 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
 
 /// A request to one of the dynamic paths, copied out of the library's header table before the delegate sees it.
 ///
-/// Request bodies are not read: a body that comes with a POST or PUT is discarded.
+/// A body (POST, PUT, PATCH with a Content-Length) is read whole before the delegate sees the request, up to
+/// `maxBodyBytes`; a longer one is answered 413 by the transport.
 public struct HTTPRequest: Sendable, Equatable {
     public var method: HTTPMethod
     /// The path without the query, percent-decoded and normalised by the library (`//`, `/./` and `/../`
@@ -34,6 +35,11 @@ public struct HTTPRequest: Sendable, Equatable {
     public var accept: String?
     /// The peer's address.
     public var peer: String
+    /// The request's body, read whole (empty for GET and HEAD).
+    public var body: [UInt8] = []
+
+    /// The largest body read: the control API's commands and room settings are a few hundred bytes.
+    public static let maxBodyBytes = 16 * 1024
 
     /// Bounds on the query. A request past any of them is answered 400 by the transport and never reaches
     /// the delegate (the library already caps the whole request head at 4 KiB).

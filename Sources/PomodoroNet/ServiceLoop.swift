@@ -1,6 +1,5 @@
 import CLibUV
 import CLibWebSockets
-import CLibWebSocketsGuard
 import Foundation
 
 /// One libwebsockets context on a libuv loop that we own, and the single thread that runs that loop.
@@ -51,13 +50,10 @@ public class ServiceLoop: @unchecked Sendable {
     private var libraryTimersNeedCheck = false
     /// Set as the teardown begins: no handle may join the loop from then on.
     private(set) var loopHasEnded = false
+    /// The library's event pipe, which it closes twice as the context goes; held between the two closes.
+    private var eventPipe = EventPipeHold()
 
     init() {
-        // libwebsockets 4.1.6 on libuv closes its event pipe's descriptor twice when a context is destroyed, a
-        // turn of the loop apart; another thread given the number in between would lose it (libuv aborts in
-        // `epoll_ctl`, or a socket vanishes mid-request). The guard keeps the number taken between the two
-        // closes; it is armed around the library's creation and destruction of a context (`withCloseGuard`).
-        _ = pomodoro_close_guard_install()
         loop = .allocate(capacity: 1)
         loop.initialize(to: uv_loop_t())
         let status = uv_loop_init(loop)
@@ -103,19 +99,12 @@ public class ServiceLoop: @unchecked Sendable {
         info.pcontext = contextSlot
     }
 
-    /// Creates the context for `info` (filled by `joinLoop`). A creation that fails part-way destroys what it
-    /// made, closing the event pipe as a destruction does: the close guard is armed.
+    /// Creates the context for `info` (filled by `joinLoop`) and notes its event pipe. A creation that fails
+    /// part-way destroys what it made, closing the event pipe once as a destruction does (see `abandonContext`).
     func createContext(_ info: inout lws_context_creation_info) -> OpaquePointer? {
-        withCloseGuard { lws_create_context(&info) }
-    }
-
-    /// Runs `body`, a call into the library that may close its event pipe, with the close guard armed on this
-    /// thread: the pipe's number then stays taken (by a placeholder) until the library closes it the second
-    /// time, or `finishDestroying` does.
-    private func withCloseGuard<T>(_ body: () -> T) -> T {
-        pomodoro_close_guard_arm()
-        defer { pomodoro_close_guard_disarm() }
-        return body()
+        let created = lws_create_context(&info)
+        eventPipe.note(on: loop)
+        return created
     }
 
     /// Keeps the context the library created, as `context` and where the library clears it.
@@ -191,8 +180,11 @@ public class ServiceLoop: @unchecked Sendable {
         loopHasEnded = true
         closeOwnHandles()
         // The library closes its event pipe's descriptor here, and again once libuv hands the pipe's handle
-        // back (in `finishDestroying`): under the guard, the first close leaves a placeholder on the number.
-        if let context { withCloseGuard { lws_context_destroy(context) } }
+        // back (in `finishDestroying`): in between, a placeholder holds the number (`EventPipeHold`).
+        if let context {
+            lws_context_destroy(context)
+            eventPipe.takeBack()
+        }
         finishDestroying()
     }
 
@@ -200,6 +192,8 @@ public class ServiceLoop: @unchecked Sendable {
     /// its handles must close on the loop before it can be freed. Before the service thread starts.
     func abandonContext() {
         loopHasEnded = true
+        // The failed creation closed the event pipe once already.
+        eventPipe.takeBack()
         closeOwnHandles()
         finishDestroying()
     }
@@ -207,6 +201,12 @@ public class ServiceLoop: @unchecked Sendable {
     /// Runs the loop until every handle has closed (within a bound), finishes the library's destruction of
     /// the context, and closes the loop.
     private func finishDestroying() {
+        // Another thread was given the event pipe's number between the library's two closes: the loop is not run
+        // again, so the second close never reaches it (the loop and the rest of the context are kept).
+        guard eventPipe.mayFinish else {
+            context = nil
+            return
+        }
         // A guard that wakes the loop now and then without keeping it alive, so the bound below is checked.
         let guardTimer = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
         guardTimer.initialize(to: uv_timer_t())
@@ -218,7 +218,7 @@ public class ServiceLoop: @unchecked Sendable {
         // With a foreign loop the library finishes its destruction only when asked again, once every handle
         // of its own has closed; it clears `contextSlot` when it is wholly done.
         if let remaining = contextSlot.pointee {
-            withCloseGuard { lws_context_destroy(remaining) }
+            lws_context_destroy(remaining)
             uv_run(loop, UV_RUN_NOWAIT)
         }
         context = nil
@@ -226,7 +226,7 @@ public class ServiceLoop: @unchecked Sendable {
         uv_run(loop, UV_RUN_NOWAIT)
         loopClosed = uv_loop_close(loop) == 0
         // Had the library not closed the number a second time, the placeholder is still ours to close.
-        pomodoro_close_guard_release()
+        eventPipe.release()
     }
 
     /// Closes the wake-up and the timers' descriptor; the timers forget the loop.

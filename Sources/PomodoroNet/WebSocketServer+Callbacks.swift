@@ -99,8 +99,8 @@ extension WebSocketServer {
             return writeExchange(wsi)
 
         case LWS_CALLBACK_HTTP_BODY:
-            // Bodies are not read: swallowed while a dynamic request is open.
-            if let wsi, httpExchangeOn[wsi] != nil { return 0 }
+            // Read for a request that waits for its body (WebSocketServer+HTTP.swift), else swallowed.
+            if let wsi, httpExchangeOn[wsi] != nil { return bodyReceived(wsi, input, length) }
 
         case LWS_CALLBACK_HTTP_BODY_COMPLETION:
             // The library's default would end the transaction unanswered; the answer ends it instead.

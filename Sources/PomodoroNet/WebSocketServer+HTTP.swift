@@ -15,6 +15,8 @@ final class HTTPExchange {
     var deadline: ContinuousClock.Instant?
     /// Set for an answer that goes on (`HTTPResponder.stream`, WebSocketServer+Streams.swift).
     var stream: HTTPStream?
+    /// A request whose body is being read: it reaches the delegate once the body is in (`bodyCompleted`).
+    var awaitingBody: HTTPRequest?
 
     init(id: UInt64, wsi: OpaquePointer, headersOnly: Bool, addressKey: String) {
         self.id = id
@@ -117,7 +119,32 @@ extension WebSocketServer {
         let request = HTTPRequest(method: method, path: path, query: query,
                                   authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION),
                                   accept: header(wsi, WSI_TOKEN_HTTP_ACCEPT), peer: peer)
+        let length = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH).flatMap { Int($0) } ?? 0
+        if length > 0, method == .post || method == .put || method == .patch {
+            guard length <= HTTPRequest.maxBodyBytes else {
+                answer(id, with: HTTPResponse(status: 413, text: "a body is limited to \(HTTPRequest.maxBodyBytes) bytes\n"))
+                return 0
+            }
+            // The body comes in LWS_CALLBACK_HTTP_BODY pieces; the request goes on once it is in.
+            httpExchanges[id]?.awaitingBody = request
+            lws_rx_flow_control(wsi, 1)
+            return 0
+        }
         delegate.server(self, didReceiveHTTP: request, responder: HTTPResponder(server: self, exchange: id))
+        return 0
+    }
+
+    /// LWS_CALLBACK_HTTP_BODY: one piece of a body being read (others, and what comes after an answer, are
+    /// swallowed). A body longer than it said is answered 413.
+    func bodyReceived(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        guard let id = httpExchangeOn[wsi], let exchange = httpExchanges[id], exchange.awaitingBody != nil,
+              let input, length > 0 else { return 0 }
+        guard exchange.awaitingBody!.body.count + length <= HTTPRequest.maxBodyBytes else {
+            exchange.awaitingBody = nil
+            answer(id, with: HTTPResponse(status: 413, text: "a body is limited to \(HTTPRequest.maxBodyBytes) bytes\n"))
+            return 0
+        }
+        exchange.awaitingBody!.body.append(contentsOf: UnsafeRawBufferPointer(start: input, count: length))
         return 0
     }
 
@@ -165,6 +192,13 @@ extension WebSocketServer {
     /// was in: a request still waiting for its answer gets it back.
     func bodyCompleted(_ wsi: OpaquePointer) -> Int32 {
         lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, httpTimeout)
+        if let id = httpExchangeOn[wsi], let exchange = httpExchanges[id], let request = exchange.awaitingBody {
+            exchange.awaitingBody = nil
+            if exchange.response == nil, let delegate {
+                lws_rx_flow_control(wsi, 0)
+                delegate.server(self, didReceiveHTTP: request, responder: HTTPResponder(server: self, exchange: id))
+            }
+        }
         return 0
     }
 

@@ -22,16 +22,20 @@ extension PostgresRoomStore {
     /// fence saw it. Returns nil for a room that was never stored (the fence is raised all the same).
     /// - Throws: `StoreError` with `isFenced` when the room was already claimed under a higher epoch.
     public func claim(room: RoomID, epoch: Int64) throws(StoreError) -> StoredRoom? {
-        let (rooms, members) = try inWriteTransaction("claiming room \(room) under epoch \(epoch)") {
+        let (rooms, members, tokens) = try inWriteTransaction("claiming room \(room) under epoch \(epoch)") {
             connection throws(PostgresError) in
             try Self.raiseFence(room: room, to: epoch, strictly: true, on: connection)
             return (try connection.query(Self.statements.load(.room, room: room)),
-                    try connection.query(Self.statements.load(.member, room: room)))
+                    try connection.query(Self.statements.load(.member, room: room)),
+                    // The room's API tokens come with it: the control API answers on its new owner.
+                    try connection.query(Self.statements.load(.apiToken, room: room)))
         }
         guard let row = rooms.rows.first else { return nil }
         var list: [MemberRecord] = []
         for member in members.rows { list.append(try RowCodec.member(from: member)) }
-        return try RowCodec.storedRoom(from: row, members: list, bans: [])
+        var tokenList: [APITokenRecord] = []
+        for token in tokens.rows { tokenList.append(try RowCodec.apiToken(from: token)) }
+        return try RowCodec.storedRoom(from: row, members: list, bans: [], apiTokens: tokenList)
     }
 
     /// The room's fence: the highest epoch that claimed or wrote it (nil when none did).

@@ -44,6 +44,10 @@ extension PostgresRoomStore {
         // A clock-aligned room's zone (and its pending settings'), and the scheduled run under way
         // (RoomRunColumns): a restart in the middle of a set carries on with it.
         Migration(version: "v8", sql: SchemaHistory.v8(.postgres)),
+        // A room's named API tokens for the control API (their SHA-256 only).
+        Migration(version: "api_tokens", sql: SchemaHistory.apiTokens(.postgres)),
+        // A room's webhooks and their outbox (WebhookRows).
+        Migration(version: "webhooks", sql: SchemaHistory.webhooks(.postgres)),
     ]
 
     /// The schema versions this server knows, oldest first.

@@ -19,7 +19,7 @@ import PomodoroStore
 /// ```
 /// Throws `StoreError` when the database cannot be reached, when its schema cannot be brought up to date,
 /// or when a newer server has migrated it; messages never contain the URL's password.
-public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
+public final class PostgresRoomStore: RoomStore, @unchecked Sendable {  // safe: its vars are touched only under `writeLock` or `readerCondition`, and a connection (not Sendable) has one owner at a time: the writer under the lock, or the one read that took it from the pool
     /// The URL as messages show it: without the password.
     public let location: String
     /// What the writer deletes from the journal as it writes.
@@ -165,7 +165,7 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
 
     /// Runs `body` on a reader connection from the pool, waiting while all `maxReaders` are in use. Reads
     /// change nothing, so a read that fails because its connection broke is run once more on a new one.
-    private func withReader<T>(_ what: @autoclosure () -> String,
+    func withReader<T>(_ what: @autoclosure () -> String,
                                _ body: (PostgresConnection) throws(PostgresError) -> T) throws(StoreError) -> T {
         readerCondition.lock()
         while idleReaders.isEmpty && readers >= Self.maxReaders {
@@ -218,32 +218,37 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
 
     public func loadRooms() throws(StoreError) -> [StoredRoom] {
         let s = Self.statements
-        let (rooms, members, bans) = try withReader("loading rooms") { connection throws(PostgresError) in
+        let (rooms, members, bans, tokens) = try withReader("loading rooms") { connection throws(PostgresError) in
             try Self.snapshot(connection) { () throws(PostgresError) in
                 (try connection.query(s.load(.room, room: nil)), try connection.query(s.load(.member, room: nil)),
-                 try connection.query(s.load(.ban, room: nil)))
+                 try connection.query(s.load(.ban, room: nil)), try connection.query(s.load(.apiToken, room: nil)))
             }
         }
         var byRoom: [String: [MemberRecord]] = [:]
         for row in members.rows { byRoom[try row.string("room_id"), default: []].append(try RowCodec.member(from: row)) }
         var bansByRoom: [String: [BanRecord]] = [:]
         for row in bans.rows { bansByRoom[try row.string("room_id"), default: []].append(try RowCodec.ban(from: row)) }
+        var tokensByRoom: [String: [APITokenRecord]] = [:]
+        for row in tokens.rows {
+            tokensByRoom[try row.string("room_id"), default: []].append(try RowCodec.apiToken(from: row))
+        }
         var result: [StoredRoom] = []
         for row in rooms.rows {
             let id = try row.string("id")
-            result.append(try RowCodec.storedRoom(from: row, members: byRoom[id] ?? [], bans: bansByRoom[id] ?? []))
+            result.append(try RowCodec.storedRoom(from: row, members: byRoom[id] ?? [], bans: bansByRoom[id] ?? [],
+                                                  apiTokens: tokensByRoom[id] ?? []))
         }
         return result
     }
 
     public func loadRoom(_ id: RoomID) throws(StoreError) -> StoredRoom? {
         let s = Self.statements
-        let (rooms, members, bans, schedules) = try withReader("loading room \(id)") { connection throws(PostgresError) in
+        let (rooms, members, bans, schedules, tokens) = try withReader("loading room \(id)") { connection throws(PostgresError) in
             try Self.snapshot(connection) { () throws(PostgresError) in
                 (try connection.query(s.load(.room, room: id)), try connection.query(s.load(.member, room: id)),
                  try connection.query(s.load(.ban, room: id)),
                  // The room comes back whole: a room in memory without its schedules would save over them.
-                 try connection.query(s.schedules(room: id)))
+                 try connection.query(s.schedules(room: id)), try connection.query(s.load(.apiToken, room: id)))
             }
         }
         guard let row = rooms.rows.first else { return nil }
@@ -253,7 +258,10 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
         for ban in bans.rows { banList.append(try RowCodec.ban(from: ban)) }
         var scheduleList: [Schedule] = []
         for schedule in schedules.rows { scheduleList.append(try RowCodec.schedule(from: schedule, room: id)) }
-        return try RowCodec.storedRoom(from: row, members: list, bans: banList, schedules: scheduleList)
+        var tokenList: [APITokenRecord] = []
+        for token in tokens.rows { tokenList.append(try RowCodec.apiToken(from: token)) }
+        return try RowCodec.storedRoom(from: row, members: list, bans: banList, schedules: scheduleList,
+                                       apiTokens: tokenList)
     }
 
     public func loadSchedules() throws(StoreError) -> [RoomID: [Schedule]] {
@@ -398,6 +406,9 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {
 
     /// The migrations applied to the database, oldest first (`migrationVersions` once `open` has run).
     public func appliedMigrations() throws(StoreError) -> [String] {
-        try column(sql: "SELECT version FROM schema_migrations ORDER BY version")
+        // Versions are names ("api_tokens" after "v8"), so their order is the history's, not the text's.
+        let applied = try column(sql: "SELECT version FROM schema_migrations ORDER BY version")
+        let known = Self.migrationVersions
+        return known.filter(applied.contains) + applied.filter { !known.contains($0) }
     }
 }

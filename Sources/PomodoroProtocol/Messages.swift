@@ -45,6 +45,10 @@ public enum ClientMessage: Equatable, Sendable {
     case observe(room: String, token: String? = nil, passcode: String? = nil)
     /// List, add, change, switch or delete the room's schedules (`SchedulePayloads.swift`).
     case schedule(ScheduleRequest)
+    /// List, make or revoke the room's API tokens (`WireCodec+APITokens.swift`).
+    case apiToken(APITokenRequest)
+    /// The room's webhooks (docs/PROTOCOL.md, "Webhooks").
+    case webhook(WebhookRequest)
 
     /// The `type` field on the wire.
     public var type: String {
@@ -68,6 +72,8 @@ public enum ClientMessage: Equatable, Sendable {
         case .stats: "stats"
         case .observe: "observe"
         case .schedule(let request): request.type
+        case .apiToken: "apiToken"
+        case .webhook(let request): request.type
         }
     }
 }
@@ -128,6 +134,8 @@ public enum ErrorCode: String, Sendable, Equatable, CaseIterable {
     case notFound = "not_found"
     /// The connection observes a room: it may not press the controls, set a task or presence (`join` to).
     case observer = "observer"
+    /// The room has as many webhooks as it may (`--webhooks-per-room`).
+    case webhookLimit = "webhook_limit"
     /// Something went wrong on the server; the request was not carried out.
     case internalError = "internal"
 }
@@ -268,6 +276,8 @@ public enum EventPayload: Equatable, Sendable {
     /// A schedule warned, started, was missed or ended.
     case schedule(ScheduleEventPayload)
     case lockChanged(locked: Bool, by: String)
+    /// A webhook failed for a day and the server switched it off.
+    case webhookDisabled(webhook: Int, reason: String)
 
     public var kind: String {
         switch self {
@@ -282,6 +292,7 @@ public enum EventPayload: Equatable, Sendable {
         case .controlModeChanged: "controlModeChanged"
         case .schedule(let event): event.kind
         case .lockChanged: "lockChanged"
+        case .webhookDisabled: "webhookDisabled"
         }
     }
 }
@@ -348,6 +359,9 @@ public enum ServerMessage: Equatable, Sendable {
     case observing(room: SnapshotPayload, serverTime: Int64, ref: Ref?)
     /// The room's schedules: the reply to `schedules`, and to every member after a change.
     case schedules(SchedulesPayload, ref: Ref?)
+    /// The room's API tokens: the reply to `apiToken` (with the new token once, to its maker only).
+    case apiTokens(APITokensPayload, ref: Ref?)
+    case webhooks(WebhooksPayload, ref: Ref?)
 
     public var type: String {
         switch self {
@@ -361,6 +375,8 @@ public enum ServerMessage: Equatable, Sendable {
         case .stats: "stats"
         case .observing: "observing"
         case .schedules: "schedules"
+        case .apiTokens: "apiTokens"
+        case .webhooks: "webhooks"
         }
     }
 }

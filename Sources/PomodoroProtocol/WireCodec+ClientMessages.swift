@@ -37,6 +37,7 @@ extension WireCodec {
             case "control": message = .control(mode: try fields.enumeration("mode"))
             case "handOff": message = .handOff(member: try fields.string("member"))
             case "passcode", "kick": message = try hostingMessage(type, fields)
+            case "apiToken": message = .apiToken(try apiTokenRequest(fields))
             case "stats":
                 message = .stats(room: try fields.optionalString("room"), days: try fields.optionalInt("days"),
                                  tz: try fields.optionalString("tz"), passcode: try fields.optionalString("passcode"))
@@ -44,6 +45,10 @@ extension WireCodec {
                 message = .observe(room: try fields.string("room"), token: try fields.optionalString("token"),
                                    passcode: try fields.optionalString("passcode"))
             case let other:
+                if let request = try fields.webhookRequest(type: other) {
+                    message = .webhook(request)
+                    break
+                }
                 guard let request = try fields.scheduleRequest(type: other) else {
                     throw ProtocolError(.unknownType, "unknown message type\(quotedIfShort(type))", field: "type", ref: ref)
                 }
@@ -91,6 +96,10 @@ extension WireCodec {
         case let .presence(away):
             object.set("away", away)
         case let .schedule(request):
+            set(request, into: object)
+        case let .apiToken(request):
+            set(request, into: object)
+        case let .webhook(request):
             set(request, into: object)
         }
         if let ref = frame.ref { set(ref, into: object) }

@@ -35,6 +35,9 @@ extension WireCodec {
         case let .lockChanged(locked, by):
             object.set("locked", locked)
             object.set("by", by)
+        case let .webhookDisabled(webhook, reason):
+            object.set("webhook", webhook)
+            object.set("reason", reason)
         }
     }
 }
@@ -56,6 +59,7 @@ extension FieldReader {
         case "hostChanged": return .hostChanged(member: try optionalString("member"))
         case "controlModeChanged": return .controlModeChanged(mode: try enumeration("mode"), by: try string("by"))
         case "lockChanged": return .lockChanged(locked: try bool("locked"), by: try string("by"))
+        case "webhookDisabled": return .webhookDisabled(webhook: try int("webhook"), reason: try string("reason"))
         case let other:
             guard let event = try scheduleEvent(kind: other) else {
                 throw ProtocolError(.unknownType, "unknown event kind", field: name("kind"), ref: ref)

@@ -57,6 +57,12 @@ extension WireCodec {
         case let .schedules(payload, ref):
             set(payload, into: object)
             if let ref { set(ref, into: object) }
+        case let .apiTokens(payload, ref):
+            set(payload, into: object)
+            if let ref { set(ref, into: object) }
+        case let .webhooks(payload, ref):
+            set(payload, into: object)
+            if let ref { set(ref, into: object) }
         }
         return object.serialize()
     }
@@ -106,6 +112,10 @@ extension WireCodec {
                                       serverTime: try fields.int64("serverTime"), ref: ref)
                 case "schedules":
                     return .schedules(try fields.schedules(), ref: ref)
+                case "apiTokens":
+                    return .apiTokens(try fields.apiTokens(), ref: ref)
+                case "webhooks":
+                    return .webhooks(try fields.webhooks(), ref: ref)
                 case let type:
                     throw ProtocolError(.unknownType, "unknown message type\(quotedIfShort(type))", field: "type",
                                         ref: ref)

@@ -65,6 +65,11 @@ extension SQLiteRoomStore {
         // (RoomRunColumns): a restart in the middle of a set carries on with it.
         migrator.registerMigration("v8") { db in try db.execute(sql: SchemaHistory.v8(.sqlite)) }
 
+        // A room's named API tokens for the control API (their SHA-256 only).
+        migrator.registerMigration("api_tokens") { db in try db.execute(sql: SchemaHistory.apiTokens(.sqlite)) }
+        // A room's webhooks and their outbox (WebhookRows).
+        migrator.registerMigration("webhooks") { db in try db.execute(sql: SchemaHistory.webhooks(.sqlite)) }
+
         return migrator
     }()
 

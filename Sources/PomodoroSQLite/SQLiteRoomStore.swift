@@ -18,7 +18,7 @@ import PomodoroStore
 /// an fsync per commit held ticks back by seconds after 10,000 joins at once (p99 1.2–3.4 s against
 /// 0.36 s with NORMAL, `make bench-storm`, docs/PERFORMANCE.md).
 public final class SQLiteRoomStore: RoomStore {
-    private let pool: DatabasePool
+    let pool: DatabasePool
     /// The database file.
     public let path: String
     /// What the writer deletes from the journal as it writes.
@@ -103,32 +103,37 @@ public final class SQLiteRoomStore: RoomStore {
 
     public func loadRooms() throws(StoreError) -> [StoredRoom] {
         let s = Self.statements
-        let (rooms, members, bans) = try withStoreError("loading rooms from \(path)") {
+        let (rooms, members, bans, tokens) = try withStoreError("loading rooms from \(path)") {
             try pool.read { db in
                 (try db.rows(s.load(.room, room: nil)), try db.rows(s.load(.member, room: nil)),
-                 try db.rows(s.load(.ban, room: nil)))
+                 try db.rows(s.load(.ban, room: nil)), try db.rows(s.load(.apiToken, room: nil)))
             }
         }
         var byRoom: [String: [MemberRecord]] = [:]
         for row in members { byRoom[try row.string("room_id"), default: []].append(try RowCodec.member(from: row)) }
         var bansByRoom: [String: [BanRecord]] = [:]
         for row in bans { bansByRoom[try row.string("room_id"), default: []].append(try RowCodec.ban(from: row)) }
+        var tokensByRoom: [String: [APITokenRecord]] = [:]
+        for row in tokens {
+            tokensByRoom[try row.string("room_id"), default: []].append(try RowCodec.apiToken(from: row))
+        }
         var result: [StoredRoom] = []
         for row in rooms {
             let id = try row.string("id")
-            result.append(try RowCodec.storedRoom(from: row, members: byRoom[id] ?? [], bans: bansByRoom[id] ?? []))
+            result.append(try RowCodec.storedRoom(from: row, members: byRoom[id] ?? [], bans: bansByRoom[id] ?? [],
+                                                  apiTokens: tokensByRoom[id] ?? []))
         }
         return result
     }
 
     public func loadRoom(_ id: RoomID) throws(StoreError) -> StoredRoom? {
         let s = Self.statements
-        let (rooms, members, bans, schedules) = try withStoreError("loading room \(id) from \(path)") {
+        let (rooms, members, bans, schedules, tokens) = try withStoreError("loading room \(id) from \(path)") {
             try pool.read { db in
                 (try db.rows(s.load(.room, room: id)), try db.rows(s.load(.member, room: id)),
                  try db.rows(s.load(.ban, room: id)),
                  // The room comes back whole: a room in memory without its schedules would save over them.
-                 try db.rows(s.schedules(room: id)))
+                 try db.rows(s.schedules(room: id)), try db.rows(s.load(.apiToken, room: id)))
             }
         }
         guard let row = rooms.first else { return nil }
@@ -138,7 +143,10 @@ public final class SQLiteRoomStore: RoomStore {
         for ban in bans { banList.append(try RowCodec.ban(from: ban)) }
         var scheduleList: [Schedule] = []
         for schedule in schedules { scheduleList.append(try RowCodec.schedule(from: schedule, room: id)) }
-        return try RowCodec.storedRoom(from: row, members: list, bans: banList, schedules: scheduleList)
+        var tokenList: [APITokenRecord] = []
+        for token in tokens { tokenList.append(try RowCodec.apiToken(from: token)) }
+        return try RowCodec.storedRoom(from: row, members: list, bans: banList, schedules: scheduleList,
+                                       apiTokens: tokenList)
     }
 
     public func loadSchedules() throws(StoreError) -> [RoomID: [Schedule]] {

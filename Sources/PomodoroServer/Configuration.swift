@@ -96,6 +96,8 @@ public struct ServerConfiguration: Sendable {
     /// The cluster this server is a node of (docs/CLUSTER.md; PomodoroCluster's `ClusterConfiguration`): it
     /// builds the router the server's rooms run behind. Nil for a single server (`LocalRooms`).
     public var cluster: (any RoomRouting)?
+    /// Webhook delivery's bounds and timings (RoomHub+Webhooks.swift).
+    public var webhooks = WebhookSettings()
 
     public init(host: String? = nil, port: Int = WebSocketServerOptions.Defaults.port,
                 webRoot: String? = ServerConfiguration.defaultWebRoot,

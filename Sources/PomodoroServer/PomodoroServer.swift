@@ -57,6 +57,7 @@ public final class PomodoroServer: Sendable {
         var writer: StoreWriter?
         var stored: [StoredRoom] = []
         var schedules: [RoomID: [Schedule]] = [:]
+        var webhooks: [WebhookRecord] = []
         let opened = try given ?? configuration.database.open(retention: configuration.journalRetention)
         // Where rooms run: in this process, or on a cluster the configuration names (`RoomRouting`), which
         // may write through a store of its own around the one opened here.
@@ -84,6 +85,7 @@ public final class PomodoroServer: Sendable {
             // A router may bring back no room at start (`RouterParts.restoresRooms`), but gets every room's
             // schedules (`RoomRouter.begin`).
             schedules = try store.loadSchedules()
+            webhooks = try (store as? any WebhookStore)?.webhooks(room: nil) ?? []
             // The writer prunes each room's journal as it writes to it; rooms that no longer write are pruned
             // here, once, off the service thread.
             let nowMs = clock.now().wallMs
@@ -105,6 +107,9 @@ public final class PomodoroServer: Sendable {
         transport.delegate = delegate
         // Rooms come back on the service thread, on its first turn, before anyone has connected.
         transport.post { [hub, stored, schedules] in hub.router.begin(stored: stored, schedules: schedules) }
+        if let webhookStore = store as? any WebhookStore {
+            transport.post { [hub, webhooks] in hub.startWebhooks(webhooks, store: webhookStore) }
+        }
         // `POST /api/admin/drain` stops the server as SIGTERM does (before `start`: nobody asks sooner).
         hub.onDrainRequested = { [weak self] in self?.shutdown() }
     }
@@ -154,6 +159,7 @@ public final class PomodoroServer: Sendable {
     /// Blocks until the server has stopped and everything it wrote to its store is durable.
     public func waitUntilFinished() {
         transport.waitUntilFinished()
+        hub.stopWebhooks()
         hub.flushStore()
         routerStop()
     }

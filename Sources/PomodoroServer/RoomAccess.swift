@@ -66,6 +66,12 @@ struct RoomAccess {
         return .check(passcode, against: lock)
     }
 
+    /// The control API's part of the rule (`ControlAPI.swift`): a command with a Bearer token goes through
+    /// when the room holds that token now, whatever its lock (a token is a member's word, as a resume token
+    /// is). A token revoked, or made by a member the host removed, is no longer held: asked on the service
+    /// thread in the turn that carries the command out, so neither is ever missed.
+    static func commandVerdict(tokenHeld: Bool) -> Verdict { tokenHeld ? .allowed : .refused }
+
     // MARK: Waits on rooms not in memory
 
     /// A decision about a room that waits off the service thread (`begin`), to be told at its end whether the

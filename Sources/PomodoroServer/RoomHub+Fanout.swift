@@ -18,6 +18,7 @@ extension RoomHub {
         let outcome = room.resumeAfterRestart(at: now.monotonic)
         let entry = makeEntry(room, passcode: PasscodeVerifier.lock(stored: stored.passcode, room: id, logger: logger))
         rooms.enter(entry)
+        webhooksBroughtBack(id)
         publish(outcome, in: entry, at: now)
         adoptSchedules(stored.schedules, into: entry)
         return entry
@@ -25,7 +26,8 @@ extension RoomHub {
 
     /// A stored room as a `Room` on this boot's clock: nothing is registered, written or sent.
     func restored(_ stored: StoredRoom, at now: ClockReading) -> Room {
-        Room(restoring: stored.record, members: stored.members, bans: stored.bans, policy: configuration.roomPolicy,
+        Room(restoring: stored.record, members: stored.members, bans: stored.bans, apiTokens: stored.apiTokens,
+             policy: configuration.roomPolicy,
              now: now.monotonic, wallOffsetNanoseconds: now.wallOffsetNanoseconds)
     }
 
@@ -103,7 +105,7 @@ extension RoomHub {
             }
             if let state { broadcast(state, in: entry, except: skip) }
         }
-        save(entry, at: now)
+        save(entry, at: now, webhooks: webhookChanges(outcome, in: entry, at: now))
         entry.announce(announce)
         if dropIfExpired(roomID, entry, at: now) { return }
         // A room kept past its empty lifetime (members within their grace, a scheduled start coming) has that
@@ -173,11 +175,11 @@ extension RoomHub {
     /// committed: what members hear of (a start, a completed focus, a new task) is already durable, so a
     /// crash right after cannot take it back. The service thread never waits; ticks of an unchanged room
     /// are not held unless a commit is in flight.
-    private func save(_ entry: RoomEntry, at now: ClockReading) {
+    private func save(_ entry: RoomEntry, at now: ClockReading, webhooks: [StoreChange] = []) {
         guard store != nil else { return }
         let changes = entry.room.takeStoreChanges(wallOffsetNanoseconds: now.wallOffsetNanoseconds,
                                                   passcode: entry.passcode?.encoded)
-        commit(changes, of: entry)
+        commit(changes + webhooks, of: entry)
     }
 
     /// Hands `changes` of the room to the store's writer; the room's broadcasts wait until they are committed.

@@ -130,6 +130,11 @@ extension RoomHub {
             publish(outcome, in: entry, at: now)
         case .passcode, .kick:
             handleHosting(frame.message, ref: frame.ref, from: connection, at: now)
+        case .apiToken(let request):
+            apiTokenRequest(request, ref: frame.ref, from: connection, at: now)
+        case let .webhook(request):
+            guard let (entry, member) = membership(of: connection, ref: frame.ref) else { return }
+            webhookRequest(request, ref: frame.ref, entry: entry, member: member, connection: connection, at: now)
         default:
             guard let command = Self.roomCommand(frame.message) else { return }
             guard let (entry, member) = membership(of: connection, ref: frame.ref) else { return }
@@ -165,7 +170,7 @@ extension RoomHub {
         return true
     }
 
-    private static func roomCommand(_ message: ClientMessage) -> Room.Command? {
+    static func roomCommand(_ message: ClientMessage) -> Room.Command? {
         switch message {
         case .start: .start
         case .pause: .pause
@@ -178,7 +183,7 @@ extension RoomHub {
         case .presence(let away): .setAway(away)
         case .control(let mode): .setControlMode(mode)
         case .handOff(let member): .handOff(to: MemberID(member))
-        case .join, .leave, .ping, .stats, .observe, .schedule, .passcode, .kick: nil
+        case .join, .leave, .ping, .stats, .observe, .schedule, .passcode, .kick, .apiToken, .webhook: nil
         }
     }
 

@@ -64,6 +64,7 @@ extension RoomHub {
         }
         if router.answers(http, responder: responder) { return }
         if http.path == Self.drainPath { return drainRequested(http, responder: responder) }
+        if controlAPI(http, address: address, responder: responder) { return }
         let request: APIRequest
         switch APIRequest.parse(http) {
         case .success(let parsed): request = parsed

@@ -168,6 +168,7 @@ extension RoomHub {
                                       busy: busy))
             }
         }
+        webhookScheduleEvents(events, in: entry, at: now)
         let messages = events.map { ServerMessage.event(room: id.rawValue, .schedule($0), serverTime: now.wallMs) }
         entry.announce { [self] in for message in messages { broadcast(message, in: entry) } }
         if handled {

@@ -99,6 +99,8 @@ package final class RoomHub: @unchecked Sendable {
 
     /// Keeps event streams alive with a comment (`RoomHub+Events.swift`); armed while any stream is open.
     var heartbeat: (any HubTimer)?
+    /// The rooms' webhooks and their delivery (RoomHub+Webhooks.swift).
+    let webhookBook = WebhookBook()
     var heartbeatArmed = false
 
     /// - Parameters:

@@ -19,6 +19,7 @@ public struct ServerOptions: ParsableArguments {
     @OptionGroup(title: "Rooms") var rooms: RoomGroup
     @OptionGroup(title: "Limits (docs/PROTOCOL.md, \"Limits\")") var limits: LimitGroup
     @OptionGroup(title: "Schedules (docs/PROTOCOL.md, \"Schedules\")") var schedules: ScheduleGroup
+    @OptionGroup(title: "Webhooks (docs/PROTOCOL.md, \"Webhooks\")") var webhooks: WebhookGroup
 
     public init() {}
 
@@ -64,7 +65,7 @@ public struct ServerOptions: ParsableArguments {
             ("max-schedules-per-room", schedules.maxSchedulesPerRoom.map { [$0] } ?? []),
             ("max-schedule-name-length", schedules.maxScheduleNameLength.map { [$0] } ?? []),
             ("late-start-grace", schedules.lateStartGrace.map { [$0] } ?? []),
-        ]
+        ] + webhooks.given
         var layer = Layer()
         for (name, values) in given where !values.isEmpty {
             layer[name] = values.map { ($0, .option("--" + name)) }

@@ -48,6 +48,7 @@ public struct ServerSettings: Sendable, Equatable {
     public var maxScheduleNameLength = SchedulePolicy.standard.maxNameLength
     public var lateStartGrace = Int(SchedulePolicy.standard.lateStartGrace)
     public var limits = ServerLimits.standard
+    public var webhooks = WebhookSettings()
 
     public init() {}
 
@@ -73,6 +74,7 @@ public struct ServerSettings: Sendable, Equatable {
         configuration.journalRetention = JournalRetention(
             maxAgeDays: journalRetentionDays > 0 ? journalRetentionDays : nil,
             maxRowsPerRoom: journalMaxSessionsPerRoom > 0 ? journalMaxSessionsPerRoom : nil)
+        configuration.webhooks = webhooks
         return configuration
     }
 

@@ -157,7 +157,7 @@ extension Setting {
         .integer("hang-up-after", group: .limits, valueName: "seconds", in: 2...7200,
                  summary: "Seconds without a pong before a silent peer is dropped (more than --ping-after).",
                  \.limits.hangUpAfterSeconds),
-    ]
+    ] + webhookSettings
 
     static func integer(_ name: String, group: Group, valueName: String, in range: ClosedRange<Int>,
                         summary: String, _ field: WritableKeyPath<ServerSettings, Int> & Sendable) -> Setting {

@@ -86,9 +86,10 @@ public enum RowCodec {
 
     /// A stored room from its `room` row, with its members and bans.
     public static func storedRoom(from row: some StoreRow, members: [MemberRecord], bans: [BanRecord],
-                                  schedules: [Schedule] = []) throws(StoreError) -> StoredRoom {
+                                  schedules: [Schedule] = [], apiTokens: [APITokenRecord] = []) throws(StoreError)
+        -> StoredRoom {
         StoredRoom(record: try room(from: row), members: members, passcode: try row.text("passcode"), bans: bans,
-                   schedules: schedules)
+                   schedules: schedules, apiTokens: apiTokens)
     }
 
     // MARK: Members
@@ -128,6 +129,18 @@ public enum RowCodec {
     public static func ban(from row: some StoreRow) throws(StoreError) -> BanRecord {
         BanRecord(nameKey: try row.string("name_key"), tokenHash: try row.string("token_sha256"),
                   untilMs: try row.int64("until_ms"))
+    }
+
+    /// The values of `StoreSchema.apiTokenColumns`.
+    public static func values(of token: APITokenRecord, in room: RoomID) -> [ColumnValue] {
+        [.text(room.rawValue), .text(token.id), .text(token.name), .text(token.tokenHash), .integer(token.createdAtMs),
+         .integer(token.lastUsedAtMs), .text(token.createdBy?.rawValue)]
+    }
+
+    public static func apiToken(from row: some StoreRow) throws(StoreError) -> APITokenRecord {
+        APITokenRecord(id: try row.string("id"), name: try row.string("name"), tokenHash: try row.string("token_sha256"),
+                       createdAtMs: try row.int64("created_at_ms"), lastUsedAtMs: try row.integer("last_used_at_ms"),
+                       createdBy: try row.text("created_by").map(MemberID.init))
     }
 
     /// The values of `StoreSchema.scheduleColumns`.

@@ -14,6 +14,8 @@ public struct SQLStatements: Sendable {
     public let insertSchedule: String
     public let deleteBans: String
     public let insertBan: String
+    public let deleteAPITokens: String
+    public let insertAPIToken: String
     /// Adds one record's share to `journal_day` and `journal_quarter` (in `StoreSchema.totalsTables`' order).
     public let addTotals: [String]
     public let countJournalRows: String
@@ -31,6 +33,8 @@ public struct SQLStatements: Sendable {
         insertSchedule = Self.insert(into: "schedule", columns: StoreSchema.scheduleColumns, dialect)
         deleteBans = "DELETE FROM room_ban WHERE room_id = \(p(1))"
         insertBan = Self.insert(into: "room_ban", columns: StoreSchema.banColumns, dialect)
+        deleteAPITokens = "DELETE FROM api_token WHERE room_id = \(p(1))"
+        insertAPIToken = Self.insert(into: "api_token", columns: StoreSchema.apiTokenColumns, dialect)
         addTotals = StoreSchema.totalsTables.map { table, bucket, _, ends in
             let add = ["sessions", "focus_ms", "interruptions"].map { "\($0) = \(table).\($0) + excluded.\($0)" }
             let endUpdates = ends ? [
@@ -70,6 +74,7 @@ public struct SQLStatements: Sendable {
         case room
         case member
         case ban = "room_ban"
+        case apiToken = "api_token"
     }
 
     /// Every room, member or ban, or those of one room, in the order a store loads them: rooms by id,
@@ -80,6 +85,7 @@ public struct SQLStatements: Sendable {
         case .room: "id\(c)"
         case .member: "ord, id\(c)"
         case .ban: "ord"
+        case .apiToken: "created_at_ms, id\(c)"
         }
         guard let room else {
             return Query(sql: "SELECT * FROM \(table.rawValue) ORDER BY \(table == .room ? "" : "room_id\(c), ")\(order)",

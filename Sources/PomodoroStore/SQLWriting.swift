@@ -58,6 +58,11 @@ extension SQLWriting {
         case let .saveBans(room, bans):
             try run(s.deleteBans, [.text(room.rawValue)])
             for (ord, ban) in bans.enumerated() { try run(s.insertBan, RowCodec.values(of: ban, at: ord, in: room)) }
+        case let .saveAPITokens(room, tokens):
+            try run(s.deleteAPITokens, [.text(room.rawValue)])
+            for token in tokens { try run(s.insertAPIToken, RowCodec.values(of: token, in: room)) }
+        case let .webhook(change):
+            try apply(change)
         }
     }
 

@@ -181,6 +181,23 @@ public enum SchemaHistory {
         """
     }
 
+    /// A room's named API tokens for the control API: the SHA-256 of each token, never the token (migration
+    /// "api_tokens").
+    public static func apiTokens(_ t: SQLColumnTypes) -> String {
+        """
+        CREATE TABLE api_token (
+            room_id \(t.text) NOT NULL REFERENCES room(id) ON DELETE CASCADE,
+            id \(t.text) NOT NULL,
+            name \(t.text) NOT NULL,
+            token_sha256 \(t.text) NOT NULL,
+            created_at_ms \(t.integer) NOT NULL,
+            last_used_at_ms \(t.integer),
+            created_by \(t.text),
+            PRIMARY KEY (room_id, id)
+        )\(t.withoutRowID);
+        """
+    }
+
     /// The statements of schema v5 that build the running totals and `journal_size` from the journal as it
     /// stands: per room and per named member, sessions, focus and interruptions per bucket (floored, as
     /// `JournalTotals`). Part of migration v5 in both stores, so it names its tables and columns itself

@@ -16,7 +16,8 @@ extension Array where Element == StoreChange {
             case .removeMember(let room, let member): .member(room, member)
             case .saveSchedules(let room, _): .schedules(room)
             case .saveBans(let room, _): .bans(room)
-            case .focusCompleted, .interrupted: nil
+            case .saveAPITokens(let room, _): .apiTokens(room)
+            case .focusCompleted, .interrupted, .webhook: nil
             }
         }
         var last: [RowKey: StoreChange] = [:]
@@ -36,4 +37,5 @@ private enum RowKey: Hashable {
     case member(RoomID, MemberID)
     case schedules(RoomID)
     case bans(RoomID)
+    case apiTokens(RoomID)
 }

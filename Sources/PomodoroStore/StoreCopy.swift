@@ -42,7 +42,8 @@ public enum StoreCopy {
             let id = stored.record.id
             let schedules = try source.loadSchedules(room: id)
             try target.apply([.saveRoom(stored.record, passcode: stored.passcode)]
-                             + stored.members.map { .saveMember(id, $0) } + [.saveSchedules(id, schedules), .saveBans(id, stored.bans)])
+                             + stored.members.map { .saveMember(id, $0) } + [.saveSchedules(id, schedules), .saveBans(id, stored.bans),
+                                                                         .saveAPITokens(id, stored.apiTokens)])
 
             let sessions = try source.sessions(room: id, endedFrom: nil, before: nil, limit: nil)
             let present = Set(try target.sessions(room: id, endedFrom: nil, before: nil, limit: nil).map(SessionKey.init))

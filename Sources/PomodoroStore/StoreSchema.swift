@@ -17,6 +17,8 @@ public enum StoreSchema {
         "focus_completed", "focus_ns", "interruptions", "session_focus_ms", "credited_since_ms",
     ]
     public static let banColumns = ["room_id", "ord", "name_key", "token_sha256", "until_ms"]
+    public static let apiTokenColumns = ["room_id", "id", "name", "token_sha256", "created_at_ms", "last_used_at_ms",
+                                         "created_by"]
     public static let scheduleColumns = ["room_id"] + ScheduleRow.columns
     public static let sessionColumns = ["room_id", "started_at_ms", "ended_at_ms", "length_seconds"]
     public static let participantColumns = ["session_id", "ord", "member_id", "name", "task", "focus_ms"]

@@ -16,7 +16,7 @@ import PomodoroCore
 /// A database that cannot be reached (a transient `StoreError`: nothing of the batch reached it) is an
 /// outage, not a failed batch: the batch is tried again with a growing pause (0.1 s up to 1 s), the ones
 /// behind it wait in order, and `outage` says since when, until a batch lands.
-public final class StoreWriter: @unchecked Sendable {
+public final class StoreWriter: Sendable {
     /// The database has not been reachable since `since`; `reason` is the last error.
     public struct Outage: Equatable, Sendable {
         public let since: Date
@@ -35,14 +35,18 @@ public final class StoreWriter: @unchecked Sendable {
     private let onError: (@Sendable (StoreError) -> Void)?
     private let writeQueue = DispatchQueue(label: "pomodoro.store.writer")
     private let readQueue = DispatchQueue(label: "pomodoro.store.reader", attributes: .concurrent)
-    /// Guards `waiting`. An NSLock rather than Synchronization.Mutex, so ThreadSanitizer sees the ordering.
-    private let lock = NSLock()
-    /// Batches handed in and not yet taken by the writer, oldest first.
-    private var waiting: [Batch] = []
-    /// Set while the database cannot be reached (guarded by `lock`).
-    private var currentOutage: Outage?
-    /// While a `flush` waits, a batch the database cannot take fails instead of waiting for it.
-    private var flushing = 0
+    /// What the service thread, the writer and the readers share.
+    private struct Shared {
+        /// Batches handed in and not yet taken by the writer, oldest first.
+        var waiting: [Batch] = []
+        /// Set while the database cannot be reached.
+        var outage: Outage?
+        /// While a `flush` waits, a batch the database cannot take fails instead of waiting for it.
+        var flushing = 0
+        /// Whether a batch is being tried again.
+        var retrying = false
+    }
+    private let shared = LockedState(Shared())
     /// Cuts a retry's pause short (for `flush`).
     private let retryWake = DispatchSemaphore(value: 0)
     static let firstRetryPause = 0.1
@@ -61,7 +65,7 @@ public final class StoreWriter: @unchecked Sendable {
     /// The completion runs on the writer queue and holds it up: hand the result back to the service thread
     /// and return; never call `flush()` from it.
     public func enqueue(_ changes: [StoreChange], completion: Completion? = nil) {
-        lock.withLock { waiting.append(Batch(changes: changes, completion: completion)) }
+        shared.withLock { $0.waiting.append(Batch(changes: changes, completion: completion)) }
         // One drain per batch; a drain that finds the list already taken by an earlier one does nothing.
         writeQueue.async { self.writeWaiting() }
     }
@@ -70,14 +74,14 @@ public final class StoreWriter: @unchecked Sendable {
     /// For shutdown and tests; never from the service thread's hot path, nor from a completion.
     public func flush() {
         dispatchPrecondition(condition: .notOnQueue(writeQueue))
-        lock.withLock { flushing += 1 }
+        shared.withLock { $0.flushing += 1 }
         retryWake.signal()
         writeQueue.sync {}
-        lock.withLock { flushing -= 1 }
+        shared.withLock { $0.flushing -= 1 }
     }
 
     /// Since when the database has been unreachable, or nil while it answers.
-    public var outage: Outage? { lock.withLock { currentOutage } }
+    public var outage: Outage? { shared.withLock { $0.outage } }
 
     /// Asks the database whether it answers (a read that finds nothing), and calls `completion` on the
     /// reader queue with the outage there is after it: a read that cannot reach the database starts one,
@@ -86,17 +90,17 @@ public final class StoreWriter: @unchecked Sendable {
         readQueue.async { [self] in
             do throws(StoreError) {
                 _ = try store.loadRoom(Self.probeRoom)
-                completion(lock.withLock { () -> Outage? in
-                    if currentOutage != nil && !retrying { currentOutage = nil }
-                    return currentOutage
+                completion(shared.withLock { shared -> Outage? in
+                    if shared.outage != nil && !shared.retrying { shared.outage = nil }
+                    return shared.outage
                 })
             } catch where error.isTransient {
-                completion(lock.withLock { () -> Outage? in
-                    if currentOutage == nil { currentOutage = Outage(since: Date(), reason: error.message) }
-                    return currentOutage
+                completion(shared.withLock { shared -> Outage? in
+                    if shared.outage == nil { shared.outage = Outage(since: Date(), reason: error.message) }
+                    return shared.outage
                 })
             } catch {
-                completion(lock.withLock { currentOutage })
+                completion(shared.withLock { $0.outage })
             }
         }
     }
@@ -104,25 +108,22 @@ public final class StoreWriter: @unchecked Sendable {
     /// A room name no room has: reading it costs the database next to nothing.
     private static let probeRoom = try! RoomID(validating: "healthz-probe")
 
-    /// Whether a batch is being tried again (guarded by `lock`).
-    private var retrying = false
-
     /// Applies `changes`, waiting out an outage: a transient error is tried again with a growing pause
     /// until it lands, or until a `flush` is waiting.
     private func applyWaitingOutOutages(_ changes: [StoreChange]) throws(StoreError) {
         var pause = Self.firstRetryPause
-        defer { lock.withLock { retrying = false } }
+        defer { shared.withLock { $0.retrying = false } }
         while true {
             do {
                 try store.apply(changes)
-                lock.withLock { currentOutage = nil }
+                shared.withLock { $0.outage = nil }
                 return
             } catch where error.isTransient {
-                let (giveUp, first) = lock.withLock { () -> (Bool, Bool) in
-                    let first = currentOutage == nil
-                    currentOutage = Outage(since: currentOutage?.since ?? Date(), reason: error.message)
-                    retrying = flushing == 0
-                    return (flushing > 0, first)
+                let (giveUp, first) = shared.withLock { shared -> (Bool, Bool) in
+                    let first = shared.outage == nil
+                    shared.outage = Outage(since: shared.outage?.since ?? Date(), reason: error.message)
+                    shared.retrying = shared.flushing == 0
+                    return (shared.flushing > 0, first)
                 }
                 if first && !giveUp { onError?(error) }
                 if giveUp { throw error }
@@ -143,9 +144,9 @@ public final class StoreWriter: @unchecked Sendable {
     }
 
     private func writeWaiting() {
-        let batches = lock.withLock { () -> [Batch] in
-            defer { waiting.removeAll(keepingCapacity: true) }
-            return waiting
+        let batches = shared.withLock { shared -> [Batch] in
+            defer { shared.waiting.removeAll(keepingCapacity: true) }
+            return shared.waiting
         }
         guard !batches.isEmpty else { return }
         if batches.count > 1 {

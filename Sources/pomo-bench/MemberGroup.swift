@@ -195,7 +195,7 @@ final class MemberGroup: @unchecked Sendable {
             apply(.welcome(atMs: arrived), to: slot)
         case .event(_, .phaseCompleted, _):
             members[slot].tally.phaseCompleted(window: window)
-        case .state, .event, .pong, .stats, .observing, .schedules:
+        case .state, .event, .pong, .stats, .observing, .schedules, .apiTokens, .webhooks:
             break
         }
     }

@@ -42,6 +42,14 @@ struct Join: AsyncParsableCommand {
             per change instead of redrawing a screen, in the same language, for a screen reader or a log: \
             "Focus started, 25 minutes, ends 10:25", "Focus paused, 12 minutes left", "Focus: 1 minute left". \
             The countdown is not repeated every second. Colours follow NO_COLOR and --color.
+
+            LOCAL HOOKS: --on-phase CMD (and "hooks": {"onPhase": [...]} in preferences.json) runs CMD through \
+            /bin/sh at the first state of the room and at every change of phase or of running/paused, with \
+            POMO_PHASE (idle, focus, shortBreak, longBreak), POMO_STATUS, POMO_FOCUS (1 while a focus runs), \
+            POMO_ROOM, POMO_ENDS_AT (UTC, ISO 8601), POMO_ENDS_AT_EPOCH, POMO_REMAINING, POMO_TASK, POMO_CYCLE, \
+            POMO_PREVIOUS_PHASE, POMO_NAME and POMO_SERVER in its environment. The screen never waits for it; \
+            its output goes to hooks.log beside preferences.json. A hook still running when the next change \
+            comes runs again once it ends, for the latest change only.
             """)
 
     @Argument(help: "The room's name: 1–64 characters of A–Z a–z 0–9 _ -.")
@@ -65,6 +73,10 @@ struct Join: AsyncParsableCommand {
 
     @Flag(help: "One sentence per change instead of a full screen (for screen readers and logs), even on a terminal.")
     var plain = false
+
+    @Option(name: .customLong("on-phase"), help: ArgumentHelp(
+        "A shell command to run at every phase change (repeatable; see LOCAL HOOKS).", valueName: "command"))
+    var onPhase: [String] = []
 
     enum ColorChoice: String, ExpressibleByArgument, CaseIterable {
         case auto, always, never
@@ -98,6 +110,11 @@ struct Join: AsyncParsableCommand {
         }
         let fullScreen = !plain && RawTerminal.isTerminal(STDOUT_FILENO) && RawTerminal.isTerminal(STDIN_FILENO)
             && environment["TERM"].map({ $0 != "dumb" && !$0.isEmpty }) ?? false
+        let preferences = Preferences.file(environment: environment)
+        let hookCommands = onPhase + (preferences?.load().hooks.onPhase ?? [])
+        let hooks = hookCommands.isEmpty ? nil : PhaseHooks(
+            trigger: PhaseHookTrigger(room: room, name: name, server: address.description),
+            runner: HookRunner(commands: hookCommands, logPath: HookRunner.logPath(environment: environment)))
         let end: SessionEnd
         if fullScreen {
             var support = ColorSupport.detect(environment: environment)
@@ -109,11 +126,12 @@ struct Join: AsyncParsableCommand {
             end = await FullScreenView(session: session, address: address, room: room, stateFile: stateFile,
                                        name: name, support: support, bell: !noBell,
                                        notifier: noNotify ? nil : Notifier(),
-                                       preferences: Preferences.file(environment: environment),
+                                       preferences: preferences, hooks: hooks,
                                        words: Words(Language.from(environment: environment))).run()
         } else {
             end = await PlainLinesView(session: session, address: address, room: room, stateFile: stateFile,
-                                       name: name, words: Words(Language.from(environment: environment))).run()
+                                       name: name, hooks: hooks,
+                                       words: Words(Language.from(environment: environment))).run()
         }
         if let failure = failure(for: end, address: address, room: room) { throw failure }
     }
@@ -138,6 +156,7 @@ struct FullScreenView {
     let notifier: Notifier?
     /// Where the silence (`m`) is kept across runs; nil when there is no state folder.
     let preferences: Preferences.File?
+    let hooks: PhaseHooks?
     let words: Words
 
     enum Input: Sendable {
@@ -179,6 +198,7 @@ struct FullScreenView {
             switch input {
             case .session(let event):
                 remember(event, in: stateFile, address: address, room: room, name: name)
+                hooks?.observe(event)
                 effects = dashboard.handle(event)
                 if case .ended(let why) = event {
                     end = why
@@ -267,6 +287,7 @@ struct PlainLinesView {
     let room: String
     let stateFile: StateFile?
     let name: String
+    let hooks: PhaseHooks?
     let words: Words
 
     func run() async -> SessionEnd {
@@ -278,10 +299,28 @@ struct PlainLinesView {
         var end = SessionEnd.stopped
         for await event in session.events {
             remember(event, in: stateFile, address: address, room: room, name: name)
+            hooks?.observe(event)
             for line in lines.lines(for: event) { printLine(line) }
             if case .ended(let why) = event { end = why }
         }
         _ = await sessionTask.value
         return end
+    }
+}
+
+/// The local hooks of one `pomo join`: which events are phase changes, and the runner that starts the commands
+/// without waiting for them.
+final class PhaseHooks: @unchecked Sendable {
+    private var trigger: PhaseHookTrigger
+    private let runner: HookRunner
+
+    init(trigger: PhaseHookTrigger, runner: HookRunner) {
+        self.trigger = trigger
+        self.runner = runner
+    }
+
+    /// Called from the one loop that handles session events, never from two at once.
+    func observe(_ event: SessionEvent) {
+        if let change = trigger.observe(event) { runner.fire(change) }
     }
 }

@@ -16,7 +16,8 @@ struct Pomo: AsyncParsableCommand {
             stats per person and per day without joining it.
 
             The host's commands (passcode, kick, control, handoff) act as the member `pomo join` keeps for \
-            the room, since only the host may give them: run `pomo join ROOM` first.
+            the room, since only the host may give them: run `pomo join ROOM` first. `token` lists, makes or \
+            revokes the room's API tokens for the control API, in a visit like the control commands.
 
             SERVER: --server ws://HOST:PORT, else $POMO_SERVER, else \(ServerAddress.defaultURL).
 
@@ -34,6 +35,7 @@ struct Pomo: AsyncParsableCommand {
             """,
         subcommands: [Join.self, Status.self, Watch.self, Stats.self,
                       Control.Start.self, Control.Pause.self, Control.Resume.self, Control.Skip.self,
-                      Control.Reset.self, Control.Extend.self, Configure.self, ScheduleCommand.self,
-                      Hosting.Passcode.self, Hosting.Kick.self, Hosting.Control.self, Hosting.HandOff.self])
+                      Control.Reset.self, Control.Extend.self, Configure.self, ScheduleCommand.self, WebhooksCommand.self,
+                      Hosting.Passcode.self, Hosting.Kick.self, Hosting.Control.self, Hosting.HandOff.self,
+                      Tokens.self])
 }

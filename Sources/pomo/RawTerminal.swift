@@ -5,7 +5,7 @@ import Glibc
 /// plain bytes (the view turns them into quit and suspend), and output is not post-processed.
 ///
 /// The only file that touches termios. `restore()` puts back exactly the settings found at `enter()`.
-final class RawTerminal: @unchecked Sendable {
+final class RawTerminal {
     private var saved = termios()
     private(set) var isRaw = false
     let input: Int32

@@ -49,11 +49,11 @@ struct Watch: AsyncParsableCommand {
             }
         } else if let format = try format.map({ try StatusFormat($0) }) {
             let ticker = FormatTicker(format: format)
-            try await Visit(room: room, options: visit).run(reconnect: true, observe: true) { event, view in
-                ticker.update(view, event: event)
+            try await Visit(room: room, options: visit).run(reconnect: true, observe: true) { _, view in
+                ticker.update(view)
                 return .wait
             }
-            ticker.stop()
+            await ticker.finish()
         } else {
             var lines = EventLines(roomName: room, serverLabel: address.description, utcOffsetSeconds: utcOffsetNow())
             try await Visit(room: room, options: visit).run(reconnect: true, observe: true) { event, _ in
@@ -66,40 +66,50 @@ struct Watch: AsyncParsableCommand {
 
 /// Prints a status format whenever its text changes: on every message, and on every second boundary of
 /// the countdown in between.
-final class FormatTicker: @unchecked Sendable {
-    // Touched only from the visit's loop and from the timer task, one at a time through the lock.
-    private let lock = NSLock()
-    private let format: StatusFormat
-    private var view = RoomView()
-    private var last: String?
-    private var timer: Task<Void, Never>?
-
-    init(format: StatusFormat) { self.format = format }
-
-    func update(_ view: RoomView, event: SessionEvent) {
-        lock.withLock { self.view = view }
-        refresh()
+///
+/// One task owns the view and the last line printed; the visit hands it each view through a stream, and a
+/// timer task the moment to look again, so nothing of its state is shared between threads.
+struct FormatTicker: Sendable {
+    private enum Input: Sendable {
+        case view(RoomView)
+        case tick
     }
+    private let inputs: AsyncStream<Input>.Continuation
+    private let printer: Task<Void, Never>
 
-    func refresh() {
-        let now = LocalInstant.now()
-        let (text, wait): (String?, Int64) = lock.withLock {
-            guard view.snapshot != nil else { return (nil, 1000) }
-            let text = format.expand(view, now: now, utcOffsetSeconds: utcOffsetNow())
-            let changed = text != last
-            last = text
-            return (changed ? text : nil, min(1000, view.msUntilNextSecond(at: now) ?? 1000) + 2)
-        }
-        if let text { printLine(text) }
-        let next = Task { [weak self] in
-            try? await Task.sleep(for: .milliseconds(wait))
-            if !Task.isCancelled { self?.refresh() }
-        }
-        lock.withLock {
+    init(format: StatusFormat) {
+        let (stream, inputs) = AsyncStream.makeStream(of: Input.self)
+        self.inputs = inputs
+        printer = Task {
+            var view = RoomView()
+            var last: String?
+            var timer: Task<Void, Never>?
+            for await input in stream {
+                if case .view(let next) = input { view = next }
+                let now = LocalInstant.now()
+                var wait: Int64 = 1000
+                if view.snapshot != nil {
+                    let text = format.expand(view, now: now, utcOffsetSeconds: utcOffsetNow())
+                    if text != last { printLine(text) }
+                    last = text
+                    wait = min(1000, view.msUntilNextSecond(at: now) ?? 1000) + 2
+                }
+                timer?.cancel()
+                timer = Task {
+                    try? await Task.sleep(for: .milliseconds(wait))
+                    if !Task.isCancelled { inputs.yield(.tick) }
+                }
+            }
             timer?.cancel()
-            timer = next
         }
     }
 
-    func stop() { lock.withLock { timer?.cancel() } }
+    /// The room as it is now, after a message.
+    func update(_ view: RoomView) { inputs.yield(.view(view)) }
+
+    /// Prints what is still due, then stops looking at the clock.
+    func finish() async {
+        inputs.finish()
+        await printer.value
+    }
 }

@@ -54,7 +54,7 @@ struct PostgresRoomStoreTests {
     @Test func aFreshDatabaseGetsEveryMigrationOnceAndReopensWithoutRunningThemAgain() throws {
         let url = try server.makeDatabase()
         let store = try PostgresRoomStore.open(url: url)
-        #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8"])
+        #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "api_tokens", "webhooks"])
         let first = try store.column(sql: "SELECT applied_at::text FROM schema_migrations ORDER BY version")
         try store.apply([.saveRoom(Sample.roomRecord(), passcode: nil)])
         let again = try PostgresRoomStore.open(url: url)
@@ -82,7 +82,7 @@ struct PostgresRoomStoreTests {
         #expect(results.current.count == 4)
         for result in results.current {
             let store = try result.get()
-            #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8"])
+            #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "api_tokens", "webhooks"])
         }
     }
 
@@ -121,7 +121,7 @@ struct PostgresRoomStoreTests {
         try connection.execute("COMMIT")
 
         let migrated = try PostgresRoomStore.open(url: url, retention: .keepEverything)
-        #expect(try migrated.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8"])
+        #expect(try migrated.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "api_tokens", "webhooks"])
         #expect(try migrated.loadRoom(Sample.room)?.members.first?.tokenHash == ResumeToken(token).hash)
         #expect(try migrated.sessions(room: Sample.room, endedFrom: nil, before: nil, limit: nil) == sessions)
         #expect(try migrated.column(sql: "SELECT sessions || ' ' || interruptions FROM journal_size")

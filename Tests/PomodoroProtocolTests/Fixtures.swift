@@ -125,6 +125,7 @@ enum Fixtures {
         .memberLeft(member: "m2", reason: .removed),
         .lockChanged(locked: true, by: "m1"),
         .lockChanged(locked: false, by: "m1"),
+        .webhookDisabled(webhook: 2, reason: "failed for a day; last: answered 500"),
     ]
 
     static func day(_ date: String, _ sessions: Int, minutes: Int64 = -1, interruptions: Int = 0) -> DayTotalsPayload {

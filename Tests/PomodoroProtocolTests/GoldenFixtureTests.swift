@@ -97,7 +97,7 @@ struct GoldenFixtureTests {
     static func event(_ payload: EventPayload) -> Shape { .server(.event(room: "team-alpha", payload, serverTime: epoch)) }
 
     /// Every fixture by its path under Tests/fixtures/wire.
-    static let table: [(String, Shape)] = coreTable + hostingTable
+    static let table: [(String, Shape)] = coreTable + hostingTable + apiTokenTable + webhookTable
 
     static let coreTable: [(String, Shape)] = [
         ("server/welcome.json", .server(.welcome(you: YouPayload(id: "m1", token: token, resumed: false), room: running,

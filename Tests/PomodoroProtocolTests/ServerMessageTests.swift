@@ -154,6 +154,7 @@ struct ServerMessageTests {
         case .schedule(.missed): ["schedule", "name", "occurrence", "busy"]
         case .schedule(.ended): ["schedule", "name", "focusSessions"]
         case .lockChanged: ["locked", "by"]
+        case .webhookDisabled: ["webhook", "reason"]
         }
         #expect(value.keys == own.union(["type", "room", "kind", "serverTime"]))
         #expect(value["type"] == .string("event"))
@@ -179,7 +180,7 @@ struct ServerMessageTests {
             "bad_json", "bad_request", "unknown_type", "not_joined", "already_joined", "too_large",
             "binary_unsupported", "invalid_state", "room_full", "replaced", "shutting_down", "rate_limited", "room_limit",
             "forbidden", "bad_passcode", "removed", "banned", "unavailable", "store_unavailable", "not_found", "observer",
-            "internal",
+            "webhook_limit", "internal",
         ])
     }
 

@@ -90,6 +90,8 @@ struct PrecedenceTests {
             "POMODORO_MEMBERS_PER_ADDRESS_PER_ROOM", "POMODORO_API_REQUESTS_PER_SECOND", "POMODORO_API_BURST",
             "POMODORO_MAX_QUEUED_FRAMES",
             "POMODORO_MAX_QUEUED_BYTES", "POMODORO_HANDSHAKE_TIMEOUT", "POMODORO_PING_AFTER", "POMODORO_HANG_UP_AFTER",
+            "POMODORO_WEBHOOK_ALLOW_PRIVATE", "POMODORO_WEBHOOKS_PER_ROOM", "POMODORO_WEBHOOK_MAX_PAYLOAD_BYTES",
+            "POMODORO_WEBHOOK_DELIVERIES_PER_MINUTE", "POMODORO_WEBHOOK_FIRST_RETRY",
         ])
         #expect(ConfigurationResolver.configEnvironmentVariable == "POMODORO_CONFIG")
         for setting in Setting.all { #expect(setting.option == "--" + setting.name) }

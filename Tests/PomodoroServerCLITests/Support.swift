@@ -38,6 +38,8 @@ let samples: [String: String] = [
     "rooms-per-address-per-minute": "3", "max-rooms": "50", "max-scheduled-rooms": "40", "members-per-address-per-room": "4",
     "api-requests-per-second": "2", "api-burst": "5", "max-queued-frames": "32", "max-queued-bytes": "65536",
     "handshake-timeout": "10", "ping-after": "20", "hang-up-after": "50",
+    "webhook-allow-private": "on", "webhooks-per-room": "3", "webhook-max-payload-bytes": "4096",
+    "webhook-deliveries-per-minute": "30", "webhook-first-retry": "2",
 ]
 
 /// Settings that are only valid together.

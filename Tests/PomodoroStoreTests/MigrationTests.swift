@@ -8,8 +8,9 @@ import PomodoroTestSupport
 /// The schema from an empty file and from each earlier version, with the data an older server left.
 @Suite struct MigrationTests {
     static let schema = [
-        "focus_session", "focus_session_by_room_end", "interruption", "interruption_by_room_time", "journal_day",
-        "journal_quarter", "journal_size", "member", "room", "room_ban", "schedule", "session_member",
+        "api_token", "focus_session", "focus_session_by_room_end", "interruption", "interruption_by_room_time", "journal_day",
+        "journal_quarter", "journal_size", "member", "room", "room_ban", "schedule", "session_member", "webhook",
+        "webhook_outbox", "webhook_outbox_by_webhook", "webhook_outbox_due",
     ]
     static let schemaSQL = """
         SELECT name FROM sqlite_master
@@ -18,7 +19,7 @@ import PomodoroTestSupport
 
     @Test func anEmptyFileGetsEveryMigration() throws {
         try withStore { (store, _) throws in
-            #expect(SQLiteRoomStore.migrationIdentifiers == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8"])
+            #expect(SQLiteRoomStore.migrationIdentifiers == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "api_tokens", "webhooks"])
             #expect(try store.appliedMigrations() == SQLiteRoomStore.migrationIdentifiers)
             #expect(try store.column(sql: Self.schemaSQL) == Self.schema)
         }

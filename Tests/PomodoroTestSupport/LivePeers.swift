@@ -161,10 +161,10 @@ public func httpGet(port: Int, path: String, headers: [String] = []) throws -> (
     try httpRequest("GET", port: port, path: path, headers: headers)
 }
 
-/// A minimal HTTP/1.1 request without a body (GET, POST, …) over a loopback socket, with any extra header
-/// lines: status line and body.
+/// A minimal HTTP/1.1 request (GET, POST, …) over a loopback socket, with any extra header lines and a body
+/// (sent with its Content-Length): status line and body.
 public func httpRequest(_ method: String, port: Int, path: String,
-                        headers: [String] = []) throws -> (status: Int, body: String) {
+                        headers: [String] = [], body: [UInt8] = []) throws -> (status: Int, body: String) {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw LiveTestFailure(description: "socket failed") }
     defer { Glibc.close(fd) }
@@ -180,10 +180,10 @@ public func httpRequest(_ method: String, port: Int, path: String,
         }
     }
     guard connected == 0 else { throw LiveTestFailure(description: "connect failed") }
-    let length = method == "POST" ? ["Content-Length: 0"] : []
+    let length = method == "POST" || !body.isEmpty ? ["Content-Length: \(body.count)"] : []
     let head = (["\(method) \(path) HTTP/1.1", "Host: 127.0.0.1", "Connection: close"] + length + headers)
         .joined(separator: "\r\n")
-    let request = Array((head + "\r\n\r\n").utf8)
+    let request = Array((head + "\r\n\r\n").utf8) + body
     _ = request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     var response = [UInt8]()
     var buffer = [UInt8](repeating: 0, count: 4096)

@@ -15,6 +15,8 @@ extension ServerMessage {
         case .stats: "stats"
         case .observing: "observing"
         case .schedules: "schedules"
+        case .apiTokens: "apiTokens"
+        case .webhooks: "webhooks"
         }
     }
 

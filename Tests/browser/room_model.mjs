@@ -304,6 +304,23 @@ fixture('schedules.json', "the room's schedules are kept for the room shown only
   assert.equal(step(M.initialState(), golden('schedules')).state.schedules, null);
 });
 
+fixture('apiTokens.json', "the room's API tokens are kept for the room shown, the one just made with them", () => {
+  const { state, effects } = step(joined(), golden('apiTokens'));
+  assert.deepEqual(state.apiTokens, golden('apiTokens').tokens);
+  assert.deepEqual(state.createdToken, golden('apiTokens').created);
+  assert.deepEqual(effects, [{ type: 'apiTokens' }]);
+  const listed = step(state, { ...golden('apiTokens'), created: undefined }).state;
+  assert.equal(listed.createdToken, null, 'a later list no longer shows the token');
+  const other = step(joined(), { ...golden('apiTokens'), room: 'team-beta' });
+  assert.equal(other.state.apiTokens, null);
+  assert.deepEqual(other.effects, []);
+  assert.equal(M.left(state).apiTokens, null);
+});
+
+fixture('event-control-api.json', 'a command carried by an API token names the token', () => {
+  assert.deepEqual(eventLines('event-control-api'), ['api:deploy bot started the timer']);
+});
+
 fixture('state-next-session.json', 'the next session comes with the room', () => {
   const { state } = run([golden('welcome-resumed'), golden('state-next-session')]);
   assert.deepEqual(state.room.nextSession, { schedule: 's1', name: 'Writing block', startsAt: 1767312000000 });
@@ -510,6 +527,10 @@ fixture('event-lockChanged.json', 'a new passcode is said with who set it', () =
 
 fixture('event-lockChanged-unlocked.json', 'the passcode removed', () => {
   assert.deepEqual(eventLines('event-lockChanged-unlocked'), ['Ada removed the passcode']);
+});
+
+fixture('event-webhookDisabled.json', 'a webhook the server switched off is said with its number', () => {
+  assert.deepEqual(eventLines('event-webhookDisabled'), ['Webhook 2 was switched off: it failed for a day']);
 });
 
 fixture('error-removed.json', 'being removed is the connection\'s to report: no notice', () => {

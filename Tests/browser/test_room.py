@@ -828,6 +828,52 @@ class Run:
         c = controls(self.b)
         assert not c["reset"] and not c["skip"] and not any(c["extend"]), f"controls after reset: {c}"
 
+    def api_tokens(self):
+        """A member makes an API token in the page's panel (shown once), a command sent over HTTP with it starts
+        the room in both windows and names the token in the activity, and once revoked it carries nothing."""
+        room = "api-" + secrets.token_hex(3)
+        a = b = None
+        try:
+            a, b = make_driver(), make_driver()
+            self.extra = [("A4", a), ("B4", b)]
+            join(a, self.base, f"/r/{room}", "Ada")
+            join(b, self.base, f"/r/{room}", "Bo")
+            wait(a, lambda d: by_id(d, "api-tokens").is_displayed(), "the API tokens panel")
+            by_id(a, "api-token-name").send_keys("deploy bot")
+            by_id(a, "btn-api-token-create").click()
+            secret = wait(a, lambda d: by_id(d, "api-token-secret").get_attribute("value"), "the new token, shown")
+            assert secret.startswith("pomo_") and len(secret) == 69, secret
+            assert "deploy bot" in by_id(a, "api-token-list").text, by_id(a, "api-token-list").text
+            self.shot_element(a, "#api-tokens", "api-tokens.png")
+
+            def post(token, body):
+                request = urllib.request.Request(f"{self.base}/api/rooms/{room}/commands", data=json.dumps(body).encode(),
+                                                 method="POST", headers={"Authorization": f"Bearer {token}"})
+                try:
+                    with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:
+                        return answer.status, json.loads(answer.read())
+                except urllib.error.HTTPError as error:
+                    return error.code, json.loads(error.read())
+
+            status, body = post(secret, {"type": "start"})
+            assert status == 200 and body == {"type": "ok", "command": "start"}, (status, body)
+            for driver in (a, b):
+                wait(driver, lambda d: body_data(d, "status") == "running", "the room running")
+                wait(driver, lambda d: "api:deploy bot started the timer" in activity_lines(d), "the token in the activity")
+            self.shot(b, "api-started.png")
+
+            # Revoked from the panel: the next command is refused, and the room is left as it was.
+            a.find_element(By.CSS_SELECTOR, "#api-token-list button").click()
+            wait(a, lambda d: "deploy bot" not in by_id(d, "api-token-list").text, "the token gone from the list")
+            status, body = post(secret, {"type": "pause"})
+            assert status == 401 and body["code"] == "forbidden", (status, body)
+            assert body_data(b, "status") == "running", "a revoked token paused the room"
+        finally:
+            for driver in (a, b):
+                if driver is not None:
+                    driver.quit()
+            self.extra = []
+
     def host_tools(self):
         """The host of a locked room sets a new passcode (the old one no longer opens it, the new one does,
         the member inside stays), removes the passcode, and removes a member, who is told why and refused
@@ -1661,6 +1707,7 @@ class Run:
                 ("the wall display observes: large, no controls, unseen by the members", self.wall_display_observes),
                 ("a locked room with a host: passcode, host-only controls, hand-off", self.locked_room_with_a_host),
                 ("host tools: a new passcode, no passcode, removing a member", self.host_tools),
+                ("API tokens: made in the panel, a command over HTTP starts the room, revoked", self.api_tokens),
                 ("wrong passcodes: refused, then rate limited", self.wrong_passcodes_are_rate_limited),
                 ("stats: a locked room's journal with the member's token", self.stats_in_a_locked_room),
                 ("language switch: Korean labels, remembered", self.korean_labels),

@@ -52,6 +52,7 @@ extension Words {
         .errUnavailable: "the server could not reach its records or its cluster just now; try again in a moment",
         .errStoreUnavailable: "the server cannot save changes just now; try again in a moment",
         .errNotFound: "there is no such room", .errInternal: "something went wrong on the server", .errObserver: "watching only: join the room to take part",
+        .errWebhookLimit: "this room has as many webhooks as the server allows",
         .keyHelp: "keys", .keyPasscode: "passcode", .keyRemove: "remove", .keyControl: "control",
         .keyHandOff: "hand-off", .keyHost: "host",
         .nobodyElse: "Nobody else is in the room", .noPasscodeToRemove: "The room has no passcode to remove",

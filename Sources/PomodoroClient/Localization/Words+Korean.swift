@@ -54,6 +54,7 @@ extension Words {
         .errUnavailable: "서버가 지금 기록이나 클러스터에 닿지 못했어요. 잠시 후 다시 시도하세요",
         .errStoreUnavailable: "서버가 지금은 변경 사항을 저장하지 못해요. 잠시 후 다시 시도하세요",
         .errNotFound: "그런 방이 없어요", .errInternal: "서버에 문제가 생겼어요", .errObserver: "보기만 하는 중이에요: 참여하려면 방에 들어가세요",
+        .errWebhookLimit: "이 방은 서버가 허용하는 만큼 웹훅을 가지고 있어요",
         .keyHelp: "키", .keyPasscode: "비밀번호", .keyRemove: "내보내기", .keyControl: "조작",
         .keyHandOff: "넘기기", .keyHost: "호스트",
         .nobodyElse: "방에 다른 사람이 없어요", .noPasscodeToRemove: "없앨 비밀번호가 없어요",

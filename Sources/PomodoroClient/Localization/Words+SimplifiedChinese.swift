@@ -52,6 +52,7 @@ extension Words {
         .errUnavailable: "服务器暂时无法读取记录或连接集群，请稍后再试",
         .errStoreUnavailable: "服务器暂时无法保存更改，请稍后再试",
         .errNotFound: "没有这个房间", .errInternal: "服务器发生错误", .errObserver: "仅观看：加入房间才能参与",
+        .errWebhookLimit: "这个房间的回调地址已达服务器上限",
         .keyHelp: "按键", .keyPasscode: "密码", .keyRemove: "移除", .keyControl: "控制",
         .keyHandOff: "移交", .keyHost: "主持",
         .nobodyElse: "房间里没有其他人", .noPasscodeToRemove: "房间没有密码可取消",

@@ -52,6 +52,7 @@ extension Words {
         .errUnavailable: "伺服器暫時無法讀取紀錄或連線叢集，請稍後再試",
         .errStoreUnavailable: "伺服器暫時無法儲存變更，請稍後再試",
         .errNotFound: "沒有這個房間", .errInternal: "伺服器發生錯誤", .errObserver: "僅觀看：加入房間才能參與",
+        .errWebhookLimit: "這個房間的回呼位址已達伺服器上限",
         .keyHelp: "按鍵", .keyPasscode: "密碼", .keyRemove: "移除", .keyControl: "控制",
         .keyHandOff: "移交", .keyHost: "主持",
         .nobodyElse: "房間裡沒有其他人", .noPasscodeToRemove: "房間沒有密碼可取消",

@@ -35,7 +35,7 @@ public enum Phrase: String, CaseIterable, Sendable {
     case errBadJSON, errBadRequest, errUnknownType, errNotJoined, errAlreadyJoined, errTooLarge
     case errBinaryUnsupported, errInvalidState, errRoomFull, errReplaced, errShuttingDown, errRateLimited
     case errRoomLimit, errForbidden, errBadPasscode, errUnavailable, errStoreUnavailable, errNotFound, errInternal
-    case errRemoved, errBanned, errObserver
+    case errRemoved, errBanned, errObserver, errWebhookLimit
     // The host's tools (p k c h) and the list of keys (?)
     case keyHelp, keyPasscode, keyRemove, keyControl, keyHandOff, keyHost
     case nobodyElse, noPasscodeToRemove, passcodeLength, noSuchMember
@@ -102,6 +102,7 @@ public struct Words: Sendable, Equatable {
         case .unavailable: self(.errUnavailable)
         case .storeUnavailable: self(.errStoreUnavailable)
         case .notFound: self(.errNotFound)
+        case .webhookLimit: self(.errWebhookLimit)
         case .internalError: self(.errInternal)
         case .observer: self(.errObserver)
         }

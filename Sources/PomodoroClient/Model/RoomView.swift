@@ -75,7 +75,7 @@ public struct RoomView: Equatable, Sendable {
         case let .event(_, _, serverTime), let .pong(serverTime, _):
             clock.sample(serverTime: serverTime, receivedAt: receivedAt)
             return .other
-        case .ok, .error, .stats, .schedules:
+        case .ok, .error, .stats, .schedules, .apiTokens, .webhooks:
             return .other
         }
     }

@@ -460,7 +460,7 @@ public struct Dashboard: Sendable {
             } else {
                 flash = Notice(words(.refused, ["reason": reason]), kind: .error, at: now)
             }
-        case .stats, .schedules:
+        case .stats, .schedules, .apiTokens, .webhooks:
             break  // the view never asks for stats or schedules
         }
         return effects
@@ -529,6 +529,8 @@ public struct Dashboard: Sendable {
             }
         case let .lockChanged(locked, by):
             return said(locked ? .evLocked : .evUnlocked, by)
+        case let .webhookDisabled(webhook, _):
+            return "webhook \(webhook) switched off: it failed for a day"
         }
     }
 

@@ -104,7 +104,7 @@ public struct RequestMachine: Sendable {
         let ref: Ref?
         switch message {
         case let .welcome(_, _, _, _, r), let .ok(_, _, r), let .pong(_, r), let .stats(_, r),
-             let .observing(_, _, r), let .schedules(_, r): ref = r
+             let .observing(_, _, r), let .schedules(_, r), let .apiTokens(_, r), let .webhooks(_, r): ref = r
         case let .error(_, _, _, r):
             guard let r else { return true }
             ref = r

@@ -1,0 +1,295 @@
+import Foundation
+import PomodoroCore
+import PomodoroNet
+import PomodoroProtocol
+import PomodoroStore
+
+// The control API (docs/PROTOCOL.md, "The control API"; web/openapi.json):
+//
+// - `POST /api/rooms/{room}/commands` with `Authorization: Bearer <API token>`: a room command as the wire
+//   has it (`{"type": "start"}`), carried through `Room.handle(_:apiToken:)` and `publish`, the path a
+//   member's command takes; answered with the wire's `ok` or `error` (200, or the error's status).
+// - `POST /api/rooms`: makes a room with settings, a passcode and a control mode, and answers with its
+//   first API token. It is counted as a join that makes a room is: in the address's `/api` bucket, its
+//   rooms-per-minute limit and `--max-rooms`.
+// - `GET /api/openapi.json`: the document of every HTTP endpoint, from the web root.
+//
+// Whether a token may command is `RoomAccess.commandVerdict`, asked on the service thread in the same turn
+// as the command is carried out: a token revoked, or made by a member the host removed, carries nothing from
+// that moment. A room not in memory is brought back from the store first (one server); on a cluster node
+// the room must run on this node.
+
+extension RoomHub {
+    static let openAPIPath = "/api/openapi.json"
+
+    /// Answers the control API's paths; false for any other path.
+    func controlAPI(_ http: HTTPRequest, address: String, responder: any HTTPAnswering) -> Bool {
+        if http.path == Self.openAPIPath {
+            responder.respond(openAPIDocument())
+            return true
+        }
+        let parts = http.path.split(separator: "/", omittingEmptySubsequences: false)
+        let creates = http.path == "/api/rooms"
+        let commands = parts.count == 5 && parts[1] == "api" && parts[2] == "rooms" && parts[4] == "commands"
+        guard creates || commands else { return false }
+        // The commands path answers as the wire does (`error`); making a room, as the rest of /api (`{"error": …}`).
+        func fail(_ refusal: Refusal) {
+            responder.respond(commands ? Self.wireError(refusal) : Self.apiError(refusal))
+        }
+        guard http.method == .post else {
+            fail(Refusal(code: .badRequest, message: "only POST is answered here", field: "method"))
+            return true
+        }
+        if creates {
+            createRoom(http, address: address, responder: responder)
+            return true
+        }
+        guard let room = try? RoomID(validating: String(parts[3])) else {
+            fail(Refusal(code: .notFound, message: "a room name is 1–64 characters of A–Z, a–z, 0–9, '_' or '-'", field: "room"))
+            return true
+        }
+        command(http, room: room, responder: responder)
+        return true
+    }
+
+    private func openAPIDocument() -> HTTPResponse {
+        guard let root = configuration.webRoot,
+              let document = FileManager.default.contents(atPath: root + "/openapi.json") else {
+            return HTTPResponse(status: 404, text: "not found: the server has no web root with openapi.json\n")
+        }
+        return HTTPResponse(status: 200, contentType: "application/json", body: Array(document))
+    }
+
+    // MARK: Commands
+
+    private func command(_ http: HTTPRequest, room id: RoomID, responder: any HTTPAnswering) {
+        func answer(_ response: HTTPResponse) { responder.respond(response) }
+        let bearer = http.authorization.flatMap { header -> String? in
+            header.lowercased().hasPrefix("bearer ") ? String(header.dropFirst(7)).trimmingWhitespace() : nil
+        }
+        guard let bearer, !bearer.isEmpty else {
+            return answer(Self.unauthorized("send Authorization: Bearer <an API token of the room>"))
+        }
+        let frame: ClientFrame
+        do {
+            frame = try WireCodec.decodeClientFrame(http.body)
+        } catch {
+            return answer(Self.wireError(.error(code: error.code, message: error.message, field: error.field,
+                                                           ref: error.ref)))
+        }
+        guard let command = Self.roomCommand(frame.message), Room.apiMayCarry(command) else {
+            return answer(Self.wireError(.error(
+                code: .badRequest, message: "the API carries start, pause, resume, skip, reset, extend and configure",
+                field: "type", ref: frame.ref)))
+        }
+        withRoomForAPI(id) { [self] result in
+            let entry: RoomEntry
+            switch result {
+            case .failure(let refusal): return answer(Self.wireError(refusal))
+            case .success(let found): entry = found
+            }
+            let now = clock.now()
+            // The rule, at the moment the command is carried out.
+            let token = entry.room.apiToken(hash: ResumeToken(bearer).hash)
+            guard RoomAccess.commandVerdict(tokenHeld: token != nil) == .allowed, let token else {
+                return answer(Self.unauthorized("this is not an API token of the room (revoked, or never made)"))
+            }
+            if let store, store.outage != nil {
+                return answer(Self.wireError(.error(
+                    code: .storeUnavailable, message: "the server cannot save changes just now; try again in a moment",
+                    field: nil, ref: frame.ref)))
+            }
+            do throws(RoomError) {
+                catchUp(entry, at: now)
+                entry.room.wallOffsetNanoseconds = now.wallOffsetNanoseconds
+                let outcome = try entry.room.handle(command, apiToken: token.id, now: now.monotonic, nowMs: now.wallMs)
+                logger.debug("API command", metadata: ["room": "\(id)", "token": "\(token.id)", "command": "\(frame.message.type)"])
+                publish(outcome, in: entry, at: now)
+                answer(HTTPResponse(status: 200, contentType: "application/json", body: WireCodec.encode(
+                    .ok(command: frame.message.type, appliesFrom: outcome.appliesFrom, ref: frame.ref))))
+            } catch {
+                answer(Self.wireError(.error(ProtocolError(error, ref: frame.ref))))
+            }
+        }
+    }
+
+    /// The room in memory, or brought back from the store (one server) when it is stored and there is room.
+    private func withRoomForAPI(_ id: RoomID, _ done: @escaping (Result<RoomEntry, Refusal>) -> Void) {
+        if let entry = openRoom(id, at: clock.now()) { return done(.success(entry)) }
+        if !router.isSingleServer {
+            return done(.failure(Refusal(code: .unavailable, message: "the room does not run on this node of the cluster")))
+        }
+        guard let store else {
+            return done(.failure(Refusal(code: .notFound, message: "no room of that name is open", field: "room")))
+        }
+        let transport = transport
+        let read = LoopBound({ [self] (result: Result<StoredRoom?, StoreError>) in
+            if let entry = openRoom(id, at: clock.now()) { return done(.success(entry)) }
+            switch result {
+            case .failure:
+                done(.failure(Refusal(code: .storeUnavailable, message: "the room could not be read; try again")))
+            case .success(nil):
+                done(.failure(Refusal(code: .notFound, message: "no room of that name", field: "room")))
+            case .success(let stored?):
+                guard !rooms.isFull else {
+                    return done(.failure(Refusal(code: .roomLimit, message: "the server holds as many rooms as it may")))
+                }
+                done(.success(bringBack(stored, at: clock.now())))
+            }
+        }, loop: transport.loop)
+        store.read({ (store: any RoomStore) throws(StoreError) in try store.loadRoom(id) }) { result in
+            transport.post { read.value(result) }
+        }
+    }
+
+    // MARK: Making a room
+
+    private func createRoom(_ http: HTTPRequest, address: String, responder: any HTTPAnswering) {
+        func fail(_ refusal: Refusal) { responder.respond(Self.apiError(refusal)) }
+        let request: RoomCreationRequest
+        do {
+            request = try WireCodec.decodeRoomCreation(http.body)
+        } catch {
+            return fail(Refusal(code: error.code, message: error.message, field: error.field))
+        }
+        guard let id = try? RoomID(validating: request.room) else {
+            return fail(Refusal(code: .badRequest, message: "a room name is 1–64 characters of A–Z, a–z, 0–9, '_' or '-'",
+                                field: "room"))
+        }
+        let settings = request.settings ?? configuration.defaultSettings
+        do { try settings.validate() } catch { return fail(Self.refusal(error)) }
+        guard settings.focus >= configuration.roomPolicy.minFocusSeconds else {
+            return fail(Refusal(code: .badRequest, message: "focus must be at least \(configuration.roomPolicy.minFocusSeconds) seconds on this server",
+                                field: "focus"))
+        }
+        if let passcode = request.passcode, !PasscodeVerifier.allowedLength.contains(passcode.count) {
+            return fail(Refusal(code: .badRequest, message: "a passcode is \(PasscodeVerifier.allowedLength.lowerBound)–\(PasscodeVerifier.allowedLength.upperBound) characters",
+                                field: "passcode"))
+        }
+        guard router.isSingleServer else {
+            return fail(Refusal(code: .unavailable, message: "rooms are made over HTTP on a single server only; join to make one"))
+        }
+        guard rooms[id] == nil else { return fail(Self.roomExists) }
+        // Counted as a join that makes a room: the address's rooms-per-minute and the server's maximum.
+        addressLimits.reserveRoom(for: address) { [self] reservation in
+            guard let reservation else {
+                return fail(Refusal(code: .roomLimit, message: "this address made too many rooms lately; try again in a minute"))
+            }
+            let finish = { [self] (lock: PasscodeVerifier?) in
+                let made = makeRoom(id, request: request, settings: settings, lock: lock)
+                addressLimits.settleRoom(reservation, kept: (try? made.get()) != nil)
+                switch made {
+                case .failure(let refusal): fail(refusal)
+                case .success(let (entry, token, record)):
+                    entry.announce { [self] in
+                        responder.respond(HTTPResponse(status: 201, contentType: "application/json",
+                                                       body: WireCodec.encodeRoomCreated(snapshot(of: entry, at: clock.now()),
+                                                                                         token: .init(id: record.id, token: token),
+                                                                                         name: record.name)))
+                    }
+                }
+            }
+            let isStored = { [self] (then: @escaping () -> Void) in
+                guard let store else { return then() }
+                let transport = transport
+                let found = LoopBound({ [self] (result: Result<Bool, StoreError>) in
+                    switch result {
+                    case .success(false): then()
+                    case .success(true):
+                        addressLimits.settleRoom(reservation, kept: false)
+                        fail(Self.roomExists)
+                    case .failure:
+                        addressLimits.settleRoom(reservation, kept: false)
+                        fail(Refusal(code: .storeUnavailable, message: "the server cannot save changes just now; try again"))
+                    }
+                }, loop: transport.loop)
+                store.read({ (store: any RoomStore) throws(StoreError) in try store.loadRoom(id) != nil }) { result in
+                    transport.post { found.value(result) }
+                }
+            }
+            isStored { [self] in
+                guard let passcode = request.passcode else { return finish(nil) }
+                let transport = transport
+                let done = LoopBound(finish, loop: transport.loop)
+                hashing.run { [workFactor = configuration.passcodeIterations] in
+                    let lock = PasscodeVerifier(passcode: passcode, iterations: workFactor)
+                    transport.post { done.value(lock) }
+                }
+            }
+        }
+    }
+
+    /// Makes the room on the service thread, once nothing else has made one of that name meanwhile.
+    private func makeRoom(_ id: RoomID, request: RoomCreationRequest, settings: RoomSettings, lock: PasscodeVerifier?)
+        -> Result<(RoomEntry, String, APITokenRecord), Refusal> {
+        guard rooms[id] == nil else { return .failure(Self.roomExists) }
+        guard !rooms.isFull else { return .failure(Refusal(code: .roomLimit, message: "the server holds as many rooms as it may")) }
+        let now = clock.now()
+        var room = Room(id: id, settings: settings, policy: configuration.roomPolicy, controlMode: request.control ?? .anyone,
+                        now: now.monotonic)
+        room.wallOffsetNanoseconds = now.wallOffsetNanoseconds
+        let token = "pomo_" + tokens.make().rawValue + tokens.make().rawValue
+        let record: APITokenRecord
+        do {
+            record = try room.createFirstAPIToken(name: request.tokenName ?? "api", tokenHash: ResumeToken(token).hash,
+                                                  atMs: now.wallMs)
+        } catch {
+            return .failure(Self.refusal(error))
+        }
+        let entry = makeEntry(room, passcode: lock)
+        rooms.enter(entry)
+        logger.info("room made over HTTP", metadata: ["room": "\(id)", "locked": "\(lock != nil)"])
+        publish(Outcome(), in: entry, at: now)
+        return .success((entry, token, record))
+    }
+
+    private static let roomExists = Refusal(code: .invalidState, message: "a room of that name exists; join it", field: "room")
+
+    private static func refusal(_ error: RoomError) -> Refusal {
+        let wire = ProtocolError(error)
+        return Refusal(code: wire.code, message: wire.message, field: wire.field)
+    }
+
+    /// The status of a refusal on the control API's paths: as the rest of /api, but a conflict with the
+    /// room's state is 409 and a limit on rooms 429.
+    private static func status(of code: ErrorCode) -> Int {
+        switch code {
+        case .invalidState: 409
+        case .roomLimit: 429
+        default: code.httpStatus
+        }
+    }
+
+    /// A refusal of `POST /api/rooms`, in the shape of the rest of /api.
+    private static func apiError(_ refusal: Refusal) -> HTTPResponse {
+        var response = errorResponse(refusal)
+        response.status = status(of: refusal.code)
+        if refusal.code == .roomLimit { response.headers.append((name: "Retry-After", value: "60")) }
+        return response
+    }
+
+    /// The wire's `error` as the answer's body, with the code's HTTP status.
+    private static func wireError(_ message: ServerMessage) -> HTTPResponse {
+        guard case .error(let code, _, _, _) = message else { preconditionFailure("not an error") }
+        var response = HTTPResponse(status: status(of: code), contentType: "application/json", body: WireCodec.encode(message))
+        if code == .rateLimited { response.headers.append((name: "Retry-After", value: "1")) }
+        return response
+    }
+
+    private static func wireError(_ refusal: Refusal) -> HTTPResponse {
+        wireError(.error(code: refusal.code, message: refusal.message, field: refusal.field, ref: nil))
+    }
+
+    private static func unauthorized(_ message: String) -> HTTPResponse {
+        var response = HTTPResponse(status: 401, contentType: "application/json",
+                                    body: WireCodec.encode(.error(code: .forbidden, message: message, field: "token", ref: nil)))
+        response.headers.append((name: "WWW-Authenticate", value: "Bearer realm=\"pomodoro\""))
+        return response
+    }
+}
+
+extension RoomRouter {
+    /// Whether every room runs in this process (one server): the control API then brings a stored room back
+    /// and makes rooms itself; a cluster node leaves both to joins, which take a room under its lease.
+    var isSingleServer: Bool { self is LocalRooms }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import Glibc
+import PomodoroCluster
+import PomodoroCore
+import PomodoroNet
+import PomodoroProtocol
+import PomodoroTestSupport
+import Testing
+
+/// Webhooks on a cluster of three `pomodoro-server` processes (real Redis and PostgreSQL): the room's owner is
+/// killed with deliveries due, and the node that takes the room delivers every event, in order, each under
+/// the id it had before the failover.
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(2))))
+struct WebhookFailoverTests {
+    @Test func aNewOwnerDeliversWhatTheOldOneLeftUnderTheOriginalIDs() async throws {
+        let client = try WebSocketClient()
+        client.start()
+        defer { client.stop(); client.waitUntilFinished() }
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        try receiver.setGate(open: false)
+        let redis = try RedisTestServer()
+        defer { redis.stop() }
+        let database = try await PostgresTestServer.makeDatabase()
+        let options = ["--webhook-allow-private", "on", "--webhook-first-retry", "1"]
+        let (a, aPort) = try ClusterProcessTests.node("a", redis: redis.url, database: database, options)
+        defer { a.kill() }
+        let (b, bPort) = try ClusterProcessTests.node("b", redis: redis.url, database: database, options)
+        defer { _ = b.stop() }
+        let (c, _) = try ClusterProcessTests.node("c", redis: redis.url, database: database, options)
+        defer { _ = c.stop() }
+
+        // Ada's join makes a the owner; Bob's on b is relayed to it. The webhook is added through b.
+        let ada = try Peer(client, port: aPort)
+        _ = try ada.join("hooked", name: "Ada")
+        let bob = try Peer(client, port: bPort)
+        _ = try bob.join("hooked", name: "Bob")
+        bob.send(.webhook(.add(WebhookFields(url: receiver.url("/gate"),
+                                             events: ["task_changed", "phase_started", "phase_completed"]))),
+                 ref: .string("add"))
+        let added = try bob.expect("the webhook added") { if case .webhooks(let p, .string("add")?) = $0 { p } else { nil } }
+        try receiver.setSecret(try #require(added.secret))
+        bob.send(.task(text: "before the move"))
+        ada.send(.configure(RoomSettings(focus: 6, shortBreak: 300)), ref: .string("cfg"))
+        _ = try ada.expect("cfg") { if case .ok(_, _, .string("cfg")?) = $0 { true } else { nil } }
+        ada.send(.start)
+        // Deliveries are due on a: the first was tried and refused (503).
+        let before = try receiver.wait("a first attempt") { $0.contains { $0.status == 503 } }
+        let triedBefore = Set(before.compactMap(\.eventID))
+
+        // The owner dies; b or c takes the room (Bob is in it), and the receiver opens.
+        a.kill()
+        _ = try await a.ended()
+        try receiver.setGate(open: true)
+        _ = try bob.expect("the room on its new owner", timeout: 10) { if case .state = $0 { true } else { nil } }
+        _ = try bob.expect("the focus completed", timeout: 30) {
+            if case .event(_, .phaseCompleted(.focus, _, _, _), _) = $0 { true } else { nil }
+        }
+        let requests = try receiver.wait("every event", timeout: 30) {
+            $0.filter { $0.status == 200 }.count >= 3
+        }
+        let delivered = requests.filter { $0.status == 200 }
+        #expect(delivered.map { $0.json["type"] as? String } == ["task_changed", "phase_started", "phase_completed"])
+        #expect(Set(delivered.compactMap(\.eventID)).count == 3, "each event taken once")
+        #expect(triedBefore.isSubset(of: Set(delivered.compactMap(\.eventID))),
+                "what a tried before the kill is delivered after it under the same id")
+        #expect(Set(requests.compactMap(\.eventID)) == Set(delivered.compactMap(\.eventID)), "no retry under a new id")
+        #expect(requests.allSatisfy { $0.signatureValid == true })
+        let owner = try #require(try RedisLeases(address: RedisAddress(parsing: redis.url)).holder(room: "hooked")?.node)
+        #expect(owner == "b" || owner == "c")
+    }
+}
