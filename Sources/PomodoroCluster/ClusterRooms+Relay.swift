@@ -238,6 +238,7 @@ extension ClusterRooms {
     /// members connected to a room that no longer sends them anything; closed, they resume with their tokens.
     private func nodesAlive(_ alive: Set<String>) {
         let now = hub.clock.now().monotonic
+        forgiveUnreadSilence(at: now)
         for node in alive { nodesLastSeen[node] = now }
         for connection in relaying.remotes.all {
             guard let node = relaying.remotes.remote(connection)?.node else { continue }

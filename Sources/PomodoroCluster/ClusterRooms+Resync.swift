@@ -73,6 +73,16 @@ extension ClusterRooms {
         return true
     }
 
+    /// While this node could not read the registry (Redis away) nobody's silence was seen: the nodes it knew
+    /// are counted as heard when it reads it again, so that a node whose first beat on a Redis that came back
+    /// empty is not in yet keeps its connections here (`nodesAlive`; a node dead meanwhile is still let go
+    /// `silentNodeLimit` later).
+    func forgiveUnreadSilence(at now: Instant) {
+        defer { nodesReadAt = now }
+        guard let last = nodesReadAt, now - last > .seconds(2) else { return }
+        for node in nodesLastSeen.keys { nodesLastSeen[node] = now }
+    }
+
     /// On each of the node's beats (`ClusterEvent.nodesAlive`, every second): joins sent by `resynchronise`
     /// still unanswered go again; the owner's connections from before the outage that nobody opened again are
     /// closed.

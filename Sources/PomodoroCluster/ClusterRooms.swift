@@ -54,6 +54,8 @@ package final class ClusterRooms: RoomRouter {
     /// Other nodes' connections in this node's rooms from before the bus lost Redis, not opened again by their
     /// node yet, and when the bus came back (`ClusterRooms+Resync.swift`).
     var unconfirmedRemotes: (connections: Set<ConnectionID>, since: Instant)?
+    /// When the node last read the registry of live nodes (`ClusterEvent.nodesAlive`).
+    var nodesReadAt: Instant?
     /// Every room with schedules, kept run by some node.
     let scheduledRooms: ScheduledRooms
     /// Rooms handed to this node by a draining one, being taken.

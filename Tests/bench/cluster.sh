@@ -241,6 +241,7 @@ PY
       kill -0 "${node_pids[$i]}" 2>/dev/null || { echo "cluster.sh: node $((i + 1)) died during the run" >&2; tail -n 20 "$work/node-$((i + 1)).err" >&2; status=1; }
     done
     stop_nodes
+    [ "$outage" -gt 0 ] && for i in "${!ports[@]}"; do cp "$work/node-$((i + 1)).err" "$out/$mode-$round.node-$((i + 1)).err"; done
     if [ "$status" != 0 ]; then
       echo "round $round, $mode: exit status $status; the run's last lines:" >&2
       tail -n 8 "$log" >&2
@@ -258,9 +259,9 @@ PY
 import json, sys
 r = json.load(open(sys.argv[1])); j = json.load(open(sys.argv[2])); t = r["ticks"]
 closed = sum(n for k, n in r.get("errorsByKind", {}).items() if k.startswith("closed"))
-print(f"  Redis away {sys.argv[3]} s: members closed {closed}; seconds missing on the owners nodes {t.get(\"ownerNodeMissing\")} "
-      f"({t.get(\"ownerNodeMembersMissing\")} members), relayed {t.get(\"relayedMissing\")}; journal: {j[\"focusSessions\"]} focus "
-      f"sessions in {j[\"rooms\"]} rooms, {j[\"missing\"]} missing")
+print("  Redis away {} s: members closed {}; seconds missing on the owners nodes {} ({} members), relayed {};"
+      " journal: {} focus sessions in {} rooms, {} missing".format(sys.argv[3], closed, t.get("ownerNodeMissing"),
+      t.get("ownerNodeMembersMissing"), t.get("relayedMissing"), j["focusSessions"], j["rooms"], j["missing"]))
 ' "$report" "$out/$mode-$round.journal.json" "$outage"
     fi
   done
