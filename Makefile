@@ -177,6 +177,16 @@ bench-peer-smoke: bench-peer-deps
 bench-cluster: bench-release
 	bash Tests/bench/cluster.sh "$(BENCH_BIN)" $(BENCH_ARGS)
 
+# A rolling restart under that load: three nodes (Redis and PostgreSQL on loopback), 3,000 members in 300
+# rooms following close 1012, deploy/rolling-restart.sh run across the nodes in the window; per member the
+# longest run of seconds missed, every command answered ok checked in PostgreSQL afterwards, the journal
+# (no session twice or missing), each room's hand-off time and each node's SIGTERM-to-exit time, then
+# medians over ROLLING_RUNS rounds (Tests/bench/rolling.sh; docs/PERFORMANCE.md, "Rolling restart").
+# ROLLING_MEMBERS, ROLLING_ROOMS, ROLLING_DURATION size it; ROLLING_JSON=1 prints the figures as JSON.
+.PHONY: bench-rolling
+bench-rolling: bench-release
+	bash Tests/bench/rolling.sh "$(BENCH_BIN)" $(BENCH_ARGS)
+
 # A few hundred members for a few seconds, debug build: every member must join and every tick due must
 # arrive, against one server and then spread over three cluster nodes (Redis and PostgreSQL on loopback,
 # about 16 s). Timings are printed but never judged (make test runs this on loaded machines).

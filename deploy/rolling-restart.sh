@@ -7,16 +7,19 @@
 #                                                         supervisor (deploy/run-cluster.sh does)
 #   bash deploy/rolling-restart.sh systemd UNIT:PORT...   systemd units (systemctl restart UNIT), each
 #                                                         answering on 127.0.0.1:PORT
-# READY_TIMEOUT (seconds, default 60) bounds each wait for a node to stop and to be ready again.
+# READY_TIMEOUT (seconds, default 60) bounds each wait for a node to stop and to be ready again. SETTLE
+# (seconds, default 2) is the pause after a node is ready before the next is stopped: the members it sent
+# back come within a jittered second (PROTOCOL.md §11) and must be home before their new node drains too.
 set -euo pipefail
 
 mode="${1:-}"
 shift || true
 [ "$mode" = processes ] || [ "$mode" = systemd ] && [ $# -gt 0 ] || {
-  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
   exit 64
 }
 timeout="${READY_TIMEOUT:-60}"
+settle="${SETTLE:-2}"
 
 readyz() { curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:$1/readyz" || true; }
 
@@ -34,6 +37,7 @@ wait_ready() {
 }
 
 # Every node must be ready before one is taken out: never two out at once.
+first=yes
 for node in "$@"; do
   port="${node##*:}"
   [ "$(readyz "$port")" = 200 ] || { echo "the node on port $port is not ready (/readyz: $(readyz "$port")); nothing restarted"; exit 1; }
@@ -41,6 +45,8 @@ done
 
 for node in "$@"; do
   port="${node##*:}"
+  [ "$first" = yes ] || sleep "$settle"
+  first=no
   started=$(date +%s.%N)
   if [ "$mode" = systemd ]; then
     unit="${node%:*}"

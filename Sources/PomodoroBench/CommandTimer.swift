@@ -14,8 +14,17 @@ public struct CommandTimer: Equatable, Sendable {
     public private(set) var answered = 0
     public private(set) var refused = 0
     public private(set) var latenciesMs: [Double] = []
+    /// Commands whose connection closed before their answer came (a node restarting): neither answered
+    /// nor lost, as the server may have applied them.
+    public private(set) var cutOff = 0
+    /// The number in the text of the last command answered `ok` ("timed N"): what the member's task must
+    /// still be, or a later one, once the run is over.
+    public private(set) var lastAnswered: Int64 = 0
+    /// The number of the last command sent.
+    public var lastSent: Int64 { counter }
     /// The command awaiting its answer: its ref and when it was sent.
     private var outstandingRef: Int64?
+    private var outstandingCounter: Int64 = 0
     private var outstandingSentAtMs = 0.0
     private var lastSentAtMs: Double?
     private var counter: Int64 = 0
@@ -29,10 +38,11 @@ public struct CommandTimer: Equatable, Sendable {
         counter += 1
         let ref = Int64(member) * 1_000_000 + counter
         outstandingRef = ref
+        outstandingCounter = counter
         outstandingSentAtMs = nowMs
         lastSentAtMs = nowMs
         sent += 1
-        return ClientFrame(.task(text: "timed \(counter)"), ref: .number(ref))
+        return ClientFrame(.task(text: Self.text(counter)), ref: .number(ref))
     }
 
     /// An `ok` or `error` with `ref` arrived at `nowMs`; returns the latency when it answers the command
@@ -46,8 +56,19 @@ public struct CommandTimer: Equatable, Sendable {
             return nil
         }
         answered += 1
+        lastAnswered = outstandingCounter
         let latency = nowMs - outstandingSentAtMs
         latenciesMs.append(latency)
         return latency
     }
+
+    /// The connection closed: the command outstanding, if any, will get no answer.
+    public mutating func connectionClosed() {
+        guard outstandingRef != nil else { return }
+        outstandingRef = nil
+        cutOff += 1
+    }
+
+    /// The text of command number `counter`.
+    public static func text(_ counter: Int64) -> String { "timed \(counter)" }
 }

@@ -38,6 +38,13 @@ public enum FrameKind: Equatable, Sendable {
         }
     }
 
+    /// The member's token in a `welcome` (the one `token` key of the frame: other members' entries carry
+    /// none), read without parsing the frame.
+    public static func token(inWelcome frame: [UInt8]) -> String? {
+        frame.withUnsafeBufferPointer { stringValue(after: tokenKey, in: $0) }
+    }
+
+    private static let tokenKey = Array(#""token":""#.utf8)
     private static let typeKey = Array(#""type":""#.utf8)
     private static let kindKey = Array(#""kind":""#.utf8)
 

@@ -51,6 +51,10 @@ public struct BenchPlan: Equatable, Sendable {
     /// `ref` once a second during the window and time its `ok`: one member on each node the room spans,
     /// so that on a cluster one sends to the room's owner and the others through another node.
     public var commandRooms: Int
+    /// Whether members follow a close with 1012 (a node restarting): connect again within a jittered
+    /// second, to the next node as a proxy would send them, and join with their token. Without, such a
+    /// close is a problem like any other.
+    public var followsRestarts = false
 
     /// Where a room's members connect when there are several nodes.
     public enum Placement: String, CaseIterable, Sendable {

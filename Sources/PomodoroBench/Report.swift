@@ -145,6 +145,8 @@ public struct BenchReport: Codable, Equatable, Sendable {
         public var sent: Int
         public var answered: Int
         public var refused: Int
+        /// Sent on a connection that closed before the answer came (a node restarting).
+        public var cutOff: Int = 0
         /// Sent by members on the room's owner, and by members on another node (forwarded to the owner).
         public var ownerNodeLatencyMs: LatencySummary?
         public var relayedLatencyMs: LatencySummary?
@@ -178,6 +180,8 @@ public struct BenchReport: Codable, Equatable, Sendable {
     public var nodes: [Server]?
     public var nodesCPUPercentOfCore: Double?
     public var commands: Commands?
+    /// With `followsRestarts` (a cluster restarted under the load): what members saw of it.
+    public var restarts: Restarts?
     /// The server's own timings of the window's ticks (`ServerStages`): `delay` when each tick went out, and
     /// the stages `wakeup`, `released`, `first_write`, `last_write`, all from the boundary it marks.
     public var serverTickStages: [String: StageSummary]?
@@ -259,10 +263,11 @@ extension BenchReport {
             let timers = run.commandTimers
             commands = Commands(
                 sent: timers.map { $0.timer.sent }.reduce(0, +), answered: timers.map { $0.timer.answered }.reduce(0, +),
-                refused: timers.map { $0.timer.refused }.reduce(0, +),
+                refused: timers.map { $0.timer.refused }.reduce(0, +), cutOff: timers.map { $0.timer.cutOff }.reduce(0, +),
                 ownerNodeLatencyMs: LatencySummary(samples: timers.filter { $0.onOwner }.flatMap { $0.timer.latenciesMs })?.rounded,
                 relayedLatencyMs: LatencySummary(samples: timers.filter { !$0.onOwner }.flatMap { $0.timer.latenciesMs })?.rounded)
         }
+        if plan.followsRestarts { restarts = Restarts(members: run.members, window: run.window) }
         if let start = run.stagesAtStart, let end = run.stagesAtEnd, !end.isEmpty {
             serverTickStages = ServerStages.summaries(start: start, end: end)
         }
@@ -308,8 +313,9 @@ extension BenchReport {
             failures.append("\(report.ticks.missing) of \(report.ticks.expected) ticks missing")
         }
         if report.ticks.duplicated > 0 { failures.append("\(report.ticks.duplicated) ticks came twice") }
-        if let commands = report.commands, commands.answered + commands.refused < commands.sent {
-            failures.append("\(commands.sent - commands.answered - commands.refused) of \(commands.sent) timed commands unanswered")
+        if let commands = report.commands, commands.answered + commands.refused + commands.cutOff < commands.sent {
+            let unanswered = commands.sent - commands.answered - commands.refused - commands.cutOff
+            failures.append("\(unanswered) of \(commands.sent) timed commands unanswered")
         }
         return failures
     }
@@ -394,8 +400,10 @@ extension BenchReport {
             if let relayed = commands.relayedLatencyMs {
                 text += "; forwarded p50 \(format(relayed.p50)) ms, p99 \(format(relayed.p99)) ms"
             }
+            if commands.cutOff > 0 { text += "; \(commands.cutOff) cut off by a restart" }
             lines.append(row("timed commands", text))
         }
+        if let restarts { lines += restarts.lines().map { row($0.label, $0.value) } }
         if let generator = generatorCPUPercentOfCore {
             lines.append(row("generator CPU", "\(format(generator, places: 1))% of a core"))
         }
@@ -406,7 +414,7 @@ extension BenchReport {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    private func row(_ label: String, _ value: String) -> String {
+    func row(_ label: String, _ value: String) -> String {
         label.padding(toLength: 18, withPad: " ", startingAt: 0) + value
     }
 }
@@ -420,12 +428,12 @@ extension LatencySummary {
     private static func round(_ value: Double) -> Double { (value * 1000).rounded() / 1000 }
 }
 
-private func rounded(_ value: Double, places: Int = 3) -> Double {
+func rounded(_ value: Double, places: Int = 3) -> Double {
     let scale = pow(10, Double(places))
     return (value * scale).rounded() / scale
 }
 
-private func format(_ value: Double, places: Int = 2) -> String {
+func format(_ value: Double, places: Int = 2) -> String {
     String(format: "%.\(places)f", value)
 }
 

@@ -32,18 +32,21 @@ public enum Problem: Hashable, Sendable, CustomStringConvertible {
 /// and problems out; the connection that carries them out is someone else's.
 public struct SimulatedMember: Sendable {
     public enum Stage: Equatable, Sendable {
-        case idle, connecting, joining, joined, ended
+        /// `reconnecting`: closed with 1012 (or a try to come back refused), waiting to connect again.
+        case idle, connecting, joining, joined, reconnecting, ended
     }
 
     public enum Input: Equatable, Sendable {
         /// The generator asked for the connection, at this wall-clock time (epoch ms).
         case connectRequested(atMs: Double)
         case opened
-        case welcome(atMs: Double)
+        /// Welcomed, with the token that brings this member back as itself.
+        case welcome(atMs: Double, token: String? = nil)
         case ok(command: String)
         case error(code: String)
         case phaseCompleted
-        case closed(code: UInt16?)
+        /// The connection closed, with the server's code if it sent one, at this time (epoch ms) if known.
+        case closed(code: UInt16?, atMs: Double? = nil)
         case failed(reason: String)
         /// The generator says the rooms may start now.
         case startRoom
@@ -54,6 +57,20 @@ public struct SimulatedMember: Sendable {
     public enum Output: Equatable, Sendable {
         case send(ClientMessage)
         case problem(Problem)
+        /// Connect again (`plan.followsRestarts`), for this reason.
+        case reconnect(Reconnect)
+    }
+
+    /// Why a member connects again, which says when and where (`MemberGroup`).
+    public enum Reconnect: Equatable, Sendable {
+        /// The server closed with 1012 (restarting, or its node draining): within a jittered second, as
+        /// the page and `pomo` do, through the proxy (here: to the next node).
+        case restart
+        /// A try to come back failed (that node is down too): to the next node, as a proxy would.
+        case refused
+        /// The node closed with 4005 (the room moved to another node): after the page's first back-off,
+        /// to the same node, which relays the room from where it runs now.
+        case roomMoved
     }
 
     public let index: Int
@@ -73,6 +90,16 @@ public struct SimulatedMember: Sendable {
     /// Whether a problem was reported for this member already.
     public private(set) var hadProblem = false
     public var tally = TickTally()
+    /// The token of the last `welcome`, sent back with the join when the member comes back.
+    public private(set) var token: String?
+    /// Closes with 1012 this member followed, tries to come back that failed, and when the last 1012 came.
+    public private(set) var restarts = 0
+    public private(set) var failedReturns = 0
+    /// Closes with 4005 ("room moved") followed.
+    public private(set) var roomMoves = 0
+    private var restartedAtMs: Double?
+    /// From each 1012 or 4005 to the `welcome` that brought the member back, in ms.
+    public private(set) var returnLatenciesMs: [Double] = []
     private var finishing = false
 
     public init(index: Int, plan: BenchPlan) {
@@ -87,20 +114,26 @@ public struct SimulatedMember: Sendable {
     public mutating func handle(_ input: Input, plan: BenchPlan) -> [Output] {
         switch input {
         case .connectRequested(let at):
-            guard stage == .idle else { return [] }
+            guard stage == .idle || stage == .reconnecting else { return [] }
+            if stage == .idle { connectRequestedMs = at }
             stage = .connecting
-            connectRequestedMs = at
             return []
 
         case .opened:
             guard stage == .connecting else { return [] }
             stage = .joining
             everOpened = true
-            return [.send(.join(room: plan.roomName(room), name: plan.memberName(index), token: nil))]
+            return [.send(.join(room: plan.roomName(room), name: plan.memberName(index), token: token))]
 
-        case .welcome(let at):
+        case .welcome(let at, let token):
             guard stage == .joining else { return [] }
             stage = .joined
+            if let token { self.token = token }
+            if let restartedAtMs {
+                returnLatenciesMs.append(at - restartedAtMs)
+                self.restartedAtMs = nil
+                return []
+            }
             welcomed = true
             welcomedAtMs = at
             joinLatencyMs = connectRequestedMs.map { at - $0 }
@@ -122,12 +155,22 @@ public struct SimulatedMember: Sendable {
             startSent = true
             return [.send(.start)]
 
-        case .closed(let code):
+        case .closed(let code, let closedAt):
+            if plan.followsRestarts && !finishing && welcomed {
+                if code == Self.restartCode || code == Self.roomMovedCode, stage == .joining || stage == .joined {
+                    stage = .reconnecting
+                    if code == Self.restartCode { restarts += 1 } else { roomMoves += 1 }
+                    if restartedAtMs == nil { restartedAtMs = closedAt ?? 0 }
+                    return [.reconnect(code == Self.restartCode ? .restart : .roomMoved)]
+                }
+                if restartedAtMs != nil && stage == .connecting { return failedReturn() }
+            }
             let wasOpen = stage != .ended
             stage = .ended
             return finishing || !wasOpen ? [] : report(.closed(code: code))
 
         case .failed(let reason):
+            if plan.followsRestarts && !finishing && restartedAtMs != nil && stage == .connecting { return failedReturn() }
             let wasOpen = stage != .ended
             stage = .ended
             return finishing || !wasOpen ? [] : report(.connectFailed(reason))
@@ -142,6 +185,19 @@ public struct SimulatedMember: Sendable {
     /// never welcomed.
     public func finalProblem() -> Problem? {
         !welcomed && !hadProblem ? .notJoined : nil
+    }
+
+    /// The close code a server sends when it restarts: come back at once (docs/PROTOCOL.md §11); and the
+    /// one a cluster node sends when a member's room moved to another node (come back, same token).
+    public static let restartCode: UInt16 = 1012
+    public static let roomMovedCode: UInt16 = 4005
+
+    /// A try to come back after a 1012 failed (the node is down, a proxy would send the next try
+    /// elsewhere): try again, the time of the 1012 kept.
+    private mutating func failedReturn() -> [Output] {
+        stage = .reconnecting
+        failedReturns += 1
+        return [.reconnect(.refused)]
     }
 
     private mutating func report(_ problem: Problem) -> [Output] {

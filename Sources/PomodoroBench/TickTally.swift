@@ -47,6 +47,9 @@ public struct TickTally: Equatable, Sendable {
     /// The last boundary seen, and the end of the phase it belonged to (the next phase end's boundary).
     private var lastBoundaryMs: Int64?
     private var phaseEndsAtMs: Int64?
+    /// The longest run of consecutive boundaries inside the window that did not reach this member, between
+    /// two that did (or from the window's start); `longestMissedRun(window:)` adds the run at the end.
+    private var longestGapSoFar = 0
 
     public init() {}
 
@@ -61,6 +64,7 @@ public struct TickTally: Equatable, Sendable {
             duplicates += 1
             return nil
         }
+        noteGap(before: boundary, window: window)
         lastBoundaryMs = boundary
         guard let window, window.contains(boundary) else { return nil }
         deliveredInWindow += 1
@@ -74,7 +78,31 @@ public struct TickTally: Equatable, Sendable {
         guard let boundary = phaseEndsAtMs else { return }
         phaseEndsAtMs = nil
         if let last = lastBoundaryMs, boundary <= last { return }
+        noteGap(before: boundary, window: window)
         lastBoundaryMs = boundary
         if let window, window.contains(boundary) { deliveredInWindow += 1 }
+    }
+
+    /// The longest run of consecutive whole seconds of the window that reached this member neither as a
+    /// tick nor as a phase's end: what a member of a restarting cluster missed at worst. Call it once every
+    /// boundary of the window has had time to arrive. A member that saw no tick at all missed the window.
+    public func longestMissedRun(window: TickWindow) -> Int {
+        guard let offset = gridOffsetMs else { return window.boundaries(onGridWithOffset: 0) }
+        return max(longestGapSoFar, Self.missed(after: lastBoundaryMs, before: window.endMs, offset: offset, window: window))
+    }
+
+    private mutating func noteGap(before boundary: Int64, window: TickWindow?) {
+        guard let window, let offset = gridOffsetMs else { return }
+        longestGapSoFar = max(longestGapSoFar, Self.missed(after: lastBoundaryMs, before: boundary, offset: offset,
+                                                           window: window))
+    }
+
+    /// Boundaries of the window on the grid strictly after `last` (from the window's start when nil) and
+    /// before `end`.
+    private static func missed(after last: Int64?, before end: Int64, offset: Int64, window: TickWindow) -> Int {
+        let from = max(window.startMs, (last ?? window.startMs - 1) + 1)
+        let to = min(window.endMs, end)
+        guard to > from else { return 0 }
+        return TickWindow(startMs: from, endMs: to).boundaries(onGridWithOffset: offset)
     }
 }

@@ -316,6 +316,9 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
                 guard let target = load.min(by: { ($0.value, $0.key) < ($1.value, $1.key) })?.key else { continue }
                 load[target, default: 0] += 1
                 report.handed[room] = target
+                // Its time stamp is the release's: with the taker's "took a room handed off", the hand-off's
+                // time (make bench-rolling reads both from the nodes' JSON logs).
+                logger.info("draining: room released for hand-off", metadata: ["room": "\(room)", "to": "\(target)"])
                 let message = BusMessage.handOff(room: room.rawValue, from: node).encoded
                 publishing.sync { _ = try? publisher.command(["PUBLISH", BusMessage.nodeChannel(target), message]) }
             }

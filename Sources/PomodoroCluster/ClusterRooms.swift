@@ -321,7 +321,7 @@ package final class ClusterRooms: RoomRouter {
         case .owned(let stored):
             hub.metrics.leaseTaken()
             guard !hub.stopped, hub.rooms[id] == nil, let stored else { return hub.letGoIfUnused(id) }
-            let entry = hub.bringBack(stored, at: hub.clock.now())
+            let entry = hub.bringBack(stored, at: hub.clock.now(), handedOff: true)
             hub.logger.info("took a room handed off by a draining node", metadata: [
                 "room": "\(id)", "from": "\(node)", "members": "\(entry.room.memberCount)"])
             // Members of this node relayed to the draining one are in the room here now.

@@ -91,7 +91,8 @@ extension Room {
         if next == .focus && cycle > settings.longBreakEvery { cycle = 1 }
         // A scheduled session runs its set by itself, seen or not.
         // An aligned room follows the clock while anyone is there to see it.
-        let autoStart = scheduledRun != nil || ((settings.autoStart || followsTheClock) && roster.connectedCount > 0)
+        let seen = roster.connectedCount > 0 || membersBackBy.map { t < $0 } == true
+        let autoStart = scheduledRun != nil || ((settings.autoStart || followsTheClock) && seen)
         enter(next, at: t, running: mayAutoStart && autoStart)
     }
 

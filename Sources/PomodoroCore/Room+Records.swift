@@ -135,11 +135,18 @@ extension Room {
     /// the phases that ended while the server was down complete each on its deadline, the next starting at
     /// once, and the run ends after its last focus as it would have. A run until stopped waits, ready, like
     /// any room (a long outage does not run it for the whole time).
-    public mutating func resumeAfterRestart(at now: Instant) -> Outcome {
+    ///
+    /// A room `handedOff` by a draining node was never down: its members were sent back (close 1012) and
+    /// are on their way, through a cluster that may be restarting node after node. For as long as their
+    /// places are kept (`RoomPolicy.reconnectGrace`) its phases follow each other as if they were there,
+    /// so that a phase ending before the first of them is back does not leave the room waiting for a
+    /// start nobody will give.
+    public mutating func resumeAfterRestart(at now: Instant, handedOff: Bool = false) -> Outcome {
         var outcome = Outcome()
+        membersBackBy = handedOff ? now + policy.reconnectGrace : nil
         while case .running(let deadline) = timer, deadline <= now {
             creditFocus(until: deadline)
-            complete(at: deadline, into: &outcome, mayAutoStart: scheduledRun?.focusSessionsLeft != nil)
+            complete(at: deadline, into: &outcome, mayAutoStart: scheduledRun?.focusSessionsLeft != nil || handedOff)
         }
         creditFocus(until: now)
         if case .running(let deadline) = timer { shownSeconds = (deadline - now).secondsRoundedUp }

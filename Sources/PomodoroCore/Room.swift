@@ -32,6 +32,9 @@ public struct Room: Sendable {
     var shownSeconds: Int64 = 0
     /// Since when nobody has been connected and nothing has been running (nil otherwise).
     var quietSince: Instant?
+    /// Until when the members of a room handed off by a draining node are on their way back
+    /// (`resumeAfterRestart(at:handedOff:)`): phases follow each other meanwhile as if they were there.
+    var membersBackBy: Instant?
     /// The session a schedule started, while it runs (`Room+Schedule.swift`).
     public internal(set) var scheduledRun: ScheduledRun?
     /// The wall clock minus the monotonic clock, in nanoseconds, as the server last read it: an aligned

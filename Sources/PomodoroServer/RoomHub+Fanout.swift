@@ -12,10 +12,10 @@ extension RoomHub {
     /// Rebuilds one stored room, catches it up to `now`, and writes what that changed. The room comes back
     /// whole: `RoomStore.loadRoom` reads its schedules with it, and what fell due meanwhile is dealt with now.
     @discardableResult
-    package func bringBack(_ stored: StoredRoom, at now: ClockReading) -> RoomEntry {
+    package func bringBack(_ stored: StoredRoom, at now: ClockReading, handedOff: Bool = false) -> RoomEntry {
         let id = stored.record.id
         var room = restored(stored, at: now)
-        let outcome = room.resumeAfterRestart(at: now.monotonic)
+        let outcome = room.resumeAfterRestart(at: now.monotonic, handedOff: handedOff)
         let entry = makeEntry(room, passcode: PasscodeVerifier.lock(stored: stored.passcode, room: id, logger: logger))
         rooms.enter(entry)
         webhooksBroughtBack(id)

@@ -125,6 +125,15 @@ struct BenchCommand: ParsableCommand {
                                valueName: "path"))
     var owners: String?
 
+    @Flag(name: .customLong("follow-restarts"),
+          help: "Members closed with 1012 (a node restarting) come back within a jittered second to the next --url, with their token, as the page and pomo do; the report says how soon, and the longest run of seconds each member missed.")
+    var followRestarts = false
+
+    @Option(name: .customLong("commands-out"),
+            help: ArgumentHelp("Write each timed-command sender's \"ROOM NAME LAST-OK LAST-SENT\" line to this file after the run: its task must still read \"timed LAST-OK\" or later (Tests/bench/rolling-check.py reads it against the store).",
+                               valueName: "path"))
+    var commandsOut: String?
+
     @Flag(help: "Print the report as JSON.")
     var json = false
 
@@ -189,6 +198,7 @@ struct BenchCommand: ParsableCommand {
         plan.nodes = max(1, url.count)
         plan.placement = BenchPlan.Placement(rawValue: placement) ?? .split
         if let commandRooms { plan.commandRooms = commandRooms }
+        plan.followsRestarts = followRestarts
         return plan
     }
 
@@ -205,7 +215,7 @@ struct BenchCommand: ParsableCommand {
             Glibc.exit(2)
         }
         let report = try Generator(plan: plan, scenario: scenario, addresses: addresses(), serverPIDs: serverPID,
-                                   ownersPath: owners, samplesPath: samples).run()
+                                   ownersPath: owners, samplesPath: samples, commandsPath: commandsOut).run()
         print(json ? report.json() : report.text(), terminator: json ? "\n" : "")
         if expectAll && !report.everythingDelivered { throw ExitCode(1) }
     }

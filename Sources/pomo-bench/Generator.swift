@@ -15,6 +15,8 @@ struct Generator {
     let ownersPath: String?
     /// Where to write every measured tick ("room boundary-ms delay-ms" lines), if anywhere.
     let samplesPath: String?
+    /// Where to write each command sender's last command answered `ok` and last sent, if anywhere.
+    let commandsPath: String?
 
     func run() throws -> BenchReport {
         var servers = serverPIDs.map { ServerReadings(pid: $0, clockTicksPerSecond: System.clockTicksPerSecond) }
@@ -112,6 +114,14 @@ struct Generator {
             let text = harvests.flatMap(\.sampleLines).joined(separator: "\n") + "\n"
             if !FileManager.default.createFile(atPath: samplesPath, contents: Data(text.utf8)) {
                 System.progress("could not write \(samplesPath)")
+            }
+        }
+        if let commandsPath {
+            let lines = harvests.flatMap(\.timers).map(\.timer).sorted { $0.member < $1.member }.map {
+                "\(plan.roomName(plan.room(ofMember: $0.member))) \(plan.memberName($0.member)) \($0.lastAnswered) \($0.lastSent)"
+            }
+            if !FileManager.default.createFile(atPath: commandsPath, contents: Data((lines.joined(separator: "\n") + "\n").utf8)) {
+                System.progress("could not write \(commandsPath)")
             }
         }
         var problems: [Problem: Int] = [:]

@@ -21,6 +21,9 @@ final class MemberGroup: @unchecked Sendable {
     private var members: [SimulatedMember]
     private let slotOfMember: [Int: Int]
     private var connections: [ClientConnectionID?]
+    /// The node each member is connected (or connecting) to: the plan's, then the next one after each
+    /// restart followed.
+    private var nodeOfSlot: [Int]
     private var problems: [Problem: Int] = [:]
     private var delays: [Double] = []
     /// Beside `delays`: the member that measured it.
@@ -44,6 +47,7 @@ final class MemberGroup: @unchecked Sendable {
         members = mine.map { SimulatedMember(index: $0, plan: plan) }
         slotOfMember = Dictionary(uniqueKeysWithValues: mine.enumerated().map { ($1, $0) })
         connections = Array(repeating: nil, count: members.count)
+        nodeOfSlot = mine.map { plan.node(ofMember: $0) }
         for (slot, index) in mine.enumerated() where plan.isCommandSender(index) {
             timers[slot] = CommandTimer(member: index)
         }
@@ -70,14 +74,46 @@ final class MemberGroup: @unchecked Sendable {
             let now = System.wallNowMs()
             for index in indices {
                 guard let slot = slotOfMember[index] else { continue }
-                apply(.connectRequested(atMs: now), to: slot)
-                let address = addresses[plan.node(ofMember: index)]
-                connections[slot] = client.connect(host: address.host, port: address.port, path: address.path) {
-                    [self] event in receive(event, slot: slot)
-                }
+                open(slot, at: now)
             }
         }
     }
+
+    /// On the service thread: asks for member `slot`'s connection to its node.
+    private func open(_ slot: Int, at now: Double) {
+        apply(.connectRequested(atMs: now), to: slot)
+        let address = addresses[nodeOfSlot[slot]]
+        connections[slot] = client.connect(host: address.host, port: address.port, path: address.path) {
+            [self] event in receive(event, slot: slot)
+        }
+    }
+
+    /// Member `slot` lost its connection: after a 1012 it connects again to the next node (as a proxy
+    /// sends a connection to a node that is up) within a jittered second, as the page and `pomo` do; a
+    /// quarter of a second after a try that failed, to the node after; after a 4005 (its room moved), to
+    /// the same node after the page's first back-off.
+    private func reconnect(_ slot: Int, _ reason: SimulatedMember.Reconnect) {
+        timers[slot]?.connectionClosed()
+        connections[slot] = nil
+        if reason != .roomMoved { nodeOfSlot[slot] = (nodeOfSlot[slot] + 1) % addresses.count }
+        let wait = switch reason {
+        case .restart: Double.random(in: 0..<Self.restartJitterSeconds)
+        case .refused: Self.retrySeconds
+        case .roomMoved: Self.firstBackOffSeconds * Double.random(in: 0.75..<1.25)
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + wait) { [self] in
+            client.post { [self] in
+                guard members[slot].stage == .reconnecting else { return }
+                open(slot, at: System.wallNowMs())
+            }
+        }
+    }
+
+    /// The window over which members come back after a 1012, and the wait before trying another node.
+    static let restartJitterSeconds = 1.0
+    static let retrySeconds = 0.25
+    /// The page's first reconnection back-off (web/connection.js, BACKOFF_MIN_MS), jittered by a quarter.
+    static let firstBackOffSeconds = 0.5
 
     /// The starters of rooms in `range` start their rooms.
     func startRooms(_ range: Range<Int>) {
@@ -147,7 +183,7 @@ final class MemberGroup: @unchecked Sendable {
             }
             receive(bytes, arrived: arrived, slot: slot)
         case .closed(let code, _):
-            apply(.closed(code: code), to: slot)
+            apply(.closed(code: code, atMs: System.wallNowMs()), to: slot)
         case .failed(let reason):
             apply(.failed(reason: reason), to: slot)
         }
@@ -158,7 +194,7 @@ final class MemberGroup: @unchecked Sendable {
         case .state, .pong:
             return
         case .welcome:
-            apply(.welcome(atMs: arrived), to: slot)
+            apply(.welcome(atMs: arrived, token: plan.followsRestarts ? FrameKind.token(inWelcome: bytes) : nil), to: slot)
             return
         case .event(let kind):
             if kind == "phaseCompleted" { members[slot].tally.phaseCompleted(window: window) }
@@ -215,6 +251,8 @@ final class MemberGroup: @unchecked Sendable {
                 }
             case .problem(let problem):
                 problems[problem, default: 0] += 1
+            case .reconnect(let reason):
+                reconnect(slot, reason)
             }
         }
     }

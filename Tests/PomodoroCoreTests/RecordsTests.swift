@@ -116,8 +116,9 @@ import PomodoroCore
     // MARK: Restoring
 
     /// Writes a room's rows as a store would keep them, then brings it back `downtime` later.
-    func restart(_ t: TestRoom, after downtime: Duration,
-                 policy: RoomPolicy = .standard) -> (room: Room, outcome: Outcome, now: Instant, offset: Int64) {
+    /// `handedOff`: by a draining node, its members on their way back.
+    func restart(_ t: TestRoom, after downtime: Duration, policy: RoomPolicy = .standard,
+                 handedOff: Bool = false) -> (room: Room, outcome: Outcome, now: Instant, offset: Int64) {
         let record = t.room.record(wallOffsetNanoseconds: offset)
         let members = t.room.memberRecords(wallOffsetNanoseconds: offset)
         // A new boot: a different monotonic origin, the same wall clock.
@@ -125,8 +126,49 @@ import PomodoroCore
         let now = Instant(nanoseconds: t.now.nanoseconds - bootShift) + downtime
         var room = Room(restoring: record, members: members, policy: policy, now: now,
                         wallOffsetNanoseconds: offset + bootShift)
-        let outcome = room.resumeAfterRestart(at: now)
+        let outcome = room.resumeAfterRestart(at: now, handedOff: handedOff)
         return (room, outcome, now, offset + bootShift)
+    }
+
+    @Test func aRoomHandedOffMovesOnWhileItsMembersAreOnTheirWayBackAndWaitsOnceTheirPlacesAreGone() throws {
+        // A grace of 10 min, so that the break (5 min) ends within it and the next focus's end after it.
+        let policy = RoomPolicy(reconnectGrace: .seconds(600))
+        var t = TestRoom(settings: RoomSettings(focus: 600, shortBreak: 300, autoStart: true), policy: policy)
+        let ada = try t.add("Ada")
+        try t.send(.start, by: ada)
+        t.advance(by: .seconds(599))                  // handed off a second before the focus ends
+        var (room, _, now, _) = restart(t, after: .milliseconds(20), policy: policy, handedOff: true)
+        #expect(room.connectedCount == 0)
+        let outcome = room.advance(to: now + .seconds(1))
+        #expect(outcome.completions.count == 1)
+        #expect(room.phase == .shortBreak)
+        #expect(room.status == .running, "the break runs for the members coming back")
+        _ = room.advance(to: now + .seconds(301))
+        #expect(room.phase == .focus)
+        #expect(room.status == .running, "and the focus after it, within their grace")
+        // Nobody came back while their places were kept: the focus's end waits for someone, as in any
+        // empty room.
+        _ = room.advance(to: now + .seconds(901))
+        #expect(room.phase == .shortBreak)
+        #expect(room.status != .running)
+
+        // The same room restarted from its store (no hand-off): the break waits at once.
+        (room, _, now, _) = restart(t, after: .milliseconds(20), policy: policy)
+        _ = room.advance(to: now + .seconds(1))
+        #expect(room.phase == .shortBreak)
+        #expect(room.status != .running)
+    }
+
+    @Test func aPhaseEndingWhileARoomIsHandedOffIsFollowedByTheNext() throws {
+        var t = TestRoom(settings: RoomSettings(focus: 600, shortBreak: 300, autoStart: true))
+        let ada = try t.add("Ada")
+        try t.send(.start, by: ada)
+        t.advance(by: .seconds(599))
+        let (room, outcome, now, _) = restart(t, after: .seconds(2), handedOff: true)
+        #expect(outcome.completions.count == 1)
+        #expect(room.phase == .shortBreak)
+        #expect(room.status == .running)
+        #expect(room.remaining(at: now) == .seconds(299))
     }
 
     @Test func aRunningPhaseGoesOnWithTheRightRemainingTime() throws {

@@ -48,17 +48,13 @@ case "$runs" in ''|*[!0-9]*|0) echo "cluster.sh: CLUSTER_RUNS must be a positive
 for mode in $modes; do
   case "$mode" in split|room|one|single) ;; *) echo "cluster.sh: unknown mode '$mode' (split, room, one, single)" >&2; exit 64 ;; esac
 done
-command -v redis-server >/dev/null && command -v redis-cli >/dev/null || { echo "cluster.sh: needs redis-server (make deps)" >&2; exit 1; }
-pg_bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
-[ -x "$pg_bin/postgres" ] || { echo "cluster.sh: needs Debian's postgresql (make deps)" >&2; exit 1; }
-
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 work="$(mktemp -d "${TMPDIR:-/tmp}/pomo-cluster-bench.XXXXXX")"
 out="${CLUSTER_OUT:-$work/out}"
 mkdir -p "$out"
-redis_pid=""
+# shellcheck source=Tests/bench/engines.sh
+source "$here/engines.sh"
 node_pids=()
-as_pg=()
 stop_nodes() {
   local pid
   for pid in "${node_pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
@@ -72,26 +68,13 @@ stop_nodes() {
 cleanup() {
   trap - EXIT INT TERM
   stop_nodes
-  if [ -n "$redis_pid" ]; then kill -TERM "$redis_pid" 2>/dev/null || true; wait "$redis_pid" 2>/dev/null || true; fi
-  if [ -f "$work/pg/postmaster.pid" ]; then
-    "${as_pg[@]}" "$pg_bin/pg_ctl" -D "$work/pg" stop -m immediate -w -t 20 >/dev/null 2>&1 || true
-  fi
+  stop_engines
   rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
-redis_port="$(free_port)"
-start_redis() {
-  redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
-    --logfile "$work/redis.log" >/dev/null &
-  redis_pid=$!
-  for _ in $(seq 50); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
-  redis-cli -p "$redis_port" ping >/dev/null || { echo "cluster.sh: Redis did not start" >&2; exit 1; }
-}
-start_redis
+start_engines cluster.sh
 
 # CLUSTER_OUTAGE: Redis stopped (it forgets everything) for $outage s, $outage_after s from now, then
 # started again on the same port; sleeps to the end of the window.
@@ -102,7 +85,10 @@ redis_outage() {
   wait "$redis_pid" 2>/dev/null || true
   echo "  Redis stopped at $(date -u '+%H:%M:%S') for $outage s"
   sleep "$outage"
-  start_redis
+  redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
+    --logfile "$work/redis.log" >/dev/null &
+  redis_pid=$!
+  for _ in $(seq 50); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
   echo "  Redis started again at $(date -u '+%H:%M:%S')"
   sleep "$(python3 -c "print(max(1, $window_left - $outage_after - $outage))")"
 }
@@ -125,14 +111,6 @@ print(json.dumps({"rooms": len(ends), "focusSessions": sum(map(len, ends.values(
 ' >"$result"
 }
 
-if [ "$(id -u)" = 0 ]; then as_pg=(runuser -u postgres --); chown postgres "$work"; fi
-pg_port="$(free_port)"
-"${as_pg[@]}" "$pg_bin/initdb" -D "$work/pg" -U pomodoro -A trust -E UTF8 --no-instructions >/dev/null
-"${as_pg[@]}" "$pg_bin/pg_ctl" -D "$work/pg" -l "$work/pg.log" -w -t 30 \
-  -o "-p $pg_port -k $work -c listen_addresses=127.0.0.1" start >/dev/null
-"${as_pg[@]}" "$pg_bin/createdb" -h 127.0.0.1 -p "$pg_port" -U pomodoro pomodoro
-database="postgres://pomodoro@127.0.0.1:$pg_port/pomodoro"
-
 # Starts COUNT servers (cluster nodes unless single); sets ports and node_pids.
 ports=()
 start_nodes() {
@@ -143,10 +121,7 @@ start_nodes() {
     : >"$work/node-$n.err"
     local as_node=()
     [ "$cluster" = yes ] && as_node=(--cluster "redis://127.0.0.1:$redis_port" --node-id "node-$n")
-    # As Tests/bench/run.sh: the per-address limits lifted (the generator is one address), short phases.
-    "$bin/pomodoro-server" --host 127.0.0.1 --port 0 --web-root "$work" --log-level warning \
-      --db "$database" --max-connections-per-address 0 --members-per-address-per-room 0 \
-      --rooms-per-address-per-minute 0 --max-rooms 100000 --handshake-timeout 30 --min-focus 1 \
+    "$bin/pomodoro-server" "${node_options[@]}" --port 0 --log-level warning \
       "${as_node[@]}" >"$work/node-$n.out" 2>"$work/node-$n.err" &
     node_pids+=($!)
   done
