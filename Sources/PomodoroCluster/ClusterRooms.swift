@@ -50,6 +50,14 @@ package final class ClusterRooms: RoomRouter {
     var relayedByRoom: [RoomID: Set<ConnectionID>] = [:]
     /// When each node with connections in this node's rooms was last heard of (`ClusterEvent.nodesAlive`).
     var nodesLastSeen: [String: Instant] = [:]
+    /// This node's relayed members joined again to their owner after the bus lost Redis, with when that join
+    /// was sent (`ClusterRooms+Resync.swift`).
+    var resyncing: [ConnectionID: Instant] = [:]
+    /// Other nodes' connections in this node's rooms from before the bus lost Redis, not opened again by their
+    /// node yet, and when the bus came back (`ClusterRooms+Resync.swift`).
+    var unconfirmedRemotes: (connections: Set<ConnectionID>, since: Instant)?
+    /// When the node last read the registry of live nodes (`ClusterEvent.nodesAlive`).
+    var nodesReadAt: Instant?
     /// Every room with schedules, kept run by some node.
     let scheduledRooms: ScheduledRooms
     /// Rooms handed to this node by a draining one, being taken.
@@ -123,7 +131,8 @@ package final class ClusterRooms: RoomRouter {
             found = .elsewhere(node: node)
         case .failed(let reason):
             hub.logger.error("could not take a room", metadata: ["room": "\(id)", "error": "\(reason)"])
-            found = .stored(.failure(StoreError(reason)))
+            // Redis away (the bus lost it too): the join says that takes wait for it.
+            found = cluster.busIsDown ? .coordinatorAway : .stored(.failure(StoreError(reason)))
         }
         hub.logger.trace("room taken", metadata: ["room": "\(id)", "taken": "\("\(taken)".prefix(60))"])
         hub.lookedUp(id, found) { connection in

@@ -158,9 +158,16 @@ package enum RoomFound: Sendable {
     case stored(Result<StoredRoom?, StoreError>)
     /// Another node runs it.
     case elsewhere(node: String)
+    /// The cluster's coordinator (Redis) cannot be reached: nobody may take the room until it is back.
+    case coordinatorAway
 }
 
 extension Refusal {
+    /// A join whose room must be taken while the cluster's coordinator is away (`RoomFound.coordinatorAway`).
+    static let coordinatorAway = Refusal(
+        code: .unavailable,
+        message: "the cluster's coordinator (Redis) cannot be reached just now, and taking this room waits for it; try again in a moment")
+
     /// A join of a room another node of the cluster runs, that this node could not relay there.
     static func runsElsewhere(on node: String) -> Refusal {
         Refusal(code: .unavailable,
