@@ -60,6 +60,8 @@ public struct RunObservations: Sendable {
     public var stagesAtEnd: [String: StageHistogram]?
     /// The timed commands of the run's command senders, and whether each sender sat on its room's owner.
     public var commandTimers: [(onOwner: Bool, timer: CommandTimer)] = []
+    /// The node running each room as the nodes said after the window (`--owners`), where known.
+    public var owners: [Int: Int] = [:]
 
     public init(scenario: String?, plan: BenchPlan, members: [SimulatedMember], problems: [Problem: Int],
                 tickDelaysMs: [Double], probeTickDelaysMs: [Double] = [], window: TickWindow, framesInWindow: Int, bytesInWindow: Int,
@@ -130,6 +132,12 @@ public struct BenchReport: Codable, Equatable, Sendable {
         /// whose ticks the owner relays through Redis to their node.
         public var ownerNodeDelayMs: LatencySummary?
         public var relayedDelayMs: LatencySummary?
+        /// With several servers: the seconds missing on members connected to their room's owner (summed),
+        /// how many such members missed any, and the seconds missing on the others (an outage of Redis
+        /// costs the relayed ones what it lasts; the owner's members nothing: docs/CLUSTER.md).
+        public var ownerNodeMissing: Int?
+        public var ownerNodeMembersMissing: Int?
+        public var relayedMissing: Int?
     }
 
     /// Timed commands (`--command-rooms`): from sending a `task` with a `ref` to its `ok`.
@@ -207,12 +215,20 @@ extension BenchReport {
             if gridOfRoom[member.room] == nil, let offset = member.tally.gridOffsetMs { gridOfRoom[member.room] = offset }
         }
         var expected = 0, delivered = 0, duplicated = 0
+        var ownerMissing = 0, ownerMembersMissing = 0, relayedMissing = 0
         for member in run.members {
             let due = !plan.startsRooms ? 0 : gridOfRoom[member.room].map { run.window.boundaries(onGridWithOffset: $0) }
                 ?? Int(run.window.seconds.rounded(.down))
             expected += due
             delivered += min(member.tally.deliveredInWindow, due)
             duplicated += member.tally.duplicates
+            let missing = due - min(member.tally.deliveredInWindow, due)
+            if plan.isOnOwnerNode(member.index, owners: run.owners) {
+                ownerMissing += missing
+                if missing > 0 { ownerMembersMissing += 1 }
+            } else {
+                relayedMissing += missing
+            }
         }
 
         setup = Setup(scenario: run.scenario, members: plan.members, rooms: plan.rooms, joinRate: plan.joinRate,
@@ -229,7 +245,10 @@ extension BenchReport {
                       measured: run.tickDelaysMs.count, delayMs: LatencySummary(samples: run.tickDelaysMs)?.rounded,
                       probeDelayMs: LatencySummary(samples: run.probeTickDelaysMs)?.rounded,
                       ownerNodeDelayMs: plan.nodes > 1 ? LatencySummary(samples: run.ownerTickDelaysMs)?.rounded : nil,
-                      relayedDelayMs: plan.nodes > 1 ? LatencySummary(samples: run.relayedTickDelaysMs)?.rounded : nil)
+                      relayedDelayMs: plan.nodes > 1 ? LatencySummary(samples: run.relayedTickDelaysMs)?.rounded : nil,
+                      ownerNodeMissing: plan.nodes > 1 ? ownerMissing : nil,
+                      ownerNodeMembersMissing: plan.nodes > 1 ? ownerMembersMissing : nil,
+                      relayedMissing: plan.nodes > 1 ? relayedMissing : nil)
         let seconds = run.window.seconds
         traffic = Traffic(framesPerSecond: rounded(Double(run.framesInWindow) / seconds, places: 1),
                           bytesPerSecond: rounded(Double(run.bytesInWindow) / seconds, places: 0))
@@ -345,6 +364,9 @@ extension BenchReport {
             lines.append(row("  server stages", "p50/p99 ms after the boundary: " + shown.joined(separator: ", ")))
         }
         lines.append(row("ticks", "\(ticks.delivered) of \(ticks.expected) delivered, \(ticks.missing) missing (phase ends count as delivered seconds)"))
+        if let owner = ticks.ownerNodeMissing, let members = ticks.ownerNodeMembersMissing, let relayed = ticks.relayedMissing {
+            lines.append(row("  missing by node", "\(owner) on the owner's node (\(members) members), \(relayed) relayed"))
+        }
         lines.append(row("frames delivered", "\(format(traffic.framesPerSecond, places: 0))/s, \(format(traffic.bytesPerSecond / 1_048_576, places: 2)) MiB/s"))
         if let server {
             if let percent = server.cpuPercentOfCore, let seconds = server.cpuSeconds {

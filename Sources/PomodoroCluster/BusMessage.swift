@@ -17,6 +17,7 @@
 /// v1 closed NODE CONNECTION ROOM\n
 /// v1 close NODE CONNECTION CODE[ FROM]\nREASON
 /// v1 schedules ROOM\n
+/// v1 api … / v1 apianswer …   (a control-API command and its answer: ControlAPIBusMessage)
 /// ```
 /// Node ids and room names hold no spaces or newlines (`RoomID` and the node-id option refuse them).
 /// `FROM` names the node that sent a reply or close, so that a node ignores what a former owner of a room
@@ -49,6 +50,8 @@ public enum BusMessage: Equatable, Sendable {
     /// A node that is draining gave `room`'s lease back and asks the node it is sent to to take the room and
     /// run it at once, members or not (docs/CLUSTER.md, "Draining a node").
     case handOff(room: String, from: String)
+    /// A control-API command for a room another node runs, and its answer (`ControlAPIBusMessage.swift`).
+    case controlAPI(ControlAPIBusMessage)
 
     /// A connection held by another node.
     public struct RemoteConnection: Hashable, Sendable, CustomStringConvertible {
@@ -89,6 +92,8 @@ public enum BusMessage: Equatable, Sendable {
             "\(Self.version) schedules \(room)\n"
         case .handOff(let room, let from):
             "\(Self.version) handoff \(room) \(from)\n"
+        case .controlAPI(let message):
+            "\(Self.version) \(message.encoded)"
         }
     }
 
@@ -150,6 +155,8 @@ public enum BusMessage: Equatable, Sendable {
         case "handoff":
             try fields(4)
             self = .handOff(room: header[2], from: header[3])
+        case let kind where ControlAPIBusMessage.kinds.contains(kind):
+            self = .controlAPI(try ControlAPIBusMessage(header: Array(header.dropFirst()), body: body))
         default:
             throw Malformed(description: "unknown kind \(header.count > 1 ? header[1].prefix(40) : "")")
         }

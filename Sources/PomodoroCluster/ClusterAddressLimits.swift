@@ -4,6 +4,7 @@ import Logging
 import PomodoroServer
 import PomodoroCore
 import PomodoroNet
+import Synchronization
 
 /// The address limits of a cluster node: counted in Redis (`RedisAddressCounts`), so that N nodes allow
 /// an address what one server allows, and on this node too (`LocalAddressLimits`).
@@ -19,25 +20,43 @@ import PomodoroNet
 /// - **A node that dies leaks nothing for long.** Its connections stop counting once its beat is five
 ///   seconds old (`RedisAddressCounts.staleAfterMs`); its reserved places leave the window within a minute.
 ///
-/// Service thread only, except where marked.
-// `@unchecked Sendable`: its variables are used on the service thread only; other threads reach it only
-// through work they post there (`post`), and its `Worker` is thread-safe.
-final class ClusterAddressLimits: AddressLimits, @unchecked Sendable {
-    private let local: LocalAddressLimits
+/// Service thread only, except where marked: what it keeps is `LoopBound` to the service thread (checked in
+/// debug builds); other threads reach it only through work they post there (`post`), and its `Worker` is
+/// thread-safe.
+final class ClusterAddressLimits: AddressLimits, Sendable {
+    private let bound: LoopBound<State>
     private let logger: Logger
     private let post: @Sendable (@escaping @Sendable () -> Void) -> Void
     private let worker: Worker
-    /// Redis is not asked until then after it could not be reached (monotonic).
-    private var downUntil: Instant?
-    private var outageLogged = false
+
+    /// What it keeps, on the service thread.
+    private final class State {
+        let local: LocalAddressLimits
+        /// Redis is not asked until then after it could not be reached (monotonic).
+        var downUntil: Instant?
+        var outageLogged = false
+        /// What each request still in Redis does with its answer.
+        var waiting: [UInt64: (RedisAddressCounts.Answer?) -> Void] = [:]
+        var nextAsk: UInt64 = 0
+        init(local: LocalAddressLimits) { self.local = local }
+    }
+    private var local: LocalAddressLimits { bound.value.local }
+    private var downUntil: Instant? {
+        get { bound.value.downUntil }
+        set { bound.value.downUntil = newValue }
+    }
+    private var outageLogged: Bool {
+        get { bound.value.outageLogged }
+        set { bound.value.outageLogged = newValue }
+    }
     /// How long Redis is left alone after it could not be reached.
     static let retryAfter = Duration.seconds(1)
     /// The windows' length, in Redis's milliseconds (the same minute as `SlidingWindowCount.span`).
     static let spanMs = 60_000
 
-    init(local: LocalAddressLimits, redis: RedisAddressCounts, logger: Logger,
+    init(local: LocalAddressLimits, redis: RedisAddressCounts, logger: Logger, loop: any LoopThread,
          post: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void) {
-        self.local = local
+        bound = LoopBound(State(local: local), loop: loop)
         self.logger = logger
         self.post = post
         worker = Worker(redis: redis)
@@ -67,9 +86,14 @@ final class ClusterAddressLimits: AddressLimits, @unchecked Sendable {
         return true
     }
 
-    /// What each request still in Redis does with its answer, on the service thread.
-    private var waiting: [UInt64: (RedisAddressCounts.Answer?) -> Void] = [:]
-    private var nextAsk: UInt64 = 0
+    private var waiting: [UInt64: (RedisAddressCounts.Answer?) -> Void] {
+        get { bound.value.waiting }
+        set { bound.value.waiting = newValue }
+    }
+    private var nextAsk: UInt64 {
+        get { bound.value.nextAsk }
+        set { bound.value.nextAsk = newValue }
+    }
 
     /// Runs `operation` in Redis, then `done` with its answer (nil: Redis could not answer) on the service
     /// thread.
@@ -189,36 +213,35 @@ final class ClusterAddressLimits: AddressLimits, @unchecked Sendable {
 
 extension ClusterAddressLimits {
     /// Runs Redis operations on a queue of its own, batching those that arrive while a round trip is under
-    /// way into the next one. Thread-safe.
-    // `@unchecked Sendable`: `waiting` and `beat` are used under `lock` or on `queue` only.
-    final class Worker: @unchecked Sendable {
+    /// way into the next one. Thread-safe: the connection is used on `queue` only (checked in debug builds),
+    /// the waiting operations and the beat's timer are under their locks.
+    final class Worker: Sendable {
         typealias Completion = @Sendable (Result<RedisAddressCounts.Answer, RedisError>) -> Void
-        private let redis: RedisAddressCounts
-        private let queue = DispatchQueue(label: "pomodoro.cluster.limits")
-        private let lock = NSLock()
-        private var waiting: [(RedisAddressCounts.Operation, Completion)] = []
-        private var beat: DispatchSourceTimer?
+        private let queue = SerialQueue(label: "pomodoro.cluster.limits")
+        private let redis: LoopBound<RedisAddressCounts>
+        private let waiting = Mutex<[(RedisAddressCounts.Operation, Completion)]>([])
+        private let beat = Mutex<DispatchSourceTimer?>(nil)
 
-        init(redis: RedisAddressCounts) { self.redis = redis }
+        init(redis: RedisAddressCounts) { self.redis = LoopBound(redis, loop: queue) }
 
         func enqueue(_ operation: RedisAddressCounts.Operation, _ done: @escaping Completion) {
-            let first = lock.withLock {
+            let first = waiting.withLock { waiting in
                 waiting.append((operation, done))
                 return waiting.count == 1
             }
-            if first { queue.async { [self] in drain() } }
+            if first { queue.queue.async { [self] in drain() } }
         }
 
         /// On `queue`: everything waiting, in one round trip.
         private func drain() {
-            let batch = lock.withLock {
+            let batch = waiting.withLock { waiting in
                 defer { waiting.removeAll() }
                 return waiting
             }
             guard !batch.isEmpty else { return }
             let results: [Result<RedisAddressCounts.Answer, RedisError>]
             do {
-                results = try redis.run(batch.map(\.0))
+                results = try redis.value.run(batch.map(\.0))
             } catch {
                 results = Array(repeating: .failure(error), count: batch.count)
             }
@@ -228,17 +251,19 @@ extension ClusterAddressLimits {
         /// Beats once a second on `queue`; `heard` gets the time since the beat before (nil: none known)
         /// after each beat Redis answered.
         func startBeating(_ heard: @escaping @Sendable (Int?) -> Void) {
-            let timer = DispatchSource.makeTimerSource(queue: queue)
-            timer.schedule(deadline: .now(), repeating: .seconds(1))
-            timer.setEventHandler { [self] in
-                if case .success(.beat(let since))? = try? redis.run([.beat]).first { heard(since) }
+            beat.withLock { [queue, redis] beat in
+                let timer = DispatchSource.makeTimerSource(queue: queue.queue)
+                timer.schedule(deadline: .now(), repeating: .seconds(1))
+                timer.setEventHandler {
+                    if case .success(.beat(let since))? = try? redis.value.run([.beat]).first { heard(since) }
+                }
+                timer.resume()
+                beat = timer
             }
-            timer.resume()
-            beat = timer
         }
 
         func stop() {
-            queue.sync { beat?.cancel() }
+            queue.queue.sync { beat.withLock { $0?.cancel() } }
         }
     }
 }

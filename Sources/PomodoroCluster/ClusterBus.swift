@@ -1,4 +1,6 @@
+import Dispatch
 import Foundation
+import Synchronization
 
 /// Messages between nodes over Redis pub/sub: one subscriber connection on a thread of its own, which
 /// hands every message on a subscribed channel to `deliver` (on that thread: the node posts it to its
@@ -9,8 +11,7 @@ import Foundation
 /// (ask the owner for the room's state) rather than trust what it last heard.
 ///
 /// It subscribes to the channels it is made with, again after every reconnection.
-// `@unchecked Sendable`: its variables are used under `lock` or on its own thread only.
-public final class ClusterBus: @unchecked Sendable {
+public final class ClusterBus: Sendable {
     public enum Event: Equatable, Sendable {
         /// Subscribed (again) to these channels: anything published before may have been missed.
         case subscribed([String])
@@ -24,24 +25,31 @@ public final class ClusterBus: @unchecked Sendable {
     /// How long the thread waits for a message before looking at its channels and its stop flag.
     public let turn: Double
     private let deliver: @Sendable (Event) -> Void
-    /// Guards `wanted`, `changed`, `stopping` and `thread`.
-    private let lock = NSCondition()
-    private var wanted: Set<String>
-    private var changed = false
-    private var stopping = false
-    private var running = false
+    private struct State {
+        var wanted: Set<String>
+        var changed = false
+        var stopping = false
+        var running = false
+        /// Why the thread is to drop its connection and subscribe again on a new one (`reconnect`).
+        var reconnecting: String?
+    }
+    private let state: Mutex<State>
+    /// Signalled by `stop`: ends the thread's wait between two tries at reaching Redis.
+    private let stopSignal = DispatchSemaphore(value: 0)
+    /// Signalled by the thread as it ends.
+    private let ended = DispatchSemaphore(value: 0)
 
     public init(address: RedisAddress, channels: Set<String> = [], turn: Double = 0.1,
                 deliver: @escaping @Sendable (Event) -> Void) {
         self.address = address
         self.turn = turn
-        self.wanted = channels
+        state = Mutex(State(wanted: channels))
         self.deliver = deliver
     }
 
     /// Starts the subscriber thread.
     public func start() {
-        lock.withLock { running = true }
+        state.withLock { $0.running = true }
         let thread = Thread { [self] in run() }
         thread.name = "pomodoro.cluster.subscriber"
         thread.start()
@@ -49,29 +57,33 @@ public final class ClusterBus: @unchecked Sendable {
 
     /// Ends the subscriber thread and waits (at most a few turns) until it has.
     public func stop() {
-        lock.lock()
-        stopping = true
-        let deadline = Date().addingTimeInterval(turn * 3 + 2)
-        while running && lock.wait(until: deadline) {}
-        lock.unlock()
+        let running = state.withLock { state in
+            defer { state.stopping = true }
+            return state.running && !state.stopping
+        }
+        guard running else { return }
+        stopSignal.signal()
+        _ = ended.wait(timeout: .now() + .milliseconds(Int((turn * 3 + 2) * 1000)))
     }
 
     /// Drops the connection and subscribes again on a new one, reporting `.disconnected` first: for a node
     /// that found Redis away and back (with sentinels, the master may have changed meanwhile while this
     /// connection, to a Redis that was only paused, never broke and now listens on a replica).
     public func reconnect(because reason: String) {
-        lock.withLock { reconnecting = reason; changed = true }
+        state.withLock { $0.reconnecting = reason; $0.changed = true }
     }
-    private var reconnecting: String?
 
     private func run() {
-        defer { lock.withLock { running = false; lock.broadcast() } }
+        defer {
+            state.withLock { $0.running = false }
+            ended.signal()
+        }
         var connection: RedisConnection?
         var subscribed: Set<String> = []
         var reportedDown = false
-        while !lock.withLock({ stopping }) {
+        while !state.withLock({ $0.stopping }) {
             do throws(RedisError) {
-                if let reason = lock.withLock({ () -> String? in defer { reconnecting = nil }; return reconnecting }),
+                if let reason = state.withLock({ state -> String? in defer { state.reconnecting = nil }; return state.reconnecting }),
                    connection != nil {
                     connection = nil
                     deliver(.disconnected(reason: reason))
@@ -80,12 +92,12 @@ public final class ClusterBus: @unchecked Sendable {
                 if connection == nil {
                     connection = try RedisConnection(address, timeout: max(turn, 0.5))
                     subscribed = []
-                    lock.withLock { changed = true }
+                    state.withLock { $0.changed = true }
                 }
                 guard let live = connection else { continue }
-                let (target, dirty) = lock.withLock { () -> (Set<String>, Bool) in
-                    defer { changed = false }
-                    return (wanted, changed)
+                let (target, dirty) = state.withLock { state -> (Set<String>, Bool) in
+                    defer { state.changed = false }
+                    return (state.wanted, state.changed)
                 }
                 if dirty {
                     let adding = target.subtracting(subscribed), removing = subscribed.subtracting(target)
@@ -102,14 +114,13 @@ public final class ClusterBus: @unchecked Sendable {
                        let channel = parts[1].text, let payload = parts[2].text {
                         deliver(.message(channel: channel, payload: payload))
                     }
-                    if lock.withLock({ stopping || changed }) { break }
+                    if state.withLock({ $0.stopping || $0.changed }) { break }
                 }
             } catch {
                 connection = nil
                 if !reportedDown { deliver(.disconnected(reason: error.message)) }
                 reportedDown = true
-                let wait = Date().addingTimeInterval(turn)
-                lock.withLock { _ = stopping || !lock.wait(until: wait) }
+                _ = stopSignal.wait(timeout: .now() + .milliseconds(Int(turn * 1000)))
             }
         }
     }

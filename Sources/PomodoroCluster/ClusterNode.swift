@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Logging
 import PomodoroCore
+import PomodoroNet
 import PomodoroProtocol
 import PomodoroStore
 import Synchronization
@@ -9,50 +10,56 @@ import Synchronization
 /// A server's place in a cluster: takes rooms (`RoomTakeover`) on a thread of its own, keeps their leases
 /// (`LeaseKeeper`), and writes through the fence (`FencedRoomStore`). The moment a lease is lost the store
 /// refuses the room's writes and `lost` is called, so the hub drops the room.
-// `@unchecked Sendable`: each variable is used on one queue only (`queue`, `publishing`, `watching`, as marked)
-// or under `lock`, and `logger` is set once before `start`.
-package final class ClusterNode: HubCluster, @unchecked Sendable {
+// Each Redis connection is bound to the one queue that uses it (`LoopBound` to a `SerialQueue`, checked in
+// debug builds), so are the takes waiting to act; what other threads share is in mutexes.
+package final class ClusterNode: HubCluster, Sendable {
     package let node: String
     package let store: FencedRoomStore
     private let takeover: RoomTakeover
-    /// Used on `queue` only.
-    private let leases: RedisLeases
-    private let queue = DispatchQueue(label: "pomodoro.cluster.takeover")
-    /// Publishes on the bus, in order; `publisher` is used on `publishing` only.
-    private let publishing = DispatchQueue(label: "pomodoro.cluster.publish")
-    private let publisher: RedisLeases
-    /// Watches the leases of rooms this node relays members of; `watcher` is used on `watching` only.
-    private let watching = DispatchQueue(label: "pomodoro.cluster.watch")
-    private let watcher: RedisLeases
-    private var watchTimer: DispatchSourceTimer?
-    private var bus: ClusterBus?
+    /// Takes rooms, beats, reports: `leases` and `waitingToAct` are used on it only.
+    private let taking = SerialQueue(label: "pomodoro.cluster.takeover")
+    private var queue: DispatchQueue { taking.queue }
+    private let leases: LoopBound<RedisLeases>
+    /// Publishes on the bus, in order, over `publisher`.
+    private let publishing = SerialQueue(label: "pomodoro.cluster.publish")
+    private let publisher: LoopBound<RedisLeases>
+    /// Watches the leases of rooms this node relays members of, over `watcher`.
+    private let watching = SerialQueue(label: "pomodoro.cluster.watch")
+    private let watcher: LoopBound<RedisLeases>
+    private let watchTimer = Mutex<DispatchSourceTimer?>(nil)
+    private let bus = Mutex<ClusterBus?>(nil)
     private let keeper: LeaseKeeper
     /// Takes that own their room but wait before acting (Redis forgot its epochs), with the later takes of
-    /// the same room on this node, answered right after them. Used on `queue` only.
-    private var waitingToAct: [RoomID: [@Sendable (ClusterTake) -> Void]] = [:]
+    /// the same room on this node, answered right after them.
+    private let waitingToAct: LoopBoundBox<[RoomID: [@Sendable (ClusterTake) -> Void]]>
     /// Keeps every room with schedules run somewhere (`ClusterNode+Schedules.swift`).
     let scheduleWatch: ScheduleWatch
     private let monotonic: @Sendable () -> Instant
-    /// Guards `onLost`, `onEvent`, `followed` and `busDown`.
-    private let lock = NSLock()
-    private var onLost: (@Sendable (RoomID) -> Void)?
-    private var onEvent: (@Sendable (ClusterEvent) -> Void)?
-    private var followed: [RoomID: String] = [:]
-    private var busDown = false
-    private var refusal: String?
+    /// What the node's threads share.
+    private struct Shared {
+        var onLost: (@Sendable (RoomID) -> Void)?
+        var onEvent: (@Sendable (ClusterEvent) -> Void)?
+        var followed: [RoomID: String] = [:]
+        var busDown = false
+        var refusal: String?
+    }
+    private let shared = Mutex(Shared())
     private let redis: RedisAddress
-    /// Set by the server before `start`.
-    package var logger = Logger(label: "pomodoro.cluster")
+    package let logger: Logger
 
     package init(configuration: ClusterConfiguration, store base: any FenceableRoomStore,
-                 monotonic: @escaping @Sendable () -> Instant) {
+                 monotonic: @escaping @Sendable () -> Instant, logger: Logger = Logger(label: "pomodoro.cluster")) {
         node = configuration.node
+        self.logger = logger
         store = FencedRoomStore(base: base)
         takeover = RoomTakeover(node: configuration.node)
-        leases = RedisLeases(address: configuration.redis)
+        leases = LoopBound(RedisLeases(address: configuration.redis), loop: taking)
+        waitingToAct = LoopBoundBox([:], loop: taking)
+        heartbeatFailed = LoopBoundBox(false, loop: taking)
+        watchFailedAt = LoopBoundBox(nil, loop: watching)
         // A publish waits for Redis longer than a lease operation: one lost is a member's answer lost.
-        publisher = RedisLeases(address: configuration.redis, timeout: 2)
-        watcher = RedisLeases(address: configuration.redis)
+        publisher = LoopBound(RedisLeases(address: configuration.redis, timeout: 2), loop: publishing)
+        watcher = LoopBound(RedisLeases(address: configuration.redis), loop: watching)
         redis = configuration.redis
         scheduleWatch = ScheduleWatch(address: configuration.redis)
         self.monotonic = monotonic
@@ -82,22 +89,22 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
 
     /// Hands the keeper's losses to `body` (called on the keeper's thread).
     package func whenLost(_ body: @escaping @Sendable (RoomID) -> Void) {
-        lock.withLock { onLost = body }
+        shared.withLock { $0.onLost = body }
     }
 
     fileprivate func lost(_ room: RoomID) {
-        let body = lock.withLock { onLost }
+        let body = shared.withLock { $0.onLost }
         body?(room)
     }
 
     /// Hands what the node hears (bus messages, owners moving, the bus back, the nodes alive) to `body`, on
     /// the threads that hear them: the hub posts each to its service thread.
     package func listen(_ body: @escaping @Sendable (ClusterEvent) -> Void) {
-        lock.withLock { onEvent = body }
+        shared.withLock { $0.onEvent = body }
     }
 
     private func tell(_ event: ClusterEvent) {
-        let body = lock.withLock { onEvent }
+        let body = shared.withLock { $0.onEvent }
         body?(event)
     }
 
@@ -110,45 +117,45 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     }
 
     private func send(_ text: String, on channel: String) {
-        publishing.async { [self] in
+        publishing.queue.async { [self] in
             // At most once, like the bus itself: a message that cannot be published is lost, and the nodes
             // bring their members up to date when their bus comes back (`.resubscribed`).
-            _ = try? publisher.command(["PUBLISH", channel, text])
+            _ = try? publisher.value.command(["PUBLISH", channel, text])
         }
     }
 
     package func follow(_ room: RoomID, owner: String?) {
-        lock.withLock { followed[room] = owner }
+        shared.withLock { $0.followed[room] = owner }
     }
 
     /// Reads each followed room's lease holder; one no longer held by the node its members are relayed to is
     /// reported (again on every turn until the hub follows the new owner or stops).
     private func watch() {
-        let rooms = lock.withLock { followed }
+        let rooms = shared.withLock { $0.followed }
         for (room, owner) in rooms {
             do {
-                let holder = try watcher.holder(room: room.rawValue)
+                let holder = try watcher.value.holder(room: room.rawValue)
                 // Just after Redis was away, a lease nobody holds is most likely one its owner kept on the
                 // store's fence and is about to put back (its next round, within half a second): not taken
                 // from it unless it stays free (LeaseKeeper, "Without Redis" in docs/CLUSTER.md).
-                if holder == nil, let failed = watchFailedAt, monotonic() - failed < Self.afterRedisGrace { continue }
+                if holder == nil, let failed = watchFailedAt.value, monotonic() - failed < Self.afterRedisGrace { continue }
                 if holder?.node != owner { tell(.ownerMoved(room)) }
             } catch {
-                watchFailedAt = monotonic()
+                watchFailedAt.value = monotonic()
                 continue   // Redis away: the lease cannot be read, and nobody can take the room meanwhile
             }
         }
     }
 
     /// When a read of the watch last failed (Redis away); on `watching` only.
-    private var watchFailedAt: Instant?
+    private let watchFailedAt: LoopBoundBox<Instant?>
     /// How long after Redis came back a free lease is left to its owner to put back.
     static let afterRedisGrace = Duration.milliseconds(1_500)
 
     package func owner(of room: RoomID, completion: @escaping @Sendable (String?) -> Void) {
-        watching.async { [self] in
-            guard let holder = try? watcher.holder(room: room.rawValue), holder.node != node,
-                  listening(holder.node, on: watcher) else { return completion(nil) }
+        watching.queue.async { [self] in
+            guard let holder = try? watcher.value.holder(room: room.rawValue), holder.node != node,
+                  listening(holder.node, on: watcher.value) else { return completion(nil) }
             completion(holder.node)
         }
     }
@@ -156,62 +163,71 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     /// Whether any node listens on `node`'s channel: a node killed (`kill -9`) has nobody subscribed there,
     /// though its leases live on for up to a time to live.
     private func listening(_ node: String, on redis: RedisLeases? = nil) -> Bool {
-        guard case .array(let parts)? = try? (redis ?? leases).command(["PUBSUB", "NUMSUB", BusMessage.nodeChannel(node)]),
+        guard case .array(let parts)? = try? (redis ?? leases.value).command(["PUBSUB", "NUMSUB", BusMessage.nodeChannel(node)]),
               parts.count == 2, case .integer(let count) = parts[1] else { return false }
         return count > 0
     }
 
     private let registry = NodeRegistry()
     /// Whether the last heartbeat could not reach Redis; on `queue` only.
-    private var heartbeatFailed = false
-    private var heartbeat: DispatchSourceTimer?
+    private let heartbeatFailed: LoopBoundBox<Bool>
+    private let heartbeat = Mutex<DispatchSourceTimer?>(nil)
 
     /// Starts renewing leases, and says every second in Redis that this node is alive and how many rooms it
     /// runs (`NodeRegistry`, for `GET /api/cluster`).
     package func start() {
         keeper.start()
         scheduleWatch.start()
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now(), repeating: .seconds(1))
-        timer.setEventHandler { [self] in
-            do throws(RedisError) {
-                try registry.heartbeat(node: node, roomsOwned: keeper.held.count, on: leases)
-                noteCredentials(refused: nil)
-                // Redis was away: the bus may still listen on one that was only paused and, with sentinels,
-                // is no longer the master. It subscribes again on a new connection.
-                if heartbeatFailed { lock.withLock { self.bus }?.reconnect(because: "Redis was away") }
-                heartbeatFailed = false
-            } catch {
-                heartbeatFailed = true
-                if error.isAuthenticationRefused { noteCredentials(refused: error.message) }
+        heartbeat.withLock { [self] heartbeat in
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.schedule(deadline: .now(), repeating: .seconds(1))
+            timer.setEventHandler { [self] in
+                do throws(RedisError) {
+                    try registry.heartbeat(node: node, roomsOwned: keeper.held.count, on: leases.value)
+                    noteCredentials(refused: nil)
+                    // Redis was away: the bus may still listen on one that was only paused and, with sentinels,
+                    // is no longer the master. It subscribes again on a new connection.
+                    if heartbeatFailed.value { self.bus.withLock { $0 }?.reconnect(because: "Redis was away") }
+                    heartbeatFailed.value = false
+                } catch {
+                    heartbeatFailed.value = true
+                    if error.isAuthenticationRefused { noteCredentials(refused: error.message) }
+                }
+                if let seen = try? registry.nodes(on: leases.value) {
+                    tell(.nodesAlive(Set(seen.filter { $0.silentForMs < 2_000 }.map(\.node)).union([node])))
+                }
             }
-            if let seen = try? registry.nodes(on: leases) {
-                tell(.nodesAlive(Set(seen.filter { $0.silentForMs < 2_000 }.map(\.node)).union([node])))
-            }
+            timer.resume()
+            heartbeat = timer
         }
-        timer.resume()
-        heartbeat = timer
-        let bus = ClusterBus(address: redis, channels: [BusMessage.nodeChannel(node)]) { [weak self] event in
-            self?.busEvent(event)
+        let box = LostBox()
+        box.set(self)
+        let bus = ClusterBus(address: redis, channels: [BusMessage.nodeChannel(node)]) { event in
+            box.node?.busEvent(event)
         }
-        lock.withLock { self.bus = bus }
+        self.bus.withLock { $0 = bus }
         bus.start()
-        let watch = DispatchSource.makeTimerSource(queue: watching)
-        watch.schedule(deadline: .now(), repeating: Self.watchInterval)
-        watch.setEventHandler { [weak self] in self?.watch() }
-        watch.resume()
-        watchTimer = watch
+        watchTimer.withLock { [self] watchTimer in
+            let watch = DispatchSource.makeTimerSource(queue: watching.queue)
+            watch.schedule(deadline: .now(), repeating: Self.watchInterval)
+            watch.setEventHandler { [weak self] in self?.watch() }
+            watch.resume()
+            watchTimer = watch
+        }
     }
 
-    package var credentialsRefused: String? { lock.withLock { refusal } }
+    package var credentialsRefused: String? { shared.withLock { $0.refusal } }
 
-    package var busIsDown: Bool { lock.withLock { busDown } }
+    package var busIsDown: Bool { shared.withLock { $0.busDown } }
 
     /// Redis refused this node's credentials on a new connection (`refused`), or took them again (nil): said
     /// once in the log each time it changes. Meanwhile the node can take, keep and relay nothing: its rooms
     /// stop at the end of their terms, as when Redis is away, and `/healthz` answers 503.
     private func noteCredentials(refused reason: String?) {
-        let before = lock.withLock { defer { refusal = reason }; return refusal }
+        let before = shared.withLock { shared in
+            defer { shared.refusal = reason }
+            return shared.refusal
+        }
         switch (before, reason) {
         case (nil, let reason?):
             logger.error("the cluster's Redis refuses this node's credentials; the node runs no room until they are fixed",
@@ -230,17 +246,20 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
             guard let message = try? BusMessage(decoding: payload) else { return }
             tell(.heard(message))
         case .subscribed:
-            let wasDown = lock.withLock { defer { busDown = false }; return busDown }
+            let wasDown = shared.withLock { shared in
+                defer { shared.busDown = false }
+                return shared.busDown
+            }
             if wasDown { tell(.resubscribed) }
         case .disconnected:
-            lock.withLock { busDown = true }
+            shared.withLock { $0.busDown = true }
         }
     }
 
     package func report(completion: @escaping @Sendable (Result<ClusterPayload, ClusterReadError>) -> Void) {
         queue.async { [self] in
             do {
-                let seen = try registry.nodes(on: leases).map {
+                let seen = try registry.nodes(on: leases.value).map {
                     ClusterPayload.Node(node: $0.node, roomsOwned: $0.roomsOwned, silentForMs: $0.silentForMs)
                 }
                 completion(.success(ClusterPayload(node: node, rooms: keeper.held.keys.map(\.rawValue).sorted(),
@@ -254,7 +273,7 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     package func report(room: RoomID, completion: @escaping @Sendable (Result<ClusterRoomPayload, ClusterReadError>) -> Void) {
         queue.async { [self] in
             do {
-                let holder = try leases.holder(room: room.rawValue)
+                let holder = try leases.value.holder(room: room.rawValue)
                 completion(.success(ClusterRoomPayload(room: room.rawValue, owner: holder?.node, epoch: holder?.epoch)))
             } catch {
                 completion(.failure(ClusterReadError("\(error)")))
@@ -265,16 +284,16 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     /// Gives every lease back and stops renewing (at shutdown, once the store has written what it had).
     package func stop() {
         let held = keeper.held
-        watching.sync { watchTimer?.cancel() }
-        bus?.stop()
-        publishing.sync {}
+        watching.queue.sync { watchTimer.withLock { $0?.cancel() } }
+        bus.withLock { $0 }?.stop()
+        publishing.queue.sync {}
         scheduleWatch.stop()
         keeper.stop()
         queue.sync {
-            heartbeat?.cancel()
+            heartbeat.withLock { $0?.cancel() }
             for (room, epoch) in held {
                 store.disown(room)
-                _ = try? leases.release(room: room.rawValue, holder: LeaseHolder(node: node, epoch: epoch))
+                _ = try? leases.value.release(room: room.rawValue, holder: LeaseHolder(node: node, epoch: epoch))
             }
         }
     }
@@ -300,11 +319,11 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
             let giveUpAt = monotonic() + bound
             var report = HandOff()
             // Off the list of nodes at once: another node draining meanwhile hands this one nothing.
-            heartbeat?.cancel()
-            try? registry.leave(node: node, on: leases)
+            heartbeat.withLock { $0?.cancel() }
+            try? registry.leave(node: node, on: leases.value)
             let held = keeper.held
             var load: [String: Int] = [:]
-            for seen in (try? registry.nodes(on: leases)) ?? [] where seen.node != node && seen.silentForMs < 2_000
+            for seen in (try? registry.nodes(on: leases.value)) ?? [] where seen.node != node && seen.silentForMs < 2_000
                 && listening(seen.node) {
                 load[seen.node] = seen.roomsOwned
             }
@@ -312,7 +331,7 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
                 store.disown(room)
                 keeper.release(room)
                 // Released here and now, not on the keeper's next round: the node asked takes it at once.
-                _ = try? leases.release(room: room.rawValue, holder: LeaseHolder(node: node, epoch: epoch))
+                _ = try? leases.value.release(room: room.rawValue, holder: LeaseHolder(node: node, epoch: epoch))
                 guard let target = load.min(by: { ($0.value, $0.key) < ($1.value, $1.key) })?.key else { continue }
                 load[target, default: 0] += 1
                 report.handed[room] = target
@@ -320,7 +339,7 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
                 // time (make bench-rolling reads both from the nodes' JSON logs).
                 logger.info("draining: room released for hand-off", metadata: ["room": "\(room)", "to": "\(target)"])
                 let message = BusMessage.handOff(room: room.rawValue, from: node).encoded
-                publishing.sync { _ = try? publisher.command(["PUBLISH", BusMessage.nodeChannel(target), message]) }
+                publishing.queue.sync { _ = try? publisher.value.command(["PUBLISH", BusMessage.nodeChannel(target), message]) }
             }
             logger.notice("draining: rooms handed off", metadata: [
                 "rooms": "\(held.count)", "nodes": "\(Set(report.handed.values).sorted())"])
@@ -332,7 +351,7 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     private func awaitHandOff(_ waiting: Set<RoomID>, report: HandOff, giveUpAt: Instant,
                               completion: @escaping @Sendable (HandOff) -> Void) {
         let left = waiting.filter { room in
-            guard let holder = try? leases.holder(room: room.rawValue) else { return true }
+            guard let holder = try? leases.value.holder(room: room.rawValue) else { return true }
             return holder.node == node
         }
         // Each room taken by its new owner: its members here are sent there now (close 1012, through
@@ -370,23 +389,23 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     /// after a Redis restart, when every room is taken again at once.
     private func attempt(_ room: RoomID, giveUpAt: Instant, completion: @escaping @Sendable (ClusterTake) -> Void) {
         do {
-            switch try takeover.take(room, leases: leases, store: store, now: monotonic) {
+            switch try takeover.take(room, leases: leases.value, store: store, now: monotonic) {
             case .owned(let term, var stored, let startsAt):
                 if stored != nil { stored!.schedules = try store.loadSchedules(room: room) }
                 keeper.hold(room, term: term)
                 // After Redis forgot its epochs: an earlier owner's term may still run until then.
                 let wait = startsAt - monotonic(), taken = stored
                 guard wait > .zero else { return completion(.owned(taken)) }
-                waitingToAct[room] = []
+                waitingToAct.value[room] = []
                 queue.asyncAfter(deadline: .now() + .nanoseconds(Int(wait.nanoseconds))) { [self] in
                     completion(.owned(taken))
-                    for later in waitingToAct.removeValue(forKey: room) ?? [] { later(.elsewhere(node: node)) }
+                    for later in waitingToAct.value.removeValue(forKey: room) ?? [] { later(.elsewhere(node: node)) }
                 }
             case .ownedElsewhere(let holder):
                 // This node took it meanwhile (for its schedules, or another join): nothing to wait for.
                 // (Its answer comes after the take's own, so the room is in the hub's memory by then.)
                 if holder.node == node && keeper.held[room] == holder.epoch {
-                    if waitingToAct[room] != nil { return waitingToAct[room]!.append(completion) }
+                    if waitingToAct.value[room] != nil { return waitingToAct.value[room]!.append(completion) }
                     return completion(.elsewhere(node: node))
                 }
                 // A live owner runs the room for this node's members too (relayed over the bus).
@@ -406,11 +425,12 @@ package final class ClusterNode: HubCluster, @unchecked Sendable {
     package func release(_ room: RoomID) { keeper.release(room) }
 }
 
-/// Lets the keeper's callback, made before the node exists, reach it (weakly: the node owns the keeper).
+/// Lets the keeper's and the bus's callbacks reach the node (weakly: the node owns them both).
 private final class LostBox: Sendable {
     private struct Weak { weak var node: ClusterNode? }
     private let weak = Mutex(Weak())
     func set(_ node: ClusterNode) { weak.withLock { $0.node = node } }
-    func call(_ room: RoomID) { weak.withLock { $0.node }?.lost(room) }
-    func renewed(by renewal: LeaseKeeper.Renewal) { weak.withLock { $0.node }?.renewed(by: renewal) }
+    func call(_ room: RoomID) { node?.lost(room) }
+    func renewed(by renewal: LeaseKeeper.Renewal) { node?.renewed(by: renewal) }
+    var node: ClusterNode? { weak.withLock { $0.node } }
 }

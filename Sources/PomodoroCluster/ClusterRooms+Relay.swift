@@ -39,13 +39,13 @@ extension ClusterRooms {
     }
 
     /// Tells the owner of the connection and sends it the connection's join.
-    private func open(_ connection: ConnectionID, _ relay: Relay) {
+    func open(_ connection: ConnectionID, _ relay: Relay) {
         guard let peer = hub.peer(of: connection) else { return }
         let remote = BusMessage.RemoteConnection(node: cluster.node, connection: connection.rawValue)
         relaying.publish(.opened(remote, room: relay.room.rawValue, peer: peer), to: relay.owner)
         relaying.publish(.frame(from: remote, room: relay.room.rawValue, frame: String(decoding: relay.join, as: UTF8.self)),
                          to: relay.owner)
-        hub.metrics.forwarded()
+        metrics.forwardedCommands.increment()
     }
 
     /// One frame of a relayed connection, already counted against its rate (`receive`): decoded once, here.
@@ -87,7 +87,7 @@ extension ClusterRooms {
         }
         let remote = BusMessage.RemoteConnection(node: cluster.node, connection: connection.rawValue)
         relaying.publish(.frame(from: remote, room: relay.room.rawValue, frame: body), to: relay.owner)
-        hub.metrics.forwarded()
+        metrics.forwardedCommands.increment()
     }
 
     /// This node's answer to a frame of a relayed connection it did not forward (refused, or too fast): sent to
@@ -128,16 +128,17 @@ extension ClusterRooms {
         guard !hub.stopped else { return }
         switch event {
         case .heard(let message):
-            hub.metrics.busReceived()
+            metrics.busReceived.increment()
             heard(message, node: cluster.node)
         case .ownerMoved(let room):
             ownerMoved(room)
         case .resubscribed:
             hub.logger.notice("the bus is back after losing Redis; relayed members are brought up to date")
-            hub.metrics.busResubscribed()
+            metrics.busReconnects.increment()
             resubscribed()
         case .nodesAlive(let alive):
             nodesAlive(alive)
+            resyncRound()
         }
     }
 
@@ -194,6 +195,8 @@ extension ClusterRooms {
         case .handOff(let name, let from):
             guard let room = try? RoomID(validating: name) else { return }
             takeHandedOff(room, from: from)
+        case .controlAPI(let message):
+            heard(message)
         case .reply, .close, .schedulesChanged:
             break   // for another node, or heard by `ScheduleWatch` on its own channel
         }
@@ -215,6 +218,7 @@ extension ClusterRooms {
             welcome = nil
         }
         guard relay.quiet else { return false }
+        if resyncing[connection] != nil, let done = resyncAnswered(connection, relay, welcome: welcome?.room, frame) { return done }
         relays[connection]?.quiet = false
         relays[connection]?.answered = true
         guard let welcome else {
@@ -236,6 +240,7 @@ extension ClusterRooms {
     /// members connected to a room that no longer sends them anything; closed, they resume with their tokens.
     private func nodesAlive(_ alive: Set<String>) {
         let now = hub.clock.now().monotonic
+        forgiveUnreadSilence(at: now)
         for node in alive { nodesLastSeen[node] = now }
         for connection in relaying.remotes.all {
             guard let node = relaying.remotes.remote(connection)?.node else { continue }
@@ -310,24 +315,7 @@ extension ClusterRooms {
         }
     }
 
-    /// The bus came back after losing Redis: whatever was published meanwhile is lost, both ways. Members
-    /// relayed from here resume (4005) so that they hear the room as it is; joins not yet answered are sent
-    /// again. Other nodes' members in this node's rooms are asked to resume too: their frames meanwhile
-    /// were lost here.
-    private func resubscribed() {
-        for connection in relaying.remotes.all {
-            hub.transport.close(connection, code: 4005, reason: "room moved")
-        }
-        for (_, connections) in relayedByRoom {
-            for connection in connections.sorted(by: { $0.rawValue < $1.rawValue }) {
-                guard let relay = relays[connection] else { continue }
-                if relay.answered {
-                    endRelay(of: connection, relay, telling: true)
-                    hub.transport.close(connection, code: 4005, reason: "room moved")
-                } else {
-                    open(connection, relay)
-                }
-            }
-        }
-    }
+    /// The bus came back after losing Redis: whatever was published meanwhile is lost, both ways. The members
+    /// are brought up to date without a close (`ClusterRooms+Resync.swift`).
+    private func resubscribed() { resynchronise() }
 }

@@ -155,7 +155,7 @@ extension ClusterRooms {
         scheduledRooms.taking.remove(id)
         switch taken {
         case .owned(let stored):
-            hub.metrics.leaseTaken()
+            metrics.leasesTaken.increment()
             // A join that came in meanwhile is behind this take on the node's queue: it finds the room here.
             guard !hub.stopped, hub.rooms[id] == nil, let stored else { return hub.letGoIfUnused(id) }
             hub.logger.info("took a room for its schedules", metadata: [

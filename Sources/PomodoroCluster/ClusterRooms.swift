@@ -17,6 +17,8 @@ package final class ClusterRooms: RoomRouter {
     private(set) var relaying: RelayingTransport!
     /// Set by `attach`; the hub owns this router.
     private(set) unowned var hub: RoomHub!
+    /// This node's lines of `/metrics`, in the hub's registry; set by `attach`.
+    private(set) var metrics: ClusterMetrics!
 
     /// A connection of this node whose room another node runs.
     struct Relay {
@@ -48,10 +50,20 @@ package final class ClusterRooms: RoomRouter {
     var relayedByRoom: [RoomID: Set<ConnectionID>] = [:]
     /// When each node with connections in this node's rooms was last heard of (`ClusterEvent.nodesAlive`).
     var nodesLastSeen: [String: Instant] = [:]
+    /// This node's relayed members joined again to their owner after the bus lost Redis, with when that join
+    /// was sent (`ClusterRooms+Resync.swift`).
+    var resyncing: [ConnectionID: Instant] = [:]
+    /// Other nodes' connections in this node's rooms from before the bus lost Redis, not opened again by their
+    /// node yet, and when the bus came back (`ClusterRooms+Resync.swift`).
+    var unconfirmedRemotes: (connections: Set<ConnectionID>, since: Instant)?
+    /// When the node last read the registry of live nodes (`ClusterEvent.nodesAlive`).
+    var nodesReadAt: Instant?
     /// Every room with schedules, kept run by some node.
     let scheduledRooms: ScheduledRooms
     /// Rooms handed to this node by a draining one, being taken.
     var handedOffTaking: Set<RoomID> = []
+    /// Control-API requests waiting for a room's owner (`ClusterRooms+ControlAPI.swift`).
+    var controlAPI = ControlAPIRequests()
     /// How the cluster's threads reach this router, in work they post to the service thread.
     package let handle = Handle()
 
@@ -77,6 +89,9 @@ package final class ClusterRooms: RoomRouter {
 
     package func attach(to hub: RoomHub) {
         self.hub = hub
+        let metrics = ClusterMetrics(hub.metrics)
+        self.metrics = metrics
+        hub.metrics.whenScraped { metrics.read($0) }
         handle.set(LoopBound(self, loop: hub.transport.loop))
     }
 
@@ -109,7 +124,7 @@ package final class ClusterRooms: RoomRouter {
         let found: RoomFound
         switch taken {
         case .owned(let stored):
-            hub.metrics.leaseTaken()
+            metrics.leasesTaken.increment()
             found = .stored(.success(stored))
             // Taken for members of this node who were relayed to a node that has gone: the room
             // comes back here for them.
@@ -118,7 +133,8 @@ package final class ClusterRooms: RoomRouter {
             found = .elsewhere(node: node)
         case .failed(let reason):
             hub.logger.error("could not take a room", metadata: ["room": "\(id)", "error": "\(reason)"])
-            found = .stored(.failure(StoreError(reason)))
+            // Redis away (the bus lost it too): the join says that takes wait for it.
+            found = cluster.busIsDown ? .coordinatorAway : .stored(.failure(StoreError(reason)))
         }
         hub.logger.trace("room taken", metadata: ["room": "\(id)", "taken": "\("\(taken)".prefix(60))"])
         hub.lookedUp(id, found) { connection in
@@ -138,7 +154,7 @@ package final class ClusterRooms: RoomRouter {
     /// dropped the room. A node handing its rooms off (draining) gave the lease back itself.
     package func lost(_ id: RoomID) {
         if !hub.handingOff {
-            hub.metrics.leaseLost()
+            metrics.leasesLost.increment()
             hub.logger.warning("lost a room's lease; its members reconnect to its new owner", metadata: ["room": "\(id)"])
         }
         cluster.release(id)
@@ -312,7 +328,7 @@ package final class ClusterRooms: RoomRouter {
         handedOffTaking.remove(id)
         switch taken {
         case .owned(let stored):
-            hub.metrics.leaseTaken()
+            metrics.leasesTaken.increment()
             guard !hub.stopped, hub.rooms[id] == nil, let stored else { return hub.letGoIfUnused(id) }
             let entry = hub.bringBack(stored, at: hub.clock.now(), handedOff: true)
             hub.logger.info("took a room handed off by a draining node", metadata: [

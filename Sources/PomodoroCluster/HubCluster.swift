@@ -101,13 +101,13 @@ extension ClusterConfiguration: RoomRouting {
             throw ClusterProblem(description: "a cluster node needs a PostgreSQL database (--db postgres://...)")
         }
         let clock = context.clock
-        let node = ClusterNode(configuration: self, store: fenceable, monotonic: { clock.now().monotonic })
-        node.logger = context.logger
+        let node = ClusterNode(configuration: self, store: fenceable, monotonic: { clock.now().monotonic },
+                               logger: context.logger)
         let incarnation = self.node + "#" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
         let limits = ClusterAddressLimits(
             local: LocalAddressLimits(context.configuration.limits, clock: clock),
             redis: RedisAddressCounts(address: redis, incarnation: incarnation),
-            logger: context.logger, post: context.post)
+            logger: context.logger, loop: context.loop, post: context.post)
         let rooms = ClusterRooms(cluster: node, scheduledReturnLeadSeconds: context.configuration.scheduledReturnLeadSeconds)
         let post = context.post
         // What the node hears on its threads reaches the router on the service thread.

@@ -1,5 +1,7 @@
 import Dispatch
 import Foundation
+import PomodoroNet
+import Synchronization
 
 /// What a node needs in Redis to keep every room with schedules run by some node (docs/CLUSTER.md,
 /// "Schedules on a cluster"): notices that a room's schedules changed, and who holds rooms' leases.
@@ -11,8 +13,7 @@ import Foundation
 ///
 /// Events and answers come on a queue of its own, never on the caller's thread: the node may read the store
 /// there. Blocking Redis calls run on that queue too.
-// `@unchecked Sendable`: `redis` and `timer` are used on `queue` only, `bus` is set once in `init`, `handler` under `lock`.
-public final class ScheduleWatch: @unchecked Sendable {
+public final class ScheduleWatch: Sendable {
     /// What the node should read again.
     public enum Event: Equatable, Sendable {
         /// This room's schedules changed.
@@ -24,47 +25,50 @@ public final class ScheduleWatch: @unchecked Sendable {
     /// How often every room's schedules are read again, whatever the notices said.
     public static let rereadInterval = DispatchTimeInterval.seconds(30)
 
-    private let queue = DispatchQueue(label: "pomodoro.cluster.schedules")
-    /// Used on `queue` only: `PUBLISH` and `MGET` of lease keys.
-    private let redis: RedisLeases
-    private var bus: ClusterBus?
-    private var timer: DispatchSourceTimer?
-    /// Guards `handler`.
-    private let lock = NSLock()
-    private var handler: (@Sendable (Event) -> Void)?
+    private let serial = SerialQueue(label: "pomodoro.cluster.schedules")
+    private var queue: DispatchQueue { serial.queue }
+    /// Used on `queue` only (checked in debug builds): `PUBLISH` and `MGET` of lease keys.
+    private let redis: LoopBound<RedisLeases>
+    private let bus: ClusterBus
+    private let timer = Mutex<DispatchSourceTimer?>(nil)
+    private let handler = Mutex<(@Sendable (Event) -> Void)?>(nil)
 
     public init(address: RedisAddress) {
-        redis = RedisLeases(address: address)
-        bus = ClusterBus(address: address, channels: [BusMessage.schedulesChannel]) { [weak self] event in
-            self?.heard(event)
+        redis = LoopBound(RedisLeases(address: address), loop: serial)
+        let box = WeakWatch()
+        bus = ClusterBus(address: address, channels: [BusMessage.schedulesChannel]) { event in
+            box.watch?.heard(event)
         }
+        box.set(self)
     }
 
     /// Where events go (on the watch's queue).
     public func onEvent(_ body: @escaping @Sendable (Event) -> Void) {
-        lock.withLock { handler = body }
+        handler.withLock { $0 = body }
     }
 
     /// Subscribes, and starts the periodic rereads.
     public func start() {
-        bus?.start()
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + Self.rereadInterval, repeating: Self.rereadInterval)
-        timer.setEventHandler { [self] in deliver(.rereadAll) }
-        timer.resume()
-        queue.sync { self.timer = timer }
+        bus.start()
+        timer.withLock { [serial] timer in
+            let made = DispatchSource.makeTimerSource(queue: serial.queue)
+            made.schedule(deadline: .now() + Self.rereadInterval, repeating: Self.rereadInterval)
+            made.setEventHandler { [self] in deliver(.rereadAll) }
+            made.resume()
+            timer = made
+        }
     }
 
     public func stop() {
-        queue.sync { timer?.cancel() }
-        bus?.stop()
+        queue.sync { timer.withLock { $0?.cancel() } }
+        bus.stop()
     }
 
     /// Tells every node that `room`'s schedules changed (best effort: a lost notice is made up for by the
     /// periodic reread).
     public func announce(_ room: String) {
         queue.async { [self] in
-            _ = try? redis.command(["PUBLISH", BusMessage.schedulesChannel, BusMessage.schedulesChanged(room: room).encoded])
+            _ = try? redis.value.command(["PUBLISH", BusMessage.schedulesChannel, BusMessage.schedulesChanged(room: room).encoded])
         }
     }
 
@@ -72,7 +76,7 @@ public final class ScheduleWatch: @unchecked Sendable {
     public func unheld(_ rooms: [String], completion: @escaping @Sendable (Result<[String], RedisError>) -> Void) {
         queue.async { [self] in
             do throws(RedisError) {
-                let holders = try redis.holders(rooms: rooms)
+                let holders = try redis.value.holders(rooms: rooms)
                 completion(.success(zip(rooms, holders).compactMap { $1 == nil ? $0 : nil }))
             } catch {
                 completion(.failure(error))
@@ -93,7 +97,15 @@ public final class ScheduleWatch: @unchecked Sendable {
     }
 
     private func deliver(_ event: Event) {
-        let body = lock.withLock { handler }
+        let body = handler.withLock { $0 }
         body?(event)
     }
+}
+
+/// Lets the bus's callback, made before the watch exists, reach it (weakly: the watch owns the bus).
+private final class WeakWatch: Sendable {
+    private struct Weak { weak var watch: ScheduleWatch? }
+    private let weak = Mutex(Weak())
+    func set(_ watch: ScheduleWatch) { weak.withLock { $0.watch = watch } }
+    var watch: ScheduleWatch? { weak.withLock { $0.watch } }
 }

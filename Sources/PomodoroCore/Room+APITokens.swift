@@ -134,6 +134,11 @@ extension Room {
         }
     }
 
+    /// The API token `tokenID` carried a request that is not a room command (a schedule's): its last use.
+    public mutating func noteAPITokenUse(_ tokenID: String, atMs nowMs: Int64) {
+        if tokens.used(tokenID, atMs: nowMs) { pending.apiTokensChanged() }
+    }
+
     /// A command carried by the API token `tokenID` (found by `apiToken(hash:)` at this moment): it speaks
     /// with the word of whoever may press the controls, and its events name it `api:NAME`.
     public mutating func handle(_ command: Command, apiToken tokenID: String, now: Instant, nowMs: Int64)

@@ -28,7 +28,7 @@ public struct ScheduledRun: Equatable, Sendable {
 extension Room {
     /// Whether a session is under way: the timer is running or paused. A schedule does not cut into one
     /// (see `ScheduleBook`).
-    public var isBusy: Bool {
+    public var inSession: Bool {
         switch timer {
         case .running, .paused: true
         case .idle, .ready: false
@@ -38,7 +38,7 @@ extension Room {
     /// Starts `schedule`'s session at `now`: its settings (or the room's) from now, a first focus running,
     /// the cycle from 1. Throws `invalidState` when a session is under way.
     public mutating func startScheduled(_ schedule: Schedule, now: Instant) throws(RoomError) -> Outcome {
-        guard !isBusy else { throw .invalidState("a session is under way") }
+        guard !inSession else { throw .invalidState("a session is under way") }
         var outcome = Outcome()
         var previous: RoomSettings?
         if let settings = schedule.settings {

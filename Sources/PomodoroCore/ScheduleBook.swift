@@ -1,6 +1,6 @@
 /// A room's schedules, and what falls due when: a state machine in wall time.
 ///
-/// `due(at:roomBusy:)` returns what must happen now (warn, start, count a miss); `nextWakeup(after:)` says
+/// `due(at:roomInSession:)` returns what must happen now (warn, start, count a miss); `nextWakeup(after:)` says
 /// when to call it again. It reads no clock: the server passes its wall time in.
 ///
 /// The decisions, in one place:
@@ -129,7 +129,7 @@ public struct ScheduleBook: Sendable, Equatable {
             .sorted { ($0.at, $0.schedule.id) < ($1.at, $1.schedule.id) }
     }
 
-    /// When `due(at:roomBusy:)` next has something to do, strictly after `now`; nil when nothing is on.
+    /// When `due(at:roomInSession:)` next has something to do, strictly after `now`; nil when nothing is on.
     public func nextWakeup(after now: WallTime) -> WallTime? {
         schedules.filter(\.enabled).compactMap { s -> WallTime? in
             guard let next = s.nextOccurrence(onOrAfter: max(now, s.handledThrough) + 1) else { return nil }
@@ -138,12 +138,12 @@ public struct ScheduleBook: Sendable, Equatable {
         }.min()
     }
 
-    /// What falls due at `now`, and the book brought up to it. `roomBusy`: the room's timer is running or
+    /// What falls due at `now`, and the book brought up to it. `roomInSession`: the room's timer is running or
     /// paused (see the type's notes). Of the actions at most one is a `start`: when two schedules fall due
     /// at once, the one with the lower id starts and the other is missed as busy.
-    public mutating func due(at now: WallTime, roomBusy: Bool) -> [Action] {
+    public mutating func due(at now: WallTime, roomInSession: Bool) -> [Action] {
         var actions: [Action] = []
-        var busy = roomBusy
+        var busy = roomInSession
         for index in schedules.indices where schedules[index].enabled {
             var schedule = schedules[index]
             if let (occurrence, earlier) = schedule.latestOccurrence(after: schedule.handledThrough, through: now) {

@@ -72,7 +72,10 @@ extension Database {
     }
 }
 
-/// The writer connection in its transaction, for the shared writing steps.
+/// The writer connection in its transaction, for the shared writing steps. Each statement is prepared once
+/// on the writer connection (GRDB's statement cache, kept for the connection's life) and reused with new
+/// arguments: the writer's SQL is a fixed set of texts with parameters, so the cache stays as small as that
+/// set, and SQLite no longer parses every statement again at every commit.
 struct SQLiteWriting: SQLWriting {
     typealias Failure = any Error
     let db: Database
@@ -80,16 +83,16 @@ struct SQLiteWriting: SQLWriting {
 
     @discardableResult
     func run(_ sql: String, _ values: [ColumnValue]) throws -> Int {
-        try db.execute(sql: sql, arguments: StatementArguments(values))
+        try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(values))
         return db.changesCount
     }
 
     func insertReturningID(_ sql: String, _ values: [ColumnValue]) throws -> Int64 {
-        try db.execute(sql: sql, arguments: StatementArguments(values))
+        try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(values))
         return db.lastInsertedRowID
     }
 
     func integer(_ sql: String, _ values: [ColumnValue]) throws -> Int64? {
-        try Int64.fetchOne(db, sql: sql, arguments: StatementArguments(values))
+        try Int64.fetchOne(db.cachedStatement(sql: sql), arguments: StatementArguments(values))
     }
 }

@@ -2,6 +2,7 @@ import Glibc
 import PomodoroCore
 import PomodoroProtocol
 import Foundation
+import Synchronization
 
 /// Where the server reads time: one monotonic reading for deadlines and one wall-clock reading for what
 /// clients are told. Tests of the core never come here; they pass instants by hand.
@@ -13,11 +14,8 @@ public protocol ServerClock: Sendable {
 ///
 /// The offset between the two is kept steady and only re-read when the wall clock has been stepped by
 /// more than `resyncThreshold`, so one deadline maps to one `endsAt` in every message.
-// `@unchecked Sendable`: its one variable, `offset`, is read and written under `lock` only.
-public final class SystemClock: ServerClock, @unchecked Sendable {
-    /// Guards `offset` (an NSLock, which ThreadSanitizer understands).
-    private let lock = NSLock()
-    private var offset: Int64?
+public final class SystemClock: ServerClock, Sendable {
+    private let offset = Mutex<Int64?>(nil)
     private let resyncThreshold: Int64 = 50_000_000
 
     public init() {}
@@ -28,7 +26,7 @@ public final class SystemClock: ServerClock, @unchecked Sendable {
         clock_gettime(CLOCK_REALTIME, &wall)
         let monoNs = Int64(mono.tv_sec) * 1_000_000_000 + Int64(mono.tv_nsec)
         let measured = Int64(wall.tv_sec) * 1_000_000_000 + Int64(wall.tv_nsec) - monoNs
-        let steady = lock.withLock { () -> Int64 in
+        let steady = offset.withLock { offset -> Int64 in
             if let current = offset, abs(current - measured) <= resyncThreshold { return current }
             offset = measured
             return measured

@@ -93,9 +93,9 @@ public struct ServerConfiguration: Sendable {
     public var trustedProxies: TrustedProxies
     /// What the store deletes from the focus journal (stats keep counting what it deletes).
     public var journalRetention = JournalRetention.standard
-    /// The cluster this server is a node of (docs/CLUSTER.md; PomodoroCluster's `ClusterConfiguration`): it
-    /// builds the router the server's rooms run behind. Nil for a single server (`LocalRooms`).
-    public var cluster: (any RoomRouting)?
+    /// Where the server's rooms run when not all in this process: it builds the router they run behind
+    /// (`RoomRouting`). Nil: every room here (`LocalRooms`).
+    public var routing: (any RoomRouting)?
     /// Webhook delivery's bounds and timings (RoomHub+Webhooks.swift).
     public var webhooks = WebhookSettings()
 

@@ -7,7 +7,8 @@ import PomodoroStore
 // The control API (docs/PROTOCOL.md, "The control API"; web/openapi.json):
 //
 // - `POST /api/rooms/{room}/commands` with `Authorization: Bearer <API token>`: a room command as the wire
-//   has it (`{"type": "start"}`), carried through `Room.handle(_:apiToken:)` and `publish`, the path a
+//   has it (`{"type": "start"}`, or a schedule command), carried through `Room.handle(_:apiToken:)` and `publish`
+//   (a schedule's through `carryOut(_:ref:in:at:answer:)`, with its limits), the path a
 //   member's command takes; answered with the wire's `ok` or `error` (200, or the error's status).
 // - `POST /api/rooms`: makes a room with settings, a passcode and a control mode, and answers with its
 //   first API token. It is counted as a join that makes a room is: in the address's `/api` bucket, its
@@ -70,17 +71,48 @@ extension RoomHub {
         guard let bearer, !bearer.isEmpty else {
             return answer(Self.unauthorized("send Authorization: Bearer <an API token of the room>"))
         }
+        // A body the API does not carry is answered here, on any node; the token is judged where the room runs.
+        if case .refused(let refusal) = Self.apiCommand(http.body) { return answer(refusal) }
+        let tokenHash = ResumeToken(bearer).hash
+        if openRoom(id, at: clock.now()) == nil, let forwarding = router as? ControlAPIForwarding {
+            return forwarding.forwardCommand(http.body, room: id, tokenHash: tokenHash, answer: answer)
+        }
+        carryAPICommand(http.body, room: id, tokenHash: tokenHash, answer: answer)
+    }
+
+    /// What the API carries of a body: a room command it may carry, or a schedule command.
+    private enum APICommand {
+        case carried(frame: ClientFrame, command: Room.Command?, schedule: ScheduleRequest?)
+        case refused(HTTPResponse)
+    }
+
+    private static func apiCommand(_ body: [UInt8]) -> APICommand {
         let frame: ClientFrame
         do {
-            frame = try WireCodec.decodeClientFrame(http.body)
+            frame = try WireCodec.decodeClientFrame(body)
         } catch {
-            return answer(Self.wireError(.error(code: error.code, message: error.message, field: error.field,
-                                                           ref: error.ref)))
+            return .refused(wireError(.error(code: error.code, message: error.message, field: error.field, ref: error.ref)))
         }
-        guard let command = Self.roomCommand(frame.message), Room.apiMayCarry(command) else {
-            return answer(Self.wireError(.error(
-                code: .badRequest, message: "the API carries start, pause, resume, skip, reset, extend and configure",
-                field: "type", ref: frame.ref)))
+        let schedule: ScheduleRequest?
+        if case .schedule(let request) = frame.message { schedule = request } else { schedule = nil }
+        let command = roomCommand(frame.message).flatMap { Room.apiMayCarry($0) ? $0 : nil }
+        guard command != nil || schedule != nil else {
+            return .refused(wireError(.error(
+                code: .badRequest, message: "the API carries start, pause, resume, skip, reset, extend, configure "
+                    + "and the schedule commands", field: "type", ref: frame.ref)))
+        }
+        return .carried(frame: frame, command: command, schedule: schedule)
+    }
+
+    /// A control-API command (`body`, with the hash of its bearer token) carried out in `id` on this server:
+    /// the room in memory (brought back from the store on one server), the token judged at this moment. On a
+    /// cluster, the room's owner runs it for a request another node received (`ControlAPIForwarding`).
+    package func carryAPICommand(_ body: [UInt8], room id: RoomID, tokenHash: String,
+                                 answer: @escaping (HTTPResponse) -> Void) {
+        let frame: ClientFrame, command: Room.Command?, schedule: ScheduleRequest?
+        switch Self.apiCommand(body) {
+        case .refused(let refusal): return answer(refusal)
+        case .carried(let carried, let isCommand, let isSchedule): (frame, command, schedule) = (carried, isCommand, isSchedule)
         }
         withRoomForAPI(id) { [self] result in
             let entry: RoomEntry
@@ -90,15 +122,28 @@ extension RoomHub {
             }
             let now = clock.now()
             // The rule, at the moment the command is carried out.
-            let token = entry.room.apiToken(hash: ResumeToken(bearer).hash)
+            let token = entry.room.apiToken(hash: tokenHash)
             guard RoomAccess.commandVerdict(tokenHeld: token != nil) == .allowed, let token else {
                 return answer(Self.unauthorized("this is not an API token of the room (revoked, or never made)"))
             }
-            if let store, store.outage != nil {
+            if let store, store.outage != nil, schedule != .list {
                 return answer(Self.wireError(.error(
                     code: .storeUnavailable, message: "the server cannot save changes just now; try again in a moment",
                     field: nil, ref: frame.ref)))
             }
+            if let schedule {
+                // The same handler and limits as a member's request; a token may change them as a host may.
+                catchUp(entry, at: now)
+                entry.room.noteAPITokenUse(token.id, atMs: now.wallMs)
+                carryOut(schedule, ref: frame.ref, in: entry, at: now) { message in
+                    if case .error = message { return answer(Self.wireError(message)) }
+                    answer(HTTPResponse(status: 200, contentType: "application/json", body: WireCodec.encode(message)))
+                }
+                logger.debug("API schedule request", metadata: ["room": "\(id)", "token": "\(token.id)",
+                                                                "command": "\(schedule.type)"])
+                return
+            }
+            guard let command else { return }
             do throws(RoomError) {
                 catchUp(entry, at: now)
                 entry.room.wallOffsetNanoseconds = now.wallOffsetNanoseconds
@@ -117,7 +162,7 @@ extension RoomHub {
     private func withRoomForAPI(_ id: RoomID, _ done: @escaping (Result<RoomEntry, Refusal>) -> Void) {
         if let entry = openRoom(id, at: clock.now()) { return done(.success(entry)) }
         if !router.isSingleServer {
-            return done(.failure(Refusal(code: .unavailable, message: "the room does not run on this node of the cluster")))
+            return done(.failure(Refusal(code: .unavailable, message: "the room does not run on this node of the cluster just now; try again")))
         }
         guard let store else {
             return done(.failure(Refusal(code: .notFound, message: "no room of that name is open", field: "room")))
@@ -166,9 +211,6 @@ extension RoomHub {
             return fail(Refusal(code: .badRequest, message: "a passcode is \(PasscodeVerifier.allowedLength.lowerBound)–\(PasscodeVerifier.allowedLength.upperBound) characters",
                                 field: "passcode"))
         }
-        guard router.isSingleServer else {
-            return fail(Refusal(code: .unavailable, message: "rooms are made over HTTP on a single server only; join to make one"))
-        }
         guard rooms[id] == nil else { return fail(Self.roomExists) }
         // Counted as a join that makes a room: the address's rooms-per-minute and the server's maximum.
         addressLimits.reserveRoom(for: address) { [self] reservation in
@@ -179,7 +221,9 @@ extension RoomHub {
                 let made = makeRoom(id, request: request, settings: settings, lock: lock)
                 addressLimits.settleRoom(reservation, kept: (try? made.get()) != nil)
                 switch made {
-                case .failure(let refusal): fail(refusal)
+                case .failure(let refusal):
+                    letGoIfUnused(id)   // on a cluster, the lease taken for it
+                    fail(refusal)
                 case .success(let (entry, token, record)):
                     entry.announce { [self] in
                         responder.respond(HTTPResponse(status: 201, contentType: "application/json",
@@ -190,6 +234,18 @@ extension RoomHub {
                 }
             }
             let isStored = { [self] (then: @escaping () -> Void) in
+                // On a cluster the room's lease is taken here first, as a first join takes it.
+                if let forwarding = router as? ControlAPIForwarding {
+                    return forwarding.takeForCreation(id) { [self] taken in
+                        switch taken {
+                        case .free: return then()
+                        case .exists: fail(Self.roomExists)
+                        case .failed(let refusal): fail(refusal)
+                        }
+                        addressLimits.settleRoom(reservation, kept: false)
+                        letGoIfUnused(id)
+                    }
+                }
                 guard let store else { return then() }
                 let transport = transport
                 let found = LoopBound({ [self] (result: Result<Bool, StoreError>) in
@@ -278,6 +334,14 @@ extension RoomHub {
 
     private static func wireError(_ refusal: Refusal) -> HTTPResponse {
         wireError(.error(code: refusal.code, message: refusal.message, field: refusal.field, ref: nil))
+    }
+
+    /// `503` `unavailable` with `Retry-After`: on a cluster, the room's owner could not be asked, or did not
+    /// answer in time.
+    package static func unavailable(_ message: String) -> HTTPResponse {
+        var response = wireError(.error(code: .unavailable, message: message, field: nil, ref: nil))
+        response.headers.append((name: "Retry-After", value: "1"))
+        return response
     }
 
     private static func unauthorized(_ message: String) -> HTTPResponse {

@@ -49,6 +49,8 @@ struct JoinFlow: Equatable {
         case failed
         /// Another server runs the room, and the join cannot go there (`RoomFound.elsewhere`).
         case elsewhere(node: String)
+        /// Taking the room waits for the cluster's coordinator (`RoomFound.coordinatorAway`).
+        case coordinatorAway
     }
 
     /// What the hub does next.
@@ -148,6 +150,8 @@ struct JoinFlow: Equatable {
                                           message: "the server could not read its store just now; try again")))
         case .elsewhere(let node):
             return finish(.refuse(.runsElsewhere(on: node)))
+        case .coordinatorAway:
+            return finish(.refuse(.coordinatorAway))
         }
     }
 

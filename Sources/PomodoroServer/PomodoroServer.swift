@@ -59,15 +59,16 @@ public final class PomodoroServer: Sendable {
         var schedules: [RoomID: [Schedule]] = [:]
         var webhooks: [WebhookRecord] = []
         let opened = try given ?? configuration.database.open(retention: configuration.journalRetention)
-        // Where rooms run: in this process, or on a cluster the configuration names (`RoomRouting`), which
+        // Where rooms run: in this process, or where the configuration's `RoomRouting` says, whose router
         // may write through a store of its own around the one opened here.
         var store = opened
         var router: (any RoomRouter)?
         var addressLimits: (any AddressLimits)?
         var restoresRooms = true
-        if let routing = configuration.cluster {
+        if let routing = configuration.routing {
             let parts = try routing.makeRouter(RouterContext(configuration: configuration, clock: clock, logger: logger,
-                                                             store: opened, post: { [transport] work in transport.post(work) }))
+                                                             store: opened, loop: transport,
+                                                             post: { [transport] work in transport.post(work) }))
             router = parts.router
             store = parts.store
             addressLimits = parts.addressLimits
@@ -136,8 +137,8 @@ public final class PomodoroServer: Sendable {
     ///
     /// It writes what it had to its store, takes no room from now on, and lets its router hand its rooms to
     /// other servers (`RouterParts.handOff`; nothing to hand on a single server); it closes its connections
-    /// once they hold every room, or after `handOffBound` (docs/CLUSTER.md, "Draining a node"). The flush waits
-    /// `flushBound` at most.
+    /// once they hold every room, or after `handOffBound` (a node draining: `RouterParts.handOff`). The flush
+    /// waits `flushBound` at most.
     public func shutdown() {
         transport.post { [self] in
             guard !hub.isHandingOff else { return }

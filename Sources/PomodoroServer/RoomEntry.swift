@@ -1,5 +1,6 @@
 import PomodoroCore
 import PomodoroNet
+import PomodoroProtocol
 
 /// A live room and what the hub keeps beside it: the connection that speaks for each connected member, its
 /// timers, its lock, the broadcasts held for a commit, and its members counted per address.
@@ -28,6 +29,9 @@ package final class RoomEntry {
     var held: [() -> Void]?
     /// Batches of changes handed to the store and not yet committed.
     var uncommitted = 0
+    /// The running timer the members were last told of, by the last `state` or tick broadcast (nil when that
+    /// state was not running). A tick that tells them nothing more is not a change: it passes what is held.
+    var timerAnnounced: AnnouncedTimer?
     /// Where each member who joined over this server's life came from, and how many members of the
     /// room each address holds (connected or within their grace), for `membersPerAddressPerRoom`.
     var addressOf: [MemberID: String] = [:]
@@ -67,5 +71,37 @@ package final class RoomEntry {
     /// Sends at once, or after the commit in flight when there is one.
     package func announce(_ send: @escaping () -> Void) {
         if held != nil { held!.append(send) } else { send() }
+    }
+
+    /// Whether `tick` may go out ahead of the broadcasts held for a commit: its phase, cycle and end are
+    /// those the members were last told of (a tick carrying a held change of the timer, a phase that began
+    /// or an end that moved, would announce it before it is durable, and waits with it).
+    func tickMayPass(_ tick: TickPayload) -> Bool {
+        held != nil && timerAnnounced == AnnouncedTimer(tick)
+    }
+
+    /// Notes what a broadcast tells the members of the room's timer.
+    func announced(_ message: ServerMessage) {
+        switch message {
+        case .state(let room): timerAnnounced = AnnouncedTimer(room)
+        case .tick(let tick): timerAnnounced = AnnouncedTimer(tick)
+        default: break
+        }
+    }
+}
+
+/// What a client takes from a tick (PROTOCOL.md §7): the running phase, its cycle and its end.
+struct AnnouncedTimer: Equatable {
+    var phase: Phase
+    var cycle: Int
+    var endsAt: Int64
+
+    init(_ tick: TickPayload) {
+        (phase, cycle, endsAt) = (tick.phase, tick.cycle, tick.endsAt)
+    }
+
+    init?(_ room: SnapshotPayload) {
+        guard room.running, let endsAt = room.endsAt else { return nil }
+        (phase, cycle, self.endsAt) = (room.phase, room.cycle, endsAt)
     }
 }

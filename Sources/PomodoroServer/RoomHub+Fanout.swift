@@ -89,27 +89,31 @@ extension RoomHub {
                                                                           focusSessions: run.focusSessionsDone)),
                                    serverTime: now.wallMs))
         }
-        if let tick = outcome.tick { messages.append(.tick(TickPayload(tick, room: roomID, clock: now))) }
+        let tickMessage = outcome.tick.map { TickPayload($0, room: roomID, clock: now) }
         var sendsState = outcome.stateChanged
         if sendsState && crowd && outcome.changedOnlyMembers {
             sendsState = stateMayGoNow(entry, at: now)
         }
         let state: ServerMessage? = sendsState ? .state(stateSent(in: entry, at: now)) : nil
         if let tick = outcome.tick { metrics.tick(tick, reached: .wakeup, at: now.monotonic) }
-        let announce = { [self] in
+        let sendTick = { [self] in
+            guard let tick = outcome.tick, let tickMessage else { return }
             // Measured as it goes out: a tick held behind a commit goes out late.
-            if let tick = outcome.tick {
-                let released = clock.now().monotonic
-                metrics.tickSent(tick, at: released)
-                metrics.tick(tick, reached: .released, at: released)
-            }
-            for message in messages {
-                if case .tick = message { broadcast(message, in: entry, timing: outcome.tick) } else { broadcast(message, in: entry) }
-            }
-            if let state { broadcast(state, in: entry, except: skip) }
+            let letOut = clock.now().monotonic
+            metrics.tickSent(tick, at: letOut)
+            metrics.tick(tick, reached: .letOut, at: letOut)
+            broadcast(.tick(tickMessage), in: entry, timing: tick)
         }
         save(entry, at: now, webhooks: webhookChanges(outcome, in: entry, at: now))
-        entry.announce(announce)
+        // A tick is not a change: it goes out at its moment, ahead of any commit in flight, unless it carries
+        // a change of the timer still held (then it waits for that change's commit, in order).
+        let tickFirst = tickMessage.map(entry.tickMayPass) ?? false
+        if tickFirst { sendTick() }
+        entry.announce { [self] in
+            for message in messages { broadcast(message, in: entry) }
+            if !tickFirst { sendTick() }
+            if let state { broadcast(state, in: entry, except: skip) }
+        }
         if dropIfExpired(roomID, entry, at: now) { return }
         // A room kept past its empty lifetime (members within their grace, a scheduled start coming) has that
         // moment behind it: not a wake-up.
@@ -159,6 +163,7 @@ extension RoomHub {
 
     /// `timing`: the tick this message carries, whose write pass is measured (`ServerMetrics.TickStage`).
     func broadcast(_ message: ServerMessage, in entry: RoomEntry, except skip: ConnectionID? = nil, timing tick: Tick? = nil) {
+        entry.announced(message)
         if !entry.streams.isEmpty { stream(message, in: entry) }
         guard !entry.connections.isEmpty || !entry.observers.isEmpty else { return }
         let frame = OutboundFrame(WireCodec.encode(message))
@@ -176,8 +181,8 @@ extension RoomHub {
 
     /// Hands the room's changes to the store's writer and holds the room's broadcasts until they are
     /// committed: what members hear of (a start, a completed focus, a new task) is already durable, so a
-    /// crash right after cannot take it back. The service thread never waits; ticks of an unchanged room
-    /// are not held unless a commit is in flight.
+    /// crash right after cannot take it back. The service thread never waits, and a tick passes the held
+    /// broadcasts unless it carries a held change of the timer (`RoomEntry.tickMayPass`).
     private func save(_ entry: RoomEntry, at now: ClockReading, webhooks: [StoreChange] = []) {
         guard store != nil else { return }
         let changes = entry.room.takeStoreChanges(wallOffsetNanoseconds: now.wallOffsetNanoseconds,

@@ -149,6 +149,7 @@ extension RoomHub {
                 switch found {
                 case .stored(let result): flow.lookedUp(self.answer(result, to: flow.request), room: room)
                 case .elsewhere(let node): flow.lookedUp(.elsewhere(node: node), room: room)
+                case .coordinatorAway: flow.lookedUp(.coordinatorAway, room: room)
                 }
             }
         }

@@ -16,26 +16,32 @@ extension RoomHub {
     /// host in a host-only room.
     func scheduleRequest(_ request: ScheduleRequest, ref: Ref?, entry: RoomEntry, member: MemberID,
                          connection: ConnectionID, at now: ClockReading) {
-        let wall = WallTime(milliseconds: now.wallMs)
-        if case .list = request {
-            reply(.schedules(listing(entry, at: wall), ref: ref), to: connection)
-            return
-        }
-        if entry.room.controlMode == .host && entry.room.hostID != member {
+        if request != .list, entry.room.controlMode == .host && entry.room.hostID != member {
             refuse(.forbidden, ref: ref, to: connection)
             return
         }
+        carryOut(request, ref: ref, in: entry, at: now) { [self] answer in reply(answer, to: connection) }
+        if request != .list {
+            logger.debug("schedules changed", metadata: ["room": "\(entry.room.id)", "member": "\(member)"])
+        }
+    }
+
+    /// A schedule request that may be carried out (a member allowed to change them, or an API token):
+    /// its answer (`schedules`, `ok` or `error`) goes to `answer`, before the change goes out to the room.
+    /// The one place that applies the limits (`--max-scheduled-rooms`, `--max-schedules-per-room`).
+    func carryOut(_ request: ScheduleRequest, ref: Ref?, in entry: RoomEntry, at now: ClockReading,
+                  answer: (ServerMessage) -> Void) {
+        let wall = WallTime(milliseconds: now.wallMs)
         let policy = entry.room.policy
         do {
             switch request {
             case .list:
-                break
+                return answer(.schedules(listing(entry, at: wall), ref: ref))
             case .add(let fields):
                 if entry.schedules.schedules.isEmpty, scheduledRoomCount() >= configuration.limits.maxScheduledRooms {
-                    reply(.error(code: .roomLimit, message: "this server keeps schedules for at most "
-                                 + "\(configuration.limits.maxScheduledRooms) rooms; ask its admin", field: "schedules", ref: ref),
-                          to: connection)
-                    return
+                    return answer(.error(code: .roomLimit, message: "this server keeps schedules for at most "
+                                         + "\(configuration.limits.maxScheduledRooms) rooms; ask its admin",
+                                         field: "schedules", ref: ref))
                 }
                 try entry.schedules.add(try fields.draft(), settingsPolicy: policy, now: wall)
             case let .change(id, fields):
@@ -46,11 +52,9 @@ extension RoomHub {
                 try entry.schedules.remove(try Self.scheduleID(id))
             }
         } catch {
-            refuse(error, ref: ref, to: connection)
-            return
+            return answer(.error(ProtocolError(error, ref: ref)))
         }
-        reply(.ok(command: request.type, appliesFrom: nil, ref: ref), to: connection)
-        logger.debug("schedules changed", metadata: ["room": "\(entry.room.id)", "member": "\(member)"])
+        answer(.ok(command: request.type, appliesFrom: nil, ref: ref))
         schedulesChanged(entry, at: now)
     }
 
@@ -131,7 +135,7 @@ extension RoomHub {
         guard let entry = rooms[id] else { return }
         let now = clock.now()
         catchUp(entry, at: now)
-        let actions = entry.schedules.due(at: WallTime(milliseconds: now.wallMs), roomBusy: entry.room.isBusy)
+        let actions = entry.schedules.due(at: WallTime(milliseconds: now.wallMs), roomInSession: entry.room.inSession)
         var events: [ScheduleEventPayload] = []
         var outcome = Outcome()
         var handled = false
@@ -162,10 +166,10 @@ extension RoomHub {
                     events.append(.missed(schedule: s.id.description, name: s.name,
                                           occurrence: occurrence.milliseconds, busy: true))
                 }
-            case let .missed(s, occurrence, busy):
+            case let .missed(s, occurrence, inSession):
                 handled = true
                 events.append(.missed(schedule: s.id.description, name: s.name, occurrence: occurrence.milliseconds,
-                                      busy: busy))
+                                      busy: inSession))
             }
         }
         webhookScheduleEvents(events, in: entry, at: now)

@@ -99,7 +99,7 @@ package struct RouterLevels: Sendable, Equatable {
     }
 }
 
-/// How the composition root builds a router other than `LocalRooms` (`ServerConfiguration.cluster`):
+/// How the composition root builds a router other than `LocalRooms` (`ServerConfiguration.routing`):
 /// PomodoroCluster's `ClusterConfiguration` is one.
 public protocol RoomRouting: Sendable {
     /// Builds the router and what goes with it, before the hub exists.
@@ -113,15 +113,18 @@ public struct RouterContext {
     package let logger: Logger
     /// The store the server opened (nil: rooms in memory only).
     package let store: (any RoomStore)?
+    /// The service thread, for state that belongs to it (`LoopBound`).
+    package let loop: any LoopThread
     /// Runs work on the service thread.
     package let post: @Sendable (@escaping @Sendable () -> Void) -> Void
 
     package init(configuration: ServerConfiguration, clock: any ServerClock, logger: Logger, store: (any RoomStore)?,
-                 post: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void) {
+                 loop: any LoopThread, post: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void) {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
         self.store = store
+        self.loop = loop
         self.post = post
     }
 }
@@ -160,9 +163,16 @@ package enum RoomFound: Sendable {
     case stored(Result<StoredRoom?, StoreError>)
     /// Another node runs it.
     case elsewhere(node: String)
+    /// The cluster's coordinator (Redis) cannot be reached: nobody may take the room until it is back.
+    case coordinatorAway
 }
 
 extension Refusal {
+    /// A join whose room must be taken while the cluster's coordinator is away (`RoomFound.coordinatorAway`).
+    static let coordinatorAway = Refusal(
+        code: .unavailable,
+        message: "the cluster's coordinator (Redis) cannot be reached just now, and taking this room waits for it; try again in a moment")
+
     /// A join of a room another node of the cluster runs, that this node could not relay there.
     static func runsElsewhere(on node: String) -> Refusal {
         Refusal(code: .unavailable,

@@ -35,12 +35,12 @@ package final class ServerMetrics {
     ]
 
     /// Where a tick's time goes, each measured from the whole-second boundary it marks (monotonic clock):
-    /// the room's timer ran (`wakeup`), the tick was let out after a commit in flight (`released`: equal to
+    /// the room's timer ran (`wakeup`), the tick was let out after a commit in flight (`letOut`: equal to
     /// the wake-up unless the room had one), the pass that writes it to every member began (`first_write`:
     /// the first frame is written at once) and ended (`last_write`). The gaps between them are the waits.
     enum TickStage: String, CaseIterable {
         case wakeup
-        case released
+        case letOut = "released"
         case firstWrite = "first_write"
         case lastWrite = "last_write"
     }
@@ -62,7 +62,7 @@ package final class ServerMetrics {
         var eventStreams: Int = 0
         /// The transport's running count; the counter follows it by the difference since the last scrape.
         var droppedSlowClients: Int
-        /// The router's (`RouterLevels`; all nought on a single server).
+        /// The router's (`RouterLevels`), handed to the metrics it names itself.
         var router = RouterLevels()
     }
 
@@ -78,17 +78,10 @@ package final class ServerMetrics {
     private let errors: [ErrorCode: Counter]
     private let tickDelay: DurationHistogram
     private let tickStages: [DurationHistogram]
-    private let leasesTaken: Counter
-    private let leasesLost: Counter
-    private let forwardedCommands: Counter
-    private let relayedMembers: Gauge
-    private let remoteMembers: Gauge
-    private let busPublished: Counter
-    private let busReceivedTotal: Counter
-    private let busReconnects: Counter
     private let residentMemory: Gauge
     private var droppedSlowClientsSeen = 0
-    private var busPublishedSeen = 0
+    /// Set by a router that names metrics of its own: given its levels before each scrape.
+    private var routerLevelsRead: ((RouterLevels) -> Void)?
 
     init() {
         connections = registry.makeGauge(descriptor: Self.name("connections", help: "WebSocket connections open now."))
@@ -119,24 +112,6 @@ package final class ServerMetrics {
         tickStages = TickStage.allCases.map { stage in
             registry.makeDurationHistogram(descriptor: stages, labels: [("stage", stage.rawValue)], buckets: Self.tickStageBuckets)
         }
-        leasesTaken = registry.makeCounter(descriptor: Self.name(
-            "cluster_leases_taken", unit: "total", help: "Rooms this cluster node took the lease of (0 on a single server)."))
-        leasesLost = registry.makeCounter(descriptor: Self.name(
-            "cluster_leases_lost", unit: "total", help: "Rooms whose lease this cluster node lost while it ran them."))
-        forwardedCommands = registry.makeCounter(descriptor: Self.name(
-            "cluster_forwarded_commands", unit: "total",
-            help: "Frames of this node's members relayed to the node that runs their room (joins included)."))
-        relayedMembers = registry.makeGauge(descriptor: Self.name(
-            "cluster_relayed_members", help: "Connections of this node whose room another node runs."))
-        remoteMembers = registry.makeGauge(descriptor: Self.name(
-            "cluster_remote_members", help: "Connections of other nodes in rooms this node runs."))
-        busPublished = registry.makeCounter(descriptor: Self.name(
-            "cluster_bus_messages_sent", unit: "total", help: "Messages this node published to other nodes."))
-        busReceivedTotal = registry.makeCounter(descriptor: Self.name(
-            "cluster_bus_messages_received", unit: "total", help: "Messages this node received from other nodes."))
-        busReconnects = registry.makeCounter(descriptor: Self.name(
-            "cluster_bus_reconnects", unit: "total",
-            help: "Times this node's bus subscribed again after losing Redis (messages meanwhile were lost)."))
         // The name every Prometheus client library gives it, so that alerts and dashboards written for any
         // process work on ours (deploy/prometheus/alerts.yml watches it grow).
         residentMemory = registry.makeGauge(descriptor: MetricNameDescriptor(
@@ -158,12 +133,6 @@ package final class ServerMetrics {
     }
 
     // MARK: Called by the hub
-
-    package func leaseTaken() { leasesTaken.increment() }
-    package func leaseLost() { leasesLost.increment() }
-    package func forwarded() { forwardedCommands.increment() }
-    package func busReceived() { busReceivedTotal.increment() }
-    package func busResubscribed() { busReconnects.increment() }
 
     /// `frames` messages went out (one reply, or one broadcast to that many members), `bytes` in all.
     package func sent(frames: Int, bytes: Int) {
@@ -196,17 +165,41 @@ package final class ServerMetrics {
         members.set(Int64(levels.members))
         observers.set(Int64(levels.observers))
         eventStreams.set(Int64(levels.eventStreams))
-        relayedMembers.set(Int64(levels.router.relayedMembers))
-        remoteMembers.set(Int64(levels.router.remoteMembers))
+        routerLevelsRead?(levels.router)
         if let bytes = Self.residentBytes() { residentMemory.set(bytes) }
-        if levels.router.busPublished > busPublishedSeen {
-            busPublished.increment(by: Int64(levels.router.busPublished - busPublishedSeen))
-            busPublishedSeen = levels.router.busPublished
-        }
         if levels.droppedSlowClients > droppedSlowClientsSeen {
             slowClientsDropped.increment(by: Int64(levels.droppedSlowClients - droppedSlowClientsSeen))
             droppedSlowClientsSeen = levels.droppedSlowClients
         }
         return HTTPResponse(status: 200, contentType: Self.contentType, body: registry.emitToBuffer())
     }
+
+    // MARK: Metrics a part of the server names itself (a router's)
+
+    /// A counter `pomodoro_<name>_total` in this server's registry.
+    package func counter(_ name: String, help: String) -> MetricCounter {
+        MetricCounter(counter: registry.makeCounter(descriptor: Self.name(name, unit: "total", help: help)))
+    }
+
+    /// A gauge `pomodoro_<name>` in this server's registry.
+    package func gauge(_ name: String, help: String) -> MetricGauge {
+        MetricGauge(gauge: registry.makeGauge(descriptor: Self.name(name, help: help)))
+    }
+
+    /// `body` gets the router's levels before each scrape (a router that names metrics of its own sets them).
+    package func whenScraped(_ body: @escaping (RouterLevels) -> Void) {
+        routerLevelsRead = body
+    }
+}
+
+/// A counter of this server's metrics that a part of the server named (`ServerMetrics.counter`).
+package struct MetricCounter: Sendable {
+    fileprivate let counter: Counter
+    package func increment(by amount: Int = 1) { counter.increment(by: Int64(amount)) }
+}
+
+/// A gauge of this server's metrics that a part of the server named (`ServerMetrics.gauge`).
+package struct MetricGauge: Sendable {
+    fileprivate let gauge: Gauge
+    package func set(_ value: Int) { gauge.set(Int64(value)) }
 }

@@ -67,7 +67,7 @@ public struct ServerSettings: Sendable, Equatable {
                                    metricsEnabled: metricsEnabled, trustedProxies: TrustedProxies(trustedProxies))
         configuration.database = database
         // The composition root wires the cluster's router in (PomodoroCluster's `ClusterConfiguration`).
-        configuration.cluster = clusterConfiguration
+        configuration.routing = clusterConfiguration
         configuration.schedulePolicy = SchedulePolicy(maxSchedules: maxSchedulesPerRoom,
                                                       maxNameLength: maxScheduleNameLength,
                                                       lateStartGrace: Int64(lateStartGrace))

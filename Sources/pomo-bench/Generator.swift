@@ -139,6 +139,7 @@ struct Generator {
         run.ownerTickDelaysMs = harvests.flatMap(\.ownerDelays)
         run.relayedTickDelaysMs = harvests.flatMap(\.relayedDelays)
         run.commandTimers = harvests.flatMap(\.timers)
+        run.owners = owners
         run.stagesAtStart = stagesAtStart
         run.stagesAtEnd = stagesAtEnd
         return BenchReport(run)

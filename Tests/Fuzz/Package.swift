@@ -11,7 +11,7 @@ let package = Package(
         .executableTarget(name: "DecoderFuzzer",
                           dependencies: [.product(name: "PomodoroProtocol", package: "Pomodoro")],
                           swiftSettings: [.swiftLanguageMode(.v6)]),
-        // Sources/BusFuzzer/BusMessage.swift links to Sources/PomodoroCluster/BusMessage.swift.
+        // Sources/BusFuzzer/BusMessage.swift and ControlAPIBusMessage.swift link to Sources/PomodoroCluster/.
         .executableTarget(name: "BusFuzzer",
                           dependencies: [.product(name: "PomodoroProtocol", package: "Pomodoro")],
                           swiftSettings: [.swiftLanguageMode(.v6)]),

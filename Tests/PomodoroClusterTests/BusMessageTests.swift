@@ -18,6 +18,12 @@ import Testing
             .handOff(room: "team-a", from: "node-a"),
             .refused(from: member, room: "team-a", answer: #"{"type":"error","code":"bad_json","message":"x"}"#),
             .closing(from: member, room: "team-a", code: 1008, reason: "rate limit"),
+            .controlAPI(.command(from: "node-b:8080", number: 3, room: "team-a", tokenHash: "ab12",
+                                 body: "{\"type\":\"start\"}\n\nv1 reply x 1\n")),
+            .controlAPI(.answer(to: "node-b:8080", number: 3, status: 401, contentType: "application/json",
+                                headers: [.init(name: "WWW-Authenticate", value: "Bearer realm=\"pomodoro\"")],
+                                body: "{\"type\":\"error\"}\n\nmore", from: "node-a")),
+            .controlAPI(.answer(to: "n", number: 1, status: 200, contentType: "", headers: [], body: "", from: "")),
         ]
         for message in messages {
             #expect(try BusMessage(decoding: message.encoded) == message)
@@ -37,7 +43,9 @@ import Testing
                       // No connection, or an empty one: the encoding never writes these, so they would not read
                       // back as written (found by the bus fuzzer).
                       "v1 reply 1b , a\n{}", "v1 reply n 7,\n{}", "v1 reply n ,7\n{}",
-                      "v1 handoff team-a\n", "v1 handoff team-a node-a extra\n"])
+                      "v1 handoff team-a\n", "v1 handoff team-a node-a extra\n",
+                      "v1 api n 1 r\n{}", "v1 api n x r h\n{}", "v1 apianswer n 1 99\nt\n\n", "v1 apianswer n 1 200\n",
+                      "v1 apianswer n 1 200\nt\nno colon\n\n{}"])
     func messagesNotOfOursAreRefused(_ text: String) {
         #expect(throws: BusMessage.Malformed.self) { try BusMessage(decoding: text) }
     }

@@ -16,21 +16,21 @@ import PomodoroCore
         var book = try bookWithThursday()
         let start = When.utc("2026-11-26T13:00Z")
         #expect(book.nextWakeup(after: made) == start - 300)
-        #expect(book.due(at: start - 301, roomBusy: false) == [])
-        let warned = book.due(at: start - 300, roomBusy: false)
+        #expect(book.due(at: start - 301, roomInSession: false) == [])
+        let warned = book.due(at: start - 300, roomInSession: false)
         guard case .warn(let s, let at)? = warned.first, warned.count == 1 else {
             Issue.record("expected one warning, got \(warned)"); return
         }
         #expect(s.name == "Writing block" && at == start)
         // Warned once: the next thing to do is the start itself.
-        #expect(book.due(at: start - 200, roomBusy: false) == [])
+        #expect(book.due(at: start - 200, roomInSession: false) == [])
         #expect(book.nextWakeup(after: start - 200) == start)
-        let started = book.due(at: start, roomBusy: false)
+        let started = book.due(at: start, roomInSession: false)
         guard case .start(let s2, let occurrence, let late)? = started.first, started.count == 1 else {
             Issue.record("expected one start, got \(started)"); return
         }
         #expect(s2.id == ScheduleID(1) && occurrence == start && late == 0)
-        #expect(book.due(at: start + 1, roomBusy: true) == [], "an occurrence starts once")
+        #expect(book.due(at: start + 1, roomInSession: true) == [], "an occurrence starts once")
         #expect(book.nextWakeup(after: start + 1) == When.utc("2026-12-03T13:00Z") - 300)
         #expect(book.schedules[0].enabled, "a recurring schedule stays on")
     }
@@ -41,7 +41,7 @@ import PomodoroCore
         let start = When.utc("2026-11-27T13:00Z")
         #expect(book.nextWakeup(after: made) == start)
         #expect(book.nextSession(after: made)?.at == start)
-        guard case .start? = book.due(at: start + 2, roomBusy: false).first else {
+        guard case .start? = book.due(at: start + 2, roomInSession: false).first else {
             Issue.record("expected a start two seconds late"); return
         }
         #expect(!book.schedules[0].enabled)
@@ -56,7 +56,7 @@ import PomodoroCore
         var book = ScheduleBook()
         try book.add(try draft(recurrence: .once(try LocalDate(parsing: "2026-11-27"))), now: made)
         // The server comes back an hour after the time.
-        let actions = book.due(at: When.utc("2026-11-27T14:00Z"), roomBusy: false)
+        let actions = book.due(at: When.utc("2026-11-27T14:00Z"), roomInSession: false)
         #expect(actions.count == 1)
         guard case .missed(let s, _, let busy)? = actions.first else { Issue.record("expected a miss"); return }
         #expect(!busy && s.missed == 1 && !s.enabled)
@@ -67,13 +67,13 @@ import PomodoroCore
         var book = try bookWithThursday()
         let start = When.utc("2026-11-26T13:00Z")
         let grace = book.policy.lateStartGrace
-        guard case .start(_, _, let late)? = book.due(at: start + grace, roomBusy: false).first else {
+        guard case .start(_, _, let late)? = book.due(at: start + grace, roomInSession: false).first else {
             Issue.record("expected a late start at the edge of the grace"); return
         }
         #expect(late == grace)
 
         var later = try bookWithThursday()
-        guard case .missed(_, _, false)? = later.due(at: start + grace + 1, roomBusy: false).first else {
+        guard case .missed(_, _, false)? = later.due(at: start + grace + 1, roomInSession: false).first else {
             Issue.record("expected a miss one second past the grace"); return
         }
     }
@@ -81,7 +81,7 @@ import PomodoroCore
     @Test func severalMissedWhileDownStartTheLatestAndCountTheRest() throws {
         var book = try bookWithThursday()
         // Down from Wednesday to three weeks later, back two minutes after that Thursday's time.
-        let actions = book.due(at: When.utc("2026-12-10T13:02Z"), roomBusy: false)
+        let actions = book.due(at: When.utc("2026-12-10T13:02Z"), roomInSession: false)
         guard case .start(let s, let occurrence, let late)? = actions.first, actions.count == 1 else {
             Issue.record("expected one start, got \(actions)"); return
         }
@@ -92,7 +92,7 @@ import PomodoroCore
     @Test func aScheduleFallingDueInARunningRoomIsSkippedNotCutIn() throws {
         var book = try bookWithThursday()
         let start = When.utc("2026-11-26T13:00Z")
-        let actions = book.due(at: start, roomBusy: true)
+        let actions = book.due(at: start, roomInSession: true)
         guard case .missed(let s, let occurrence, let busy)? = actions.first, actions.count == 1 else {
             Issue.record("expected a busy miss, got \(actions)"); return
         }
@@ -105,7 +105,7 @@ import PomodoroCore
         var book = ScheduleBook()
         try book.add(try draft("First"), now: made)
         try book.add(try draft("Second"), now: made)
-        let actions = book.due(at: When.utc("2026-11-26T13:00Z"), roomBusy: false)
+        let actions = book.due(at: When.utc("2026-11-26T13:00Z"), roomInSession: false)
         #expect(actions.count == 2)
         guard case .start(let a, _, _) = actions[0], case .missed(let b, _, true) = actions[1] else {
             Issue.record("expected the first to start and the second to miss, got \(actions)"); return
@@ -117,16 +117,16 @@ import PomodoroCore
         var book = try bookWithThursday()
         try book.setEnabled(ScheduleID(1), false, now: made)
         #expect(book.nextWakeup(after: made) == nil)
-        #expect(book.due(at: When.utc("2026-11-26T13:00Z"), roomBusy: false) == [])
+        #expect(book.due(at: When.utc("2026-11-26T13:00Z"), roomInSession: false) == [])
         try book.setEnabled(ScheduleID(1), true, now: When.utc("2026-11-26T13:01Z"))
-        #expect(book.due(at: When.utc("2026-11-26T13:02Z"), roomBusy: false) == [],
+        #expect(book.due(at: When.utc("2026-11-26T13:02Z"), roomInSession: false) == [],
                 "the occurrence before it was switched on is not its own")
         #expect(book.nextSession(after: When.utc("2026-11-26T13:02Z"))?.at == When.utc("2026-12-03T13:00Z"))
     }
 
     @Test func aChangeHoldsFromNowAndKeepsTheMissedCount() throws {
         var book = try bookWithThursday()
-        _ = book.due(at: When.utc("2026-11-26T13:00Z"), roomBusy: true)
+        _ = book.due(at: When.utc("2026-11-26T13:00Z"), roomInSession: true)
         let changed = try book.change(ScheduleID(1), to: try draft("Renamed", time: "15:00"),
                                       now: When.utc("2026-11-26T13:30Z"))
         #expect(changed.missed == 1 && changed.name == "Renamed")
@@ -148,7 +148,7 @@ import PomodoroCore
     @Test func aWarningWhoseMomentPassedWhileDownIsNotSentLate() throws {
         var book = try bookWithThursday()
         let start = When.utc("2026-11-26T13:00Z")
-        #expect(book.due(at: start - 120, roomBusy: false) == [])
+        #expect(book.due(at: start - 120, roomInSession: false) == [])
         #expect(book.nextWakeup(after: start - 120) == start)
     }
 }

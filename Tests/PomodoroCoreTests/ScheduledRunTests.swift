@@ -71,14 +71,14 @@ import PomodoroCore
         var t = TestRoom()
         let ada = try t.add("Ada")
         try t.send(.start, by: ada)
-        #expect(t.room.isBusy)
+        #expect(t.room.inSession)
         #expect(throws: RoomError.invalidState("a session is under way")) {
             try t.room.startScheduled(try schedule(sessions: 2), now: t.now)
         }
         try t.send(.pause, by: ada)
-        #expect(t.room.isBusy, "a paused session is still under way")
+        #expect(t.room.inSession, "a paused session is still under way")
         try t.send(.reset, by: ada)
-        #expect(!t.room.isBusy)
+        #expect(!t.room.inSession)
         #expect((try? t.room.startScheduled(try schedule(sessions: 2), now: t.now)) != nil)
     }
 

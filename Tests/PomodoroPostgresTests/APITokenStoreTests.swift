@@ -41,7 +41,7 @@ struct APITokenStoreTests {
                 let all = try store.loadRooms()
                 #expect(all.first { $0.record.id == Sample.room }?.apiTokens == Self.tokens)
             }
-            #expect(try postgres.appliedMigrations().last == "api_tokens")
+            #expect(try postgres.appliedMigrations().contains("api_tokens"))
             // A cluster node that takes the room (its claim) has the tokens with it.
             #expect(try postgres.claim(room: Sample.room, epoch: 1)?.apiTokens == Self.tokens)
 

@@ -28,7 +28,7 @@ struct ClusterNodeTests {
     static func node(_ name: String, redis: RedisAddress, database: String) throws -> LiveServer {
         try LiveServer {
             $0.database = .postgres(url: database)
-            $0.cluster = ClusterConfiguration(redis: redis, node: name)
+            $0.routing = ClusterConfiguration(redis: redis, node: name)
         }
     }
 

@@ -80,6 +80,11 @@ struct ClusterRedisRestartTests {
             running.append(Running(room: room, node: node, members: [(ada, adaYou), (bo, boYou)], endsAt: endsAt))
         }
         for room in running { for member in room.members { _ = try member.peer.nextTick() } }
+        // A member of a room owned by another node, relayed through its own.
+        let relayed = try Peer(client, port: nodes[(running[1].node + 2) % 3].port)
+        let (relayedYou, relayedRoom) = try relayed.join(running[1].room, name: "Ed")
+        #expect(relayedRoom.status == .running && relayedRoom.endsAt == running[1].endsAt)
+        _ = try relayed.nextTick()
         let leases = RedisLeases(address: address)
         var before: [String: LeaseHolder] = [:]
         for room in running { before[room.room] = try #require(try leases.holder(room: room.room)) }
@@ -103,10 +108,14 @@ struct ClusterRedisRestartTests {
         // A join of a room another node owns waits for Redis, and says so.
         let elsewhere = try Peer(client, port: nodes[(running[1].node + 1) % 3].port)
         elsewhere.send(.join(room: running[1].room, name: "Di", token: nil))
-        let refused = try elsewhere.expect("an error") { if case .error(let code, _, _, _) = $0 { code } else { nil } }
-        #expect(refused == .unavailable)
+        let refused = try elsewhere.expect("an error") { if case .error(let code, let message, _, _) = $0 { (code, message) } else { nil } }
+        #expect(refused.0 == .unavailable)
+        #expect(refused.1.contains("coordinator") && refused.1.contains("waits"), "the refusal says takes wait for Redis: \(refused.1)")
         let left = Self.outage - Date().timeIntervalSince(halted)
         if left > 0 { usleep(useconds_t(left * 1_000_000)) }
+
+        // What the relayed member heard before (its node hears nothing from the owner meanwhile).
+        while (try? relayed.next(timeout: 0.01)) != nil {}
 
         // Redis comes back empty: each owner puts its leases back, under the same epochs.
         try redis.start()
@@ -126,6 +135,20 @@ struct ClusterRedisRestartTests {
         for room in running {
             #expect(try store.fence(room: RoomID(validating: room.room)) == before[room.room]?.epoch, "\(room.room): nobody claimed it")
         }
+
+        // The relayed member is not closed: its node brings it up to date with a `state` once the bus is back,
+        // the room as its owner runs it, and its ticks go on with the right second.
+        let resynced = try relayed.expect("a state after the bus came back", timeout: 12) { message -> SnapshotPayload? in
+            if case .state(let room) = message { room } else { nil }
+        }
+        let resyncedAfter = Date().timeIntervalSince(returned)
+        #expect(resynced.status == .running && resynced.phase == .focus && resynced.endsAt == running[1].endsAt)
+        #expect(resynced.members.contains { $0.id == relayedYou.id && $0.connected }, "the relayed member is in the room, connected")
+        let relayedTick = try relayed.nextTick()
+        let expectedRemaining = running[1].endsAt - Int64(relayedTick.arrived.timeIntervalSince1970 * 1000)
+        #expect(relayedTick.tick.phase == .focus && relayedTick.tick.endsAt == running[1].endsAt)
+        #expect(abs(relayedTick.tick.remainingMs - expectedRemaining) < 1_500,
+                "the relayed member's second: \(relayedTick.tick.remainingMs) ms left, \(expectedRemaining) expected")
 
         // No member was closed, and every member heard every second, Redis away or not.
         let heardUntil = Date().addingTimeInterval(1)
@@ -180,6 +203,6 @@ struct ClusterRedisRestartTests {
             #expect(listed[room.room] == [nodes[room.node].name], "\(room.room): \(listed[room.room] ?? [])")
         }
         #expect(listed["rr-sched"] == [scheduledHolder.node], "rr-sched: \(listed["rr-sched"] ?? [])")
-        print("cluster redis outage: Redis away \(Int(Self.outage)) s; 13 members on their owners' nodes, none closed, longest gap between ticks \(Int(longestGap * 1000)) ms; leases back under the same epochs \(Int((restoredAfter ?? -1) * 1000)) ms after Redis returned (the scheduled room on \(scheduledOwner), then \(scheduledHolder.node))")
+        print("cluster redis outage: Redis away \(Int(Self.outage)) s; 13 members on their owners' nodes, none closed, longest gap between ticks \(Int(longestGap * 1000)) ms; a relayed member brought up to date \(Int(resyncedAfter * 1000)) ms after Redis returned, not closed; leases back under the same epochs \(Int((restoredAfter ?? -1) * 1000)) ms after Redis returned (the scheduled room on \(scheduledOwner), then \(scheduledHolder.node))")
     }
 }

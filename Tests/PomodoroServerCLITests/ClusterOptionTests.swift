@@ -26,7 +26,7 @@ struct ClusterOptionTests {
     }
 
     @Test func aSingleServerHasNoCluster() throws {
-        #expect(try resolve([]).settings.serverConfiguration.cluster == nil)
+        #expect(try resolve([]).settings.serverConfiguration.routing == nil)
     }
 
     @Test func thePasswordIsMaskedInPrintConfig() throws {

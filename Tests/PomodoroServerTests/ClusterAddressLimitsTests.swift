@@ -7,9 +7,13 @@ import PomodoroNet
 import PomodoroTestSupport
 import Testing
 
-/// Work posted to "the service thread": the test runs it, on its own thread, when it waits for an answer.
-final class PostedWork: @unchecked Sendable {
+/// Work posted to "the service thread": the test runs it, on its own thread (the one that made it), when it
+/// waits for an answer.
+final class PostedWork: LoopThread, @unchecked Sendable {
+    private let owner = pthread_self()
     private let condition = NSCondition()
+
+    var isOnServiceThread: Bool { pthread_equal(pthread_self(), owner) != 0 }
     private var work: [@Sendable () -> Void] = []
 
     func post(_ body: @escaping @Sendable () -> Void) {
@@ -48,7 +52,7 @@ final class ClusterAddressLimitsTests {
         let local = LocalAddressLimits(maxConnections: 2, roomsPerMinute: 2, wrongPasscodesPerMinute: 5, clock: SystemClock())
         let limits = ClusterAddressLimits(
             local: local, redis: RedisAddressCounts(address: try RedisAddress(parsing: redis.url), incarnation: name),
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }), post: posted.post)
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }), loop: posted, post: posted.post)
         limits.start()
         return limits
     }

@@ -153,4 +153,54 @@ import Testing
         }
         #expect(room.status == .running && room.control == .host && room.settings.focus == 900 && room.locked)
     }
+
+    @Test func theScheduleCommandsGoThroughTheMembersHandlerWithItsLimits() throws {
+        var configuration = HubRoomLifetimeTests.configuration()
+        configuration.limits.maxScheduledRooms = 1
+        let store = try HeldStore()
+        let t = TestHub(configuration: configuration, store: store)
+        // A host-only room: the token speaks as the host would; Ivo, a member, may not change schedules.
+        let (hana, _) = try Self.join(t, "Hana", control: .host, peer: "203.0.113.1")
+        let (ivo, _) = try Self.join(t, "Ivo", peer: "203.0.113.2")
+        t.send(.apiToken(.create(name: "planner")), from: hana)
+        t.settle()
+        let created = try #require(try Self.tokens(t, hana)?.created)
+        let add = #"{"type":"addSchedule","schedule":{"name":"Standup","time":"09:30","zone":"UTC","date":null,"days":["mon"],"settings":null,"sessions":1},"ref":7}"#
+
+        t.transport.clearSent()
+        let added = try #require(Self.post(t, "/api/rooms/team/commands", add, token: created.token))
+        #expect(added.status == 200, "\(Self.text(added))")
+        #expect(Self.text(added) == #"{"type":"ok","command":"addSchedule","ref":7}"#)
+        // Every member hears the new list, as after a member's change; the store has it.
+        #expect(try t.messages(to: ivo).contains { if case .schedules(let p, nil) = $0 { p.schedules.map(\.id) == ["s1"] } else { false } })
+        #expect(try store.store.loadRoom(RoomID(validating: "team"))?.schedules.count == 1)
+
+        let listed = try #require(Self.post(t, "/api/rooms/team/commands", #"{"type":"schedules","ref":"l"}"#, token: created.token))
+        #expect(listed.status == 200)
+        #expect(Self.text(listed).hasPrefix(#"{"type":"schedules","room":"team","schedules":[{"id":"s1""#), "\(Self.text(listed))")
+
+        // The member's checks answer as the wire does: a time out of bounds, an unknown id.
+        let bad = try #require(Self.post(t, "/api/rooms/team/commands", add.replacingOccurrences(of: "09:30", with: "25:00"), token: created.token))
+        #expect(bad.status == 400 && Self.text(bad).contains(#""code":"bad_request""#), "\(Self.text(bad))")
+        let unknown = try #require(Self.post(t, "/api/rooms/team/commands", #"{"type":"switchSchedule","id":"s9","enabled":false}"#, token: created.token))
+        #expect(unknown.status == 404 || unknown.status == 400, "\(Self.text(unknown))")
+        let off = try #require(Self.post(t, "/api/rooms/team/commands", #"{"type":"switchSchedule","id":"s1","enabled":false}"#, token: created.token))
+        #expect(off.status == 200 && Self.text(off).contains(#""command":"switchSchedule""#))
+
+        // --max-scheduled-rooms counts the API's schedules as a member's: a second room's first one is refused.
+        let (eve, _) = try Self.join(t, "Eve", room: "other", peer: "203.0.113.3")
+        t.send(.apiToken(.create(name: "eve's")), from: eve)
+        t.settle()
+        let eves = try #require(try Self.tokens(t, eve)?.created)
+        let limited = try #require(Self.post(t, "/api/rooms/other/commands", add, token: eves.token))
+        #expect(limited.status == 429 && Self.text(limited).contains(#""code":"room_limit""#), "\(Self.text(limited))")
+
+        // Deleted over the API; a revoked token changes nothing.
+        let deleted = try #require(Self.post(t, "/api/rooms/team/commands", #"{"type":"deleteSchedule","id":"s1"}"#, token: created.token))
+        #expect(deleted.status == 200)
+        t.send(.apiToken(.revoke(id: created.id)), from: hana)
+        t.settle()
+        #expect(Self.post(t, "/api/rooms/team/commands", add, token: created.token)?.status == 401)
+        #expect(try store.store.loadRoom(RoomID(validating: "team"))?.schedules.isEmpty == true)
+    }
 }

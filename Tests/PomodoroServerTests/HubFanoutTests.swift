@@ -104,6 +104,57 @@ import Testing
         #expect(states.last?.running == true)
     }
 
+    @Test func aTickDueWhileTheRoomsCommitIsHeldGoesOutAtOnce() throws {
+        let t = TestHub(store: try HeldStore())
+        let a = t.connect(peer: "203.0.113.1"), b = t.connect(peer: "203.0.113.2")
+        t.send(Self.join("Ada"), from: a)
+        t.send(Self.join("Bo"), from: b)
+        t.send(.start, from: a)
+        t.settle()
+        t.transport.clearSent()
+
+        // A change the members must not hear of before it is durable: its commit is held.
+        t.send(.task(text: "write the report"), from: a)
+        #expect(t.store!.pendingCommits == 1)
+        t.pass(.seconds(1), commits: false)
+        // The tick due meanwhile is not a change: it goes out at its moment, the task's state still waits.
+        let ticks = try t.messages(to: b).compactMap(\.tick)
+        #expect(try t.messages(to: b).map(\.label) == ["tick"])
+        #expect(ticks.map(\.remainingMs) == [1_499_000])
+        #expect(t.store!.pendingCommits == 1)
+
+        t.store!.releaseCommits()
+        t.transport.runPosted()
+        #expect(try t.messages(to: b).map(\.label) == ["tick", "state"])
+        #expect(Self.states(try t.messages(to: b)).first?.members.first?.task == "write the report")
+    }
+
+    @Test func aTickThatWouldAnnounceAHeldChangeOfTheTimerWaitsForItsCommit() throws {
+        let t = TestHub(store: try HeldStore())
+        let a = t.connect(peer: "203.0.113.1"), b = t.connect(peer: "203.0.113.2")
+        t.send(Self.join("Ada"), from: a)
+        t.send(Self.join("Bo"), from: b)
+        t.send(.start, from: a)
+        t.settle()
+        t.transport.clearSent()
+
+        // A minute more: the next tick carries the new end, which must be durable before anyone hears of it.
+        t.send(.extend(seconds: 60), from: a)
+        t.pass(.seconds(1), commits: false)
+        #expect(try t.messages(to: b).isEmpty)
+
+        t.store!.releaseCommits()
+        t.transport.runPosted()
+        let heard = try t.messages(to: b)
+        #expect(heard.map(\.label) == ["event control", "state", "tick"])
+        #expect(heard.compactMap(\.tick).map(\.remainingMs) == [1_559_000])
+        // Once announced, the room's ticks pass what a later commit holds again.
+        t.send(.task(text: "write the report"), from: a)
+        t.transport.clearSent()
+        t.pass(.seconds(1), commits: false)
+        #expect(try t.messages(to: b).map(\.label) == ["tick"])
+    }
+
     @Test func ticksGoOutOncePerSecondFromTheDeadline() throws {
         let t = TestHub()
         let a = t.connect()

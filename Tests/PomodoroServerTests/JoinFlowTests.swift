@@ -194,6 +194,15 @@ import Testing
                 == .refuse(Self.full))
     }
 
+    @Test func aTakeWaitingForTheCoordinatorSaysSo() {
+        var flow = Self.flow()
+        _ = flow.start(.absent(creation: nil))
+        let action = flow.lookedUp(.coordinatorAway, room: .absent(creation: nil))
+        #expect(action == .refuse(.coordinatorAway))
+        guard case .refuse(let refusal) = action else { return }
+        #expect(refusal.code == .unavailable && refusal.message.contains("coordinator (Redis)"))
+    }
+
     @Test func aStoreThatCannotBeReadRefusesTheJoin() {
         var flow = Self.flow()
         _ = flow.start(.absent(creation: nil))

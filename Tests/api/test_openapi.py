@@ -108,6 +108,27 @@ def main():
     check(document, base, "POST", "/api/rooms/nobody-here/commands", template, body={"type": "start"}, token=token,
           expect=404)
 
+    # The schedule commands, as the wire has them, with their answers.
+    schedule = {"name": "Standup", "time": "09:30", "zone": "UTC", "date": None, "days": ["mon", "thu"],
+                "settings": None, "sessions": 2}
+    added = check(document, base, "POST", commands, template, body={"type": "addSchedule", "schedule": schedule, "ref": "a"},
+                  token=token, expect=200)
+    if added and (added.get("command") != "addSchedule" or added.get("ref") != "a"):
+        failures.append(f"addSchedule answered {added}")
+    check(document, base, "POST", commands, template, body={"type": "addSchedule", "schedule": {**schedule, "time": "25:00"}},
+          token=token, expect=400)
+    check(document, base, "POST", commands, template, body={"type": "switchSchedule", "id": "s1", "enabled": False},
+          token=token, expect=200)
+    listed = check(document, base, "POST", commands, template, body={"type": "schedules"}, token=token, expect=200)
+    if listed and [(s["id"], s["schedule"]["enabled"]) for s in listed.get("schedules", [])] != [("s1", False)]:
+        failures.append(f"the schedules listed over the API: {listed}")
+    kept = check(document, base, "GET", f"/api/rooms/{room}/schedules", "/api/rooms/{room}/schedules", expect=200)
+    if kept and [s["id"] for s in kept["schedules"]] != ["s1"]:
+        failures.append(f"GET schedules after the API added one: {kept}")
+    check(document, base, "POST", commands, template, body={"type": "deleteSchedule", "id": "s1"}, token=token, expect=200)
+    check(document, base, "POST", commands, template, body={"type": "addSchedule", "schedule": schedule},
+          token="pomo_" + "0" * 64, expect=401)
+
     snapshot = check(document, base, "GET", f"/api/rooms/{room}", "/api/rooms/{room}", expect=200)
     if snapshot and (snapshot["status"] != "running" or snapshot["phase"] != "focus"):
         failures.append(f"the room did not start: {snapshot['phase']} {snapshot['status']}")

@@ -15,6 +15,10 @@
 # CLUSTER_MEMBERS (3000), CLUSTER_ROOMS (300), CLUSTER_DURATION (20), CLUSTER_COMMAND_ROOMS (30) size the
 # load; CLUSTER_OUT keeps each run's JSON report and figures; CLUSTER_SMOKE=1 is a short delivery check
 # (300 members, 30 rooms, split only, one round, --expect-all: exit 1 unless everything was delivered).
+# CLUSTER_OUTAGE=SECONDS stops Redis that long, CLUSTER_OUTAGE_AFTER (5) seconds into each run's window, and
+# starts it again empty (modes default to split, the window to the outage plus 20 s); each run then reports
+# the members closed, the seconds missed on the owners' nodes and relayed, and the journal's focus sessions
+# with any missing from PostgreSQL (Redis's own figures are left out: it restarted).
 set -euo pipefail
 
 bin="${1:?usage: cluster.sh BIN_DIR [pomo-bench options...]}"
@@ -26,6 +30,13 @@ members="${CLUSTER_MEMBERS:-3000}"
 rooms="${CLUSTER_ROOMS:-300}"
 duration="${CLUSTER_DURATION:-20}"
 command_rooms="${CLUSTER_COMMAND_ROOMS:-30}"
+outage="${CLUSTER_OUTAGE:-0}"
+outage_after="${CLUSTER_OUTAGE_AFTER:-5}"
+case "$outage$outage_after" in *[!0-9]*) echo "cluster.sh: CLUSTER_OUTAGE and CLUSTER_OUTAGE_AFTER are whole seconds" >&2; exit 64 ;; esac
+if [ "$outage" -gt 0 ]; then
+  modes="${CLUSTER_MODES:-split}"
+  duration="${CLUSTER_DURATION:-$((outage + outage_after + 15))}"
+fi
 extra=()
 if [ "${CLUSTER_SMOKE:-0}" = 1 ]; then
   runs=1 modes=split members=300 rooms=30 duration=4 command_rooms=5
@@ -64,6 +75,41 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 start_engines cluster.sh
+
+# CLUSTER_OUTAGE: Redis stopped (it forgets everything) for $outage s, $outage_after s from now, then
+# started again on the same port; sleeps to the end of the window.
+redis_outage() {
+  local window_left="$1"
+  sleep "$outage_after"
+  kill -TERM "$redis_pid" 2>/dev/null || true
+  wait "$redis_pid" 2>/dev/null || true
+  echo "  Redis stopped at $(date -u '+%H:%M:%S') for $outage s"
+  sleep "$outage"
+  redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
+    --logfile "$work/redis.log" >/dev/null &
+  redis_pid=$!
+  for _ in $(seq 50); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  echo "  Redis started again at $(date -u '+%H:%M:%S')"
+  sleep "$(python3 -c "print(max(1, $window_left - $outage_after - $outage))")"
+}
+
+# CLUSTER_OUTAGE: the focus sessions journaled in PostgreSQL during the run, and those missing: each room's
+# focus sessions end one focus and one break apart (pomo-bench's rooms), so a longer gap is one lost.
+journal_check() {
+  local since_ms="$1" result="$2"
+  "$pg_bin/psql" -h 127.0.0.1 -p "$pg_port" -U pomodoro -d pomodoro -At -F ' ' -c \
+    "SELECT room_id, ended_at_ms FROM focus_session WHERE ended_at_ms >= $since_ms ORDER BY room_id, ended_at_ms" \
+    | python3 -c '
+import json, sys
+period = 15000  # pomo-bench rooms: a 10 s focus, a 5 s break
+ends = {}
+for line in sys.stdin:
+    room, ended = line.split()
+    ends.setdefault(room, []).append(int(ended))
+missing = sum(max(0, round((b - a) / period) - 1) for e in ends.values() for a, b in zip(e, e[1:]))
+print(json.dumps({"rooms": len(ends), "focusSessions": sum(map(len, ends.values())), "missing": missing}))
+' >"$result"
+}
 
 # Starts COUNT servers (cluster nodes unless single); sets ports and node_pids.
 ports=()
@@ -129,6 +175,7 @@ for round in $(seq "$runs"); do
     "$bin/pomo-bench" "${extra[@]}" --members "$members" --rooms "$rooms" --duration "$duration" \
       --command-rooms "$command_rooms" "${args[@]}" --json "$@" >"$report" 2>"$log" &
     bench_pid=$!
+    run_started_ms="$(date +%s%3N)"
     # Redis and the nodes' rooms read inside the generator's window, which opens 0.1 s after it says so.
     until grep -q "measuring for" "$log" || ! kill -0 "$bench_pid" 2>/dev/null; do sleep 0.05; done
     if grep -q "measuring for" "$log"; then
@@ -146,9 +193,14 @@ for round in $(seq "$runs"); do
           owned+=("$(grep -c "^$i " "$owners" || true)")
         done
       fi
-      sleep "$(python3 -c "print(max(1, $duration - 0.6))")"
+      if [ "$outage" -gt 0 ]; then
+        redis_outage "$(python3 -c "print($duration - 0.6)")"
+        first=""
+      else
+        sleep "$(python3 -c "print(max(1, $duration - 0.6))")"
+      fi
       last="$(redis_reading)"
-      python3 - "$first" "$last" "$(getconf CLK_TCK)" "${owned[*]:-}" >"$out/$mode-$round.redis.json" <<'PY'
+      [ -n "$first" ] && python3 - "$first" "$last" "$(getconf CLK_TCK)" "${owned[*]:-}" >"$out/$mode-$round.redis.json" <<'PY'
 import json, sys
 a, b = ([float(x) for x in s.split()] for s in sys.argv[1:3])
 seconds = b[0] - a[0]
@@ -164,6 +216,7 @@ PY
       kill -0 "${node_pids[$i]}" 2>/dev/null || { echo "cluster.sh: node $((i + 1)) died during the run" >&2; tail -n 20 "$work/node-$((i + 1)).err" >&2; status=1; }
     done
     stop_nodes
+    [ "$outage" -gt 0 ] && for i in "${!ports[@]}"; do cp "$work/node-$((i + 1)).err" "$out/$mode-$round.node-$((i + 1)).err"; done
     if [ "$status" != 0 ]; then
       echo "round $round, $mode: exit status $status; the run's last lines:" >&2
       tail -n 8 "$log" >&2
@@ -175,6 +228,17 @@ PY
       continue
     fi
     python3 "$here/cluster-table.py" --line "$out" "$mode" "$round"
+    if [ "$outage" -gt 0 ]; then
+      journal_check "$run_started_ms" "$out/$mode-$round.journal.json"
+      python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1])); j = json.load(open(sys.argv[2])); t = r["ticks"]
+closed = sum(n for k, n in r.get("errorsByKind", {}).items() if k.startswith("closed"))
+print("  Redis away {} s: members closed {}; seconds missing on the owners nodes {} ({} members), relayed {};"
+      " journal: {} focus sessions in {} rooms, {} missing".format(sys.argv[3], closed, t.get("ownerNodeMissing"),
+      t.get("ownerNodeMembersMissing"), t.get("relayedMissing"), j["focusSessions"], j["rooms"], j["missing"]))
+' "$report" "$out/$mode-$round.journal.json" "$outage"
+    fi
   done
 done
 echo "ended $(date -u '+%Y-%m-%d %H:%M:%S') UTC; load average: $(cut -d' ' -f1-3 /proc/loadavg)"

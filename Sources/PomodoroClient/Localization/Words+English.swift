@@ -49,7 +49,7 @@ extension Words {
         .errRoomLimit: "the server cannot open another room right now",
         .errForbidden: "only the host can do that in this room", .errBadPasscode: "wrong passcode",
         .errRemoved: "the host removed you from this room", .errBanned: "the host removed you from this room lately: try again later",
-        .errUnavailable: "the server could not read its records; try again in a moment",
+        .errUnavailable: "the server could not reach its records or its cluster just now; try again in a moment",
         .errStoreUnavailable: "the server cannot save changes just now; try again in a moment",
         .errNotFound: "there is no such room", .errInternal: "something went wrong on the server", .errObserver: "watching only: join the room to take part",
         .errWebhookLimit: "this room has as many webhooks as the server allows",

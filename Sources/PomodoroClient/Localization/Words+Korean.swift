@@ -51,7 +51,7 @@ extension Words {
         .errRoomLimit: "서버가 지금은 방을 더 열 수 없어요",
         .errForbidden: "이 방에서는 호스트만 할 수 있어요", .errBadPasscode: "비밀번호가 틀렸어요",
         .errRemoved: "호스트가 나를 이 방에서 내보냈어요", .errBanned: "호스트가 최근에 나를 내보냈어요: 나중에 다시 해 보세요",
-        .errUnavailable: "서버가 기록을 읽지 못했어요. 잠시 후 다시 시도하세요",
+        .errUnavailable: "서버가 지금 기록이나 클러스터에 닿지 못했어요. 잠시 후 다시 시도하세요",
         .errStoreUnavailable: "서버가 지금은 변경 사항을 저장하지 못해요. 잠시 후 다시 시도하세요",
         .errNotFound: "그런 방이 없어요", .errInternal: "서버에 문제가 생겼어요", .errObserver: "보기만 하는 중이에요: 참여하려면 방에 들어가세요",
         .errWebhookLimit: "이 방은 서버가 허용하는 만큼 웹훅을 가지고 있어요",

@@ -49,7 +49,7 @@ extension Words {
         .errRoomLimit: "服务器现在无法再开新房间",
         .errForbidden: "在这个房间只有主持人能这样做", .errBadPasscode: "密码错误",
         .errRemoved: "主持人把你移出了这个房间", .errBanned: "主持人刚把你移出这个房间：请稍后再试",
-        .errUnavailable: "服务器暂时无法读取记录，请稍后再试",
+        .errUnavailable: "服务器暂时无法读取记录或连接集群，请稍后再试",
         .errStoreUnavailable: "服务器暂时无法保存更改，请稍后再试",
         .errNotFound: "没有这个房间", .errInternal: "服务器发生错误", .errObserver: "仅观看：加入房间才能参与",
         .errWebhookLimit: "这个房间的回调地址已达服务器上限",

@@ -49,7 +49,7 @@ extension Words {
         .errRoomLimit: "伺服器目前無法再開新房間",
         .errForbidden: "在這個房間只有主持人能這樣做", .errBadPasscode: "密碼錯誤",
         .errRemoved: "主持人把你移出了這個房間", .errBanned: "主持人剛把你移出這個房間：請稍後再試",
-        .errUnavailable: "伺服器暫時無法讀取紀錄，請稍後再試",
+        .errUnavailable: "伺服器暫時無法讀取紀錄或連線叢集，請稍後再試",
         .errStoreUnavailable: "伺服器暫時無法儲存變更，請稍後再試",
         .errNotFound: "沒有這個房間", .errInternal: "伺服器發生錯誤", .errObserver: "僅觀看：加入房間才能參與",
         .errWebhookLimit: "這個房間的回呼位址已達伺服器上限",

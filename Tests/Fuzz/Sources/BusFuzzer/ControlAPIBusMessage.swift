@@ -1,0 +1,1 @@
+../../../../Sources/PomodoroCluster/ControlAPIBusMessage.swift
