@@ -40,7 +40,9 @@ struct WebhookFailoverTests {
                  ref: .string("add"))
         let added = try bob.expect("the webhook added") { if case .webhooks(let p, .string("add")?) = $0 { p } else { nil } }
         try receiver.setSecret(try #require(added.secret))
-        bob.send(.task(text: "before the move"))
+        // Bob's task goes through his node to the owner: answered before the start, so the owner's order is known.
+        bob.send(.task(text: "before the move"), ref: .string("task"))
+        _ = try bob.expect("task") { if case .ok(_, _, .string("task")?) = $0 { true } else { nil } }
         ada.send(.configure(RoomSettings(focus: 6, shortBreak: 300)), ref: .string("cfg"))
         _ = try ada.expect("cfg") { if case .ok(_, _, .string("cfg")?) = $0 { true } else { nil } }
         ada.send(.start)
