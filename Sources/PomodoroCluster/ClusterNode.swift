@@ -354,6 +354,9 @@ package final class ClusterNode: HubCluster, Sendable {
             guard let holder = try? leases.value.holder(room: room.rawValue) else { return true }
             return holder.node == node
         }
+        // Each room taken by its new owner: its members here are sent there now (close 1012, through
+        // `whenLost` and the hub's `lostRoom`), not after the slowest room of the drain.
+        for room in waiting.subtracting(left) { lost(room) }
         guard !left.isEmpty, monotonic() < giveUpAt else {
             var report = report
             report.notTaken = left.sorted { $0.rawValue < $1.rawValue }

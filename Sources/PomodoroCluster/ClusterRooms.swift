@@ -102,6 +102,8 @@ package final class ClusterRooms: RoomRouter {
         return { body in transport.post { body(this.value) } }
     }
     package var indexesScheduledReturns: Bool { false }
+    /// A room taken here was run by another node until its lease was given back or lapsed.
+    package var takesRoomsFromOtherNodes: Bool { true }
 
     // MARK: Rooms
 

@@ -158,6 +158,19 @@ extension Room {
         return outcome
     }
 
+    /// Whether a room just restored (`init(restoring:)`, before `resumeAfterRestart`) was live on the node
+    /// that wrote it moments ago: some of its members were connected there, and its phase, if running, ended
+    /// no longer ago than their grace (`RoomPolicy.reconnectGrace`). On a cluster, a room another node ran
+    /// until now (it drained, or went down) is taken by whatever reaches it first, a hand-off, a member's
+    /// join or its schedules: brought back `handedOff` whichever it was, it follows its phases while its
+    /// members are on their way. A room left empty, or stopped for longer than the grace, waits as after
+    /// any restart.
+    public func membersWereHere(at now: Instant) -> Bool {
+        guard roster.ids.contains(where: { roster[$0]!.connected }) else { return false }
+        if case .running(let deadline) = timer { return deadline + policy.reconnectGrace > now }
+        return true
+    }
+
     private static func wallMs(_ instant: Instant, _ offset: Int64) -> Int64 {
         instant.wallMilliseconds(offsetNanoseconds: offset)
     }

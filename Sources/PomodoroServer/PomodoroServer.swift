@@ -127,13 +127,18 @@ public final class PomodoroServer: Sendable {
     /// How long a draining server waits for others to take the rooms it handed off (`RouterParts.handOff`)
     /// before it closes its connections and exits all the same.
     public static let handOffBound: Duration = .seconds(5)
+    /// How long a draining server waits for its store to write what was queued before it hands its rooms off
+    /// all the same: with `handOffBound`, the whole drain is bounded (20 s), well within Kubernetes'
+    /// `terminationGracePeriodSeconds` (30 s, of which `preStop` takes 5; deploy/kubernetes).
+    public static let flushBound: Duration = .seconds(15)
 
     /// Stops, sending every client back at once (close 1012, "service restart"; docs/PROTOCOL.md §11). Safe
     /// from any thread, and more than once. `/readyz` answers 503 from the start, and no room timer is armed.
     ///
     /// It writes what it had to its store, takes no room from now on, and lets its router hand its rooms to
     /// other servers (`RouterParts.handOff`; nothing to hand on a single server); it closes its connections
-    /// once they hold every room, or after `handOffBound` (a node draining: `RouterParts.handOff`).
+    /// once they hold every room, or after `handOffBound` (a node draining: `RouterParts.handOff`). The flush
+    /// waits `flushBound` at most.
     public func shutdown() {
         transport.post { [self] in
             guard !hub.isHandingOff else { return }
@@ -141,8 +146,22 @@ public final class PomodoroServer: Sendable {
             hub.beginHandOff()
             // Connections closed by the shutdown are not members leaving: the store keeps them as they were.
             hub.stopTracking()
+            let logger = hub.logger
             DispatchQueue.global().async { [self] in
-                hub.flushStore()
+                // The flush has a bound of its own: a store that cannot write (PostgreSQL starved or
+                // unreachable) does not hold the drain; what is still queued then is written, or refused by
+                // the fence, after the hand-off.
+                let flushed = DispatchSemaphore(value: 0)
+                DispatchQueue.global().async { [hub] in
+                    hub.flushStore()
+                    flushed.signal()
+                }
+                let (seconds, attoseconds) = Self.flushBound.components
+                let bound = DispatchTimeInterval.milliseconds(Int(seconds) * 1_000 + Int(attoseconds / 1_000_000_000_000_000))
+                if flushed.wait(timeout: .now() + bound) == .timedOut {
+                    logger.warning("draining: the store did not write what was queued in time; handing the rooms off all the same",
+                                   metadata: ["bound": "\(Self.flushBound)"])
+                }
                 let close: @Sendable () -> Void = { [transport] in
                     transport.post { transport.shutdown(code: RoomHub.restartCloseCode, reason: RoomHub.restartCloseReason) }
                 }

@@ -15,6 +15,9 @@ extension RoomHub {
     package func bringBack(_ stored: StoredRoom, at now: ClockReading, handedOff: Bool = false) -> RoomEntry {
         let id = stored.record.id
         var room = restored(stored, at: now)
+        // On a cluster, whatever takes a room its last owner ran until now (a hand-off, a join, its
+        // schedules) brings it back as handed off: its members are on their way.
+        let handedOff = handedOff || (router.takesRoomsFromOtherNodes && room.membersWereHere(at: now.monotonic))
         let outcome = room.resumeAfterRestart(at: now.monotonic, handedOff: handedOff)
         let entry = makeEntry(room, passcode: PasscodeVerifier.lock(stored: stored.passcode, room: id, logger: logger))
         rooms.enter(entry)

@@ -20,6 +20,11 @@ package protocol RoomRouter: AnyObject {
     /// Whether out-of-memory rooms with schedules are indexed here to come back for their starts (one
     /// server); a cluster keeps every room's schedules itself.
     var indexesScheduledReturns: Bool { get }
+    /// Whether a room this router brings back may have been live on another process moments ago (a node of a
+    /// cluster takes rooms other nodes ran): it is then brought back as handed off when its stored members
+    /// were there (`Room.membersWereHere(at:)`), whatever took it. False by default: a single server's
+    /// stored rooms are from its own last run.
+    var takesRoomsFromOtherNodes: Bool { get }
 
     // MARK: Rooms
 
@@ -182,6 +187,10 @@ extension ConnectionID {
 
     /// Whether this is another node's connection (relayed over the bus): its own node counts its limits.
     package var isRemote: Bool { rawValue >= Self.firstRemote }
+}
+
+extension RoomRouter {
+    package var takesRoomsFromOtherNodes: Bool { false }
 }
 
 /// Every room in this process: a room not in memory is read from the store, and the server may always act

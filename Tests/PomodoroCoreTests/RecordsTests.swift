@@ -159,6 +159,31 @@ import PomodoroCore
         #expect(room.status != .running)
     }
 
+    @Test func aRoomIsTakenAsHandedOffOnlyWhileItsMembersMayBeOnTheirWayBack() throws {
+        func restored(_ t: TestRoom, after downtime: Duration) -> (Room, Instant) {
+            let bootShift: Int64 = 7_000_000_000_000
+            let now = Instant(nanoseconds: t.now.nanoseconds - bootShift) + downtime
+            let room = Room(restoring: t.room.record(wallOffsetNanoseconds: offset),
+                            members: t.room.memberRecords(wallOffsetNanoseconds: offset), now: now,
+                            wallOffsetNanoseconds: offset + bootShift)
+            return (room, now)
+        }
+        var t = TestRoom(settings: RoomSettings(focus: 600, shortBreak: 300, autoStart: true))
+        let ada = try t.add("Ada")
+        try t.send(.start, by: ada)
+        t.advance(by: .seconds(599))
+        // Its focus ended 2 s ago, Ada there when it was written: she is on her way.
+        var (room, now) = restored(t, after: .seconds(3))
+        #expect(room.membersWereHere(at: now))
+        // Ended longer ago than her grace (2 min): back as after any restart.
+        (room, now) = restored(t, after: .seconds(125))
+        #expect(!room.membersWereHere(at: now))
+        // Nobody connected when it was written: nobody is coming back.
+        t.leave(ada)
+        (room, now) = restored(t, after: .seconds(3))
+        #expect(!room.membersWereHere(at: now))
+    }
+
     @Test func aPhaseEndingWhileARoomIsHandedOffIsFollowedByTheNext() throws {
         var t = TestRoom(settings: RoomSettings(focus: 600, shortBreak: 300, autoStart: true))
         let ada = try t.add("Ada")

@@ -168,6 +168,51 @@ struct HubClusterTests {
         #expect(again.id == you.id && again.resumed && room.endsAt == endsAt)
     }
 
+    /// A room a draining node gave back may be taken first by a member's join on another node, not by the
+    /// node it was handed to; a phase that ended in the moments between goes on to the next as it would have
+    /// on the node that ran it, since its members are on their way back.
+    @Test func aRoomHandedOffAndTakenByAJoinFollowsThePhaseThatEndedMeanwhile() throws {
+        let store = try HeldStore()
+        let clock = ManualServerClock()
+        var configuration = ServerConfiguration(port: 0, webRoot: nil)
+        configuration.defaultSettings = RoomSettings(focus: 60, shortBreak: 30, autoStart: true)
+        let aCluster = ManualCluster(node: "a", store: store.store, now: { clock.now().monotonic })
+        let a = TestHub(configuration: configuration, clock: clock, store: store, cluster: aCluster)
+        let ada = a.connect(), lin = a.connect()
+        a.send(.join(room: "team", name: "Ada", token: nil), from: ada)
+        a.send(.join(room: "team", name: "Lin", token: nil), from: lin)
+        a.settle()
+        guard case .welcome(let you, _, _, _, _)? = try a.messages(to: ada).first else {
+            Issue.record("no welcome")
+            return
+        }
+        a.send(.start, from: ada)
+        a.settle()
+        for _ in 0..<59 {
+            aCluster.renewAll()
+            a.pass(.seconds(1))
+        }
+        // a drains a second before the focus ends; its lease is given back.
+        a.hub.beginHandOff()
+        a.hub.stopTracking()
+        aCluster.release(Self.team)
+
+        // Ada's join on b takes the room two seconds later: the focus ended meanwhile.
+        let bCluster = ManualCluster(node: "b", store: store.store, now: { clock.now().monotonic })
+        let b = TestHub(configuration: configuration, clock: clock, store: store, cluster: bCluster)
+        clock.advance(by: .seconds(2))
+        let back = b.connect()
+        b.send(.join(room: "team", name: "Ada", token: you.token), from: back)
+        b.settle()
+        guard case .welcome(let again, let room, _, _, _)? = try b.messages(to: back).first else {
+            Issue.record("no welcome on b")
+            return
+        }
+        #expect(again.resumed)
+        #expect(room.phase == .shortBreak)
+        #expect(room.status == .running, "the break started at the focus's end, as on a")
+    }
+
     /// While a node hands its rooms off it takes none: a join that would take one is closed with 1012, and its
     /// client comes back through the proxy to another node.
     @Test func aNodeHandingOffTakesNoRoomAndSendsTheJoinerBack() throws {
