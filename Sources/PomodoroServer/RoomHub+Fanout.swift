@@ -249,6 +249,9 @@ extension RoomHub {
         for connection in entry.connections.values {
             sessions[connection]?.room = nil
             sessions[connection]?.member = nil
+            // Handing the room off, a member relayed from another node is not sent away: its own node joins it
+            // to the room's new owner, as whenever a room moves.
+            if handingOff && connection.isRemote { continue }
             transport.close(connection, code: code, reason: reason)
         }
         for connection in entry.observers {

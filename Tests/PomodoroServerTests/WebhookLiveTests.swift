@@ -128,7 +128,13 @@ import Testing
                 }
                 #expect(told == id)
             }
-            let hook = try #require(try Self.list(ada).webhooks.first)
+            // The given-up attempt is written through the store's writer, which may commit just after the room
+            // was told: the list is asked again, within a bound, until it shows the write.
+            var hook = try #require(try Self.list(ada).webhooks.first)
+            let written = TestTime.deadline(5)
+            while hook.deliveries.first?.state != "failed" && written.timeIntervalSinceNow > 0 {
+                hook = try #require(try Self.list(ada).webhooks.first)
+            }
             #expect(!hook.enabled)
             #expect(hook.disabledReason?.contains("answered 500") == true)
             #expect(hook.deliveries.first?.state == "failed")
