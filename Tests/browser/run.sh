@@ -27,16 +27,8 @@ fi
 
 # Selenium and axe-core (PyPI's axe-selenium-python bundles axe.min.js) from PyPI, each only when it is not
 # importable (Debian's own Python needs pip from apt first, and --break-system-packages).
-for module in selenium:selenium axe_selenium_python:axe-selenium-python; do
-  python3 -c "import ${module%%:*}" 2>/dev/null && continue
-  if ! python3 -m pip --version >/dev/null 2>&1; then
-    echo "installing: python3-pip"
-    $sudo_cmd apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq python3-pip
-  fi
-  echo "installing: ${module#*:} (pip)"
-  python3 -m pip install --quiet "${module#*:}" 2>/dev/null || python3 -m pip install --quiet --break-system-packages "${module#*:}"
-done
+source "$root/Tests/lib/common.sh"
+pip_modules selenium:selenium axe_selenium_python:axe-selenium-python
 
 # The server binary: the argument, else the debug build.
 server="${1:-}"

@@ -7,19 +7,8 @@ set -euo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
-sudo_cmd=""
-[ "$(id -u)" = 0 ] || sudo_cmd="sudo"
-
-if ! python3 -c 'import icalendar, recurring_ical_events' 2>/dev/null; then
-  if ! python3 -m pip --version >/dev/null 2>&1; then
-    echo "installing: python3-pip"
-    $sudo_cmd apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq python3-pip
-  fi
-  echo "installing: icalendar recurring-ical-events (pip)"
-  python3 -m pip install --quiet icalendar recurring-ical-events 2>/dev/null \
-    || python3 -m pip install --quiet --break-system-packages icalendar recurring-ical-events
-fi
+source "$root/Tests/lib/common.sh"
+pip_modules icalendar:icalendar recurring_ical_events:recurring-ical-events
 
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
