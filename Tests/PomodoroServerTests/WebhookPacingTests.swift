@@ -79,6 +79,19 @@ import Testing
         #expect(outbox.rows.allSatisfy { $0.state == .delivered })
     }
 
+    @Test func everyAttemptCountsRetriesToo() {
+        var pacing = WebhookPacing(perMinute: 2, maxInFlight: 32)
+        let outbox = Outbox([Self.hook(1)], [(1, "a1")])
+        // a1 fails twice (still due, its retry due at once): both attempts count, the third waits the minute.
+        for _ in 0..<2 {
+            let plan = pacing.plan(outbox.heads(), readAt: pacing.readMark, now: Self.t0, pollMs: 120_000)
+            #expect(plan.send.map(\.1.eventID) == ["a1"])
+            pacing.settled(.init(room: Self.room, webhook: 1))
+        }
+        let third = pacing.plan(outbox.heads(), readAt: pacing.readMark, now: Self.t0 + 1_000, pollMs: 120_000)
+        #expect(third.send.isEmpty && third.waitMs == 59_000)
+    }
+
     @Test func oneInFlightPerWebhookAndNoMoreThanTheBoundAtOnce() {
         var pacing = WebhookPacing(perMinute: 60, maxInFlight: 2)
         let hooks = [Self.hook(1), Self.hook(2), Self.hook(3)]
