@@ -11,6 +11,9 @@ public struct WebhookSettings: Sendable, Equatable {
     /// Deliveries per minute to one webhook at most; the rest wait their turn.
     public var deliveriesPerMinute = 60
     public var timeoutMs = 5_000
+    /// Deliveries in flight at once, each to a different webhook: a receiver that takes its whole timeout
+    /// holds up its own webhook only.
+    public var maxInFlight = 32
     /// The pause after a first failure, doubling after each next one up to `longestRetryMs`.
     public var firstRetryMs: Int64 = 10_000
     /// `firstRetryMs` in whole seconds, as `--webhook-first-retry` gives it.
@@ -32,10 +35,11 @@ public struct WebhookSettings: Sendable, Equatable {
 }
 
 /// Delivers the webhook outbox on a thread of its own, which never holds up the service thread: it reads
-/// each webhook's oldest due delivery from the store, sends it (`WebhookHTTP`), and hands the result to the
-/// service thread through `report` (the transport's queue and wake-up), which writes it through the store's
-/// writer. A webhook waits for its delivery's result to be written before its next is read, so deliveries
-/// go out in order, one at a time per webhook; a crash between a send and its write sends it again (at
+/// each webhook's oldest due delivery from the store, lets `WebhookPacing` say which go now, sends those
+/// together (`WebhookHTTP`, many in flight), and hands each result to the service thread through `report`
+/// (the transport's queue and wake-up), which writes it through the store's writer. A webhook waits for its
+/// delivery's result to be written before its next is read, so deliveries go out in order, one at a time
+/// per webhook, while other webhooks' go on; a crash between a send and its write sends it again (at
 /// least once, under the same event id).
 final class WebhookDeliverer: @unchecked Sendable {
     struct Result: Sendable {
@@ -50,18 +54,15 @@ final class WebhookDeliverer: @unchecked Sendable {
     private let settings: WebhookSettings
     private let nowMs: @Sendable () -> Int64
     private let report: @Sendable (Result) -> Void
-    private let condition = NSCondition()
-    /// Guarded by `condition`.
+    private let lock = NSLock()
+    /// Guarded by `lock`.
     private var woken = false
     private var stopped = false
-    /// Webhooks whose last result is not written yet ("room/id").
-    private var unsettled: Set<String> = []
-    /// Counts results written; `settledAt` says when each webhook's last was. A read of the outbox begun
-    /// before a webhook's result was written may still show its delivery due: that one waits for the next.
-    private var settleCount = 0
-    private var settledAt: [String: Int] = [:]
-    /// Delivery thread only: when each webhook's recent deliveries went out, for the rate bound.
-    private var sentAt: [String: [Int64]] = [:]
+    private var pacing: WebhookPacing
+    /// Delivery thread only: the sends in flight, by their transfer's tag.
+    private let http: WebhookHTTP?
+    private var inFlight: [Int: (webhook: WebhookRecord, delivery: WebhookDelivery)] = [:]
+    private var lastTag = 0
     private var thread: Thread?
     /// How often the outbox is read without a wake-up (a new owner's rooms after a failover; retries due).
     static let pollMs: Int64 = 1_000
@@ -72,9 +73,9 @@ final class WebhookDeliverer: @unchecked Sendable {
         self.settings = settings
         self.nowMs = nowMs
         self.report = report
+        pacing = WebhookPacing(perMinute: settings.deliveriesPerMinute, maxInFlight: settings.maxInFlight)
+        http = WebhookHTTP()
     }
-
-    static func key(_ room: RoomID, _ webhook: Int) -> String { "\(room.rawValue)/\(webhook)" }
 
     func start() {
         let thread = Thread { [self] in run() }
@@ -83,89 +84,98 @@ final class WebhookDeliverer: @unchecked Sendable {
         thread.start()
     }
 
+    /// Stops the thread; what is in flight is dropped without a result (sent again by the next run).
     func stop() {
-        condition.withLock {
-            stopped = true
-            condition.signal()
-        }
+        lock.withLock { stopped = true }
+        http?.wake()
     }
 
     /// Something new is in the outbox: look now.
     func wake() {
-        condition.withLock {
-            woken = true
-            condition.signal()
-        }
+        lock.withLock { woken = true }
+        http?.wake()
     }
 
     /// The result of the webhook's last delivery is written (or could not be): its next may go.
     func settled(_ room: RoomID, _ webhook: Int) {
-        condition.withLock {
-            let key = Self.key(room, webhook)
-            unsettled.remove(key)
-            settleCount += 1
-            settledAt[key] = settleCount
+        lock.withLock {
+            pacing.settled(WebhookPacing.Key(room: room, webhook: webhook))
             woken = true
-            condition.signal()
         }
+        http?.wake()
     }
 
     private func run() {
+        guard let http else { return runWithoutCurl() }
+        defer { http.abandonAll() }
+        // When the outbox is read next, on `nowMs`'s clock.
+        var readAt = nowMs()
         while true {
-            var wait = Self.pollMs
-            do {
-                let readAfter = condition.withLock { settleCount }
-                let heads = try store.nextDeliveries(limit: 200)
-                let now = nowMs()
-                for (webhook, delivery) in heads {
-                    if condition.withLock({ stopped }) { return }
-                    let key = Self.key(webhook.room, webhook.id)
-                    let (inFlight, stale) = condition.withLock { (unsettled.contains(key), settledAt[key] ?? 0 > readAfter) }
-                    if inFlight { continue }
-                    if stale {
-                        wait = 0
-                        continue
-                    }
-                    if delivery.nextAttemptMs > now {
-                        wait = min(wait, delivery.nextAttemptMs - now)
-                        continue
-                    }
-                    var recent = (sentAt[key] ?? []).filter { now - $0 < 60_000 }
-                    if recent.count >= settings.deliveriesPerMinute {
-                        wait = min(wait, recent[0] + 60_000 - now)
-                        sentAt[key] = recent
-                        continue
-                    }
-                    recent.append(now)
-                    sentAt[key] = recent
-                    let result = send(delivery, to: webhook)
-                    condition.withLock { _ = unsettled.insert(key) }
-                    report(result)
-                }
-            } catch {
-                wait = Self.pollMs
+            let (stop, wasWoken) = lock.withLock { () -> (Bool, Bool) in
+                defer { woken = false }
+                return (stopped, woken)
             }
-            condition.withLock {
-                if !woken && !stopped && wait > 0 {
-                    _ = condition.wait(until: Date(timeIntervalSinceNow: Double(wait) / 1000))
-                }
-                woken = false
+            if stop { return }
+            let now = nowMs()
+            if wasWoken || now >= readAt {
+                readAt = now + dispatch(at: now, through: http)
             }
-            if condition.withLock({ stopped }) { return }
+            for finished in http.perform() {
+                guard let sent = inFlight.removeValue(forKey: finished.tag) else { continue }
+                report(result(of: sent.delivery, to: sent.webhook, finished.result))
+            }
+            let idle = lock.withLock { !woken && !stopped }
+            if idle { http.wait(upToMs: min(Self.pollMs, max(0, readAt - nowMs()))) }
         }
     }
 
-    private func send(_ delivery: WebhookDelivery, to webhook: WebhookRecord) -> Result {
+    /// Reads the outbox and starts what may go now; returns how long until the outbox is worth reading again.
+    private func dispatch(at now: Int64, through http: WebhookHTTP) -> Int64 {
+        let mark = lock.withLock { pacing.readMark }
+        let heads: [(WebhookRecord, WebhookDelivery)]
+        do { heads = try store.nextDeliveries(limit: 200) } catch { return Self.pollMs }
+        let plan = lock.withLock { pacing.plan(heads, readAt: mark, now: now, pollMs: Self.pollMs) }
+        for (webhook, delivery) in plan.send {
+            lastTag += 1
+            if let failure = http.start(request(delivery, to: webhook), tag: lastTag) {
+                report(result(of: delivery, to: webhook, .failure(failure)))
+            } else {
+                inFlight[lastTag] = (webhook, delivery)
+            }
+        }
+        return plan.waitMs
+    }
+
+    /// libcurl could not start: every due delivery fails its attempts (and is retried, then given up), so
+    /// the hosts see why in their lists.
+    private func runWithoutCurl() {
+        while !lock.withLock({ stopped }) {
+            let now = nowMs()
+            let mark = lock.withLock { pacing.readMark }
+            if let heads = try? store.nextDeliveries(limit: 200) {
+                let plan = lock.withLock { pacing.plan(heads, readAt: mark, now: now, pollMs: Self.pollMs) }
+                for (webhook, delivery) in plan.send {
+                    report(result(of: delivery, to: webhook, .failure(.transport("libcurl could not start"))))
+                }
+            }
+            usleep(useconds_t(Self.pollMs * 1000))
+        }
+    }
+
+    private func request(_ delivery: WebhookDelivery, to webhook: WebhookRecord) -> WebhookHTTP.Request {
         let body = Array(delivery.body.utf8)
-        let sentMs = nowMs()
         var headers: [(name: String, value: String)] = [("Content-Type", "application/json")]
         if webhook.format == .json {
             headers += [("Pomodoro-Event", delivery.kind.rawValue), ("Pomodoro-Event-Id", delivery.eventID),
-                        ("Pomodoro-Signature", WebhookSignature.header(secret: webhook.secret, timestamp: sentMs / 1000,
+                        ("Pomodoro-Signature", WebhookSignature.header(secret: webhook.secret, timestamp: nowMs() / 1000,
                                                                        body: body))]
         }
-        let answer = WebhookHTTP.post(.init(url: webhook.url, body: body, headers: headers,
-                                            timeoutMs: settings.timeoutMs, allowPrivate: settings.allowPrivate))
+        return .init(url: webhook.url, body: body, headers: headers, timeoutMs: settings.timeoutMs,
+                     allowPrivate: settings.allowPrivate)
+    }
+
+    private func result(of delivery: WebhookDelivery, to webhook: WebhookRecord,
+                        _ answer: Swift.Result<Int, WebhookHTTP.Failure>) -> Result {
         let doneMs = nowMs()
         let attempts = delivery.attempts + 1
         var status: Int?, error: String?

@@ -1,14 +1,17 @@
 import CCurl
 import Glibc
 
-/// One POST of a webhook delivery through libcurl: the only code that touches libcurl, and the one place its
-/// errors become Swift errors. No redirects are followed, no proxy is used (one from the environment would
-/// connect for us and hide the address), only http and https, and every address a connection is about to be
-/// made to is checked first (`WebhookAddress`), so a name resolving to a private address is refused at the
-/// moment of connecting, every attempt.
+/// Webhook POSTs through libcurl's multi interface: the only code that touches libcurl, and the one place its
+/// errors become Swift errors. Many transfers run at once on the one thread that drives them (the delivery
+/// thread), so a receiver that takes its whole timeout holds up its own webhook only.
 ///
-/// Blocks its caller up to the timeout: called on the delivery thread only.
-struct WebhookHTTP {
+/// No redirects are followed, no proxy is used (one from the environment would connect for us and hide the
+/// address), only http and https, and every address a connection is about to be made to is checked first
+/// (`WebhookAddress`), so a name resolving to a private address is refused at the moment of connecting,
+/// every attempt. Names are resolved by libcurl's resolver threads, never blocking the driving thread.
+///
+/// Confined to the thread that drives it, except `wake()`, which any thread may call.
+final class WebhookHTTP: @unchecked Sendable {
     struct Request {
         var url: String
         var body: [UInt8]
@@ -33,45 +36,141 @@ struct WebhookHTTP {
         }
     }
 
+    /// A finished transfer: the tag it was started with, and the HTTP status the receiver answered (a 3xx is
+    /// not followed) or why there is none.
+    struct Finished {
+        var tag: Int
+        var result: Result<Int, Failure>
+    }
+
     /// libcurl's process-wide set-up, once, before any thread uses it.
     static let initialised: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
 
-    /// Sends the request; returns the HTTP status the receiver answered (a 3xx is not followed).
-    static func post(_ request: Request) -> Result<Int, Failure> {
-        guard initialised, let curl = curl_easy_init() else { return .failure(.transport("libcurl could not start")) }
-        defer { curl_easy_cleanup(curl) }
-        let guardBox = AddressGuard(allowPrivate: request.allowPrivate)
-        let context = Unmanaged.passRetained(guardBox)
-        defer { context.release() }
-        var headers: UnsafeMutablePointer<curl_slist>?
-        defer { curl_slist_free_all(headers) }
-        for header in request.headers { headers = curl_slist_append(headers, "\(header.name): \(header.value)") }
-        headers = curl_slist_append(headers, "Expect:")
+    private let multi: UnsafeMutableRawPointer
+    /// The transfers running, by their easy handle.
+    private var running: [UnsafeMutableRawPointer: Transfer] = [:]
+
+    /// nil when libcurl cannot start.
+    init?() {
+        guard Self.initialised, let multi = curl_multi_init() else { return nil }
+        self.multi = multi
+    }
+
+    deinit {
+        abandonAll()
+        curl_multi_cleanup(multi)
+    }
+
+    /// Transfers started and not yet finished.
+    var count: Int { running.count }
+
+    /// Starts a POST; its result comes from a later `perform()` under `tag`. A request libcurl cannot even
+    /// take fails at once.
+    func start(_ request: Request, tag: Int) -> Failure? {
+        guard let curl = curl_easy_init() else { return .transport("libcurl could not start a transfer") }
+        let transfer = Transfer(curl: curl, tag: tag, allowPrivate: request.allowPrivate)
+        for header in request.headers {
+            transfer.headers = curl_slist_append(transfer.headers, "\(header.name): \(header.value)")
+        }
+        transfer.headers = curl_slist_append(transfer.headers, "Expect:")
+        let context = Unmanaged.passUnretained(transfer).toOpaque()
         let code: CURLcode = request.url.withCString { url in
             request.body.withUnsafeBufferPointer { body in
-                var steps: [CURLcode] = [
-                    pomodoro_curl_set_pointer(curl, CURLOPT_URL, url),
-                    pomodoro_curl_set_long(curl, CURLOPT_NOSIGNAL, 1),
-                    pomodoro_curl_set_long(curl, CURLOPT_FOLLOWLOCATION, 0),
-                    pomodoro_curl_set_pointer(curl, CURLOPT_PROTOCOLS_STR, "http,https"),
-                    pomodoro_curl_set_pointer(curl, CURLOPT_PROXY, ""),
-                    pomodoro_curl_set_long(curl, CURLOPT_TIMEOUT_MS, request.timeoutMs),
-                    pomodoro_curl_set_long(curl, CURLOPT_CONNECTTIMEOUT_MS, request.timeoutMs),
-                    pomodoro_curl_set_pointer(curl, CURLOPT_USERAGENT, "Pomodoro-Webhooks/1"),
-                    pomodoro_curl_set_long(curl, CURLOPT_POST, 1),
-                    pomodoro_curl_set_size(curl, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)),
-                    pomodoro_curl_set_pointer(curl, CURLOPT_POSTFIELDS, body.baseAddress ?? UnsafePointer(bitPattern: 1)),
-                    pomodoro_curl_set_pointer(curl, CURLOPT_HTTPHEADER, headers),
-                    pomodoro_curl_set_write(curl, discardBody),
-                    pomodoro_curl_set_open_socket(curl, openCheckedSocket),
-                    pomodoro_curl_set_pointer(curl, CURLOPT_OPENSOCKETDATA, context.toOpaque()),
+                // libcurl copies every string option given here, and the body (COPYPOSTFIELDS, after its size);
+                // the header list and the context live in `transfer` until the transfer ends.
+                let steps: [() -> CURLcode] = [
+                    { pomodoro_curl_set_pointer(curl, CURLOPT_URL, url) },
+                    { pomodoro_curl_set_long(curl, CURLOPT_NOSIGNAL, 1) },
+                    { pomodoro_curl_set_long(curl, CURLOPT_FOLLOWLOCATION, 0) },
+                    { pomodoro_curl_set_pointer(curl, CURLOPT_PROTOCOLS_STR, "http,https") },
+                    { pomodoro_curl_set_pointer(curl, CURLOPT_PROXY, "") },
+                    { pomodoro_curl_set_long(curl, CURLOPT_TIMEOUT_MS, request.timeoutMs) },
+                    { pomodoro_curl_set_long(curl, CURLOPT_CONNECTTIMEOUT_MS, request.timeoutMs) },
+                    { pomodoro_curl_set_pointer(curl, CURLOPT_USERAGENT, "Pomodoro-Webhooks/1") },
+                    { pomodoro_curl_set_long(curl, CURLOPT_POST, 1) },
+                    { pomodoro_curl_set_size(curl, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)) },
+                    { pomodoro_curl_set_pointer(curl, CURLOPT_COPYPOSTFIELDS,
+                                                body.baseAddress ?? UnsafePointer(bitPattern: 1)) },
+                    { pomodoro_curl_set_pointer(curl, CURLOPT_HTTPHEADER, transfer.headers) },
+                    { pomodoro_curl_set_write(curl, discardBody) },
+                    { pomodoro_curl_set_open_socket(curl, openCheckedSocket) },
+                    { pomodoro_curl_set_pointer(curl, CURLOPT_OPENSOCKETDATA, context) },
                 ]
-                if let failed = steps.first(where: { $0 != CURLE_OK }) { return failed }
-                steps.removeAll()
-                return curl_easy_perform(curl)
+                for step in steps {
+                    let code = step()
+                    if code != CURLE_OK { return code }
+                }
+                return CURLE_OK
             }
         }
-        if let refused = guardBox.refused { return .failure(.refusedAddress(refused)) }
+        guard code == CURLE_OK else {
+            transfer.release()
+            return .transport(String(cString: curl_easy_strerror(code)))
+        }
+        let added = curl_multi_add_handle(multi, curl)
+        guard added == CURLM_OK else {
+            transfer.release()
+            return .transport(String(cString: curl_multi_strerror(added)))
+        }
+        running[curl] = transfer
+        return nil
+    }
+
+    /// Moves every transfer on as far as it can go without waiting; returns those that ended.
+    func perform() -> [Finished] {
+        var stillRunning: Int32 = 0
+        _ = curl_multi_perform(multi, &stillRunning)
+        var finished: [Finished] = []
+        var left: Int32 = 0
+        while let message = curl_multi_info_read(multi, &left) {
+            guard message.pointee.msg == CURLMSG_DONE, let curl = message.pointee.easy_handle,
+                  let transfer = running.removeValue(forKey: curl) else { continue }
+            let code = message.pointee.data.result
+            finished.append(Finished(tag: transfer.tag, result: transfer.outcome(code)))
+            curl_multi_remove_handle(multi, curl)
+            transfer.release()
+        }
+        return finished
+    }
+
+    /// Waits up to `ms` for a transfer to have something to do (libcurl's own timers shorten it), or for
+    /// `wake()`.
+    func wait(upToMs ms: Int64) {
+        var ready: Int32 = 0
+        _ = curl_multi_poll(multi, nil, 0, Int32(clamping: ms), &ready)
+    }
+
+    /// Ends a `wait` now, or the next one at once. Any thread.
+    func wake() { _ = curl_multi_wakeup(multi) }
+
+    /// Drops every running transfer without a result (the deliverer is stopping: what was in flight is sent
+    /// again by the next run, under the same event id).
+    func abandonAll() {
+        for (curl, transfer) in running {
+            curl_multi_remove_handle(multi, curl)
+            transfer.release()
+        }
+        running.removeAll()
+    }
+}
+
+/// One transfer's easy handle and what must live as long as it: the header list, and what the socket
+/// callback needs (whether private addresses may be reached, and what it refused).
+private final class Transfer {
+    let curl: UnsafeMutableRawPointer
+    let tag: Int
+    let allowPrivate: Bool
+    var headers: UnsafeMutablePointer<curl_slist>?
+    var refused: String?
+
+    init(curl: UnsafeMutableRawPointer, tag: Int, allowPrivate: Bool) {
+        self.curl = curl
+        self.tag = tag
+        self.allowPrivate = allowPrivate
+    }
+
+    func outcome(_ code: CURLcode) -> Result<Int, WebhookHTTP.Failure> {
+        if let refused { return .failure(.refusedAddress(refused)) }
         guard code == CURLE_OK else {
             if code == CURLE_OPERATION_TIMEDOUT { return .failure(.timedOut) }
             return .failure(.transport(String(cString: curl_easy_strerror(code))))
@@ -82,23 +181,23 @@ struct WebhookHTTP {
         }
         return .success(status)
     }
-}
 
-/// What the socket callback needs: whether private addresses may be reached, and what it refused.
-private final class AddressGuard {
-    let allowPrivate: Bool
-    var refused: String?
-    init(allowPrivate: Bool) { self.allowPrivate = allowPrivate }
+    /// Frees the handle and the header list; once.
+    func release() {
+        curl_easy_cleanup(curl)
+        curl_slist_free_all(headers)
+        headers = nil
+    }
 }
 
 /// The receiver's answer is not read: only its status counts.
 private let discardBody: curl_write_callback = { _, size, count, _ in size * count }
 
 /// Opens the socket for a connection libcurl is about to make, unless its address is one webhooks may not
-/// reach: then the connection fails and the guard says why.
+/// reach: then the connection fails and the transfer says why.
 private let openCheckedSocket: curl_opensocket_callback = { context, _, address in
     guard let context, let address else { return CURL_SOCKET_BAD }
-    let guardBox = Unmanaged<AddressGuard>.fromOpaque(context).takeUnretainedValue()
+    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
     let family = address.pointee.family
     var bytes: [UInt8] = []
     withUnsafePointer(to: &address.pointee.addr) { raw in
@@ -112,8 +211,8 @@ private let openCheckedSocket: curl_opensocket_callback = { context, _, address 
             }
         }
     }
-    if !guardBox.allowPrivate, let why = WebhookAddress.refusal(bytes) {
-        guardBox.refused = why
+    if !transfer.allowPrivate, let why = WebhookAddress.refusal(bytes) {
+        transfer.refused = why
         return CURL_SOCKET_BAD
     }
     return socket(family, address.pointee.socktype, address.pointee.protocol)

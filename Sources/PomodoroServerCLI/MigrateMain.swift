@@ -13,11 +13,11 @@ public struct MigrateOptions: ParsableArguments {
     public init() {}
 }
 
-/// Copies a deployment's rooms, members (their token hashes and room locks), schedules, bans and focus
-/// journal from one database into another, then counts both sides. Stop the server first: rows it writes meanwhile may be
+/// Copies a deployment's rooms, members (their token hashes and room locks), schedules, bans, API tokens,
+/// webhooks with their outbox, and focus journal from one database into another, then counts both sides. Stop the server first: rows it writes meanwhile may be
 /// missed. Running it again copies only what is missing.
 public enum MigrateMain {
-    public static let abstract = "Copies rooms, members, schedules, bans and the focus journal from one database into another."
+    public static let abstract = "Copies rooms, members, schedules, bans, API tokens, webhooks (with their pending deliveries) and the focus journal from one database into another."
 
     /// Runs the copy, printing a line per room and the counts of both sides. Throws `ExitCode` 78 for
     /// unusable arguments, 1 when the counts differ afterwards or a store fails.
@@ -44,23 +44,25 @@ public enum MigrateMain {
                   let to = try target.open(retention: .keepEverything) else { return }
             output("copying \(source) into \(target)")
             let report = try StoreCopy.copy(from: from, to: to) { room, counts in
-                output("  \(room): \(counts.members) members, \(counts.sessions) focus sessions, \(counts.interruptions) interruptions")
+                output("  \(room): \(counts.members) members, \(counts.sessions) focus sessions, \(counts.interruptions) interruptions, "
+                       + "\(counts.apiTokens) API tokens, \(counts.webhooks) webhooks, \(counts.deliveries) webhook deliveries")
             }
             output("copied \(report.sessionsCopied) focus sessions and \(report.interruptionsCopied) interruptions")
-            let widths = [8, 9, 10, 15]
+            let widths = [8, 9, 10, 15, 8, 10, 12]
             func row(_ label: String, _ cells: [String]) -> String {
                 label.padding(toLength: 8, withPad: " ", startingAt: 0)
                     + zip(cells, widths).map { $0.leftPadded(to: $1) }.joined()
             }
-            output(row("", ["rooms", "members", "sessions", "interruptions"]))
+            output(row("", ["rooms", "members", "sessions", "interruptions", "tokens", "webhooks", "deliveries"]))
             for (label, counts) in [("source", report.source), ("target", report.target)] {
-                output(row(label, [counts.rooms, counts.members, counts.sessions, counts.interruptions].map(String.init)))
+                output(row(label, [counts.rooms, counts.members, counts.sessions, counts.interruptions, counts.apiTokens,
+                                   counts.webhooks, counts.deliveries].map(String.init)))
             }
             guard report.verified else {
                 FileHandle.standardError.write(Data("pomodoro-server migrate: the target does not hold everything the source does\n".utf8))
                 throw ExitCode(1)
             }
-            output("verified: the target holds every room, member and journal row of the source")
+            output("verified: the target holds every room, member, API token, webhook, webhook delivery and journal row of the source")
         } catch let error as StoreError {
             FileHandle.standardError.write(Data("pomodoro-server migrate: \(error)\n".utf8))
             throw ExitCode(1)

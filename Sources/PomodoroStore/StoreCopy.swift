@@ -1,9 +1,17 @@
 import PomodoroCore
 
-/// Copies one store's rooms, members (with their token hashes and locks), schedules and focus journal into another,
-/// through `RoomStore` alone, so any store can move to any other (`pomodoro-server migrate`).
+/// Copies one store's rooms, members (with their token hashes and locks), schedules, bans, API tokens, webhooks
+/// with their outbox, and focus journal into another, through `RoomStore` (and `WebhookStore` for the webhooks)
+/// alone, so any store can move to any other (`pomodoro-server migrate`).
 ///
-/// Running it again copies nothing twice: rooms, members and schedules are saved over (the source's rows win), and a
+/// A room's own rows (room, members, schedules, bans, API tokens as their hashes, webhooks with their secrets,
+/// and every outbox row, due or finished, with its event id, body, attempts and times) go in one transaction:
+/// a room arrives whole or not at all. Outbox rows are written in their order in the source, so each webhook
+/// delivers on the target in the order it would have on the source, and a due delivery keeps its attempts and
+/// next attempt.
+///
+/// Running it again copies nothing twice: rooms, members and schedules are saved over (the source's rows win),
+/// a room's API tokens and webhooks become the source's (a webhook's outbox with it), and a
 /// journal row the target already has (the same room, start, end and length; the same room, member and
 /// moment for an interruption) is skipped. The target's running totals are built by its own `apply`, from
 /// the rows copied: rows that retention had already deleted from the source count there no more.
@@ -15,6 +23,10 @@ public enum StoreCopy {
         public var schedules = 0
         public var sessions = 0
         public var interruptions = 0
+        public var apiTokens = 0
+        public var webhooks = 0
+        /// Outbox rows: deliveries due, and the finished ones kept for the webhooks' lists.
+        public var deliveries = 0
         public init() {}
     }
 
@@ -38,12 +50,24 @@ public enum StoreCopy {
     public static func copy(from source: any RoomStore, to target: any RoomStore,
                             progress: (RoomID, Counts) -> Void = { _, _ in }) throws(StoreError) -> Report {
         var report = Report()
+        let sourceHooks = source as? any WebhookStore, targetHooks = target as? any WebhookStore
         for stored in try source.loadRooms() {
             let id = stored.record.id
             let schedules = try source.loadSchedules(room: id)
+            var webhooks: [WebhookRecord] = [], outbox: [WebhookDelivery] = []
+            if let sourceHooks { (webhooks, outbox) = try Self.webhooks(of: id, in: sourceHooks) }
+            var webhookChanges: [StoreChange] = []
+            if !webhooks.isEmpty || targetHooks != nil {
+                guard let targetHooks else { throw StoreError("room \(id) has webhooks, which the target cannot keep") }
+                // The target's webhooks of the room (and their outbox) give way to the source's.
+                let stale = Set(try targetHooks.webhooks(room: id).map(\.id)).union(webhooks.map(\.id))
+                webhookChanges = stale.sorted().map { .webhook(.remove(id, $0)) } + webhooks.map { .webhook(.save($0)) }
+                if !outbox.isEmpty { webhookChanges.append(.webhook(.queue(id, outbox))) }
+            }
             try target.apply([.saveRoom(stored.record, passcode: stored.passcode)]
                              + stored.members.map { .saveMember(id, $0) } + [.saveSchedules(id, schedules), .saveBans(id, stored.bans),
-                                                                         .saveAPITokens(id, stored.apiTokens)])
+                                                                         .saveAPITokens(id, stored.apiTokens)]
+                             + webhookChanges)
 
             let sessions = try source.sessions(room: id, endedFrom: nil, before: nil, limit: nil)
             let present = Set(try target.sessions(room: id, endedFrom: nil, before: nil, limit: nil).map(SessionKey.init))
@@ -67,6 +91,9 @@ public enum StoreCopy {
             room.schedules = schedules.count
             room.sessions = sessions.count
             room.interruptions = interruptions.count
+            room.apiTokens = stored.apiTokens.count
+            room.webhooks = webhooks.count
+            room.deliveries = outbox.count
             report.source.add(room)
             report.target.add(try counts(of: id, in: target))
             progress(id, room)
@@ -83,7 +110,25 @@ public enum StoreCopy {
         counts.schedules = try store.loadSchedules(room: id).count
         counts.sessions = try store.sessions(room: id, endedFrom: nil, before: nil, limit: nil).count
         counts.interruptions = try store.interruptions(room: id, from: nil, before: nil).count
+        counts.apiTokens = stored.apiTokens.count
+        if let hooks = store as? any WebhookStore {
+            let (webhooks, outbox) = try Self.webhooks(of: id, in: hooks)
+            counts.webhooks = webhooks.count
+            counts.deliveries = outbox.count
+        }
         return counts
+    }
+
+    /// The room's webhooks in id order, and their whole outbox (every state) in the order it was written.
+    static func webhooks(of id: RoomID, in store: any WebhookStore) throws(StoreError)
+        -> (webhooks: [WebhookRecord], outbox: [WebhookDelivery]) {
+        let webhooks = try store.webhooks(room: id)
+        var outbox: [WebhookDelivery] = []
+        for webhook in webhooks {
+            outbox += try store.recentDeliveries(room: id, webhook: webhook.id, limit: Int(Int32.max))
+        }
+        outbox.sort { $0.seq < $1.seq }
+        return (webhooks, outbox)
     }
 
     private struct SessionKey: Hashable {
@@ -111,5 +156,8 @@ extension StoreCopy.Counts {
         schedules += other.schedules
         sessions += other.sessions
         interruptions += other.interruptions
+        apiTokens += other.apiTokens
+        webhooks += other.webhooks
+        deliveries += other.deliveries
     }
 }

@@ -40,12 +40,13 @@ struct ExecutableTests {
         #expect(help.contains("status 78") && help.contains("status 69"), "help explains the exit statuses")
     }
 
-    /// Issue 27, finding 12: `migrate --help` names everything the copy carries, schedules and bans too.
+    /// Issue 27, finding 12: `migrate --help` names everything the copy carries, schedules, bans, API tokens and
+    /// webhooks too.
     @Test func migrateHelpNamesEverythingItCopies() throws {
         let run = try ProcessLauncher.run(ProcessLauncher.server, ["migrate", "--help"])
         #expect(run.status == 0)
         let help = run.output.lowercased()
-        for part in ["rooms", "members", "schedules", "bans", "focus journal", "--from", "--to"] {
+        for part in ["rooms", "members", "schedules", "bans", "api tokens", "webhooks", "focus journal", "--from", "--to"] {
             #expect(help.contains(part), "migrate --help mentions \(part)")
         }
     }

@@ -13,7 +13,7 @@ import Testing
 @Suite(.onOwnThreads, .serialized, .timeLimit(.minutes(TestTime.minutes(2)))) struct WebhookLiveTests {
     /// A server on a fresh SQLite file, webhooks allowed to reach loopback unless `allowPrivate` is false, and
     /// quick retries (0.3 s, doubling).
-    static func withServer(allowPrivate: Bool = true, giveUpAfterMs: Int64? = nil,
+    static func withServer(allowPrivate: Bool = true, giveUpAfterMs: Int64? = nil, timeoutMs: Int? = nil,
                            _ body: (LiveServer, WebSocketClient, WebhookReceiver) throws -> Void) throws {
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
@@ -22,6 +22,7 @@ import Testing
             configuration.webhooks.allowPrivate = allowPrivate
             configuration.webhooks.firstRetryMs = 300
             if let giveUpAfterMs { configuration.webhooks.giveUpAfterMs = giveUpAfterMs }
+            if let timeoutMs { configuration.webhooks.timeoutMs = timeoutMs }
         }
         defer { live.stop() }
         let client = try WebSocketClient()
@@ -171,6 +172,43 @@ import Testing
             while deliveries.first?.state != "delivered" && Date() < deadline
             #expect(deliveries.first?.state == "delivered")
             #expect(deliveries.first?.attempts == 2)
+        }
+    }
+
+    /// Two receivers: one holds every request without answering (the server's timeout is a minute here, so
+    /// only letting it go ends the hold), the other answers at once. The quick one gets every post, in order,
+    /// while the stalled one still holds its first, and no second request reaches the stalled one meanwhile
+    /// (one in flight per webhook). Let go, it gets every event, in order, once each.
+    @Test func aStalledReceiverHoldsUpItsOwnWebhookOnly() throws {
+        let fast = try WebhookReceiver()
+        defer { fast.stop() }
+        try Self.withServer(timeoutMs: 60_000) { live, client, slow in
+            try slow.setStall(true)
+            defer { try? slow.setStall(false) }
+            let ada = try Peer(client, port: live.port)
+            _ = try ada.join("hooks-stall", name: "Ada")
+            _ = try Self.add(ada, url: slow.url("/stall"), events: ["task_changed"])
+            _ = try Self.add(ada, url: fast.url("/ok"), events: ["task_changed"])
+            func tasks(_ requests: [WebhookReceiver.Request]) -> [String] {
+                requests.compactMap { ($0.json["data"] as? [String: Any])?["task"] as? String }
+            }
+            ada.send(.task(text: "one"))
+            _ = try slow.wait("the first post, held", arrivals: true) { !$0.isEmpty }
+            for text in ["two", "three", "four"] { ada.send(.task(text: text)) }
+            // The bound only gives up: delivered one at a time, the quick posts would wait for the held one.
+            let quick = try fast.wait("every quick post while the other receiver stalls") { tasks($0).count >= 4 }
+            #expect(tasks(quick) == ["one", "two", "three", "four"])
+            #expect(quick.allSatisfy { $0.status == 200 })
+            let held = slow.arrivals()
+            #expect(tasks(held) == ["one"], "one request in flight to the stalled webhook")
+            #expect(slow.requests().isEmpty, "still held")
+
+            try slow.setStall(false)
+            let late = try slow.wait("every post, once let go") { tasks($0).count >= 4 }
+            #expect(tasks(late) == ["one", "two", "three", "four"])
+            #expect(late.allSatisfy { $0.status == 200 })
+            #expect(Set(late.compactMap(\.eventID)).count == 4)
+            #expect(tasks(slow.arrivals()) == ["one", "two", "three", "four"], "nothing sent twice")
         }
     }
 

@@ -53,6 +53,23 @@ public final class WebhookReceiver: @unchecked Sendable {
         if open { try? FileManager.default.removeItem(at: gate) } else { try Data().write(to: gate) }
     }
 
+    /// While stalled, `/stall` holds every request it gets without an answer (60 s at most).
+    public func setStall(_ stalled: Bool) throws {
+        let stall = folder.appendingPathComponent("stall")
+        if stalled { try Data().write(to: stall) } else { try? FileManager.default.removeItem(at: stall) }
+    }
+
+    /// Every request that arrived so far, answered or not (a held `/stall` one too), in the order they came.
+    public func arrivals() -> [Request] {
+        guard let text = try? String(contentsOf: folder.appendingPathComponent("arrived.jsonl"), encoding: .utf8)
+        else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            guard let o = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else { return nil }
+            return Request(path: o["path"] as? String ?? "", status: 0, headers: [:], body: o["body"] as? String ?? "",
+                           signatureValid: nil)
+        }
+    }
+
     /// Every request so far, in the order they came.
     public func requests() -> [Request] {
         guard let text = try? String(contentsOf: folder.appendingPathComponent("received.jsonl"), encoding: .utf8)
@@ -65,11 +82,13 @@ public final class WebhookReceiver: @unchecked Sendable {
         }
     }
 
-    /// Waits (bounded, stretched by TEST_TIME_SCALE) until the requests so far satisfy `done`; returns them.
-    public func wait(_ what: String, timeout: Double = 20, until done: ([Request]) -> Bool) throws -> [Request] {
+    /// Waits (bounded, stretched by TEST_TIME_SCALE) until the requests so far (answered ones, or with
+    /// `arrivals` every one that arrived) satisfy `done`; returns them.
+    public func wait(_ what: String, timeout: Double = 20, arrivals: Bool = false,
+                     until done: ([Request]) -> Bool) throws -> [Request] {
         let deadline = TestTime.deadline(timeout)
         while true {
-            let seen = requests()
+            let seen = arrivals ? self.arrivals() : requests()
             if done(seen) { return seen }
             guard Date() < deadline else {
                 throw LiveTestFailure(description: "the receiver did not get \(what) within \(timeout) s; it got "

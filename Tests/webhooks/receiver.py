@@ -6,6 +6,9 @@ that records every request it gets as one JSON line in RECORD_FILE, and answers 
   /fail?first=N           500 to the first N requests on this path, then 200
   /slow?first=N           sleeps 7 s (longer than the server's 5 s timeout) on the first N, then 200
   /gate                   503 while the file GATE_FILE exists, then 200
+  /stall                  holds the request (no answer) while the file STALL_FILE exists, 60 s at most, then 200
+
+Every request is also noted in ARRIVED_FILE (its path and body) the moment it arrives, before it is answered.
 
 Each record says whether the `Pomodoro-Signature` header is valid, checked here with Python's own hmac and
 the secret in SECRET_FILE (when that file exists): an implementation independent of the server's.
@@ -24,6 +27,8 @@ folder = sys.argv[1]
 RECORD_FILE = os.path.join(folder, "received.jsonl")
 SECRET_FILE = os.path.join(folder, "secret")
 GATE_FILE = os.path.join(folder, "gate")
+STALL_FILE = os.path.join(folder, "stall")
+ARRIVED_FILE = os.path.join(folder, "arrived.jsonl")
 lock = threading.Lock()
 seen = {}
 
@@ -51,6 +56,8 @@ class Handler(BaseHTTPRequestHandler):
         with lock:
             count = seen.get(self.path, 0)
             seen[self.path] = count + 1
+            with open(ARRIVED_FILE, "a") as f:
+                f.write(json.dumps({"path": url.path, "body": body.decode("utf-8", "replace")}) + "\n")
         status = 200
         if url.path == "/fail" and count < first:
             status = 500
@@ -58,6 +65,10 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(7)
         elif url.path == "/gate" and os.path.exists(GATE_FILE):
             status = 503
+        elif url.path == "/stall":
+            held_until = time.time() + 60
+            while os.path.exists(STALL_FILE) and time.time() < held_until:
+                time.sleep(0.05)
         record = {
             "path": url.path, "status": status, "at": time.time(),
             "headers": {k.lower(): v for k, v in self.headers.items()},
