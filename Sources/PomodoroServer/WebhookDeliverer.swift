@@ -37,7 +37,7 @@ public struct WebhookSettings: Sendable, Equatable {
 /// writer. A webhook waits for its delivery's result to be written before its next is read, so deliveries
 /// go out in order, one at a time per webhook; a crash between a send and its write sends it again (at
 /// least once, under the same event id).
-final class WebhookDeliverer: @unchecked Sendable {
+final class WebhookDeliverer: Sendable {
     struct Result: Sendable {
         var webhook: WebhookRecord
         var delivery: WebhookDelivery
@@ -50,19 +50,18 @@ final class WebhookDeliverer: @unchecked Sendable {
     private let settings: WebhookSettings
     private let nowMs: @Sendable () -> Int64
     private let report: @Sendable (Result) -> Void
-    private let condition = NSCondition()
-    /// Guarded by `condition`.
-    private var woken = false
-    private var stopped = false
-    /// Webhooks whose last result is not written yet ("room/id").
-    private var unsettled: Set<String> = []
-    /// Counts results written; `settledAt` says when each webhook's last was. A read of the outbox begun
-    /// before a webhook's result was written may still show its delivery due: that one waits for the next.
-    private var settleCount = 0
-    private var settledAt: [String: Int] = [:]
-    /// Delivery thread only: when each webhook's recent deliveries went out, for the rate bound.
-    private var sentAt: [String: [Int64]] = [:]
-    private var thread: Thread?
+    /// What the service thread and the delivery thread share.
+    private struct Shared {
+        var woken = false
+        var stopped = false
+        /// Webhooks whose last result is not written yet ("room/id").
+        var unsettled: Set<String> = []
+        /// Counts results written; `settledAt` says when each webhook's last was. A read of the outbox begun
+        /// before a webhook's result was written may still show its delivery due: that one waits for the next.
+        var settleCount = 0
+        var settledAt: [String: Int] = [:]
+    }
+    private let shared = LockedState(Shared())
     /// How often the outbox is read without a wake-up (a new owner's rooms after a failover; retries due).
     static let pollMs: Int64 = 1_000
 
@@ -79,48 +78,45 @@ final class WebhookDeliverer: @unchecked Sendable {
     func start() {
         let thread = Thread { [self] in run() }
         thread.name = "pomodoro.webhooks"
-        self.thread = thread
         thread.start()
     }
 
     func stop() {
-        condition.withLock {
-            stopped = true
-            condition.signal()
-        }
+        shared.withLock { $0.stopped = true }
+        shared.signal()
     }
 
     /// Something new is in the outbox: look now.
     func wake() {
-        condition.withLock {
-            woken = true
-            condition.signal()
-        }
+        shared.withLock { $0.woken = true }
+        shared.signal()
     }
 
     /// The result of the webhook's last delivery is written (or could not be): its next may go.
     func settled(_ room: RoomID, _ webhook: Int) {
-        condition.withLock {
-            let key = Self.key(room, webhook)
-            unsettled.remove(key)
-            settleCount += 1
-            settledAt[key] = settleCount
-            woken = true
-            condition.signal()
+        let key = Self.key(room, webhook)
+        shared.withLock {
+            $0.unsettled.remove(key)
+            $0.settleCount += 1
+            $0.settledAt[key] = $0.settleCount
+            $0.woken = true
         }
+        shared.signal()
     }
 
     private func run() {
+        /// When each webhook's recent deliveries went out, for the rate bound.
+        var sentAt: [String: [Int64]] = [:]
         while true {
             var wait = Self.pollMs
             do {
-                let readAfter = condition.withLock { settleCount }
+                let readAfter = shared.withLock { $0.settleCount }
                 let heads = try store.nextDeliveries(limit: 200)
                 let now = nowMs()
                 for (webhook, delivery) in heads {
-                    if condition.withLock({ stopped }) { return }
+                    if shared.withLock({ $0.stopped }) { return }
                     let key = Self.key(webhook.room, webhook.id)
-                    let (inFlight, stale) = condition.withLock { (unsettled.contains(key), settledAt[key] ?? 0 > readAfter) }
+                    let (inFlight, stale) = shared.withLock { ($0.unsettled.contains(key), $0.settledAt[key] ?? 0 > readAfter) }
                     if inFlight { continue }
                     if stale {
                         wait = 0
@@ -139,19 +135,18 @@ final class WebhookDeliverer: @unchecked Sendable {
                     recent.append(now)
                     sentAt[key] = recent
                     let result = send(delivery, to: webhook)
-                    condition.withLock { _ = unsettled.insert(key) }
+                    shared.withLock { _ = $0.unsettled.insert(key) }
                     report(result)
                 }
             } catch {
                 wait = Self.pollMs
             }
-            condition.withLock {
-                if !woken && !stopped && wait > 0 {
-                    _ = condition.wait(until: Date(timeIntervalSinceNow: Double(wait) / 1000))
-                }
-                woken = false
+            let stopped = shared.withLock(when: { $0.woken || $0.stopped },
+                                          orUntil: Date(timeIntervalSinceNow: Double(max(0, wait)) / 1000)) {
+                $0.woken = false
+                return $0.stopped
             }
-            if condition.withLock({ stopped }) { return }
+            if stopped { return }
         }
     }
 
