@@ -41,8 +41,8 @@ struct WebhookHTTP {
         guard initialised, let curl = curl_easy_init() else { return .failure(.transport("libcurl could not start")) }
         defer { curl_easy_cleanup(curl) }
         let guardBox = AddressGuard(allowPrivate: request.allowPrivate)
-        let context = Unmanaged.passRetained(guardBox)
-        defer { context.release() }
+        let context = Unmanaged.passUnretained(guardBox)
+        defer { withExtendedLifetime(guardBox) {} }
         var headers: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(headers) }
         for header in request.headers { headers = curl_slist_append(headers, "\(header.name): \(header.value)") }
