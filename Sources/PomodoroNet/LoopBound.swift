@@ -11,9 +11,9 @@ extension ServiceLoop: LoopThread {}
 /// any thread, inside work posted back to the loop, but it is reached only on the loop's thread, which debug
 /// builds check on every access. So state "for the service thread only" says so in its type, and a slip
 /// stops a debug build at the line that made it instead of racing.
-public struct LoopBound<Value>: @unchecked Sendable {
-    // `@unchecked Sendable`: `value` is reached only on `loop`'s thread (checked in debug builds), so no two
-    // threads ever touch it.
+///
+/// The one unchecked hole for the service threads' state: everything confined to a loop goes through here.
+public struct LoopBound<Value>: @unchecked Sendable {  // safe: `stored` is reached only on `loop`'s thread (asserted in debug builds)
     private let stored: Value
     /// The loop whose thread alone may reach the value.
     public let loop: any LoopThread
@@ -30,26 +30,24 @@ public struct LoopBound<Value>: @unchecked Sendable {
     }
 }
 
-/// A variable that belongs to one loop's service thread: `LoopBound` for state that changes.
-public final class LoopBoundBox<Value>: @unchecked Sendable {
-    // `@unchecked Sendable`: `stored` is read and written only on `loop`'s thread (checked in debug builds).
-    private var stored: Value
-    public let loop: any LoopThread
+/// A variable that belongs to one loop's service thread: `LoopBound` for state that changes (a cell the
+/// loop's thread alone reads and writes, through `LoopBound`'s check).
+public final class LoopBoundBox<Value>: Sendable {
+    private final class Cell {
+        var value: Value
+        init(_ value: Value) { self.value = value }
+    }
+
+    private let cell: LoopBound<Cell>
+    public var loop: any LoopThread { cell.loop }
 
     public init(_ value: Value, loop: any LoopThread) {
-        stored = value
-        self.loop = loop
+        cell = LoopBound(Cell(value), loop: loop)
     }
 
     /// The value; on the loop's thread only.
     public var value: Value {
-        get {
-            assert(loop.isOnServiceThread, "read \(Value.self) off its loop's thread")
-            return stored
-        }
-        set {
-            assert(loop.isOnServiceThread, "wrote \(Value.self) off its loop's thread")
-            stored = newValue
-        }
+        get { cell.value.value }
+        set { cell.value.value = newValue }
     }
 }

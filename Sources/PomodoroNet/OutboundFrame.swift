@@ -6,9 +6,9 @@ import CLibWebSockets
 /// the same bytes go to every member. libwebsockets writes the frame header into that headroom on each
 /// write; a server's headers for one payload are identical and all writes happen on the service thread,
 /// so sharing is safe.
-/// `@unchecked Sendable`: built on one thread and then only written from the service thread, which alone
-/// touches `storage` (the library's header bytes in the headroom).
-public final class OutboundFrame: @unchecked Sendable {
+/// A class rather than a loop-bound value: it is built on any thread, and a check on every write would cost
+/// the tick path.
+public final class OutboundFrame: @unchecked Sendable {  // safe: once built, only the service thread writes `storage` (header bytes in the headroom)
     var storage: [UInt8]
     public var count: Int { storage.count - LWS.pre }
 

@@ -11,9 +11,8 @@ import Foundation
 /// Everything the loop owns (connections, timers, the application state behind its delegate) is touched
 /// only on the service thread. Other threads hand work in through `post`, the one thread-safe entry point,
 /// which queues the closure and wakes the loop with `uv_async_send`.
-/// `@unchecked Sendable`: its state is confined to the service thread; `post`, `wake` and the finish waits are
-/// the cross-thread entry points, under `inboxLock` and `joinLock`. Subclasses inherit this and the rule.
-public class ServiceLoop: @unchecked Sendable {
+/// Subclasses inherit the rule (and restate the conformance, as Swift asks).
+public class ServiceLoop: @unchecked Sendable {  // safe: state is the service thread's; `post`, `wake` and the finish waits lock `inboxLock`/`joinLock`
     var context: OpaquePointer?
     /// Where the library writes nil once it has wholly destroyed the context (`info.pcontext`), so that the
     /// teardown knows whether another `lws_context_destroy` is due.

@@ -21,8 +21,7 @@ public struct ClientConnectionID: Hashable, Sendable, CustomStringConvertible {
 ///
 /// Every public method is safe from any thread: it hands the work to the service thread. Handlers run on
 /// the service thread.
-/// `@unchecked Sendable` restated from `ServiceLoop` (Swift asks it of each subclass), under the same rule.
-public final class WebSocketClient: ServiceLoop, @unchecked Sendable {
+public final class WebSocketClient: ServiceLoop, @unchecked Sendable {  // safe: restated from ServiceLoop (Swift asks each subclass), same rule
     /// The reason our server gives with close code 1012 (a restart, or a cluster node draining).
     public static let restartReason = "service restart"
 

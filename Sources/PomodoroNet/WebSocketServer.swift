@@ -3,8 +3,7 @@ import CLibWebSockets
 import Foundation
 
 /// A libwebsockets server on one port: WebSocket at one path, static files, a few dynamic paths.
-/// `@unchecked Sendable` restated from `ServiceLoop` (Swift asks it of each subclass), under the same rule.
-public final class WebSocketServer: ServiceLoop, @unchecked Sendable {
+public final class WebSocketServer: ServiceLoop, @unchecked Sendable {  // safe: restated from ServiceLoop (Swift asks each subclass), same rule
     public let options: WebSocketServerOptions
     /// The port actually bound.
     public private(set) var port = 0

@@ -92,3 +92,11 @@ extension EventPayload {
         }
     }
 }
+
+extension ScheduleEventPayload {
+    /// `scheduleMissed` for one of `schedule`'s occurrences; `inSession`: the room was in a session then.
+    public static func missed(_ schedule: Schedule, at occurrence: WallTime, inSession: Bool) -> Self {
+        .missed(schedule: schedule.id.description, name: schedule.name, occurrence: occurrence.milliseconds,
+                busy: inSession)
+    }
+}

@@ -17,8 +17,8 @@ import PomodoroStore
 //
 // Whether a token may command is `RoomAccess.commandVerdict`, asked on the service thread in the same turn
 // as the command is carried out: a token revoked, or made by a member the host removed, carries nothing from
-// that moment. A room not in memory is brought back from the store first (one server); on a cluster node
-// the room must run on this node.
+// that moment. A room not in memory is brought back from the store first (one server); where rooms may run
+// on other servers, the room must run here (`RoomRouter.takesRoomsFromOtherNodes`).
 
 extension RoomHub {
     static let openAPIPath = "/api/openapi.json"
@@ -105,8 +105,8 @@ extension RoomHub {
     }
 
     /// A control-API command (`body`, with the hash of its bearer token) carried out in `id` on this server:
-    /// the room in memory (brought back from the store on one server), the token judged at this moment. On a
-    /// cluster, the room's owner runs it for a request another node received (`ControlAPIForwarding`).
+    /// the room in memory (brought back from the store on one server), the token judged at this moment. Where
+    /// rooms run on several servers, the room's owner runs it for a request another received (`ControlAPIForwarding`).
     package func carryAPICommand(_ body: [UInt8], room id: RoomID, tokenHash: String,
                                  answer: @escaping (HTTPResponse) -> Void) {
         let frame: ClientFrame, command: Room.Command?, schedule: ScheduleRequest?
@@ -161,9 +161,7 @@ extension RoomHub {
     /// The room in memory, or brought back from the store (one server) when it is stored and there is room.
     private func withRoomForAPI(_ id: RoomID, _ done: @escaping (Result<RoomEntry, Refusal>) -> Void) {
         if let entry = openRoom(id, at: clock.now()) { return done(.success(entry)) }
-        if !router.isSingleServer {
-            return done(.failure(Refusal(code: .unavailable, message: "the room does not run on this node of the cluster just now; try again")))
-        }
+        if router.takesRoomsFromOtherNodes { return done(.failure(router.roomRunsElsewhere)) }
         guard let store else {
             return done(.failure(Refusal(code: .notFound, message: "no room of that name is open", field: "room")))
         }
@@ -222,7 +220,7 @@ extension RoomHub {
                 addressLimits.settleRoom(reservation, kept: (try? made.get()) != nil)
                 switch made {
                 case .failure(let refusal):
-                    letGoIfUnused(id)   // on a cluster, the lease taken for it
+                    letGoIfUnused(id)   // what the router took for it
                     fail(refusal)
                 case .success(let (entry, token, record)):
                     entry.announce { [self] in
@@ -234,7 +232,7 @@ extension RoomHub {
                 }
             }
             let isStored = { [self] (then: @escaping () -> Void) in
-                // On a cluster the room's lease is taken here first, as a first join takes it.
+                // A router that runs rooms on several servers takes the room here first, as a first join does.
                 if let forwarding = router as? ControlAPIForwarding {
                     return forwarding.takeForCreation(id) { [self] taken in
                         switch taken {
@@ -336,7 +334,7 @@ extension RoomHub {
         wireError(.error(code: refusal.code, message: refusal.message, field: refusal.field, ref: nil))
     }
 
-    /// `503` `unavailable` with `Retry-After`: on a cluster, the room's owner could not be asked, or did not
+    /// `503` `unavailable` with `Retry-After`: the room's owner elsewhere could not be asked, or did not
     /// answer in time.
     package static func unavailable(_ message: String) -> HTTPResponse {
         var response = wireError(.error(code: .unavailable, message: message, field: nil, ref: nil))
@@ -350,10 +348,4 @@ extension RoomHub {
         response.headers.append((name: "WWW-Authenticate", value: "Bearer realm=\"pomodoro\""))
         return response
     }
-}
-
-extension RoomRouter {
-    /// Whether every room runs in this process (one server): the control API then brings a stored room back
-    /// and makes rooms itself; a cluster node leaves both to joins, which take a room under its lease.
-    var isSingleServer: Bool { self is LocalRooms }
 }

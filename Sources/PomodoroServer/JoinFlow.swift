@@ -49,7 +49,7 @@ struct JoinFlow: Equatable {
         case failed
         /// Another server runs the room, and the join cannot go there (`RoomFound.elsewhere`).
         case elsewhere(node: String)
-        /// Taking the room waits for the cluster's coordinator (`RoomFound.coordinatorAway`).
+        /// Taking the room waits for the router's coordinator to answer again (`RoomFound.coordinatorAway`).
         case coordinatorAway
     }
 

@@ -8,7 +8,11 @@ import PomodoroStore
 /// alike.
 public final class PomodoroServer: Sendable {
     private let transport: WebSocketServer
-    private let hub: RoomHub
+    /// The hub, reached on the service thread only.
+    private let hub: LoopBound<RoomHub>
+    /// What is stopped and flushed once the service thread has ended.
+    private let writer: StoreWriter?
+    private let deliverer = LockedState<WebhookDeliverer?>(nil)
     /// Hands the server's events to the hub (the server holds its delegate weakly).
     private let delegate: HubDelegate
     /// What runs beside the service thread for the router (nothing for `LocalRooms`).
@@ -102,17 +106,23 @@ public final class PomodoroServer: Sendable {
                 logger.error("could not write to the store", metadata: ["error": "\(error)"])
             })
         }
-        hub = RoomHub(configuration: configuration, clock: clock, logger: logger, store: writer, transport: transport,
-                      router: router, addressLimits: addressLimits)
+        let made = RoomHub(configuration: configuration, clock: clock, logger: logger, store: writer,
+                           transport: transport, router: router, addressLimits: addressLimits)
+        let hub = LoopBound(made, loop: transport)
+        self.hub = hub
+        self.writer = writer
         delegate = HubDelegate(hub: hub)
         transport.delegate = delegate
-        // Rooms come back on the service thread, on its first turn, before anyone has connected.
-        transport.post { [hub, stored, schedules] in hub.router.begin(stored: stored, schedules: schedules) }
-        if let webhookStore = store as? any WebhookStore {
-            transport.post { [hub, webhooks] in hub.startWebhooks(webhooks, store: webhookStore) }
-        }
         // `POST /api/admin/drain` stops the server as SIGTERM does (before `start`: nobody asks sooner).
-        hub.onDrainRequested = { [weak self] in self?.shutdown() }
+        made.onDrainRequested = { [weak self] in self?.shutdown() }
+        // Rooms come back on the service thread, on its first turn, before anyone has connected.
+        transport.post { [stored, schedules] in hub.value.router.begin(stored: stored, schedules: schedules) }
+        if let webhookStore = store as? any WebhookStore {
+            transport.post { [webhooks, deliverer] in
+                let started = hub.value.startWebhooks(webhooks, store: webhookStore)
+                deliverer.withLock { $0 = started }
+            }
+        }
     }
 
     /// The port actually bound (useful with port 0).
@@ -141,6 +151,7 @@ public final class PomodoroServer: Sendable {
     /// waits `flushBound` at most.
     public func shutdown() {
         transport.post { [self] in
+            let hub = self.hub.value
             guard !hub.isHandingOff else { return }
             hub.beginDraining()
             hub.beginHandOff()
@@ -152,8 +163,8 @@ public final class PomodoroServer: Sendable {
                 // unreachable) does not hold the drain; what is still queued then is written, or refused by
                 // the fence, after the hand-off.
                 let flushed = DispatchSemaphore(value: 0)
-                DispatchQueue.global().async { [hub] in
-                    hub.flushStore()
+                DispatchQueue.global().async { [writer] in
+                    writer?.flush()
                     flushed.signal()
                 }
                 let (seconds, attoseconds) = Self.flushBound.components
@@ -173,14 +184,14 @@ public final class PomodoroServer: Sendable {
     /// From now on `/readyz` answers 503 while everything else goes on: a shutdown is coming. Safe from any
     /// thread.
     public func beginDraining() {
-        transport.post { [hub] in hub.beginDraining() }
+        transport.post { [hub] in hub.value.beginDraining() }
     }
 
     /// Blocks until the server has stopped and everything it wrote to its store is durable.
     public func waitUntilFinished() {
         transport.waitUntilFinished()
-        hub.stopWebhooks()
-        hub.flushStore()
+        deliverer.withLock { $0 }?.stop()
+        writer?.flush()
         routerStop()
     }
 
@@ -195,8 +206,8 @@ public final class PomodoroServer: Sendable {
     /// Reads the counts on the service thread and hands them to `body` there.
     public func counts(_ body: @escaping @Sendable (Counts) -> Void) {
         transport.post { [transport, hub] in
-            body(Counts(rooms: hub.roomCount, connections: transport.connectionCount,
-                        framesSent: hub.framesSent, droppedSlowClients: transport.droppedSlowClients))
+            body(Counts(rooms: hub.value.roomCount, connections: transport.connectionCount,
+                        framesSent: hub.value.framesSent, droppedSlowClients: transport.droppedSlowClients))
         }
     }
 }

@@ -29,26 +29,13 @@ extension RoomHub {
             guard let opened = responder.stream(head) else { return }
             let stream = WatchingStream(opened, grant: grant)
             let state = ServerMessage.state(snapshot(of: entry, at: now))
-            guard stream.send(Array("retry: \(Self.streamRetryMs)\n\n".utf8)),
-                  stream.send(Self.serverSentEvent(state, id: entry.nextEventID)) else { return }
+            let first = FanOut.serverSentEvent(WireCodec.encode(state), type: state.type, id: entry.nextEventID)
+            guard stream.send(Array("retry: \(Self.streamRetryMs)\n\n".utf8)), stream.send(first) else { return }
             entry.nextEventID += 1
             entry.streams.append(stream)
             armHeartbeat()
             logger.debug("event stream opened", metadata: ["room": "\(id)", "streams": "\(entry.streams.count)"])
         }
-    }
-
-    /// One broadcast to the room's streams, encoded once; readers that have gone or fell behind are dropped.
-    func stream(_ message: ServerMessage, in entry: RoomEntry) {
-        let piece = Self.serverSentEvent(message, id: entry.nextEventID)
-        entry.nextEventID += 1
-        entry.streams.removeAll { !$0.send(piece) }
-    }
-
-    /// `event: <type>`, `id: <id>`, `data: <the message's JSON, as on the WebSocket>`. The room's `seq`
-    /// stays the same from tick to tick, so the id is the stream's own: one more with each event of the room.
-    static func serverSentEvent(_ message: ServerMessage, id: UInt64) -> [UInt8] {
-        Array("event: \(message.type)\nid: \(id)\ndata: ".utf8) + WireCodec.encode(message) + Array("\n\n".utf8)
     }
 
     /// A comment to every stream every `streamHeartbeat` while any is open.

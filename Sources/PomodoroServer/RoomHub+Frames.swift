@@ -198,11 +198,7 @@ extension RoomHub {
 
     /// Bytes another server already answered a frame of `connection` with, sent as they are, in the frame's turn.
     func sendAnswered(_ frame: [UInt8], to connection: ConnectionID) {
-        let outbound = OutboundFrame(frame)
-        if transport.send(outbound, to: connection) {
-            framesSent += 1
-            metrics.sent(frames: 1, bytes: outbound.count)
-        }
+        fanOut.send(encoded: frame, to: connection)
     }
 
     /// Where `connection` comes from, as its limits count it, while it is open.

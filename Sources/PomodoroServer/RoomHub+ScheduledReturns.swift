@@ -66,30 +66,27 @@ extension RoomHub {
         let next = rooms.index?[id]?.next
         rooms.index?.passOver(id, through: max(WallTime(milliseconds: now.wallMs), next ?? WallTime(seconds: 0)))
         returning.insert(id)
-        let transport = transport
-        store.read({ (store: any RoomStore) throws(StoreError) in try store.loadRoom(id) }) { [self] result in
-            transport.post { [self] in
-                returning.remove(id)
-                guard !stopped else { return }
-                switch result {
-                case .success(let stored?):
-                    // A join may have brought it back meanwhile.
-                    guard rooms[id] == nil else { break }
-                    guard !rooms.isFull else {
-                        logger.warning("a room could not come back for its scheduled start: the server holds as many rooms as it may",
-                                       metadata: ["room": "\(id)", "maxRooms": "\(configuration.limits.maxRooms)"])
-                        break
-                    }
-                    bringBack(stored, at: clock.now())
-                    logger.info("room back for its schedules", metadata: ["room": "\(id)", "schedules": "\(stored.schedules.count)"])
-                case .success(nil):
-                    rooms.index?.remove(id)
-                case .failure(let error):
-                    logger.error("could not read a room back for its scheduled start", metadata: ["room": "\(id)", "error": "\(error)"])
+        store.read({ (store: any RoomStore) throws(StoreError) in try store.loadRoom(id) }, completion: back { [self] result in
+            returning.remove(id)
+            guard !stopped else { return }
+            switch result {
+            case .success(let stored?):
+                // A join may have brought it back meanwhile.
+                guard rooms[id] == nil else { break }
+                guard !rooms.isFull else {
+                    logger.warning("a room could not come back for its scheduled start: the server holds as many rooms as it may",
+                                   metadata: ["room": "\(id)", "maxRooms": "\(configuration.limits.maxRooms)"])
+                    break
                 }
-                armReturns()
+                bringBack(stored, at: clock.now())
+                logger.info("room back for its schedules", metadata: ["room": "\(id)", "schedules": "\(stored.schedules.count)"])
+            case .success(nil):
+                rooms.index?.remove(id)
+            case .failure(let error):
+                logger.error("could not read a room back for its scheduled start", metadata: ["room": "\(id)", "error": "\(error)"])
             }
-        }
+            armReturns()
+        })
     }
 
     /// The server holds as many rooms as it may: the room's start now is passed over (its book counts it as

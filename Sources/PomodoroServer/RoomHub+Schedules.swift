@@ -99,7 +99,7 @@ extension RoomHub {
         commit([.saveSchedules(entry.room.id, entry.schedules.schedules)], of: entry)
         router.schedulesChanged(entry)
         let list = ServerMessage.schedules(listing(entry, at: WallTime(milliseconds: now.wallMs)), ref: nil)
-        entry.announce { [self] in broadcast(list, in: entry) }
+        entry.announce { [self] in fanOut.broadcast(list, in: entry) }
         var outcome = Outcome()
         outcome.stateChanged = true
         publish(outcome, in: entry, at: now)
@@ -163,18 +163,16 @@ extension RoomHub {
                         "room": "\(id)", "schedule": "\(s.id)",
                         "late_us": "\((wallNs - occurrence.seconds * 1_000_000_000) / 1000)"])
                 } catch {
-                    events.append(.missed(schedule: s.id.description, name: s.name,
-                                          occurrence: occurrence.milliseconds, busy: true))
+                    events.append(.missed(s, at: occurrence, inSession: true))
                 }
             case let .missed(s, occurrence, inSession):
                 handled = true
-                events.append(.missed(schedule: s.id.description, name: s.name, occurrence: occurrence.milliseconds,
-                                      busy: inSession))
+                events.append(.missed(s, at: occurrence, inSession: inSession))
             }
         }
         webhookScheduleEvents(events, in: entry, at: now)
         let messages = events.map { ServerMessage.event(room: id.rawValue, .schedule($0), serverTime: now.wallMs) }
-        entry.announce { [self] in for message in messages { broadcast(message, in: entry) } }
+        entry.announce { [self] in for message in messages { fanOut.broadcast(message, in: entry) } }
         if handled {
             schedulesChanged(entry, at: now)
             if outcome.stateChanged { publish(outcome, in: entry, at: now) }

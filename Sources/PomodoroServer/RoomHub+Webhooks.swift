@@ -26,39 +26,34 @@ extension RoomHub {
 
     // MARK: Start and stop
 
-    /// Starts delivering the outbox, with the webhooks the store had at start. Service thread.
-    package func startWebhooks(_ all: [WebhookRecord], store webhookStore: any WebhookStore) {
+    /// Starts delivering the outbox, with the webhooks the store had at start. Service thread. The deliverer
+    /// is returned for whoever stops it, on any thread, once the service thread has ended.
+    func startWebhooks(_ all: [WebhookRecord], store webhookStore: any WebhookStore) -> WebhookDeliverer {
         for hook in all { webhookBook.hooks[hook.room, default: []].append(hook) }
         webhookBook.store = webhookStore
-        let transport = transport
         let deliverer = WebhookDeliverer(store: webhookStore, settings: webhookSettings,
                                          nowMs: { [clock] in clock.now().wallMs },
-                                         report: { [weak self] result in
-                                             guard let self else { return }
-                                             transport.post { self.deliveryFinished(result) } })
+                                         report: back { [weak self] result in self?.deliveryFinished(result) })
         webhookBook.deliverer = deliverer
         deliverer.start()
+        return deliverer
     }
 
-    package func stopWebhooks() { webhookBook.deliverer?.stop() }
-
-    /// A cluster node took a room: another node may have changed its webhooks meanwhile, so they are read
-    /// again (what the room queues until then follows the copy this node had).
+    /// The router took a room another server ran: that server may have changed its webhooks meanwhile, so
+    /// they are read again (what the room queues until then follows the copy this server had).
     func webhooksBroughtBack(_ id: RoomID) {
-        // In one process this node's copy is the store's: nobody else changes a room's webhooks.
-        guard !(router is LocalRooms), let store, webhookBook.store != nil else { return }
+        // In one process this server's copy is the store's: nobody else changes a room's webhooks.
+        guard router.takesRoomsFromOtherNodes, let store, webhookBook.store != nil else { return }
         let asked = webhookBook.changes[id, default: 0]
         store.read({ base throws(StoreError) -> [WebhookRecord]? in
             guard let s = base as? any WebhookStore else { return nil }
             return try s.webhooks(room: id)
-        }) { [transport, weak self] result in
+        }, completion: back { [weak self] result in
             guard case .success(let hooks?) = result, let self else { return }
-            transport.post {
-                // A change made here meanwhile is newer than what was read.
-                guard self.webhookBook.changes[id, default: 0] == asked else { return }
-                self.webhookBook.hooks[id] = hooks.isEmpty ? nil : hooks
-            }
-        }
+            // A change made here meanwhile is newer than what was read.
+            guard webhookBook.changes[id, default: 0] == asked else { return }
+            webhookBook.hooks[id] = hooks.isEmpty ? nil : hooks
+        })
     }
 
     // MARK: What a room's change queues
@@ -183,8 +178,8 @@ extension RoomHub {
 
     // MARK: Delivery results
 
-    /// A delivery's result, from the delivery thread: written through the store's writer (fenced on a
-    /// cluster); a webhook given up is switched off and the room told.
+    /// A delivery's result, from the delivery thread: written through the store's writer (the router's
+    /// store where it guards writes); a webhook given up is switched off and the room told.
     func deliveryFinished(_ result: WebhookDeliverer.Result) {
         let room = result.webhook.room, hook = result.webhook.id
         guard let store, let deliverer = webhookBook.deliverer else { return }
@@ -201,7 +196,7 @@ extension RoomHub {
         if let entry = rooms[room] {
             let message = ServerMessage.event(room: room.rawValue, .webhookDisabled(webhook: hook, reason: reason),
                                               serverTime: clock.now().wallMs)
-            entry.announce { [self] in broadcast(message, in: entry) }
+            entry.announce { [self] in fanOut.broadcast(message, in: entry) }
         }
     }
 
@@ -242,10 +237,9 @@ extension RoomHub {
                 webhookBook.tasks[id] = Dictionary(snapshot.members.map { ($0.id, $0.task) }, uniquingKeysWith: { a, _ in a })
             }
             let added = hook
-            store.enqueue([.webhook(.save(added))]) { [transport, weak self] _ in
-                guard let self else { return }
-                transport.post { self.listWebhooks(id, ref: ref, to: connection, added: added.id, secret: added.secret) }
-            }
+            store.enqueue([.webhook(.save(added))], completion: back { [weak self] _ in
+                self?.listWebhooks(id, ref: ref, to: connection, added: added.id, secret: added.secret)
+            })
         case let .change(hookID, fields):
             guard let index = hooks.firstIndex(where: { $0.id == hookID }) else { return notFound(hookID, ref, connection) }
             var hook = hooks[index]
@@ -255,10 +249,9 @@ extension RoomHub {
             webhookBook.hooks[id] = hooks
             webhookBook.changes[id, default: 0] += 1
             let changed = hook
-            store.enqueue([.webhook(.save(changed))]) { [transport, weak self] _ in
-                guard let self else { return }
-                transport.post { self.listWebhooks(id, ref: ref, to: connection) }
-            }
+            store.enqueue([.webhook(.save(changed))], completion: back { [weak self] _ in
+                self?.listWebhooks(id, ref: ref, to: connection)
+            })
         case .test(let hookID):
             guard let hook = hooks.first(where: { $0.id == hookID }) else { return notFound(hookID, ref, connection) }
             guard hook.enabled else {
@@ -273,10 +266,9 @@ extension RoomHub {
             hooks.removeAll { $0.id == hookID }
             webhookBook.hooks[id] = hooks.isEmpty ? nil : hooks
             webhookBook.changes[id, default: 0] += 1
-            store.enqueue([.webhook(.remove(id, hookID))]) { [transport, weak self] _ in
-                guard let self else { return }
-                transport.post { self.listWebhooks(id, ref: ref, to: connection) }
-            }
+            store.enqueue([.webhook(.remove(id, hookID))], completion: back { [weak self] _ in
+                self?.listWebhooks(id, ref: ref, to: connection)
+            })
         }
     }
 
@@ -344,22 +336,19 @@ extension RoomHub {
             var result: [Int: [WebhookDelivery]] = [:]
             for hook in hooks { result[hook.id] = try s.recentDeliveries(room: id, webhook: hook.id, limit: 10) }
             return result
-        }) { [transport, weak self] result in
+        }, completion: back { [weak self] result in
             let deliveries = (try? result.get()) ?? [:]
-            guard let self else { return }
-            transport.post {
-                let payload = WebhooksPayload(room: id.rawValue, webhooks: hooks.map { hook in
-                    WebhookPayload(id: hook.id, url: hook.url, events: hook.events.map(\.rawValue), format: hook.format.rawValue,
-                                   language: hook.language, enabled: hook.enabled, disabledReason: hook.disabledReason,
-                                   createdAt: hook.createdMs, deliveries: (deliveries[hook.id] ?? []).map { d in
-                                       WebhookDeliveryPayload(eventID: d.eventID, event: d.kind.rawValue, state: d.state.rawValue,
-                                                              attempts: d.attempts, status: d.lastStatus, error: d.lastError,
-                                                              createdAt: d.createdMs, lastAttemptAt: d.lastAttemptMs,
-                                                              nextAttemptAt: d.state == .due ? d.nextAttemptMs : nil)
-                                   })
-                }, added: added, secret: secret)
-                self.reply(.webhooks(payload, ref: ref), to: connection)
-            }
-        }
+            let payload = WebhooksPayload(room: id.rawValue, webhooks: hooks.map { hook in
+                WebhookPayload(id: hook.id, url: hook.url, events: hook.events.map(\.rawValue), format: hook.format.rawValue,
+                               language: hook.language, enabled: hook.enabled, disabledReason: hook.disabledReason,
+                               createdAt: hook.createdMs, deliveries: (deliveries[hook.id] ?? []).map { d in
+                                   WebhookDeliveryPayload(eventID: d.eventID, event: d.kind.rawValue, state: d.state.rawValue,
+                                                          attempts: d.attempts, status: d.lastStatus, error: d.lastError,
+                                                          createdAt: d.createdMs, lastAttemptAt: d.lastAttemptMs,
+                                                          nextAttemptAt: d.state == .due ? d.nextAttemptMs : nil)
+                               })
+            }, added: added, secret: secret)
+            self?.reply(.webhooks(payload, ref: ref), to: connection)
+        })
     }
 }

@@ -15,13 +15,14 @@ import PomodoroStore
 /// Where the rest lives: the connections' table in `Sessions.swift`, each frame taken in its turn and
 /// dispatched in `RoomHub+Frames.swift`, the join workflow in `RoomHub+Join.swift` (its steps in `JoinFlow`), passcode
 /// checks in `RoomHub+Passcodes.swift`, the HTTP API in `RoomHub+HTTP.swift`, journal reads and `stats` in
-/// `RoomHub+Journal.swift`, and a live room's broadcasts, timers, commits and expiry in `RoomHub+Fanout.swift`.
+/// `RoomHub+Journal.swift`, a live room's outcomes, timers, commits and expiry in `RoomHub+Publish.swift`, and
+/// each message encoded once and written to whoever should hear it in `FanOut`.
 /// Which rooms are in memory, and the one rule for when one may leave, is `RoomRegistry`'s; rooms with
 /// schedules out of memory come back for their starts in `RoomHub+ScheduledReturns.swift`.
 ///
-/// `@unchecked Sendable`: work posted from other threads carries it back to the service thread, which alone
-/// reads or writes its state (the loop-bound values it hands off check that in debug builds).
-package final class RoomHub: @unchecked Sendable {
+/// Not `Sendable`: work posted from other threads reaches it through a `LoopBound` (`bound`), which checks in
+/// debug builds that it is back on the service thread.
+package final class RoomHub {
     package let configuration: ServerConfiguration
     package let clock: any ServerClock
     /// Where frames, closes, posted work and timers go (through the router's transport).
@@ -71,8 +72,14 @@ package final class RoomHub: @unchecked Sendable {
     var passcodeRetrying: Set<String> = []
     /// `/api` requests per address: a bucket of `apiBurst`, refilled at `apiRequestsPerSecond`.
     var apiBuckets: [String: (bucket: TokenBucket, used: Instant)] = [:]
-    package var framesSent = 0
     package let metrics = ServerMetrics()
+    /// Encodes each message once and writes it to the connections and streams that should hear it.
+    let fanOut: FanOut
+    /// Frames queued for connections (the router counts its own here too).
+    package var framesSent: Int {
+        get { fanOut.framesSent }
+        set { fanOut.framesSent = newValue }
+    }
 
     /// When a refused change last asked the database whether it is back.
     var lastProbe: Instant?
@@ -118,11 +125,19 @@ package final class RoomHub: @unchecked Sendable {
         let router = router ?? LocalRooms()
         self.router = router
         self.transport = router.transport(over: transport)
+        fanOut = FanOut(transport: self.transport, metrics: metrics, clock: clock)
         self.hashing = hashing
         rooms = RoomRegistry(capacity: configuration.limits.maxRooms, keepsStored: store != nil,
                              leadSeconds: configuration.scheduledReturnLeadSeconds,
                              index: router.indexesScheduledReturns)
         router.attach(to: self)
+    }
+
+    /// Work for the service thread that another thread finishes: the closure returned may be called on any
+    /// thread and posts `work`, with what it is given, back here (`LoopBound`, checked in debug builds).
+    func back<T: Sendable>(_ work: @escaping (T) -> Void) -> @Sendable (T) -> Void {
+        let work = LoopBound(work, loop: transport.loop), transport = transport
+        return { value in transport.post { work.value(value) } }
     }
 
     // MARK: Restoring
@@ -148,9 +163,6 @@ package final class RoomHub: @unchecked Sendable {
         }
         restoreSchedules(schedules, rooms: stored)
     }
-
-    /// Writes everything still queued for the store and waits until it is durable (at shutdown).
-    package func flushStore() { store?.flush() }
 
     package var roomCount: Int { rooms.count }
 
@@ -228,11 +240,6 @@ package final class RoomHub: @unchecked Sendable {
     package func reply(_ message: ServerMessage, to connection: ConnectionID) {
         // The router may send it its own way (through the node that runs the connection's room).
         guard let message = router.outgoing(message, to: connection) else { return }
-        if case .error(let code, _, _, _) = message { metrics.errorSent(code) }
-        let frame = OutboundFrame(WireCodec.encode(message))
-        if transport.send(frame, to: connection) {
-            framesSent += 1
-            metrics.sent(frames: 1, bytes: frame.count)
-        }
+        fanOut.send(message, to: connection)
     }
 }

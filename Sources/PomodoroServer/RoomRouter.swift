@@ -191,6 +191,35 @@ extension ConnectionID {
 
 extension RoomRouter {
     package var takesRoomsFromOtherNodes: Bool { false }
+
+    /// Why the control API does not carry a command for a room that is not in memory here, when rooms may run
+    /// on other servers and this router does not forward it (`ControlAPIForwarding`).
+    var roomRunsElsewhere: Refusal {
+        Refusal(code: .unavailable, message: "the room does not run on this node of the cluster just now; try again")
+    }
+}
+
+/// What a router that runs rooms on several servers (a cluster node) does for the control API
+/// (docs/PROTOCOL.md §16, docs/CLUSTER.md "The control API on a cluster"): any node answers.
+///
+/// The rule stays with the room: a command goes to the node that runs the room, which judges its token at
+/// delivery (`RoomHub.carryAPICommand`) and answers; the answer comes back to the HTTP request here.
+/// Every method is called on the service thread; every answer is given there.
+package protocol ControlAPIForwarding: AnyObject {
+    /// A control-API command for `room`, not in memory here: the room is taken here when nobody runs it (as a
+    /// first join takes it) and the command carried out here, or the command goes to the node that runs it.
+    /// `answer` gets the owner's answer, or `503` when it cannot be asked or does not answer in time.
+    func forwardCommand(_ body: [UInt8], room: RoomID, tokenHash: String, answer: @escaping (HTTPResponse) -> Void)
+    /// `POST /api/rooms`: takes the room's lease for making it here. `done` says `.free` when this node holds
+    /// the room and nothing is stored of it (make it now), `.exists` when it is stored or runs elsewhere.
+    func takeForCreation(_ room: RoomID, done: @escaping (CreationTake) -> Void)
+}
+
+/// What came of taking a room's lease to make it over HTTP.
+package enum CreationTake {
+    case free
+    case exists
+    case failed(Refusal)
 }
 
 /// Every room in this process: a room not in memory is read from the store, and the server may always act
@@ -208,11 +237,12 @@ package final class LocalRooms: RoomRouter {
         guard let hub, let store = hub.store else { preconditionFailure("a look-up without a store") }
         let transport = hub.transport
         let logger = hub.logger
-        store.read({ (store: any RoomStore) throws(StoreError) in try store.loadRoom(id) }) { [hub] result in
+        let hubBack = LoopBound(hub, loop: transport.loop)
+        store.read({ (store: any RoomStore) throws(StoreError) in try store.loadRoom(id) }) { result in
             if case .failure(let error) = result {
                 logger.error("could not read a room from the store", metadata: ["room": "\(id)", "error": "\(error)"])
             }
-            transport.post { hub.lookedUp(id, .stored(result)) }
+            transport.post { hubBack.value.lookedUp(id, .stored(result)) }
         }
     }
 

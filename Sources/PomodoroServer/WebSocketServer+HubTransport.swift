@@ -19,9 +19,10 @@ extension HTTPStream: HubEventStream {}
 /// Hands what the server reports to the hub. The server holds its delegate weakly: the composition root
 /// keeps this alive, and calls it on the service thread.
 final class HubDelegate: WebSocketServerDelegate, Sendable {
-    private let hub: RoomHub
+    private let bound: LoopBound<RoomHub>
+    private var hub: RoomHub { bound.value }
 
-    init(hub: RoomHub) { self.hub = hub }
+    init(hub: LoopBound<RoomHub>) { bound = hub }
 
     func server(_ server: WebSocketServer, didOpen connection: ConnectionID, peer: String) {
         hub.opened(connection, peer: peer)

@@ -41,7 +41,7 @@ public struct WebhookSettings: Sendable, Equatable {
 /// delivery's result to be written before its next is read, so deliveries go out in order, one at a time
 /// per webhook, while other webhooks' go on; a crash between a send and its write sends it again (at
 /// least once, under the same event id).
-final class WebhookDeliverer: @unchecked Sendable {
+final class WebhookDeliverer: Sendable {
     struct Result: Sendable {
         var webhook: WebhookRecord
         var delivery: WebhookDelivery
@@ -50,20 +50,20 @@ final class WebhookDeliverer: @unchecked Sendable {
         var disabled: String?
     }
 
+    /// What the service thread and the delivery thread share.
+    private struct Shared {
+        var woken = false
+        var stopped = false
+        var pacing: WebhookPacing
+    }
+
     private let store: any WebhookStore
     private let settings: WebhookSettings
     private let nowMs: @Sendable () -> Int64
     private let report: @Sendable (Result) -> Void
-    private let lock = NSLock()
-    /// Guarded by `lock`.
-    private var woken = false
-    private var stopped = false
-    private var pacing: WebhookPacing
-    /// Delivery thread only: the sends in flight, by their transfer's tag.
-    private let http: WebhookHTTP?
-    private var inFlight: [Int: (webhook: WebhookRecord, delivery: WebhookDelivery)] = [:]
-    private var lastTag = 0
-    private var thread: Thread?
+    private let shared: LockedState<Shared>
+    /// Ends the delivery thread's wait from any thread (the thread's `WebhookHTTP` polls it with its transfers).
+    private let waker: WebhookWaker
     /// How often the outbox is read without a wake-up (a new owner's rooms after a failover; retries due).
     static let pollMs: Int64 = 1_000
 
@@ -73,68 +73,73 @@ final class WebhookDeliverer: @unchecked Sendable {
         self.settings = settings
         self.nowMs = nowMs
         self.report = report
-        pacing = WebhookPacing(perMinute: settings.deliveriesPerMinute, maxInFlight: settings.maxInFlight)
-        http = WebhookHTTP()
+        shared = LockedState(Shared(pacing: WebhookPacing(perMinute: settings.deliveriesPerMinute,
+                                                          maxInFlight: settings.maxInFlight)))
+        waker = WebhookWaker()
     }
 
     func start() {
         let thread = Thread { [self] in run() }
         thread.name = "pomodoro.webhooks"
-        self.thread = thread
         thread.start()
     }
 
     /// Stops the thread; what is in flight is dropped without a result (sent again by the next run).
     func stop() {
-        lock.withLock { stopped = true }
-        http?.wake()
+        shared.withLock { $0.stopped = true }
+        waker.wake()
     }
 
     /// Something new is in the outbox: look now.
     func wake() {
-        lock.withLock { woken = true }
-        http?.wake()
+        shared.withLock { $0.woken = true }
+        waker.wake()
     }
 
     /// The result of the webhook's last delivery is written (or could not be): its next may go.
     func settled(_ room: RoomID, _ webhook: Int) {
-        lock.withLock {
-            pacing.settled(WebhookPacing.Key(room: room, webhook: webhook))
-            woken = true
+        shared.withLock {
+            $0.pacing.settled(WebhookPacing.Key(room: room, webhook: webhook))
+            $0.woken = true
         }
-        http?.wake()
+        waker.wake()
     }
 
+    /// The delivery thread: its `WebhookHTTP` and the sends in flight (by their transfer's tag) are its own.
     private func run() {
-        guard let http else { return runWithoutCurl() }
+        guard let http = WebhookHTTP(waker: waker) else { return runWithoutCurl() }
         defer { http.abandonAll() }
+        var inFlight: [Int: (webhook: WebhookRecord, delivery: WebhookDelivery)] = [:]
+        var lastTag = 0
         // When the outbox is read next, on `nowMs`'s clock.
         var readAt = nowMs()
         while true {
-            let (stop, wasWoken) = lock.withLock { () -> (Bool, Bool) in
-                defer { woken = false }
-                return (stopped, woken)
+            let (stop, wasWoken) = shared.withLock { state -> (Bool, Bool) in
+                defer { state.woken = false }
+                return (state.stopped, state.woken)
             }
             if stop { return }
             let now = nowMs()
             if wasWoken || now >= readAt {
-                readAt = now + dispatch(at: now, through: http)
+                readAt = now + dispatch(at: now, through: http, inFlight: &inFlight, lastTag: &lastTag)
             }
             for finished in http.perform() {
                 guard let sent = inFlight.removeValue(forKey: finished.tag) else { continue }
                 report(result(of: sent.delivery, to: sent.webhook, finished.result))
             }
-            let idle = lock.withLock { !woken && !stopped }
+            let idle = shared.withLock { !$0.woken && !$0.stopped }
             if idle { http.wait(upToMs: min(Self.pollMs, max(0, readAt - nowMs()))) }
         }
     }
 
     /// Reads the outbox and starts what may go now; returns how long until the outbox is worth reading again.
-    private func dispatch(at now: Int64, through http: WebhookHTTP) -> Int64 {
-        let mark = lock.withLock { pacing.readMark }
+    private func dispatch(at now: Int64, through http: WebhookHTTP,
+                          inFlight: inout [Int: (webhook: WebhookRecord, delivery: WebhookDelivery)],
+                          lastTag: inout Int) -> Int64 {
+        let mark = shared.withLock { $0.pacing.readMark }
         let heads: [(WebhookRecord, WebhookDelivery)]
         do { heads = try store.nextDeliveries(limit: 200) } catch { return Self.pollMs }
-        let plan = lock.withLock { pacing.plan(heads, readAt: mark, now: now, pollMs: Self.pollMs) }
+        let plan = shared.withLock { $0.pacing.plan(heads, readAt: mark, now: now, pollMs: Self.pollMs) }
         for (webhook, delivery) in plan.send {
             lastTag += 1
             if let failure = http.start(request(delivery, to: webhook), tag: lastTag) {
@@ -149,16 +154,16 @@ final class WebhookDeliverer: @unchecked Sendable {
     /// libcurl could not start: every due delivery fails its attempts (and is retried, then given up), so
     /// the hosts see why in their lists.
     private func runWithoutCurl() {
-        while !lock.withLock({ stopped }) {
+        while !shared.withLock({ $0.stopped }) {
             let now = nowMs()
-            let mark = lock.withLock { pacing.readMark }
+            let mark = shared.withLock { $0.pacing.readMark }
             if let heads = try? store.nextDeliveries(limit: 200) {
-                let plan = lock.withLock { pacing.plan(heads, readAt: mark, now: now, pollMs: Self.pollMs) }
+                let plan = shared.withLock { $0.pacing.plan(heads, readAt: mark, now: now, pollMs: Self.pollMs) }
                 for (webhook, delivery) in plan.send {
                     report(result(of: delivery, to: webhook, .failure(.transport("libcurl could not start"))))
                 }
             }
-            usleep(useconds_t(Self.pollMs * 1000))
+            waker.wait(upToMs: Self.pollMs)
         }
     }
 

@@ -10,8 +10,9 @@ import Glibc
 /// (`WebhookAddress`), so a name resolving to a private address is refused at the moment of connecting,
 /// every attempt. Names are resolved by libcurl's resolver threads, never blocking the driving thread.
 ///
-/// Confined to the thread that drives it, except `wake()`, which any thread may call.
-final class WebhookHTTP: @unchecked Sendable {
+/// Confined to the thread that drives it (not Sendable); other threads end its `wait` through its
+/// `WebhookWaker`, which it polls with the transfers.
+final class WebhookHTTP {
     struct Request {
         var url: String
         var body: [UInt8]
@@ -47,13 +48,15 @@ final class WebhookHTTP: @unchecked Sendable {
     static let initialised: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
 
     private let multi: UnsafeMutableRawPointer
+    private let waker: WebhookWaker
     /// The transfers running, by their easy handle.
     private var running: [UnsafeMutableRawPointer: Transfer] = [:]
 
     /// nil when libcurl cannot start.
-    init?() {
+    init?(waker: WebhookWaker) {
         guard Self.initialised, let multi = curl_multi_init() else { return nil }
         self.multi = multi
+        self.waker = waker
     }
 
     deinit {
@@ -134,14 +137,13 @@ final class WebhookHTTP: @unchecked Sendable {
     }
 
     /// Waits up to `ms` for a transfer to have something to do (libcurl's own timers shorten it), or for
-    /// `wake()`.
+    /// the waker.
     func wait(upToMs ms: Int64) {
         var ready: Int32 = 0
-        _ = curl_multi_poll(multi, nil, 0, Int32(clamping: ms), &ready)
+        var extra = curl_waitfd(fd: waker.fd, events: Int16(CURL_WAIT_POLLIN), revents: 0)
+        _ = curl_multi_poll(multi, &extra, 1, Int32(clamping: ms), &ready)
+        if extra.revents != 0 { waker.drain() }
     }
-
-    /// Ends a `wait` now, or the next one at once. Any thread.
-    func wake() { _ = curl_multi_wakeup(multi) }
 
     /// Drops every running transfer without a result (the deliverer is stopping: what was in flight is sent
     /// again by the next run, under the same event id).
@@ -151,6 +153,49 @@ final class WebhookHTTP: @unchecked Sendable {
             transfer.release()
         }
         running.removeAll()
+    }
+}
+
+/// Ends a wait of the delivery thread from any thread: a non-blocking pipe whose reading end `WebhookHTTP.wait`
+/// polls beside its transfers (and `wait(upToMs:)` alone when libcurl could not start). A wake-up before the
+/// wait ends it at once; many before it end it once.
+final class WebhookWaker: Sendable {
+    /// The reading end, polled; `writer` is written to wake.
+    let fd: Int32
+    private let writer: Int32
+
+    init() {
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) == 0 {
+            for end in ends {
+                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            }
+        }
+        fd = ends[0]
+        writer = ends[1]
+    }
+
+    deinit {
+        if fd >= 0 { close(fd) }
+        if writer >= 0 { close(writer) }
+    }
+
+    func wake() {
+        var one: UInt8 = 1
+        _ = write(writer, &one, 1)  // a full pipe already holds a wake-up
+    }
+
+    /// Clears the wake-ups so far.
+    func drain() {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        while read(fd, &bytes, bytes.count) > 0 {}
+    }
+
+    /// Waits up to `ms` for a wake-up, and clears it.
+    func wait(upToMs ms: Int64) {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        if poll(&entry, 1, Int32(clamping: ms)) > 0 { drain() }
     }
 }
 

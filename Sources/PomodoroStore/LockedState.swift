@@ -41,6 +41,17 @@ public final class LockedState<State>: @unchecked Sendable {  // safe: `state` i
         return try body(&state)
     }
 
+    /// As `withLock(when:_:)`, waiting until `deadline` at most: `body` then runs whether `ready` holds or not.
+    public func withLock<Result, Failure: Error>(
+        when ready: (borrowing State) -> Bool, orUntil deadline: Date,
+        _ body: (inout sending State) throws(Failure) -> sending Result
+    ) throws(Failure) -> sending Result {
+        condition.lock()
+        defer { condition.unlock() }
+        while !ready(state), condition.wait(until: deadline) {}
+        return try body(&state)
+    }
+
     /// Wakes one thread waiting in `withLock(when:_:)`.
     public func signal() {
         condition.lock()

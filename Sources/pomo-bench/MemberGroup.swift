@@ -1,24 +1,75 @@
 import Dispatch
+import Synchronization
 import PomodoroBench
 import PomodoroClient
 import PomodoroNet
 import PomodoroProtocol
 
 /// The members on one client service thread: one libwebsockets context, its connections, and what they
-/// saw. Everything here is touched only on that thread; the generator reaches it through `sync`, which
-/// runs a closure there and waits for it.
+/// saw (`GroupMembers`, reached only on that thread through a `LoopBound`). The generator reaches them
+/// through `sync`, which runs a closure there and waits for it, or by posting work there.
 ///
 /// Several groups spread the connections over several threads, so that reading thousands of frames
 /// arriving in the same millisecond (a tick to a room of 5,000) does not queue behind one thread.
-/// `@unchecked Sendable`: confined to the service thread, as the server's hub is.
-final class MemberGroup: @unchecked Sendable {
+final class MemberGroup: Sendable {
+    let client: WebSocketClient
+    private let members: LoopBound<GroupMembers>
+
+    init(number: Int, plan: BenchPlan, addresses: [ServerAddress]) throws {
+        // Sized for a 10,000-member room's `state` (about 1.7 MB), which arrives whole before it is skipped.
+        client = try WebSocketClient(maxMessageBytes: 1 << 23)
+        members = LoopBound(GroupMembers(number: number, plan: plan, addresses: addresses, client: client), loop: client)
+        client.start()
+    }
+
+    /// Runs `body` on the service thread and returns its result.
+    func sync<T: Sendable>(_ body: @escaping @Sendable (GroupMembers) -> T) -> T {
+        let done = DispatchSemaphore(value: 0)
+        let result = Handoff<T>()
+        client.post { [members] in
+            result.value.withLock { $0 = body(members.value) }
+            done.signal()
+        }
+        done.wait()
+        return result.value.withLock { $0! }
+    }
+
+    /// Opens the connections of members `indices` (all of this group's).
+    func connect(_ indices: [Int]) {
+        client.post { [members] in members.value.connect(indices) }
+    }
+
+    /// The starters of rooms in `range` start their rooms.
+    func startRooms(_ range: Range<Int>) {
+        client.post { [members] in members.value.startRooms(range) }
+    }
+
+    func setWindow(_ window: TickWindow) {
+        client.post { [members] in members.value.window = window }
+    }
+
+    /// Members welcomed, and members whose join is over one way or the other (welcomed, or ended first).
+    var joinProgress: (welcomed: Int, settled: Int) {
+        sync { ($0.welcomedCount, $0.settledCount) }
+    }
+
+    var connectionsOpen: Int { sync { $0.members.filter(\.isConnected).count } }
+
+    /// What this group observed, ending the run for its members (closes from now on are expected).
+    func finish(withSamples: Bool, owners: [Int: Int]) -> GroupMembers.Harvest {
+        sync { $0.finish(withSamples: withSamples, owners: owners) }
+    }
+}
+
+/// One group's members and what they saw: on the group's service thread only.
+final class GroupMembers {
     let client: WebSocketClient
     private let plan: BenchPlan
     /// The servers, one per node: member i connects to `addresses[plan.node(ofMember: i)]`.
     private let addresses: [ServerAddress]
     private let number: Int
     /// The members whose `plan.thread(ofMember:)` is `number`, and where each sits in `members`.
-    private var members: [SimulatedMember]
+    private(set) var members: [SimulatedMember]
     private let slotOfMember: [Int: Int]
     private var connections: [ClientConnectionID?]
     /// The node each member is connected (or connecting) to: the plan's, then the next one after each
@@ -32,17 +83,18 @@ final class MemberGroup: @unchecked Sendable {
     private var timers: [Int: CommandTimer] = [:]
     /// Each measured tick's room and boundary, beside `delays`, for `--samples`.
     private var samples: [(room: Int, boundaryMs: Int64)] = []
-    private var window: TickWindow?
+    var window: TickWindow?
     private var framesInWindow = 0
     private var bytesInWindow = 0
     /// Members welcomed, and members whose join is over one way or the other (welcomed, or ended first).
-    private var welcomedCount = 0
-    private var settledCount = 0
+    private(set) var welcomedCount = 0
+    private(set) var settledCount = 0
 
-    init(number: Int, plan: BenchPlan, addresses: [ServerAddress]) throws {
+    init(number: Int, plan: BenchPlan, addresses: [ServerAddress], client: WebSocketClient) {
         self.number = number
         self.plan = plan
         self.addresses = addresses
+        self.client = client
         let mine = (0..<plan.members).filter { plan.thread(ofMember: $0) == number }
         members = mine.map { SimulatedMember(index: $0, plan: plan) }
         slotOfMember = Dictionary(uniqueKeysWithValues: mine.enumerated().map { ($1, $0) })
@@ -51,40 +103,26 @@ final class MemberGroup: @unchecked Sendable {
         for (slot, index) in mine.enumerated() where plan.isCommandSender(index) {
             timers[slot] = CommandTimer(member: index)
         }
-        // Sized for a 10,000-member room's `state` (about 1.7 MB), which arrives whole before it is skipped.
-        client = try WebSocketClient(maxMessageBytes: 1 << 23)
-        client.start()
     }
 
-    /// Runs `body` on the service thread and returns its result.
-    func sync<T: Sendable>(_ body: @escaping @Sendable (MemberGroup) -> T) -> T {
-        let done = DispatchSemaphore(value: 0)
-        let box = Box<T>()
-        client.post { [self] in
-            box.value = body(self)
-            done.signal()
-        }
-        done.wait()
-        return box.value!
-    }
+    /// This object as work posted from other threads may carry it back here.
+    private var bound: LoopBound<GroupMembers> { LoopBound(self, loop: client) }
 
     /// Opens the connections of members `indices` (all of this group's).
     func connect(_ indices: [Int]) {
-        client.post { [self] in
-            let now = System.wallNowMs()
-            for index in indices {
-                guard let slot = slotOfMember[index] else { continue }
-                open(slot, at: now)
-            }
+        let now = System.wallNowMs()
+        for index in indices {
+            guard let slot = slotOfMember[index] else { continue }
+            open(slot, at: now)
         }
     }
 
     /// On the service thread: asks for member `slot`'s connection to its node.
-    private func open(_ slot: Int, at now: Double) {
+    fileprivate func open(_ slot: Int, at now: Double) {
         apply(.connectRequested(atMs: now), to: slot)
         let address = addresses[nodeOfSlot[slot]]
         connections[slot] = client.connect(host: address.host, port: address.port, path: address.path) {
-            [self] event in receive(event, slot: slot)
+            [bound] event in bound.value.receive(event, slot: slot)
         }
     }
 
@@ -101,10 +139,10 @@ final class MemberGroup: @unchecked Sendable {
         case .refused: Self.retrySeconds
         case .roomMoved: Self.firstBackOffSeconds * Double.random(in: 0.75..<1.25)
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + wait) { [self] in
-            client.post { [self] in
-                guard members[slot].stage == .reconnecting else { return }
-                open(slot, at: System.wallNowMs())
+        DispatchQueue.global().asyncAfter(deadline: .now() + wait) { [client, bound] in
+            client.post {
+                guard bound.value.members[slot].stage == .reconnecting else { return }
+                bound.value.open(slot, at: System.wallNowMs())
             }
         }
     }
@@ -117,23 +155,10 @@ final class MemberGroup: @unchecked Sendable {
 
     /// The starters of rooms in `range` start their rooms.
     func startRooms(_ range: Range<Int>) {
-        client.post { [self] in
-            for slot in members.indices where members[slot].isStarter && range.contains(members[slot].room) {
-                apply(.startRoom, to: slot)
-            }
+        for slot in members.indices where members[slot].isStarter && range.contains(members[slot].room) {
+            apply(.startRoom, to: slot)
         }
     }
-
-    func setWindow(_ window: TickWindow) {
-        client.post { [self] in self.window = window }
-    }
-
-    /// Members welcomed, and members whose join is over one way or the other (welcomed, or ended first).
-    var joinProgress: (welcomed: Int, settled: Int) {
-        sync { ($0.welcomedCount, $0.settledCount) }
-    }
-
-    var connectionsOpen: Int { sync { $0.members.filter(\.isConnected).count } }
 
     /// What this group observed, ending the run for its members (closes from now on are expected).
     struct Harvest: Sendable {
@@ -152,25 +177,23 @@ final class MemberGroup: @unchecked Sendable {
 
     /// `owners`: the node running each room as the nodes said, where known (else the plan's).
     func finish(withSamples: Bool, owners: [Int: Int]) -> Harvest {
-        sync { group in
-            for slot in group.members.indices { group.apply(.finishing, to: slot) }
-            let lines = !withSamples ? [] : zip(group.samples, group.delays).map { "\($0.room) \($0.boundaryMs) \($1)" }
-            let onOwner = group.delayMember.map { group.plan.isOnOwnerNode($0, owners: owners) }
-            let owner = zip(group.delays, onOwner).filter { $0.1 }.map { $0.0 }
-            let relayed = zip(group.delays, onOwner).filter { !$0.1 }.map { $0.0 }
-            let timers = group.timers.sorted { $0.key < $1.key }.map {
-                (onOwner: group.plan.isOnOwnerNode(group.members[$0.key].index, owners: owners), timer: $0.value)
-            }
-            return Harvest(members: group.members, problems: group.problems, delays: group.delays,
-                           ownerDelays: owner, relayedDelays: relayed, timers: timers,
-                           isProbe: group.number == group.plan.threads, sampleLines: lines,
-                           framesInWindow: group.framesInWindow, bytesInWindow: group.bytesInWindow)
+        for slot in members.indices { apply(.finishing, to: slot) }
+        let lines = !withSamples ? [] : zip(samples, delays).map { "\($0.room) \($0.boundaryMs) \($1)" }
+        let onOwner = delayMember.map { plan.isOnOwnerNode($0, owners: owners) }
+        let owner = zip(delays, onOwner).filter { $0.1 }.map { $0.0 }
+        let relayed = zip(delays, onOwner).filter { !$0.1 }.map { $0.0 }
+        let timers = timers.sorted { $0.key < $1.key }.map {
+            (onOwner: plan.isOnOwnerNode(members[$0.key].index, owners: owners), timer: $0.value)
         }
+        return Harvest(members: members, problems: problems, delays: delays,
+                       ownerDelays: owner, relayedDelays: relayed, timers: timers,
+                       isProbe: number == plan.threads, sampleLines: lines,
+                       framesInWindow: framesInWindow, bytesInWindow: bytesInWindow)
     }
 
     // MARK: On the service thread
 
-    private func receive(_ event: ClientEvent, slot: Int) {
+    fileprivate func receive(_ event: ClientEvent, slot: Int) {
         switch event {
         case .opened:
             apply(.opened, to: slot)
@@ -264,8 +287,7 @@ final class MemberGroup: @unchecked Sendable {
     }
 }
 
-/// Carries a result from the service thread to the thread waiting in `sync`, which reads it only after
-/// the semaphore orders the write before the read.
-private final class Box<T>: @unchecked Sendable {
-    var value: T?
+/// Carries a result from the service thread to the thread waiting in `sync`.
+private final class Handoff<T: Sendable>: Sendable {
+    let value = Mutex<T?>(nil)
 }

@@ -168,6 +168,7 @@ struct FullScreenView {
     }
 
     func run() async -> SessionEnd {
+        var hooks = hooks
         let terminal = RawTerminal()
         let (inputs, sink) = AsyncStream.makeStream(of: Input.self)
         let sessionTask = Task { await session.run() }
@@ -198,7 +199,7 @@ struct FullScreenView {
             switch input {
             case .session(let event):
                 remember(event, in: stateFile, address: address, room: room, name: name)
-                hooks?.observe(event)
+                await hooks?.observe(event)
                 effects = dashboard.handle(event)
                 if case .ended(let why) = event {
                     end = why
@@ -291,6 +292,7 @@ struct PlainLinesView {
     let words: Words
 
     func run() async -> SessionEnd {
+        var hooks = hooks
         let signals = SignalWatcher([SIGINT, SIGTERM, SIGHUP]) { [session] _ in session.stop() }
         defer { signals.cancel() }
         let sessionTask = Task { await session.run() }
@@ -299,7 +301,7 @@ struct PlainLinesView {
         var end = SessionEnd.stopped
         for await event in session.events {
             remember(event, in: stateFile, address: address, room: room, name: name)
-            hooks?.observe(event)
+            await hooks?.observe(event)
             for line in lines.lines(for: event) { printLine(line) }
             if case .ended(let why) = event { end = why }
         }
@@ -309,8 +311,8 @@ struct PlainLinesView {
 }
 
 /// The local hooks of one `pomo join`: which events are phase changes, and the runner that starts the commands
-/// without waiting for them.
-final class PhaseHooks: @unchecked Sendable {
+/// without waiting for them. A value: the one loop that handles session events keeps it and changes it.
+struct PhaseHooks: Sendable {
     private var trigger: PhaseHookTrigger
     private let runner: HookRunner
 
@@ -319,8 +321,7 @@ final class PhaseHooks: @unchecked Sendable {
         self.runner = runner
     }
 
-    /// Called from the one loop that handles session events, never from two at once.
-    func observe(_ event: SessionEvent) {
-        if let change = trigger.observe(event) { runner.fire(change) }
+    mutating func observe(_ event: SessionEvent) async {
+        if let change = trigger.observe(event) { await runner.fire(change) }
     }
 }

@@ -108,7 +108,7 @@ struct HookRunnerTests {
         let out = folder + "/env.txt"
         let runner = HookRunner(commands: ["env | grep '^POMO_' | sort > \(out).tmp && mv \(out).tmp \(out); echo hello from the hook"],
                                 logPath: folder + "/state/hooks.log", environment: ["PATH": "/usr/bin:/bin"])
-        runner.fire(Self.focus)
+        await runner.fire(Self.focus)
         let text = try await waitForFile(out, "the hook's environment")
         let lines = Set(text.split(separator: "\n").map(String.init))
         #expect(lines.contains("POMO_PHASE=focus"))
@@ -132,9 +132,9 @@ struct HookRunnerTests {
         // The hook holds until the test releases it, then notes which phase it was told of.
         let runner = HookRunner(commands: ["while [ ! -e \(release) ]; do sleep 0.02; done; echo \"$POMO_PHASE $POMO_STATUS\" >> \(runs)"],
                                 logPath: folder + "/hooks.log", environment: ["PATH": "/usr/bin:/bin"])
-        runner.fire(Self.focus)
+        await runner.fire(Self.focus)
         // fire returned though the hook cannot have ended: it was not waited for.
-        #expect(!runner.isIdle)
+        #expect(await !runner.isIdle)
         #expect(!FileManager.default.fileExists(atPath: runs))
         var paused = Self.focus
         paused.status = .paused
@@ -144,16 +144,14 @@ struct HookRunnerTests {
         idle.phase = .idle
         idle.status = .idle
         // Three changes while it runs: only the latest waits.
-        runner.fire(paused)
-        runner.fire(rest)
-        runner.fire(idle)
+        await runner.fire(paused)
+        await runner.fire(rest)
+        await runner.fire(idle)
         FileManager.default.createFile(atPath: release, contents: Data())
         let text = try await waitForFile(runs, "two runs") { $0.split(separator: "\n").count >= 2 }
-        try await onOwnThread {
-            let deadline = TestTime.deadline(10)
-            while !runner.isIdle && Date() < deadline { usleep(20_000) }
-        }
-        #expect(runner.isIdle)
+        let deadline = TestTime.deadline(10)
+        while await !runner.isIdle, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(await runner.isIdle)
         let final = String(decoding: FileManager.default.contents(atPath: runs) ?? Data(), as: UTF8.self)
         #expect(final.split(separator: "\n") == ["focus running", "idle idle"], "run for the first and the latest: \(text)")
         let log = String(decoding: FileManager.default.contents(atPath: folder + "/hooks.log") ?? Data(), as: UTF8.self)
@@ -165,7 +163,7 @@ struct HookRunnerTests {
         let log = folder + "/hooks.log"
         FileManager.default.createFile(atPath: log, contents: Data(repeating: UInt8(ascii: "x"), count: 2000))
         let runner = HookRunner(commands: ["echo fresh"], logPath: log, logLimit: 1000, environment: ["PATH": "/usr/bin:/bin"])
-        runner.fire(Self.focus)
+        await runner.fire(Self.focus)
         let text = try await waitForFile(log, "the new log") { $0.contains("exit 0") }
         #expect(!text.contains("xxxx"))
         #expect(FileManager.default.contents(atPath: log + ".1")?.count == 2000)

@@ -6,16 +6,16 @@ import Foundation
 /// Bounded: a hook runs at most once at a time. A change that comes while it still runs waits, and only the
 /// latest one waits: three quick changes during a slow hook run it twice (now and for the last change),
 /// never three times stacked. The log starts again (the old one kept as `hooks.log.1`) past `logLimit`.
-public final class HookRunner: @unchecked Sendable {
+/// An actor: a change fired and a hook's end (told on the process's own thread) take their turns.
+public actor HookRunner {
     public let commands: [String]
     public let logPath: String?
     public let logLimit: Int
 
-    private let lock = NSLock()
     /// Per command: whether it runs, and the change that waits for it.
     private var running: [Bool]
     private var waiting: [PhaseChange?]
-    private var inherited: [String: String]
+    private let inherited: [String: String]
 
     public init(commands: [String], logPath: String?, logLimit: Int = 1 << 20,
                 environment: [String: String] = ProcessInfo.processInfo.environment) {
@@ -35,17 +35,14 @@ public final class HookRunner: @unchecked Sendable {
     /// Starts every hook for `change` (or queues it behind a run still going); returns at once.
     public func fire(_ change: PhaseChange) {
         for index in commands.indices {
-            lock.lock()
             if running[index] {
                 let replaced = waiting[index] != nil
                 waiting[index] = change
-                lock.unlock()
                 log("\(stamp()) hook still running, \(replaced ? "replacing the waiting change with" : "waiting:") "
                     + "\(change.phase.rawValue) \(change.status.rawValue): \(commands[index])\n")
                 continue
             }
             running[index] = true
-            lock.unlock()
             start(index, change)
         }
     }
@@ -67,7 +64,7 @@ public final class HookRunner: @unchecked Sendable {
             let how = finished.terminationReason == .exit ? "exit \(finished.terminationStatus)"
                 : "killed by signal \(finished.terminationStatus)"
             self.log("\(self.stamp()) \(how) after \(seconds) s: \(command)\n")
-            self.finished(index)
+            Task { await self.finished(index) }
         }
         log("\(stamp()) \(change.room) \(change.phase.rawValue) \(change.status.rawValue): \(command)\n")
         do {
@@ -80,28 +77,21 @@ public final class HookRunner: @unchecked Sendable {
     }
 
     private func finished(_ index: Int) {
-        lock.lock()
         guard let next = waiting[index] else {
             running[index] = false
-            lock.unlock()
             return
         }
         waiting[index] = nil
-        lock.unlock()
         start(index, next)
     }
 
     /// Whether any hook runs or waits (for tests and for a tidy exit).
-    public var isIdle: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return !running.contains(true)
-    }
+    public var isIdle: Bool { !running.contains(true) }
 
-    private func stamp() -> String { PhaseChange.iso8601(Int64(Date().timeIntervalSince1970 * 1000)) }
+    nonisolated private func stamp() -> String { PhaseChange.iso8601(Int64(Date().timeIntervalSince1970 * 1000)) }
 
     /// The log, opened for appending (a fresh descriptor per run: the child keeps its own copy).
-    private func openLog() -> FileHandle? {
+    nonisolated private func openLog() -> FileHandle? {
         guard let logPath else { return nil }
         let directory = (logPath as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
@@ -112,7 +102,7 @@ public final class HookRunner: @unchecked Sendable {
         return fd >= 0 ? FileHandle(fileDescriptor: fd, closeOnDealloc: true) : nil
     }
 
-    private func log(_ line: String) {
+    nonisolated private func log(_ line: String) {
         guard let handle = openLog() else { return }
         handle.write(Data(line.utf8))
         try? handle.close()

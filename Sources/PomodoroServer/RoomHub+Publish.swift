@@ -4,7 +4,8 @@ import PomodoroProtocol
 import PomodoroStore
 
 // A live room's side of the hub: making and bringing back rooms, their timers, what a room call produced
-// turned into broadcasts (crowds throttled, held until the store has what they announce), and expiry.
+// turned into broadcasts for the fan-out (`FanOut`: crowds throttled, held until the store has what they
+// announce), and expiry.
 
 extension RoomHub {
     // MARK: Rooms in memory
@@ -15,8 +16,8 @@ extension RoomHub {
     package func bringBack(_ stored: StoredRoom, at now: ClockReading, handedOff: Bool = false) -> RoomEntry {
         let id = stored.record.id
         var room = restored(stored, at: now)
-        // On a cluster, whatever takes a room its last owner ran until now (a hand-off, a join, its
-        // schedules) brings it back as handed off: its members are on their way.
+        // Whatever takes a room another server ran until now (a hand-off, a join, its schedules) brings it
+        // back as handed off: its members are on their way.
         let handedOff = handedOff || (router.takesRoomsFromOtherNodes && room.membersWereHere(at: now.monotonic))
         let outcome = room.resumeAfterRestart(at: now.monotonic, handedOff: handedOff)
         let entry = makeEntry(room, passcode: PasscodeVerifier.lock(stored: stored.passcode, room: id, logger: logger))
@@ -102,7 +103,7 @@ extension RoomHub {
             let letOut = clock.now().monotonic
             metrics.tickSent(tick, at: letOut)
             metrics.tick(tick, reached: .letOut, at: letOut)
-            broadcast(.tick(tickMessage), in: entry, timing: tick)
+            fanOut.broadcast(.tick(tickMessage), in: entry, timing: tick)
         }
         save(entry, at: now, webhooks: webhookChanges(outcome, in: entry, at: now))
         // A tick is not a change: it goes out at its moment, ahead of any commit in flight, unless it carries
@@ -110,9 +111,9 @@ extension RoomHub {
         let tickFirst = tickMessage.map(entry.tickMayPass) ?? false
         if tickFirst { sendTick() }
         entry.announce { [self] in
-            for message in messages { broadcast(message, in: entry) }
+            for message in messages { fanOut.broadcast(message, in: entry) }
             if !tickFirst { sendTick() }
-            if let state { broadcast(state, in: entry, except: skip) }
+            if let state { fanOut.broadcast(state, in: entry, except: skip) }
         }
         if dropIfExpired(roomID, entry, at: now) { return }
         // A room kept past its empty lifetime (members within their grace, a scheduled start coming) has that
@@ -158,23 +159,7 @@ extension RoomHub {
         catchUp(entry, at: now)
         guard entry.statePending else { return }   // the catch-up's own state stood for it
         let state = ServerMessage.state(stateSent(in: entry, at: now))
-        entry.announce { [self] in broadcast(state, in: entry) }
-    }
-
-    /// `timing`: the tick this message carries, whose write pass is measured (`ServerMetrics.TickStage`).
-    func broadcast(_ message: ServerMessage, in entry: RoomEntry, except skip: ConnectionID? = nil, timing tick: Tick? = nil) {
-        entry.announced(message)
-        if !entry.streams.isEmpty { stream(message, in: entry) }
-        guard !entry.connections.isEmpty || !entry.observers.isEmpty else { return }
-        let frame = OutboundFrame(WireCodec.encode(message))
-        // The same bytes for all (the router's transport sends them once to each other node with any of them).
-        let recipients = entry.connections.values.filter { $0 != skip } + entry.observers.filter { $0 != skip }
-        // A tick's write pass is timed: its first frame is written as it begins, its last as it ends.
-        if let tick { metrics.tick(tick, reached: .firstWrite, at: clock.now().monotonic) }
-        let sent = transport.send(frame, toAll: recipients)
-        if let tick, sent > 0 { metrics.tick(tick, reached: .lastWrite, at: clock.now().monotonic) }
-        framesSent += sent
-        metrics.sent(frames: sent, bytes: sent * frame.count)
+        entry.announce { [self] in fanOut.broadcast(state, in: entry) }
     }
 
     // MARK: Commits and expiry
@@ -197,22 +182,19 @@ extension RoomHub {
         entry.uncommitted += 1
         let roomID = entry.room.id
         let committing = entry.serial
-        let transport = transport
-        store.enqueue(changes) { [self] error in
-            transport.post { [self] in
-                if let error {
-                    logger.error("could not commit a room's changes", metadata: ["room": "\(roomID)", "error": "\(error)"])
-                }
-                // The room may have been dropped meanwhile (and even made anew, with commits of its own):
-                // then nobody is left to hear what it held.
-                guard let entry = rooms[roomID], entry.serial == committing else { return }
-                entry.uncommitted -= 1
-                guard entry.uncommitted == 0 else { return }
-                let waiting = entry.held ?? []
-                entry.held = nil
-                for announce in waiting { announce() }
+        store.enqueue(changes, completion: back { [self] error in
+            if let error {
+                logger.error("could not commit a room's changes", metadata: ["room": "\(roomID)", "error": "\(error)"])
             }
-        }
+            // The room may have been dropped meanwhile (and even made anew, with commits of its own):
+            // then nobody is left to hear what it held.
+            guard let entry = rooms[roomID], entry.serial == committing else { return }
+            entry.uncommitted -= 1
+            guard entry.uncommitted == 0 else { return }
+            let waiting = entry.held ?? []
+            entry.held = nil
+            for announce in waiting { announce() }
+        })
     }
 
     /// Takes the room out of memory if the one rule (`RoomRegistry.reasonToStay`) lets it go: its schedules
@@ -249,8 +231,8 @@ extension RoomHub {
         for connection in entry.connections.values {
             sessions[connection]?.room = nil
             sessions[connection]?.member = nil
-            // Handing the room off, a member relayed from another node is not sent away: its own node joins it
-            // to the room's new owner, as whenever a room moves.
+            // Handing the room off, a member whose connection another server holds is not sent away: that
+            // server joins it to the room's new owner, as whenever a room moves.
             if handingOff && connection.isRemote { continue }
             transport.close(connection, code: code, reason: reason)
         }
