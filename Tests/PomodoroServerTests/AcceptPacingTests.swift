@@ -11,48 +11,57 @@ import Testing
 struct AcceptPacingTests {
     @Test func aTurnTakesItsShareAndHoldsTheRest() {
         var pacer = AcceptPacer(perTurn: 2)
-        #expect(pacer.accepted(in: 7) == .takeOn)
-        #expect(pacer.accepted(in: 7) == .takeOn)
-        #expect(pacer.accepted(in: 7) == .hold)
-        #expect(pacer.hold(30), "the first held asks for a later turn")
+        let verdicts = (0..<3).map { _ in pacer.accepted(in: 7) }
+        #expect(verdicts == [.takeOn, .takeOn, .hold])
+        let asksForATurn = pacer.hold(30)
+        #expect(asksForATurn, "the first held asks for a later turn")
         // A new turn does not let a newcomer pass those held before it.
-        #expect(pacer.accepted(in: 8) == .hold)
-        #expect(!pacer.hold(31), "a later turn is already asked for")
+        let newcomer = pacer.accepted(in: 8)
+        #expect(newcomer == .hold)
+        let asksAgain = pacer.hold(31)
+        #expect(!asksAgain, "a later turn is already asked for")
         #expect(pacer.held == [30, 31])
         #expect(pacer.heldInAll == 2)
     }
 
     @Test func heldConnectionsGoOldestFirstAShareATurn() {
         var pacer = AcceptPacer(perTurn: 2)
+        var verdicts: [AcceptPacer.Verdict] = []
         for descriptor: Int32 in [40, 41, 42, 43, 44] {
-            #expect(pacer.accepted(in: 1) == (descriptor < 42 ? .takeOn : .hold))
-            if descriptor >= 42 { _ = pacer.hold(descriptor) }
+            verdicts.append(pacer.accepted(in: 1))
+            if verdicts.last == .hold { _ = pacer.hold(descriptor) }
         }
+        #expect(verdicts == [.takeOn, .takeOn, .hold, .hold, .hold])
         // The release is a later turn, even within the same millisecond of the loop's time.
         let first = pacer.release(in: 1)
         #expect(first.descriptors == [42, 43])
         #expect(first.more)
         // That turn's share is spent: a newcomer waits behind the last one held.
-        #expect(pacer.accepted(in: 1) == .hold)
+        let newcomer = pacer.accepted(in: 1)
+        #expect(newcomer == .hold)
         _ = pacer.hold(45)
         let second = pacer.release(in: 2)
         #expect(second.descriptors == [44, 45])
         #expect(!second.more)
         // Nothing held any more: a new turn takes newcomers on again.
-        #expect(pacer.accepted(in: 3) == .takeOn)
+        let later = pacer.accepted(in: 3)
+        #expect(later == .takeOn)
         #expect(pacer.heldInAll == 4)
     }
 
     @Test func aServerThatEndsHandsBackWhatItHeld() {
         var pacer = AcceptPacer(perTurn: 1)
-        #expect(pacer.accepted(in: 1) == .takeOn)
-        #expect(pacer.accepted(in: 1) == .hold)
+        let verdicts = [pacer.accepted(in: 1), pacer.accepted(in: 1)]
+        #expect(verdicts == [.takeOn, .hold])
         _ = pacer.hold(50)
-        #expect(pacer.accepted(in: 2) == .hold)
+        let newcomer = pacer.accepted(in: 2)
+        #expect(newcomer == .hold)
         _ = pacer.hold(51)
-        #expect(pacer.releaseAll() == [50, 51])
+        let ending = pacer.releaseAll()
+        #expect(ending == [50, 51])
         #expect(pacer.held.isEmpty)
-        #expect(pacer.release(in: 3).descriptors.isEmpty)
+        let afterwards = pacer.release(in: 3)
+        #expect(afterwards.descriptors.isEmpty)
     }
 
     /// A crowd whose requests are all waiting when the loop next looks, more than a turn takes on: every one
