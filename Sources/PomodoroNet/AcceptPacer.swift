@@ -4,7 +4,7 @@
 /// connection inserts two (the handshake's, then the header table's) after walking the list from its head:
 /// with every connection in handshake on it, taking on `n` connections in one turn costs `n²` steps. Its
 /// listening socket takes every connection the kernel holds in one turn (up to the backlog, 4,096 here), so a
-/// storm of joins spent most of its time walking that list (`lws_dll2_add_sorted`, 72 % of the server's CPU
+/// storm of joins spent most of its time walking that list (`lws_dll2_add_sorted`, about 70% of the server's CPU
 /// under 10,000 connections at once). Taking on at most `perTurn` a turn keeps the list short: the connections
 /// of one turn finish their handshake in the next (their first bytes are already there: the listening socket
 /// defers accepting until they arrive), which takes them off it.
