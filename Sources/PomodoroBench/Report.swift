@@ -62,6 +62,9 @@ public struct RunObservations: Sendable {
     public var commandTimers: [(onOwner: Bool, timer: CommandTimer)] = []
     /// The node running each room as the nodes said after the window (`--owners`), where known.
     public var owners: [Int: Int] = [:]
+    /// The server's CPU time (one server) from the first connection asked for until every member's join was
+    /// over, in seconds: what the joins cost it, which a busy machine changes less than their wall time.
+    public var joinServerCPUSeconds: Double?
 
     public init(scenario: String?, plan: BenchPlan, members: [SimulatedMember], problems: [Problem: Int],
                 tickDelaysMs: [Double], probeTickDelaysMs: [Double] = [], window: TickWindow, framesInWindow: Int, bytesInWindow: Int,
@@ -113,6 +116,8 @@ public struct BenchReport: Codable, Equatable, Sendable {
         public var joinSeconds: Double?
         /// Per member, from asking for the connection to its `welcome`.
         public var joinLatencyMs: LatencySummary?
+        /// The server's CPU time over the joins (`RunObservations.joinServerCPUSeconds`).
+        public var joinServerCPUSeconds: Double?
     }
 
     public struct Ticks: Codable, Equatable, Sendable {
@@ -238,7 +243,8 @@ extension BenchReport {
                       placement: plan.nodes > 1 ? plan.placement.rawValue : nil)
         connections = Connections(held: run.connectionsHeld, joined: joined.count,
                                   joinSeconds: joinSeconds.map { rounded($0) },
-                                  joinLatencyMs: LatencySummary(samples: joined.compactMap(\.joinLatencyMs))?.rounded)
+                                  joinLatencyMs: LatencySummary(samples: joined.compactMap(\.joinLatencyMs))?.rounded,
+                                  joinServerCPUSeconds: run.joinServerCPUSeconds.map { rounded($0) })
         errors = problems.values.reduce(0, +)
         errorsByKind = Dictionary(problems.map { ($0.key.description, $0.value) }, uniquingKeysWith: +)
         ticks = Ticks(expected: expected, delivered: delivered, missing: expected - delivered, duplicated: duplicated,
@@ -336,6 +342,7 @@ extension BenchReport {
         lines.append("\(title): \(setup.members) members in \(setup.rooms) rooms, joining \(rate), \(setup.startsRooms ? "focus \(setup.focusSeconds) s, break \(setup.breakSeconds) s" : "rooms left idle"), \(setup.threads) client threads\(setup.probeMembers > 0 ? " and a probe thread" : "")\(setup.nodes.map { ", spread over \($0) nodes (\(setup.placement ?? ""))" } ?? ""), window \(format(setup.windowSeconds, places: 1)) s")
         var join = "\(connections.joined) joined"
         if let seconds = connections.joinSeconds { join += " in \(format(seconds, places: 2)) s" }
+        if let cpu = connections.joinServerCPUSeconds { join += ", server CPU \(format(cpu, places: 2)) s" }
         if let latency = connections.joinLatencyMs {
             join += "; join latency p50 \(format(latency.p50)) ms, p99 \(format(latency.p99)) ms, max \(format(latency.max)) ms"
         }

@@ -76,6 +76,10 @@ extension WebSocketServer {
             if connection.announced { delegate?.server(self, didClose: connection.id) }
             if draining && connections.isEmpty { finishDraining() }
 
+        case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+            // Before the library takes an accepted connection on: a turn's share at a time.
+            return connectionArrived(Int32(truncatingIfNeeded: Int(bitPattern: input)))
+
         case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
             if let wsi { connectionAccepted(wsi) }
 

@@ -61,6 +61,12 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {  // safe:
     /// without: a hang-up), and the timer that starts them.
     private var closesDue: [(id: ConnectionID, hangUp: Bool)] = []
     private var closeTimer: LoopTimer?
+    /// New connections taken on a turn's share at a time, those held back, and the timer that hands them to the
+    /// library in a later turn (WebSocketServer+Accepting.swift).
+    var acceptPacer: AcceptPacer
+    var adoptTimer: LoopTimer?
+    /// The vhost of the listening socket, which held connections are handed to.
+    var listening: OpaquePointer?
     private var retained = [UnsafeMutableRawPointer]()
     private var protocols: UnsafeMutablePointer<lws_protocols>?
     private var retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>?
@@ -70,6 +76,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {  // safe:
     /// Creates the context and binds the port; `start()` begins serving.
     public init(options: WebSocketServerOptions) throws(NetError) {
         self.options = options
+        acceptPacer = AcceptPacer(perTurn: max(1, options.acceptsPerTurn))
         super.init()
         if let root = options.webRoot {
             var isFolder: ObjCBool = false
@@ -172,6 +179,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {  // safe:
             abandonContext()
             throw .cannotListen(host: options.host, port: options.port)
         }
+        listening = vhost
         port = Int(lws_get_vhost_listen_port(vhost))
         if port <= 0 { port = options.port }
         deferAccepting(port: port)
@@ -232,6 +240,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {  // safe:
         sweep.schedule(afterNanoseconds: 1_000_000_000)
         keepAliveTimer = sweep
         closeTimer = makeTimer { [unowned self] in startDueCloses() }
+        adoptTimer = makeTimer { [unowned self] in adoptHeldConnections() }
         startThread(name: "pomodoro-service")
     }
 
@@ -391,5 +400,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {  // safe:
         drainTimer = nil
         keepAliveTimer = nil
         closeTimer = nil
+        adoptTimer = nil
+        closeHeldConnections()
     }
 }

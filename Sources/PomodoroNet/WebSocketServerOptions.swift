@@ -58,6 +58,11 @@ public struct WebSocketServerOptions: Sendable {
     /// is given (`didOpen`'s peer, `HTTPRequest.peer`) and the per-address limit counts. None by default: the
     /// socket's peer is the client.
     public var trustedProxies = TrustedProxies.none
+    /// The most new connections taken on in one turn of the service loop; more wait in the kernel's queue or,
+    /// once accepted, under a descriptor of the server's, for the next turns (`AcceptPacer`). Small enough
+    /// that the library's list of pending timeouts stays short, large enough that a storm of connections
+    /// fills each turn.
+    public var acceptsPerTurn = 64
     /// Seconds a connection may take to complete its HTTP request or WebSocket handshake.
     public var handshakeTimeoutSeconds = Defaults.handshakeTimeoutSeconds
     /// PEM certificate (chain) and private key: when both are set the port speaks TLS (https and wss).

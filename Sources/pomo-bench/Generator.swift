@@ -29,6 +29,7 @@ struct Generator {
         // bound as the wait after it.
         System.progress("connecting \(plan.members) members to \(address), \(plan.rooms) rooms")
         let firstConnect = System.wallNowMs()
+        let cpuBeforeJoins = servers.count == 1 ? System.cpuTime(of: servers[0].pid) : nil
         let rampDeadline = firstConnect + (plan.rampSeconds + plan.joinTimeout) * 1000
         var next = 0
         while next < plan.members && System.wallNowMs() < rampDeadline {
@@ -57,6 +58,7 @@ struct Generator {
             if progress.settled == plan.members { break }
             usleep(100_000)
         }
+        let cpuAfterJoins = servers.count == 1 ? System.cpuTime(of: servers[0].pid) : nil
         System.progress("\(progress.welcomed) of \(plan.members) joined in \(String(format: "%.2f", (System.wallNowMs() - firstConnect) / 1000)) s")
 
         // Start: the rooms' starters, in slices spread over the start spread.
@@ -140,6 +142,9 @@ struct Generator {
         run.relayedTickDelaysMs = harvests.flatMap(\.relayedDelays)
         run.commandTimers = harvests.flatMap(\.timers)
         run.owners = owners
+        if let before = cpuBeforeJoins, let after = cpuAfterJoins {
+            run.joinServerCPUSeconds = Double(after.totalTicks - before.totalTicks) / Double(System.clockTicksPerSecond)
+        }
         run.stagesAtStart = stagesAtStart
         run.stagesAtEnd = stagesAtEnd
         return BenchReport(run)

@@ -59,6 +59,20 @@ import Testing
         #expect(report.text().contains("everything delivered"))
     }
 
+    /// The server's CPU over the joins is reported when the generator read it (one server), and left out
+    /// otherwise (a cluster, or a run that could not read it).
+    @Test func theServersCPUOverTheJoinsIsReportedWhenRead() {
+        let members = (0..<4).map { member($0, latency: 10, seconds: []) }
+        var run = observations(members: members)
+        run.joinServerCPUSeconds = 3.38012
+        let report = BenchReport(run)
+        #expect(report.connections.joinServerCPUSeconds == 3.38)
+        #expect(report.text().contains("4 joined in 0.01 s, server CPU 3.38 s"))
+        let unread = BenchReport(observations(members: members))
+        #expect(unread.connections.joinServerCPUSeconds == nil)
+        #expect(!unread.text().contains("server CPU 3"))
+    }
+
     @Test func missingTicksErrorsAndAbsentMembersAreFailures() {
         let all = Array(0..<10).map(Int64.init)
         var dropped = member(3, latency: 5, seconds: [0, 1, 2])

@@ -28,7 +28,7 @@ final class RawWebSocket {
         return code
     }
 
-    private static func connectedSocket(port: Int, receiveBuffer: Int32?) throws -> Int32 {
+    static func connectedSocket(port: Int, receiveBuffer: Int32?) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw LiveTestFailure(description: "socket failed") }
         if var size = receiveBuffer {
@@ -55,6 +55,13 @@ final class RawWebSocket {
     /// Sends the opening handshake and reads the response's head.
     private static func handshake(on fd: Int32, port: Int, path: String, host: String? = nil,
                                   origin: String? = nil, headers: String = "") throws -> String {
+        try sendHandshake(on: fd, port: port, path: path, host: host, origin: origin, headers: headers)
+        return try responseHead(on: fd)
+    }
+
+    /// Sends the opening handshake's request.
+    static func sendHandshake(on fd: Int32, port: Int, path: String = "/ws", host: String? = nil,
+                              origin: String? = nil, headers: String = "") throws {
         let request = """
             GET \(path) HTTP/1.1\r
             Host: \(host ?? "127.0.0.1:\(port)")\r
@@ -71,6 +78,10 @@ final class RawWebSocket {
             guard n > 0 else { throw LiveTestFailure(description: "send failed") }
             sent += n
         }
+    }
+
+    /// Reads the head of the server's answer to the opening handshake.
+    static func responseHead(on fd: Int32) throws -> String {
         var response = [UInt8]()
         while !response.ends(with: Array("\r\n\r\n".utf8)) {
             var byte: UInt8 = 0

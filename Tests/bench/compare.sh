@@ -67,7 +67,7 @@ for round in $(seq "$runs"); do
         const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
         const d = r.ticks.delayMs || {};
         console.log(`round ${process.argv[2]}, ${process.argv[3].padEnd(8)} ${process.argv[4].padEnd(6)}: p50 ${d.p50} ms, p99 ${d.p99} ms, ` +
-          `joined in ${r.connections.joinSeconds} s, CPU ${r.server && r.server.cpuPercentOfCore}% of a core, ` +
+          `joined in ${r.connections.joinSeconds} s (server CPU ${r.connections.joinServerCPUSeconds} s), CPU ${r.server && r.server.cpuPercentOfCore}% of a core, ` +
           `${r.traffic.framesPerSecond} frames/s, machine ${r.machineBusyPercent}% busy, ` +
           `${r.deliveryFailures.length ? r.deliveryFailures.join("; ") : "everything delivered"}`);
       ' "$report" "$round" "$scenario" "$server"

@@ -47,6 +47,7 @@ const figures = [
   ['tick delay p99 (ms)', (r) => r.ticks.delayMs && r.ticks.delayMs.p99, 2],
   ['probe members p99 (ms)', (r) => r.ticks.probeDelayMs && r.ticks.probeDelayMs.p99, 2],
   ['joined in (s)', (r) => (r.connections.joined === r.setup.members ? r.connections.joinSeconds : undefined), 2],
+  ['server CPU over the joins (s)', (r) => (r.connections.joined === r.setup.members ? r.connections.joinServerCPUSeconds : undefined), 2],
   ['server CPU (% of a core)', (r) => r.server && r.server.cpuPercentOfCore, 1],
   ['server CPU per delivered frame (µs)', perFrame, 1],
   ['frames delivered (/s)', (r) => r.traffic.framesPerSecond, 0, false],
@@ -122,6 +123,7 @@ const rows = [
   ['storm', '… CPU per delivered frame (µs)', perFrame, 1],
   ['storm', '… memory per connection (KiB)', (r) => r.server && r.server.rssBytesPerConnection !== undefined ? r.server.rssBytesPerConnection / 1024 : undefined, 1],
   ['storm', `… ${count(size('storm').members)} joins (s)`, (r) => (r.connections.joined === r.setup.members ? r.connections.joinSeconds : undefined), 2],
+  ['storm', '… server CPU over the joins (s)', (r) => (r.connections.joined === r.setup.members ? r.connections.joinServerCPUSeconds : undefined), 2],
   ['allhands', `${count(size('allhands').members)} members in one room: tick delay p50 (ms)`, (r) => r.ticks.delayMs && r.ticks.delayMs.p50, 2],
   ['allhands', '… p99 (ms)', (r) => r.ticks.delayMs && r.ticks.delayMs.p99, 2],
 ];
