@@ -5,7 +5,7 @@ import PomodoroProtocol
 /// owner sent this node told it: enough to compute the room's ticks here (`Countdown`, the rule the owner's
 /// `Room` follows), so that no tick crosses Redis (docs/CLUSTER.md, "Ticks"). The owner still decides every
 /// change; this only counts down to the deadline it replicated, and stops there. Pure: time is an argument.
-struct ReplicatedTimer: Equatable {
+package struct ReplicatedTimer: Equatable {
     let room: String
     let phase: Phase
     let cycle: Int
@@ -16,7 +16,7 @@ struct ReplicatedTimer: Equatable {
 
     /// nil unless the snapshot's timer runs. The deadline is `endsAt` on this node's monotonic clock, and the
     /// seconds shown are those the snapshot showed (a state that arrived after a boundary is ticked at once).
-    init?(_ snapshot: SnapshotPayload, wallOffsetNanoseconds: Int64) {
+    package init?(_ snapshot: SnapshotPayload, wallOffsetNanoseconds: Int64) {
         guard snapshot.running, let endsAt = snapshot.endsAt, snapshot.remainingMs > 0 else { return nil }
         room = snapshot.room
         phase = snapshot.phase
@@ -28,12 +28,12 @@ struct ReplicatedTimer: Equatable {
     }
 
     /// The tick due at `now`, if one is: the same fields as the owner's tick for that boundary.
-    mutating func tick(at now: ClockReading) -> TickPayload? {
+    package mutating func tick(at now: ClockReading) -> TickPayload? {
         guard let seconds = countdown.tick(at: now.monotonic) else { return nil }
         return TickPayload(room: room, phase: phase, remainingMs: seconds * 1_000, endsAt: endsAt, cycle: cycle,
                            seq: seq, serverTime: now.wallMs)
     }
 
     /// When the next tick falls; nil once the last one was due (the owner's next `state` says what follows).
-    var nextTick: Instant? { countdown.nextTick }
+    package var nextTick: Instant? { countdown.nextTick }
 }
