@@ -50,7 +50,12 @@ extension ClusterRooms {
         }
         guard snapshot.seq >= followed.seq else { return }
         followed.seq = snapshot.seq
-        followed.replicated = ReplicatedTimer(snapshot, wallOffsetNanoseconds: hub.clock.now().wallOffsetNanoseconds)
+        let now = hub.clock.now()
+        var replicated = ReplicatedTimer(snapshot, wallOffsetNanoseconds: now.wallOffsetNanoseconds)
+        if let earlier = followed.replicated { replicated?.follows(earlier) }
+        // The boundaries passed while the snapshot was on its way: the owner's members heard them.
+        for tick in replicated?.ticksSinceShown(at: now) ?? [] { sendRelayedTick(tick, in: room) }
+        followed.replicated = replicated
         relayedTickDue(room)
     }
 

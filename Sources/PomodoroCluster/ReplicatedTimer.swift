@@ -27,11 +27,36 @@ package struct ReplicatedTimer: Equatable {
                               shown: Duration.milliseconds(snapshot.remainingMs).secondsRoundedUp)
     }
 
-    /// The tick due at `now`, if one is: the same fields as the owner's tick for that boundary.
+    /// The same phase as `earlier` (a `state` about something else, one the owner sent before a boundary this
+    /// node has ticked already): the seconds already shown stay shown, so no second is ticked twice.
+    package mutating func follows(_ earlier: ReplicatedTimer) {
+        guard earlier.endsAt == endsAt, earlier.phase == phase, earlier.cycle == cycle,
+              earlier.countdown.shown < countdown.shown else { return }
+        countdown = Countdown(deadline: countdown.deadline, shown: earlier.countdown.shown)
+    }
+
+    /// The tick due at `now`, if one is: the same fields as the owner's tick for that boundary. Like the
+    /// owner's room woken late, only the latest boundary passed.
     package mutating func tick(at now: ClockReading) -> TickPayload? {
         guard let seconds = countdown.tick(at: now.monotonic) else { return nil }
-        return TickPayload(room: room, phase: phase, remainingMs: seconds * 1_000, endsAt: endsAt, cycle: cycle,
-                           seq: seq, serverTime: now.wallMs)
+        return payload(seconds, at: now)
+    }
+
+    /// Every tick whose boundary passed since the seconds last shown, in order: for a snapshot that arrived
+    /// late (the owner held it for its commit, or the bus was slow), whose ticks the owner's members heard
+    /// meanwhile (a tick held behind a commit goes out with it).
+    package mutating func ticksSinceShown(at now: ClockReading) -> [TickPayload] {
+        var ticks: [TickPayload] = []
+        while let boundary = countdown.nextTick, boundary <= now.monotonic,
+              let seconds = countdown.tick(at: boundary) {
+            ticks.append(payload(seconds, at: now))
+        }
+        return ticks
+    }
+
+    private func payload(_ seconds: Int64, at now: ClockReading) -> TickPayload {
+        TickPayload(room: room, phase: phase, remainingMs: seconds * 1_000, endsAt: endsAt, cycle: cycle, seq: seq,
+                    serverTime: now.wallMs)
     }
 
     /// When the next tick falls; nil once the last one was due (the owner's next `state` says what follows).

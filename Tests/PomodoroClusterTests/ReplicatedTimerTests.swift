@@ -77,6 +77,43 @@ import Testing
         #expect(copy.nextTick == deadline - .seconds(3))
     }
 
+    static func running(remainingMs: Int64, endsAt: Int64, seq: UInt64) -> SnapshotPayload {
+        SnapshotPayload(room: "r", phase: .focus, status: .running, running: true, remainingMs: remainingMs,
+                        phaseLengthMs: 60_000, endsAt: endsAt, cycle: 1, settings: .standard, pendingSettings: nil,
+                        members: [], stats: StatsPayload(focusCompleted: 0, focusSeconds: 0, interruptions: 0),
+                        seq: seq, serverTime: endsAt - remainingMs)
+    }
+
+    /// A `state` about something else that the owner sent just before a boundary and that arrives after this
+    /// node ticked it: the second is not ticked again (the state's `seq` goes on the next ticks).
+    @Test func aStateFromBeforeATickedBoundaryDoesNotTickItAgain() throws {
+        let endsAt: Int64 = 1_767_225_660_000
+        let deadline = Instant(nanoseconds: endsAt * 1_000_000 - Self.offset)
+        var copy = try #require(ReplicatedTimer(Self.running(remainingMs: 10_000, endsAt: endsAt, seq: 4),
+                                                wallOffsetNanoseconds: Self.offset))
+        let seven = copy.ticksSinceShown(at: Self.reading(deadline - .milliseconds(6_990)))
+        #expect(seven.map(\.remainingMs) == [9_000, 8_000, 7_000])
+        // Sent at 7.2 s left (showing 8), heard at 6.99 s left.
+        var later = try #require(ReplicatedTimer(Self.running(remainingMs: 7_200, endsAt: endsAt, seq: 5),
+                                                 wallOffsetNanoseconds: Self.offset))
+        later.follows(copy)
+        #expect(later.ticksSinceShown(at: Self.reading(deadline - .milliseconds(6_990))).isEmpty)
+        let six = later.tick(at: Self.reading(deadline - .seconds(6)))
+        #expect(six?.remainingMs == 6_000 && six?.seq == 5)
+    }
+
+    /// A snapshot that arrives late (held for the owner's commit): every boundary passed meanwhile is ticked,
+    /// in order, as the owner's members heard them when the commit let them out.
+    @Test func aLateSnapshotTicksEveryBoundaryItMissed() throws {
+        let endsAt: Int64 = 1_767_225_660_000
+        let deadline = Instant(nanoseconds: endsAt * 1_000_000 - Self.offset)
+        var copy = try #require(ReplicatedTimer(Self.running(remainingMs: 5_000, endsAt: endsAt, seq: 9),
+                                                wallOffsetNanoseconds: Self.offset))
+        let caught = copy.ticksSinceShown(at: Self.reading(deadline - .milliseconds(2_400)))
+        #expect(caught.map(\.remainingMs) == [4_000, 3_000])
+        #expect(copy.nextTick == deadline - .seconds(2))
+    }
+
     /// Nothing runs (paused, idle): no copy, no ticks.
     @Test func aStoppedTimerIsNotCounted() {
         let snapshot = SnapshotPayload(room: "r", phase: .focus, status: .paused, running: false, remainingMs: 30_000,
