@@ -44,9 +44,11 @@ package struct ReplicatedTimer: Equatable {
 
     /// Every tick whose boundary passed since the seconds last shown, in order: for a snapshot that arrived
     /// late (the owner held it for its commit, or the bus was slow), whose ticks the owner's members heard
-    /// meanwhile (a tick held behind a commit goes out with it).
+    /// meanwhile (a tick held behind a commit goes out with it). None once the phase has ended: the owner's
+    /// next `state` says what follows.
     package mutating func ticksSinceShown(at now: ClockReading) -> [TickPayload] {
         var ticks: [TickPayload] = []
+        guard now.monotonic < countdown.deadline else { return ticks }
         while let boundary = countdown.nextTick, boundary <= now.monotonic,
               let seconds = countdown.tick(at: boundary) {
             ticks.append(payload(seconds, at: now))

@@ -112,6 +112,10 @@ import Testing
         let caught = copy.ticksSinceShown(at: Self.reading(deadline - .milliseconds(2_400)))
         #expect(caught.map(\.remainingMs) == [4_000, 3_000])
         #expect(copy.nextTick == deadline - .seconds(2))
+        // One that arrives after its phase ended ticks nothing: what follows is the owner's to say.
+        var ended = try #require(ReplicatedTimer(Self.running(remainingMs: 5_000, endsAt: endsAt, seq: 9),
+                                                 wallOffsetNanoseconds: Self.offset))
+        #expect(ended.ticksSinceShown(at: Self.reading(deadline + .milliseconds(300))).isEmpty)
     }
 
     /// Nothing runs (paused, idle): no copy, no ticks.
