@@ -8,6 +8,7 @@ final class ClusterMetrics {
     let forwardedCommands: MetricCounter
     let busReceived: MetricCounter
     let busReconnects: MetricCounter
+    let relayedTicks: MetricCounter
     private let busSent: MetricCounter
     private let relayedMembers: MetricGauge
     private let remoteMembers: MetricGauge
@@ -27,6 +28,9 @@ final class ClusterMetrics {
         busReconnects = metrics.counter(
             "cluster_bus_reconnects",
             help: "Times this node's bus subscribed again after losing Redis (messages meanwhile were lost).")
+        relayedTicks = metrics.counter(
+            "cluster_relayed_ticks",
+            help: "Ticks this node computed for its relayed members' rooms from the deadline their owner replicated.")
     }
 
     /// The router's levels, read at a scrape.

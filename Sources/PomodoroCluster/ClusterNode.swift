@@ -128,22 +128,26 @@ package final class ClusterNode: HubCluster, Sendable {
         shared.withLock { $0.followed[room] = owner }
     }
 
-    /// Reads each followed room's lease holder; one no longer held by the node its members are relayed to is
-    /// reported (again on every turn until the hub follows the new owner or stops).
+    /// Reads the followed rooms' lease holders, all in one `MGET` (`RedisLeases.holders`); a room no longer
+    /// held by the node its members are relayed to is reported (again on every turn until the hub follows the
+    /// new owner or stops).
     private func watch() {
-        let rooms = shared.withLock { $0.followed }
-        for (room, owner) in rooms {
-            do {
-                let holder = try watcher.value.holder(room: room.rawValue)
-                // Just after Redis was away, a lease nobody holds is most likely one its owner kept on the
-                // store's fence and is about to put back (its next round, within half a second): not taken
-                // from it unless it stays free (LeaseKeeper, "Without Redis" in docs/CLUSTER.md).
-                if holder == nil, let failed = watchFailedAt.value, monotonic() - failed < Self.afterRedisGrace { continue }
-                if holder?.node != owner { tell(.ownerMoved(room)) }
-            } catch {
-                watchFailedAt.value = monotonic()
-                continue   // Redis away: the lease cannot be read, and nobody can take the room meanwhile
-            }
+        let followed = shared.withLock { $0.followed }.sorted { $0.key.rawValue < $1.key.rawValue }
+        guard !followed.isEmpty else { return }
+        let holders: [LeaseHolder?]
+        do {
+            holders = try watcher.value.holders(rooms: followed.map(\.key.rawValue))
+        } catch {
+            watchFailedAt.value = monotonic()
+            return   // Redis away: the leases cannot be read, and nobody can take the rooms meanwhile
+        }
+        // Just after Redis was away, a lease nobody holds is most likely one its owner kept on the store's
+        // fence and is about to put back (its next round, within half a second): not taken from it unless it
+        // stays free (LeaseKeeper, "Without Redis" in docs/CLUSTER.md).
+        let justBack = watchFailedAt.value.map { monotonic() - $0 < Self.afterRedisGrace } ?? false
+        for ((room, owner), holder) in zip(followed, holders) {
+            if holder == nil, justBack { continue }
+            if holder?.node != owner { tell(.ownerMoved(room)) }
         }
     }
 

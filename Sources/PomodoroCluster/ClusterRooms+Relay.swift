@@ -116,6 +116,7 @@ extension ClusterRooms {
         if relayedByRoom[relay.room]?.isEmpty ?? false {
             relayedByRoom[relay.room] = nil
             cluster.follow(relay.room, owner: nil)
+            stopRelayedTicks(of: relay.room)
         }
         guard telling else { return }
         relaying.publish(.closed(BusMessage.RemoteConnection(node: cluster.node, connection: connection.rawValue),
@@ -150,6 +151,12 @@ extension ClusterRooms {
             func current(_ connection: ConnectionID) -> Bool {
                 guard let relay = relays[connection] else { return false }
                 return from.isEmpty || relay.owner == from
+            }
+            // A room's state replicated here: its relayed members' ticks are counted down from it.
+            if let snapshot = Self.replicatedSnapshot(in: frame),
+               let first = connections.lazy.map(ConnectionID.init(rawValue:)).first(where: current),
+               let room = relays[first]?.room {
+                replicated(snapshot, room: room, to: connections.map(ConnectionID.init(rawValue:)).filter(current))
             }
             if connections.count == 1, current(ConnectionID(rawValue: connections[0])),
                answeredQuietly(ConnectionID(rawValue: connections[0]), frame) { return }
@@ -218,16 +225,35 @@ extension ClusterRooms {
             welcome = nil
         }
         guard relay.quiet else { return false }
-        if resyncing[connection] != nil, let done = resyncAnswered(connection, relay, welcome: welcome?.room, frame) { return done }
+        // An observer's `observe` sent again is answered `observing`: the room, as a welcome's.
+        var room = welcome?.room
+        if room == nil, frame.utf8.starts(with: #"{"type":"observing""#.utf8),
+           case .observing(let observed, _, _)? = try? WireCodec.decodeServerMessage(Array(frame.utf8)) {
+            room = observed
+        }
+        if resyncing[connection] != nil, let done = resyncAnswered(connection, relay, welcome: room, frame) { return done }
         relays[connection]?.quiet = false
         relays[connection]?.answered = true
-        guard let welcome else {
+        guard let room else {
             endRelay(of: connection, relay, telling: true)
             hub.transport.close(connection, code: 4005, reason: "room moved")
             return true
         }
-        hub.reply(.state(welcome.room), to: connection)
+        hub.reply(.state(room), to: connection)
         return true
+    }
+
+    /// The frame that puts a relayed connection back in its room quietly (its answer goes to it as a
+    /// `state`): a member's `join` with its token, an observer's own `observe` again; nil for one that cannot
+    /// be (a member whose welcome was not read, one leaving), which resumes by itself after a 4005.
+    func rejoinFrame(for relay: Relay) -> [UInt8]? {
+        guard !relay.leaving else { return nil }
+        if let member = relay.member {
+            return WireCodec.encode(ClientFrame(.join(room: relay.room.rawValue, name: member.name, token: member.token),
+                                                ref: nil))
+        }
+        if case .observe? = try? WireCodec.decodeClientFrame(relay.join).message { return relay.join }
+        return nil
     }
 
     /// How long a node with connections here may go unheard before they are taken for gone: longer than a
@@ -292,12 +318,11 @@ extension ClusterRooms {
                 continue
             }
             if relay.answered {
-                guard let member = relay.member else {
+                guard let rejoin = rejoinFrame(for: relay) else {
                     hub.transport.close(connection, code: 4005, reason: "room moved")
                     continue
                 }
-                relay.join = WireCodec.encode(ClientFrame(.join(room: room.rawValue, name: member.name,
-                                                                token: member.token), ref: nil))
+                relay.join = rejoin
                 relay.quiet = true
                 relay.answered = false
             }

@@ -29,7 +29,7 @@ extension ClusterRooms {
             unconfirmedRemotes = ((unconfirmedRemotes?.connections ?? []).union(remotes), now)
         }
         // The relaying side: each member joined again with its token, each join not yet answered sent again.
-        for (room, connections) in relayedByRoom {
+        for connections in relayedByRoom.values {
             for connection in connections.sorted(by: { $0.rawValue < $1.rawValue }) {
                 guard var relay = relays[connection] else { continue }
                 if relay.closing {
@@ -39,14 +39,14 @@ extension ClusterRooms {
                     continue
                 }
                 if relay.answered {
-                    // Without the member's name and token (an observer, a member leaving) it resumes by itself.
-                    guard let member = relay.member, !relay.leaving else {
+                    // A member joins again with its token, an observer observes again; one that cannot (a
+                    // member whose welcome was not read, one leaving) resumes by itself.
+                    guard let rejoin = rejoinFrame(for: relay) else {
                         endRelay(of: connection, relay, telling: true)
                         hub.transport.close(connection, code: 4005, reason: "room moved")
                         continue
                     }
-                    relay.join = WireCodec.encode(ClientFrame(.join(room: room.rawValue, name: member.name,
-                                                                    token: member.token), ref: nil))
+                    relay.join = rejoin
                     relay.quiet = true
                     relay.answered = false
                     relays[connection] = relay

@@ -36,6 +36,9 @@ package final class ClusterRooms: RoomRouter {
         var leaving = false
         /// This node asked the owner to close the connection (it kept flooding): nothing more of it is relayed.
         var closing = false
+        /// The owner sent it the room (a welcome, `observing` or `state`): it is in the room, and hears the
+        /// ticks this node computes for it (`ClusterRooms+RelayedTicks.swift`).
+        var hearsTicks = false
     }
 
     /// This node's connections whose frames go to the node that owns their room.
@@ -48,6 +51,9 @@ package final class ClusterRooms: RoomRouter {
     var quietJoins: Set<ConnectionID> = []
     /// This node's connections relayed to other nodes, by room.
     var relayedByRoom: [RoomID: Set<ConnectionID>] = [:]
+    /// The running timers of the rooms in `relayedByRoom`, as their owners replicated them, each with the
+    /// timer that ticks it here (`ClusterRooms+RelayedTicks.swift`).
+    var relayedTimers: [RoomID: RelayedRoomTimer] = [:]
     /// When each node with connections in this node's rooms was last heard of (`ClusterEvent.nodesAlive`).
     var nodesLastSeen: [String: Instant] = [:]
     /// This node's relayed members joined again to their owner after the bus lost Redis, with when that join
@@ -177,12 +183,13 @@ package final class ClusterRooms: RoomRouter {
     package func outgoing(_ message: ServerMessage, to connection: ConnectionID) -> ServerMessage? {
         var message = message
         if quietJoins.remove(connection) != nil {
-            guard case .welcome(_, let room, _, _, _) = message else {
+            switch message {
+            case .welcome(_, let room, _, _, _), .observing(let room, _, _): message = .state(room)
+            default:
                 // Not taken back: it resumes by itself (4005).
                 hub.transport.close(connection, code: 4005, reason: "room moved")
                 return nil
             }
-            message = .state(room)
         }
         // A refusal of a frame of a relayed connection (the only answer this node gives one itself) goes
         // round through the owner, after the frames before it.
@@ -305,7 +312,10 @@ package final class ClusterRooms: RoomRouter {
         keepScheduledRoomsRunning(schedules)
     }
 
-    package func stopTracking() { scheduledRooms.timer?.cancel() }
+    package func stopTracking() {
+        scheduledRooms.timer?.cancel()
+        stopRelayedTicks()
+    }
 
     /// Another node, draining, gave `id`'s lease back and asks this one to run the room: take it (waiting a
     /// lease's time to live at most, should its release not have reached Redis yet) and bring it back from

@@ -66,14 +66,17 @@ final class RelayingTransport: HubTransport {
     }
 
     /// One frame for many connections: one message per node that holds any of them (the same bytes for all
-    /// of a node's connections). Returns how many connections it was queued or published for.
+    /// of a node's connections). Returns how many connections it was queued or published for. A tick goes to
+    /// this node's connections only: each node computes its relayed members' ticks itself from the room's
+    /// replicated deadline (`ReplicatedTimer`), so no tick crosses Redis.
     package func send(_ frame: OutboundFrame, toAll connections: [ConnectionID]) -> Int {
         var byNode: [String: [UInt64]] = [:]
         var sent = 0
+        let relayed = !Self.isTick(frame)
         for connection in connections {
             if !connection.isRemote {
                 if base.send(frame, to: connection) { sent += 1 }
-            } else if let remote = remotes.remote(connection) {
+            } else if relayed, let remote = remotes.remote(connection) {
                 byNode[remote.node, default: []].append(remote.connection)
                 sent += 1
             }
@@ -104,4 +107,9 @@ final class RelayingTransport: HubTransport {
     package var droppedSlowClients: Int { base.droppedSlowClients }
 
     static func text(_ frame: OutboundFrame) -> String { String(decoding: frame.payload, as: UTF8.self) }
+
+    private static let tickPrefix = Array(#"{"type":"tick","#.utf8)
+
+    /// Whether the frame is a tick (`WireCodec` writes `type` first).
+    static func isTick(_ frame: OutboundFrame) -> Bool { frame.payload.starts(with: tickPrefix) }
 }

@@ -124,7 +124,7 @@ public struct Room: Sendable {
         func consider(_ t: Instant) { if next == nil || t < next! { next = t } }
         if case .running(let deadline) = timer {
             // The next boundary below the seconds last shown: deadline - (shown - 1) s.
-            consider(deadline - .seconds(max(0, shownSeconds - 1)))
+            consider(Countdown(deadline: deadline, shown: shownSeconds).nextBoundary)
         }
         for id in roster.disconnected {
             if let member = roster[id], let lost = member.disconnectedAt { consider(lost + grace(of: member)) }
@@ -159,12 +159,12 @@ public struct Room: Sendable {
         }
         creditFocus(until: now)
         if case .running(let deadline) = timer {
-            let seconds = (deadline - now).secondsRoundedUp
-            if seconds < shownSeconds {
-                shownSeconds = seconds
+            var countdown = Countdown(deadline: deadline, shown: shownSeconds)
+            if let seconds = countdown.tick(at: now) {
                 outcome.tick = Tick(phase: phase, remaining: .seconds(seconds), deadline: deadline,
                                     cycle: cycle, seq: seq)
             }
+            shownSeconds = countdown.shown
         }
         // Only the disconnected can expire; they go in join order.
         let expired = roster.disconnected.filter { id in

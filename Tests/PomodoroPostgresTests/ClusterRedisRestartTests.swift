@@ -13,7 +13,8 @@ import Testing
 /// `pomodoro-server` nodes running six rooms with members in a focus: what docs/CLUSTER.md promises holds.
 /// While Redis is away each owner keeps its rooms on the store's fences: no member is closed, every member
 /// hears every second, a member's pause is answered and journaled, a newcomer joins on the owner's node,
-/// and a join of a room another node owns is refused with `unavailable`. Once Redis is back, each owner puts
+/// and a join of a room another node owns is refused with `unavailable`; a member and an observer relayed
+/// through another node hear every second from their own node's copy of the deadline. Once Redis is back, each owner puts
 /// its leases back under the same epochs (the fences never moved), and each room is listed by one node.
 /// A seventh room, with a schedule and nobody in it, is run by exactly one node before and after.
 @Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(2))))
@@ -85,6 +86,11 @@ struct ClusterRedisRestartTests {
         let (relayedYou, relayedRoom) = try relayed.join(running[1].room, name: "Ed")
         #expect(relayedRoom.status == .running && relayedRoom.endsAt == running[1].endsAt)
         _ = try relayed.nextTick()
+        // And an observer of that room, relayed the same way.
+        let watcher = try Peer(client, port: nodes[(running[1].node + 2) % 3].port)
+        watcher.send(.observe(room: running[1].room))
+        _ = try watcher.expect("observing") { if case .observing = $0 { true } else { nil } }
+        _ = try watcher.nextTick()
         let leases = RedisLeases(address: address)
         var before: [String: LeaseHolder] = [:]
         for room in running { before[room.room] = try #require(try leases.holder(room: room.room)) }
@@ -114,8 +120,24 @@ struct ClusterRedisRestartTests {
         let left = Self.outage - Date().timeIntervalSince(halted)
         if left > 0 { usleep(useconds_t(left * 1_000_000)) }
 
-        // What the relayed member heard before (its node hears nothing from the owner meanwhile).
-        while (try? relayed.next(timeout: 0.01)) != nil {}
+        // The relayed member and observer heard every second meanwhile: their node counts down from the
+        // deadline it holds (nothing reaches it from the owner while the bus is away).
+        var relayedDuringOutage = 0
+        for peer in [relayed, watcher] {
+            let heard = try Self.ticks(of: peer, until: Date()).filter { $0.arrived > halted }
+            relayedDuringOutage = heard.count
+            #expect(heard.count >= Int(Self.outage) - 1, "\(heard.count) ticks in the \(Self.outage) s outage")
+            #expect(heard.allSatisfy { $0.tick.endsAt == running[1].endsAt && $0.tick.phase == .focus })
+            for (earlier, later) in zip(heard, heard.dropFirst()) {
+                #expect(earlier.tick.remainingMs - later.tick.remainingMs == 1000,
+                        "relayed: a second missing or repeated (\(earlier.tick.remainingMs) then \(later.tick.remainingMs))")
+                #expect(later.arrived.timeIntervalSince(earlier.arrived) < 1.5)
+            }
+            for tick in heard {
+                let expected = running[1].endsAt - Int64(tick.arrived.timeIntervalSince1970 * 1000)
+                #expect(abs(tick.tick.remainingMs - expected) < 1_500, "the relayed second: \(tick.tick.remainingMs) ms, \(expected) expected")
+            }
+        }
 
         // Redis comes back empty: each owner puts its leases back, under the same epochs.
         try redis.start()
@@ -144,6 +166,12 @@ struct ClusterRedisRestartTests {
         let resyncedAfter = Date().timeIntervalSince(returned)
         #expect(resynced.status == .running && resynced.phase == .focus && resynced.endsAt == running[1].endsAt)
         #expect(resynced.members.contains { $0.id == relayedYou.id && $0.connected }, "the relayed member is in the room, connected")
+        // The relayed observer too: it observes again and hears the room as a `state`, no close.
+        let watched = try watcher.expect("a state after the bus came back", timeout: 12) { message -> SnapshotPayload? in
+            if case .state(let room) = message { room } else { nil }
+        }
+        #expect(watched.status == .running && watched.endsAt == running[1].endsAt)
+        _ = try watcher.nextTick()
         let relayedTick = try relayed.nextTick()
         let expectedRemaining = running[1].endsAt - Int64(relayedTick.arrived.timeIntervalSince1970 * 1000)
         #expect(relayedTick.tick.phase == .focus && relayedTick.tick.endsAt == running[1].endsAt)
@@ -203,6 +231,6 @@ struct ClusterRedisRestartTests {
             #expect(listed[room.room] == [nodes[room.node].name], "\(room.room): \(listed[room.room] ?? [])")
         }
         #expect(listed["rr-sched"] == [scheduledHolder.node], "rr-sched: \(listed["rr-sched"] ?? [])")
-        print("cluster redis outage: Redis away \(Int(Self.outage)) s; 13 members on their owners' nodes, none closed, longest gap between ticks \(Int(longestGap * 1000)) ms; a relayed member brought up to date \(Int(resyncedAfter * 1000)) ms after Redis returned, not closed; leases back under the same epochs \(Int((restoredAfter ?? -1) * 1000)) ms after Redis returned (the scheduled room on \(scheduledOwner), then \(scheduledHolder.node))")
+        print("cluster redis outage: Redis away \(Int(Self.outage)) s; 13 members on their owners' nodes, none closed, longest gap between ticks \(Int(longestGap * 1000)) ms; a relayed member and observer heard \(relayedDuringOutage) ticks during it from their own node, and were brought up to date \(Int(resyncedAfter * 1000)) ms after Redis returned, not closed; leases back under the same epochs \(Int((restoredAfter ?? -1) * 1000)) ms after Redis returned (the scheduled room on \(scheduledOwner), then \(scheduledHolder.node))")
     }
 }

@@ -40,6 +40,9 @@ struct HubRelayTests {
             return connection
         }
 
+        /// Ticks the owner published for the relaying node's members (none: that node computes them).
+        private(set) var ticksPublished = 0
+
         /// Delivers what each node published to the node it names, until neither has more to say.
         func pump() {
             while true {
@@ -49,9 +52,31 @@ struct HubRelayTests {
                 relayCluster.clearPublished()
                 ownerCluster.clearPublished()
                 if fromRelay.isEmpty && fromOwner.isEmpty { return }
+                for case (_, .reply(_, _, let frame, _)) in fromOwner where frame.hasPrefix(#"{"type":"tick""#) {
+                    ticksPublished += 1
+                }
                 for (node, message) in fromRelay where node == "o" { owner.router!.heard(.heard(message)) }
                 for (node, message) in fromOwner where node == "r" { relay.router!.heard(.heard(message)) }
             }
+        }
+
+        /// Moves the nodes' shared clock on by `duration`, firing both nodes' timers in order and delivering
+        /// what they publish, as time passing on two machines would (the owner's terms renewed all along).
+        func pass(_ duration: Duration) {
+            let clock = owner.clock
+            let end = clock.now().monotonic + duration
+            while let next = [owner.transport.nextDeadline, relay.transport.nextDeadline].compactMap({ $0 }).min(),
+                  next <= end {
+                let now = clock.now().monotonic
+                if next > now { clock.advance(by: next - now) }
+                ownerCluster.renewAll()   // the keeper's renewals landing meanwhile
+                owner.transport.fireDueTimers()
+                relay.transport.fireDueTimers()
+                pump()
+            }
+            let now = clock.now().monotonic
+            if end > now { clock.advance(by: end - now) }
+            ownerCluster.renewAll()
         }
     }
 
@@ -107,15 +132,100 @@ struct HubRelayTests {
         #expect(bobHeard.contains(where: Self.running))
         #expect(try pair.owner.messages(to: ada).contains(where: Self.running))
 
-        // The owner's ticks reach Bob as they reach Ada, byte for byte.
+        // Bob hears the ticks Ada hears, byte for byte, at the same instants: his node computes them from the
+        // deadline the owner replicated, and the owner publishes none.
         pair.owner.transport.clearSent()
         pair.relay.transport.clearSent()
         pair.ownerCluster.renewAll()
-        pair.owner.pass(.seconds(1))
-        pair.pump()
+        pair.pass(.seconds(3))
         let adaTicks = pair.owner.transport.sent[ada] ?? []
         let bobTicks = pair.relay.transport.sent[bob] ?? []
-        #expect(!adaTicks.isEmpty && adaTicks == bobTicks)
+        #expect(adaTicks.count == 3 && adaTicks == bobTicks)
+        #expect(pair.ticksPublished == 0)
+    }
+
+    @Test func aRelayedMembersTicksFollowEveryChangeTheOwnerMakes() throws {
+        let pair = try Pair()
+        let ada = pair.owner.connect()
+        pair.owner.send(.join(room: "team", name: "Ada", token: nil), from: ada)
+        pair.owner.settle()
+        let bob = pair.relayedJoin("Bob")
+        pair.relay.send(.start, from: bob)
+        pair.pump()
+        func ticks(_ hub: TestHub, _ connection: ConnectionID) throws -> [TickPayload] {
+            try hub.messages(to: connection).compactMap { if case .tick(let tick) = $0 { tick } else { nil } }
+        }
+        func heardAlike() throws -> Bool {
+            (pair.owner.transport.sent[ada] ?? []).filter { $0.starts(with: Array(#"{"type":"tick""#.utf8)) }
+                == (pair.relay.transport.sent[bob] ?? []).filter { $0.starts(with: Array(#"{"type":"tick""#.utf8)) }
+        }
+        pair.pass(.milliseconds(2_500))
+        #expect(try ticks(pair.relay, bob).map(\.remainingMs) == [1_499_000, 1_498_000])
+
+        // Paused on the owner: no more ticks anywhere. Extended and resumed: ticks again, with the new end.
+        pair.owner.send(.pause, from: ada)
+        pair.pump()
+        pair.owner.transport.clearSent()
+        pair.relay.transport.clearSent()
+        pair.ownerCluster.renewAll()
+        pair.pass(.seconds(3))
+        #expect(try ticks(pair.relay, bob).isEmpty && ticks(pair.owner, ada).isEmpty)
+        pair.relay.send(.extend(seconds: 60), from: bob)
+        pair.owner.send(.resume, from: ada)
+        pair.pump()
+        pair.ownerCluster.renewAll()
+        pair.pass(.seconds(2))
+        let resumed = try ticks(pair.relay, bob)
+        #expect(resumed.count == 2 && resumed.map(\.remainingMs) == [1_557_000, 1_556_000])
+        #expect(try heardAlike())
+        #expect(pair.ticksPublished == 0)
+
+        // Skipped to a break: the countdown follows the owner's new phase.
+        pair.relay.transport.clearSent()
+        pair.owner.transport.clearSent()
+        pair.owner.send(.skip, from: ada)
+        pair.pump()
+        pair.owner.send(.start, from: ada)
+        pair.pump()
+        pair.ownerCluster.renewAll()
+        pair.pass(.seconds(1))
+        #expect(try ticks(pair.relay, bob).map(\.phase) == [.shortBreak])
+        #expect(try heardAlike())
+    }
+
+    @Test func aRelayedObserverIsBroughtUpToDateAfterTheBusLostMessagesNotClosed() throws {
+        let pair = try Pair()
+        let ada = pair.owner.connect()
+        pair.owner.send(.join(room: "team", name: "Ada", token: nil), from: ada)
+        pair.owner.send(.start, from: ada)
+        pair.owner.settle()
+        let eye = pair.relay.connect()
+        pair.relay.send(.observe(room: "team", token: nil, passcode: nil), ref: "o", from: eye)
+        pair.pump()
+        pair.relayCluster.clearPublished()
+        pair.relay.transport.clearSent()
+
+        // The bus lost Redis for a while (nothing delivered either way): the observer's ticks go on from its
+        // node's copy of the deadline.
+        pair.relay.pass(.seconds(3))
+        #expect(try pair.relay.messages(to: eye).filter { $0.label == "tick" }.count == 3)
+        pair.ownerCluster.renewAll()   // the owner kept its room on the store's fence
+        pair.owner.settle()
+        pair.relayCluster.clearPublished()
+        pair.ownerCluster.clearPublished()
+
+        // Back: the observer observes again and hears the room as a `state`; no close.
+        pair.relay.transport.clearSent()
+        pair.owner.router!.heard(.resubscribed)
+        pair.relay.router!.heard(.resubscribed)
+        pair.pump()
+        #expect(pair.relay.transport.closes[eye] == nil)
+        let heard = try pair.relay.messages(to: eye)
+        #expect(heard.contains { if case .state(let room) = $0 { room.status == .running } else { false } })
+        #expect(!heard.contains { $0.label == "observing" })
+        pair.ownerCluster.renewAll()
+        pair.pass(.seconds(1))
+        #expect(try pair.relay.messages(to: eye).contains { $0.label == "tick" })
     }
 
     @Test func anObserverOnAnotherNodeWatchesTheRoomThroughIt() throws {
@@ -134,8 +244,7 @@ struct HubRelayTests {
         }
         #expect(room.status == .running && room.members.map(\.name) == ["Ada"])
         pair.ownerCluster.renewAll()
-        pair.owner.pass(.seconds(1))
-        pair.pump()
+        pair.pass(.seconds(1))
         #expect(try pair.relay.messages(to: eye).contains { $0.label == "tick" })
         // A room open nowhere is refused here, as on one server.
         let other = pair.relay.connect()

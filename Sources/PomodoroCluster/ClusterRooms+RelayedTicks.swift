@@ -1,0 +1,97 @@
+import PomodoroCore
+import PomodoroNet
+import PomodoroProtocol
+import PomodoroServer
+
+// Ticks of relayed members, computed here (docs/CLUSTER.md, "Ticks"). A tick is a pure function of the room's
+// running phase and the time; the owner replicates the phase to every node with members of the room in each
+// `state` (and `welcome`, `observing`) it sends, so a node relaying members computes their ticks from it on
+// the same kind of timer the owner's room uses, and the owner publishes none (`RelayingTransport.send`). The
+// owner still decides every change: this node only counts down to the deadline it was told, stops there,
+// and follows the next `state`. While Redis is away the countdown goes on from the deadline already held;
+// when the bus comes back the re-sync's `state` (`ClusterRooms+Resync.swift`) sets it right.
+
+/// A followed room's replicated timer and the timer that wakes this node at its next tick.
+final class RelayedRoomTimer {
+    var replicated: ReplicatedTimer?
+    /// The `seq` of the last snapshot taken: an older one (from a former owner) changes nothing.
+    var seq: UInt64 = 0
+    let timer: any HubTimer
+
+    init(timer: any HubTimer) { self.timer = timer }
+}
+
+extension ClusterRooms {
+    /// The room a frame the owner sent carries, when it is a `state`, `welcome` or `observing` (decoded
+    /// only then: `type` comes first).
+    static func replicatedSnapshot(in frame: String) -> SnapshotPayload? {
+        let head = frame.utf8.prefix(24)
+        guard head.starts(with: #"{"type":"state""#.utf8) || head.starts(with: #"{"type":"welcome""#.utf8)
+            || head.starts(with: #"{"type":"observing""#.utf8) else { return nil }
+        switch try? WireCodec.decodeServerMessage(Array(frame.utf8)) {
+        case .state(let room)?, .welcome(_, let room, _, _, _)?, .observing(let room, _, _)?: return room
+        default: return nil
+        }
+    }
+
+    /// The owner sent `connections` (relayed here, in `room`) the room as `snapshot`: they hear its ticks from
+    /// now on, and the room's countdown here follows the snapshot's timer.
+    func replicated(_ snapshot: SnapshotPayload, room: RoomID, to connections: [ConnectionID]) {
+        for connection in connections where relays[connection]?.room == room {
+            relays[connection]?.hearsTicks = true
+        }
+        guard relayedByRoom[room] != nil, snapshot.room == room.rawValue else { return }
+        let followed: RelayedRoomTimer
+        if let existing = relayedTimers[room] {
+            followed = existing
+        } else {
+            followed = RelayedRoomTimer(timer: hub.transport.timer { [unowned self] in relayedTickDue(room) })
+            relayedTimers[room] = followed
+        }
+        guard snapshot.seq >= followed.seq else { return }
+        followed.seq = snapshot.seq
+        let now = hub.clock.now()
+        var replicated = ReplicatedTimer(snapshot, wallOffsetNanoseconds: now.wallOffsetNanoseconds)
+        if let earlier = followed.replicated { replicated?.follows(earlier) }
+        // The boundaries passed while the snapshot was on its way: the owner's members heard them.
+        for tick in replicated?.ticksSinceShown(at: now) ?? [] { sendRelayedTick(tick, in: room) }
+        followed.replicated = replicated
+        relayedTickDue(room)
+    }
+
+    /// The room's timer here fired (or its snapshot changed): sends the tick due, if any, to the room's
+    /// relayed connections that are in it, and arms the timer for the next one.
+    func relayedTickDue(_ room: RoomID) {
+        guard let followed = relayedTimers[room], !hub.stopped else { return }
+        guard var replicated = followed.replicated else { return followed.timer.cancel() }
+        let now = hub.clock.now()
+        if let tick = replicated.tick(at: now) { sendRelayedTick(tick, in: room) }
+        followed.replicated = replicated
+        if let next = replicated.nextTick {
+            followed.timer.schedule(afterNanoseconds: max(0, (next - now.monotonic).nanoseconds))
+        } else {
+            followed.timer.cancel()
+        }
+    }
+
+    private func sendRelayedTick(_ tick: TickPayload, in room: RoomID) {
+        let audience = (relayedByRoom[room] ?? []).filter { relays[$0]?.hearsTicks == true && relays[$0]?.closing != true }
+        guard !audience.isEmpty else { return }
+        let frame = OutboundFrame(WireCodec.encode(ServerMessage.tick(tick)))
+        let sent = hub.transport.send(frame, toAll: audience.sorted { $0.rawValue < $1.rawValue })
+        hub.framesSent += sent
+        hub.metrics.sent(frames: sent, bytes: sent * frame.count)
+        metrics.relayedTicks.increment()
+    }
+
+    /// Nobody here is relayed to the room any more: its countdown stops.
+    func stopRelayedTicks(of room: RoomID) {
+        relayedTimers.removeValue(forKey: room)?.timer.cancel()
+    }
+
+    /// The server is stopping.
+    func stopRelayedTicks() {
+        for followed in relayedTimers.values { followed.timer.cancel() }
+        relayedTimers = [:]
+    }
+}

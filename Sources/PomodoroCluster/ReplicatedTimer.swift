@@ -1,0 +1,66 @@
+import PomodoroCore
+import PomodoroProtocol
+
+/// The running phase of a room another node runs, as the last `state` (or `welcome`, or `observing`) its
+/// owner sent this node told it: enough to compute the room's ticks here (`Countdown`, the rule the owner's
+/// `Room` follows), so that no tick crosses Redis (docs/CLUSTER.md, "Ticks"). The owner still decides every
+/// change; this only counts down to the deadline it replicated, and stops there. Pure: time is an argument.
+package struct ReplicatedTimer: Equatable {
+    let room: String
+    let phase: Phase
+    let cycle: Int
+    let seq: UInt64
+    /// The phase's end as the owner announced it (wall-clock epoch milliseconds): every tick carries it.
+    let endsAt: Int64
+    private(set) var countdown: Countdown
+
+    /// nil unless the snapshot's timer runs. The deadline is `endsAt` on this node's monotonic clock, and the
+    /// seconds shown are those the snapshot showed (a state that arrived after a boundary is ticked at once).
+    package init?(_ snapshot: SnapshotPayload, wallOffsetNanoseconds: Int64) {
+        guard snapshot.running, let endsAt = snapshot.endsAt, snapshot.remainingMs > 0 else { return nil }
+        room = snapshot.room
+        phase = snapshot.phase
+        cycle = snapshot.cycle
+        seq = snapshot.seq
+        self.endsAt = endsAt
+        countdown = Countdown(deadline: Instant(nanoseconds: endsAt * 1_000_000 - wallOffsetNanoseconds),
+                              shown: Duration.milliseconds(snapshot.remainingMs).secondsRoundedUp)
+    }
+
+    /// The same phase as `earlier` (a `state` about something else, one the owner sent before a boundary this
+    /// node has ticked already): the seconds already shown stay shown, so no second is ticked twice.
+    package mutating func follows(_ earlier: ReplicatedTimer) {
+        guard earlier.endsAt == endsAt, earlier.phase == phase, earlier.cycle == cycle,
+              earlier.countdown.shown < countdown.shown else { return }
+        countdown = Countdown(deadline: countdown.deadline, shown: earlier.countdown.shown)
+    }
+
+    /// The tick due at `now`, if one is: the same fields as the owner's tick for that boundary. Like the
+    /// owner's room woken late, only the latest boundary passed.
+    package mutating func tick(at now: ClockReading) -> TickPayload? {
+        guard let seconds = countdown.tick(at: now.monotonic) else { return nil }
+        return payload(seconds, at: now)
+    }
+
+    /// Every tick whose boundary passed since the seconds last shown, in order: for a snapshot that arrived
+    /// late (the owner held it for its commit, or the bus was slow), whose ticks the owner's members heard
+    /// meanwhile (a tick held behind a commit goes out with it). None once the phase has ended: the owner's
+    /// next `state` says what follows.
+    package mutating func ticksSinceShown(at now: ClockReading) -> [TickPayload] {
+        var ticks: [TickPayload] = []
+        guard now.monotonic < countdown.deadline else { return ticks }
+        while let boundary = countdown.nextTick, boundary <= now.monotonic,
+              let seconds = countdown.tick(at: boundary) {
+            ticks.append(payload(seconds, at: now))
+        }
+        return ticks
+    }
+
+    private func payload(_ seconds: Int64, at now: ClockReading) -> TickPayload {
+        TickPayload(room: room, phase: phase, remainingMs: seconds * 1_000, endsAt: endsAt, cycle: cycle, seq: seq,
+                    serverTime: now.wallMs)
+    }
+
+    /// When the next tick falls; nil once the last one was due (the owner's next `state` says what follows).
+    package var nextTick: Instant? { countdown.nextTick }
+}

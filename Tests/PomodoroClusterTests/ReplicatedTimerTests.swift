@@ -1,0 +1,130 @@
+import PomodoroCluster
+import PomodoroCore
+import PomodoroProtocol
+import Testing
+
+/// A node relaying members of a room another node runs computes their ticks from the `state` the owner
+/// replicated (`ReplicatedTimer`): the same bytes, at the same boundaries, as the owner's `Room` sends its
+/// own members. Both are driven here by one manual clock, as the owner's and the relaying node's clocks
+/// agree on wall time; nothing sleeps.
+@Suite struct ReplicatedTimerTests {
+    static let origin = Instant(nanoseconds: 1_000_000_000_017)
+    /// Wall-clock minus monotonic nanoseconds: an odd offset, so no boundary falls on a whole millisecond.
+    static let offset: Int64 = 1_767_225_600_000_123_457
+
+    static func reading(_ instant: Instant) -> ClockReading {
+        ClockReading(monotonic: instant, wallOffsetNanoseconds: offset)
+    }
+
+    static func snapshot(_ room: Room, at now: Instant) -> SnapshotPayload {
+        SnapshotPayload(room.snapshot(at: now), clock: reading(now))
+    }
+
+    /// The owner's room and the relaying node's copy stepped through the same instants, 37 ms apart:
+    /// the tick frames must be equal byte for byte (serverTime included: one clock), and the copy must stop
+    /// at the deadline, where the owner's room completes the phase (a `state`, never a tick).
+    @Test func theCopyTicksWhatTheOwnersRoomTicksByteForByte() throws {
+        let id = try RoomID(validating: "team-alpha")
+        var now = Self.origin
+        var room = Room(id: id, settings: RoomSettings(focus: 60, shortBreak: 60, longBreak: 60, longBreakEvery: 4,
+                                                       autoStart: false),
+                        policy: .standard, now: now)
+        let ada = try room.join(name: "Ada", token: nil, freshToken: ResumeToken("token-1"), now: now).memberID
+        now = now + .milliseconds(250)
+        _ = try room.handle(.start, from: ada, now: now)
+        // The relaying node hears the state a moment later, 1.3 s into the focus (a boundary already passed).
+        now = now + .milliseconds(1_300)
+        var owners: [[UInt8]] = []
+        let late = room.advance(to: now)
+        if let tick = late.tick { owners.append(WireCodec.encode(ServerMessage.tick(TickPayload(tick, room: id, clock: Self.reading(now))))) }
+        var copy = try #require(ReplicatedTimer(Self.snapshot(room, at: now - .milliseconds(1_300)),
+                                                wallOffsetNanoseconds: Self.offset))
+        var copied: [[UInt8]] = []
+        if let tick = copy.tick(at: Self.reading(now)) { copied.append(WireCodec.encode(ServerMessage.tick(tick))) }
+        var completed = false
+        while !completed {
+            now = now + .milliseconds(37)
+            let outcome = room.advance(to: now)
+            if let tick = outcome.tick {
+                owners.append(WireCodec.encode(ServerMessage.tick(TickPayload(tick, room: id, clock: Self.reading(now)))))
+            }
+            if let tick = copy.tick(at: Self.reading(now)) { copied.append(WireCodec.encode(ServerMessage.tick(tick))) }
+            completed = outcome.stateChanged
+        }
+        #expect(owners.count == 59, "one tick for each second from 59 down to 1")
+        #expect(copied == owners)
+        #expect(copy.nextTick == nil, "the copy waits for the owner's next state")
+        let after = copy.tick(at: Self.reading(now + .seconds(5)))
+        #expect(after == nil)
+    }
+
+    /// The copy's next tick falls on the owner's boundary, on this node's monotonic clock.
+    @Test func theNextTickIsTheBoundaryOfTheReplicatedDeadline() throws {
+        let endsAtWall: Int64 = 1_767_225_660_000
+        let snapshot = SnapshotPayload(room: "r", phase: .focus, status: .running, running: true, remainingMs: 4_200,
+                                       phaseLengthMs: 60_000, endsAt: endsAtWall, cycle: 2,
+                                       settings: .standard, pendingSettings: nil, members: [],
+                                       stats: StatsPayload(focusCompleted: 0, focusSeconds: 0, interruptions: 0),
+                                       seq: 7, serverTime: endsAtWall - 4_200)
+        var copy = try #require(ReplicatedTimer(snapshot, wallOffsetNanoseconds: Self.offset))
+        let deadline = Instant(nanoseconds: endsAtWall * 1_000_000 - Self.offset)
+        #expect(copy.nextTick == deadline - .seconds(4))
+        let due = copy.tick(at: Self.reading(deadline - .seconds(4)))
+        let tick = try #require(due)
+        #expect(tick.remainingMs == 4_000 && tick.endsAt == endsAtWall && tick.seq == 7 && tick.cycle == 2)
+        let early = copy.tick(at: Self.reading(deadline - .milliseconds(3_500)))
+        #expect(early == nil, "one tick per second")
+        #expect(copy.nextTick == deadline - .seconds(3))
+    }
+
+    static func running(remainingMs: Int64, endsAt: Int64, seq: UInt64) -> SnapshotPayload {
+        SnapshotPayload(room: "r", phase: .focus, status: .running, running: true, remainingMs: remainingMs,
+                        phaseLengthMs: 60_000, endsAt: endsAt, cycle: 1, settings: .standard, pendingSettings: nil,
+                        members: [], stats: StatsPayload(focusCompleted: 0, focusSeconds: 0, interruptions: 0),
+                        seq: seq, serverTime: endsAt - remainingMs)
+    }
+
+    /// A `state` about something else that the owner sent just before a boundary and that arrives after this
+    /// node ticked it: the second is not ticked again (the state's `seq` goes on the next ticks).
+    @Test func aStateFromBeforeATickedBoundaryDoesNotTickItAgain() throws {
+        let endsAt: Int64 = 1_767_225_660_000
+        let deadline = Instant(nanoseconds: endsAt * 1_000_000 - Self.offset)
+        var copy = try #require(ReplicatedTimer(Self.running(remainingMs: 10_000, endsAt: endsAt, seq: 4),
+                                                wallOffsetNanoseconds: Self.offset))
+        let seven = copy.ticksSinceShown(at: Self.reading(deadline - .milliseconds(6_990)))
+        #expect(seven.map(\.remainingMs) == [9_000, 8_000, 7_000])
+        // Sent at 7.2 s left (showing 8), heard at 6.99 s left.
+        var later = try #require(ReplicatedTimer(Self.running(remainingMs: 7_200, endsAt: endsAt, seq: 5),
+                                                 wallOffsetNanoseconds: Self.offset))
+        later.follows(copy)
+        #expect(later.ticksSinceShown(at: Self.reading(deadline - .milliseconds(6_990))).isEmpty)
+        let six = later.tick(at: Self.reading(deadline - .seconds(6)))
+        #expect(six?.remainingMs == 6_000 && six?.seq == 5)
+    }
+
+    /// A snapshot that arrives late (held for the owner's commit): every boundary passed meanwhile is ticked,
+    /// in order, as the owner's members heard them when the commit let them out.
+    @Test func aLateSnapshotTicksEveryBoundaryItMissed() throws {
+        let endsAt: Int64 = 1_767_225_660_000
+        let deadline = Instant(nanoseconds: endsAt * 1_000_000 - Self.offset)
+        var copy = try #require(ReplicatedTimer(Self.running(remainingMs: 5_000, endsAt: endsAt, seq: 9),
+                                                wallOffsetNanoseconds: Self.offset))
+        let caught = copy.ticksSinceShown(at: Self.reading(deadline - .milliseconds(2_400)))
+        #expect(caught.map(\.remainingMs) == [4_000, 3_000])
+        #expect(copy.nextTick == deadline - .seconds(2))
+        // One that arrives after its phase ended ticks nothing: what follows is the owner's to say.
+        var ended = try #require(ReplicatedTimer(Self.running(remainingMs: 5_000, endsAt: endsAt, seq: 9),
+                                                 wallOffsetNanoseconds: Self.offset))
+        #expect(ended.ticksSinceShown(at: Self.reading(deadline + .milliseconds(300))).isEmpty)
+    }
+
+    /// Nothing runs (paused, idle): no copy, no ticks.
+    @Test func aStoppedTimerIsNotCounted() {
+        let snapshot = SnapshotPayload(room: "r", phase: .focus, status: .paused, running: false, remainingMs: 30_000,
+                                       phaseLengthMs: 60_000, endsAt: nil, cycle: 1, settings: .standard,
+                                       pendingSettings: nil, members: [],
+                                       stats: StatsPayload(focusCompleted: 0, focusSeconds: 0, interruptions: 0),
+                                       seq: 3, serverTime: 0)
+        #expect(ReplicatedTimer(snapshot, wallOffsetNanoseconds: Self.offset) == nil)
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import Glibc
+import PomodoroCluster
+import PomodoroCore
+import PomodoroNet
+import PomodoroProtocol
+import PomodoroTestSupport
+import Testing
+
+/// Members relayed through another node hear their room's ticks from their own node, computed from the
+/// deadline the owner replicated (docs/CLUSTER.md, "Ticks"): the same seconds as the owner's members, while
+/// nothing is published over Redis; and the node reads the leases of the rooms it follows in one `MGET` a
+/// turn, not one `GET` per room. Measured on the real Redis (`INFO commandstats`) and the nodes' `/metrics`.
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(2))))
+struct ClusterRelayedTickTests {
+    let client: WebSocketClient
+
+    init() throws {
+        client = try WebSocketClient()
+        client.start()
+    }
+
+    func finish() {
+        client.stop()
+        client.waitUntilFinished()
+    }
+
+    /// Calls of each command Redis ran so far (`INFO commandstats`; commands run by scripts included).
+    static func commandCalls(_ redis: RedisLeases) throws -> [String: Int] {
+        guard let text = try redis.command(["INFO", "commandstats"]).text else { return [:] }
+        var calls: [String: Int] = [:]
+        for line in text.split(whereSeparator: \.isNewline) where line.hasPrefix("cmdstat_") {
+            let name = line.dropFirst("cmdstat_".count).prefix { $0 != ":" }
+            guard let field = line.range(of: "calls=") else { continue }
+            calls[String(name)] = Int(line[field.upperBound...].prefix { $0.isNumber })
+        }
+        return calls
+    }
+
+    static func metric(_ name: String, port: Int) throws -> Double {
+        try httpGet(port: port, path: "/metrics").body.split(separator: "\n")
+            .first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ").last!) } ?? 0
+    }
+
+    @Test func relayedMembersHearTheOwnersSecondsWhileNoTickCrossesRedis() async throws {
+        defer { finish() }
+        let redis = try RedisTestServer()
+        defer { redis.stop() }
+        let database = try await PostgresTestServer.makeDatabase()
+        let (a, aPort) = try ClusterProcessTests.node("a", redis: redis.url, database: database)
+        defer { _ = a.stop() }
+        let (b, bPort) = try ClusterProcessTests.node("b", redis: redis.url, database: database)
+        defer { _ = b.stop() }
+
+        // Six rooms run by a, each with a member there, a member relayed through b, and in the first an
+        // observer relayed through b too; every room in a running focus.
+        let rooms = (0..<6).map { "relay-tick-\($0)" }
+        var owners: [Peer] = [], relayed: [Peer] = []
+        var endsAt: [Int64] = []
+        for room in rooms {
+            let owner = try Peer(client, port: aPort)
+            _ = try owner.join(room, name: "Ada")
+            owner.send(.start)
+            endsAt.append(try owner.expect("a running state", ClusterProcessTests.running))
+            let member = try Peer(client, port: bPort)
+            let (_, seen) = try member.join(room, name: "Bo")
+            #expect(seen.status == .running && seen.endsAt == endsAt.last)
+            owners.append(owner)
+            relayed.append(member)
+        }
+        let observer = try Peer(client, port: bPort)
+        observer.send(.observe(room: rooms[0]))
+        _ = try observer.expect("observing") { if case .observing = $0 { true } else { nil } }
+        let leases = RedisLeases(address: try RedisAddress(parsing: redis.url))
+        #expect(try leases.holders(rooms: rooms).allSatisfy { $0?.node == "a" })
+        for peer in owners + relayed + [observer] { _ = try peer.nextTick() }
+
+        // Four seconds of ticks, counted against Redis's own figures and the nodes' metrics.
+        let callsBefore = try Self.commandCalls(leases)
+        let sentBefore = try Self.metric("pomodoro_cluster_bus_messages_sent_total", port: aPort)
+        let relayedTicksBefore = try Self.metric("pomodoro_cluster_relayed_ticks_total", port: bPort)
+        let started = Date()
+        let seconds = 4
+        let heard = try ClusterProcessTests.ticks(owners + relayed + [observer], count: seconds)
+        let elapsed = Date().timeIntervalSince(started)
+        let callsAfter = try Self.commandCalls(leases)
+        let sentAfter = try Self.metric("pomodoro_cluster_bus_messages_sent_total", port: aPort)
+        let relayedTicksAfter = try Self.metric("pomodoro_cluster_relayed_ticks_total", port: bPort)
+
+        // The relayed members and the observer hear each second the owner's members hear, with the same
+        // fields, within a few milliseconds of them.
+        var lags: [Double] = []
+        for (index, room) in rooms.enumerated() {
+            let own = heard[index], member = heard[rooms.count + index]
+            for (second, ownTick) in own {
+                guard let theirs = member[second] else { continue }
+                #expect(theirs.tick.endsAt == endsAt[index] && theirs.tick.seq == ownTick.tick.seq
+                        && theirs.tick.phase == .focus && theirs.tick.cycle == ownTick.tick.cycle && theirs.tick.room == room)
+                lags.append(theirs.arrived.timeIntervalSince(ownTick.arrived) * 1000)
+            }
+            #expect(Set(own.keys).intersection(member.keys).count >= seconds - 1, "\(room): the same seconds")
+            let marks = member.keys.sorted()
+            #expect(zip(marks, marks.dropFirst()).allSatisfy { $1 - $0 == 1000 }, "\(room): a second missing: \(marks)")
+        }
+        let watched = heard[2 * rooms.count]
+        #expect(watched.values.allSatisfy { $0.tick.endsAt == endsAt[0] })
+        #expect(Set(watched.keys).intersection(heard[0].keys).count >= seconds - 1)
+
+        // Nothing crossed Redis meanwhile: no publish at all, and the owner sent nothing on the bus; b
+        // computed its rooms' ticks itself.
+        let publishes = (callsAfter["publish"] ?? 0) - (callsBefore["publish"] ?? 0)
+        #expect(publishes == 0, "\(publishes) publishes while the rooms ticked")
+        #expect(sentAfter == sentBefore)
+        #expect(relayedTicksAfter - relayedTicksBefore >= Double(rooms.count * (seconds - 1)))
+        // b reads the six leases it follows in one MGET a turn (every 200 ms); a GET per room and turn would be
+        // 30 a second on top of the owner's renewal scripts (a GET per room, twice a second: 12), which is all
+        // that is left.
+        let mgets = (callsAfter["mget"] ?? 0) - (callsBefore["mget"] ?? 0)
+        let gets = (callsAfter["get"] ?? 0) - (callsBefore["get"] ?? 0)
+        #expect(Double(mgets) >= 3 * elapsed, "\(mgets) MGETs in \(elapsed) s")
+        #expect(Double(gets) < Double(rooms.count) * 5 * elapsed, "\(gets) GETs in \(elapsed) s")
+        let sorted = lags.sorted()
+        print("cluster relayed ticks: \(rooms.count) rooms, \(seconds) s; relayed members' lag behind the owner's p50 \(String(format: "%.2f", sorted[sorted.count / 2])) ms, max \(String(format: "%.2f", sorted.last ?? 0)) ms; Redis in \(String(format: "%.1f", elapsed)) s: \(publishes) PUBLISH, \(mgets) MGET, \(gets) GET")
+    }
+}
