@@ -145,7 +145,7 @@ struct HubClusterTests {
 
         let bCluster = ManualCluster(node: "b", store: store.store, now: { clock.now().monotonic })
         let b = TestHub(configuration: configuration, clock: clock, store: store, cluster: bCluster)
-        b.router!.heard(.heard(.handOff(room: "team", from: "a")))
+        b.router!.heard(.heard(.handOff(rooms: ["team"], from: "a")))
         b.settle()
         #expect(b.hub.roomCount == 1 && bCluster.holding == [Self.team])
         // Running there, with nobody connected: what GET /api/rooms/team shows.
@@ -154,7 +154,7 @@ struct HubClusterTests {
         let body = live.response.map { String(decoding: $0.body, as: UTF8.self) } ?? ""
         #expect(body.contains(#""status":"running""#) && body.contains(#""endsAt":\#(endsAt)"#), "\(body)")
         // Heard twice (or taken meanwhile by a join): taken once.
-        b.router!.heard(.heard(.handOff(room: "team", from: "a")))
+        b.router!.heard(.heard(.handOff(rooms: ["team"], from: "a")))
         b.settle()
         #expect(b.hub.roomCount == 1)
 
