@@ -63,8 +63,11 @@ extension ClusterRooms {
             back { rooms in
                 guard let relayed = rooms.relayedByRoom[id], !relayed.isEmpty else { return }
                 if let owner { return rooms.rehome(id, after: .elsewhere(node: owner)) }
-                for connection in relayed { rooms.hub.transport.close(connection, code: RoomHub.restartCloseCode,
-                                                                      reason: RoomHub.restartCloseReason) }
+                for connection in relayed {
+                    guard let relay = rooms.relays[connection] else { continue }
+                    rooms.hub.transport.close(connection, code: RoomHub.restartCloseCode, reason: RoomHub.restartCloseReason)
+                    rooms.endRelay(of: connection, relay, telling: true)
+                }
             }
         }
     }
@@ -103,8 +106,10 @@ extension ClusterRooms {
             let delay = Double.random(in: 0..<Double(Self.relayedCloseWindow.milliseconds)) / 1_000
             DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
                 back { rooms in
-                    guard rooms.relays[connection] != nil, rooms.hub.isOpen(connection) else { return }
+                    guard let relay = rooms.relays[connection], rooms.hub.isOpen(connection) else { return }
                     rooms.hub.transport.close(connection, code: RoomHub.restartCloseCode, reason: RoomHub.restartCloseReason)
+                    // The hub, stopped, tells the router of no close: the owner hears of it here.
+                    rooms.endRelay(of: connection, relay, telling: true)
                 }
             }
         }
@@ -113,6 +118,17 @@ extension ClusterRooms {
         } else {
             let window = Double(Self.relayedCloseWindow.milliseconds) / 1_000
             DispatchQueue.global().asyncAfter(deadline: .now() + window) { back { _ in state.done() } }
+        }
+    }
+}
+
+extension ClusterEvent {
+    /// What a draining node still acts on, its own rooms stopped: what the owners send its relayed members
+    /// (they hear their rooms until they are sent back, at the drain's end), and their rooms' owners moving.
+    var feedsRelayedMembers: Bool {
+        switch self {
+        case .heard(.reply), .heard(.close), .ownerMoved: true
+        default: false
         }
     }
 }

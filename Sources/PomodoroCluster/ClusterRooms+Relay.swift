@@ -125,7 +125,7 @@ extension ClusterRooms {
 
     /// A message for this node from the bus (`ClusterEvent.heard`).
     package func heard(_ event: ClusterEvent) {
-        guard !hub.stopped else { return }
+        guard !hub.stopped || hub.handingOff && event.feedsRelayedMembers else { return }
         switch event {
         case .heard(let message):
             metrics.busReceived.increment()
