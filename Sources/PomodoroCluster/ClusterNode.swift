@@ -345,8 +345,11 @@ package final class ClusterNode: HubCluster, Sendable {
                 for room in rooms {
                     logger.info("draining: room released for hand-off", metadata: ["room": "\(room)", "to": "\(target)"])
                 }
+                // On this queue's own connection, right after the release: not behind the relayed members'
+                // frames waiting on `publishing` (a backlog of most of a second was seen under load, while
+                // members' joins elsewhere took the rooms first).
                 let message = BusMessage.handOff(rooms: rooms.map(\.rawValue), from: node).encoded
-                publishing.queue.sync { _ = try? publisher.value.command(["PUBLISH", BusMessage.nodeChannel(target), message]) }
+                _ = try? leases.value.command(["PUBLISH", BusMessage.nodeChannel(target), message])
             }
             logger.notice("draining: rooms handed off", metadata: [
                 "rooms": "\(held.count)", "nodes": "\(byTarget.keys.sorted())"])
