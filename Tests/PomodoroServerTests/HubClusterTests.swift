@@ -225,6 +225,28 @@ struct HubClusterTests {
         #expect(cluster.holding.isEmpty && t.hub.roomCount == 0)
     }
 
+    /// A draining node stops its own rooms, but its members of rooms another node runs (relayed) still hear
+    /// what that node sends them until the drain's end sends them back: before, every bus message was
+    /// dropped from the SIGTERM on, and they heard nothing for the whole drain.
+    @Test func aDrainingNodeStillWritesToItsRelayedMembersWhatTheirOwnerSends() throws {
+        let (t, cluster) = try Self.make()
+        cluster.held(Self.team, by: "node-b")
+        let a = t.connect()
+        t.send(.join(room: "team", name: "Ada", token: nil), ref: "j", from: a)
+        t.settle()
+        #expect(try t.messages(to: a).isEmpty)
+        t.hub.beginHandOff()
+        t.hub.stopTracking()
+        let pong = #"{"type":"pong","serverTime":1795000000000}"#
+        t.router!.heard(.heard(.reply(node: cluster.node, connections: [a.rawValue], frame: pong, from: "node-b")))
+        t.settle()
+        #expect(try t.messages(to: a).map(\.label) == ["pong"])
+        // What is not for its relayed members is still dropped: a hand-off to a node that is draining itself.
+        t.router!.heard(.heard(.handOff(rooms: ["other"], from: "node-b")))
+        t.settle()
+        #expect(cluster.holding.isEmpty && t.hub.roomCount == 0)
+    }
+
     /// `POST /api/admin/drain` starts the server's shutdown (`PomodoroServer.shutdown`, the hand-off on a node);
     /// exposed as `/api/cluster` is: this host's loopback only, while `/metrics` is served, and POST only.
     @Test func theDrainEndpointStopsTheServerForThisHostOnly() throws {
