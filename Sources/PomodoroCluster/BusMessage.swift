@@ -17,6 +17,7 @@
 /// v1 closed NODE CONNECTION ROOM\n
 /// v1 close NODE CONNECTION CODE[ FROM]\nREASON
 /// v1 schedules ROOM\n
+/// v1 handoff ROOM FROM\nROOM\nROOM…     (the rooms after the first, one a line)
 /// v1 api … / v1 apianswer …   (a control-API command and its answer: ControlAPIBusMessage)
 /// ```
 /// Node ids and room names hold no spaces or newlines (`RoomID` and the node-id option refuse them).
@@ -47,9 +48,11 @@ public enum BusMessage: Equatable, Sendable {
     /// A room's schedules changed in the store (on `schedulesChannel`): every node reads them again, to
     /// know which rooms must always run somewhere (docs/CLUSTER.md, "Schedules on a cluster").
     case schedulesChanged(room: String)
-    /// A node that is draining gave `room`'s lease back and asks the node it is sent to to take the room and
-    /// run it at once, members or not (docs/CLUSTER.md, "Draining a node").
-    case handOff(room: String, from: String)
+    /// A node that is draining gave the leases of `rooms` back and asks the node it is sent to to take the
+    /// rooms and run them at once, members or not, all together (docs/CLUSTER.md, "Draining a node"). The
+    /// first room is in the header, as when the message named one room: a node that reads only the header
+    /// takes that one.
+    case handOff(rooms: [String], from: String)
     /// A control-API command for a room another node runs, and its answer (`ControlAPIBusMessage.swift`).
     case controlAPI(ControlAPIBusMessage)
 
@@ -90,8 +93,8 @@ public enum BusMessage: Equatable, Sendable {
             "\(Self.version) close \(to.node) \(to.connection) \(code)\(Self.sender(from))\n\(reason)"
         case .schedulesChanged(let room):
             "\(Self.version) schedules \(room)\n"
-        case .handOff(let room, let from):
-            "\(Self.version) handoff \(room) \(from)\n"
+        case .handOff(let rooms, let from):
+            "\(Self.version) handoff \(rooms.first ?? "") \(from)\n\(rooms.dropFirst().joined(separator: "\n"))"
         case .controlAPI(let message):
             "\(Self.version) \(message.encoded)"
         }
@@ -154,7 +157,11 @@ public enum BusMessage: Equatable, Sendable {
             self = .schedulesChanged(room: header[2])
         case "handoff":
             try fields(4)
-            self = .handOff(room: header[2], from: header[3])
+            let more = body.isEmpty ? [] : body.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            guard more.allSatisfy({ !$0.isEmpty && !$0.contains(" ") }) else {
+                throw Malformed(description: "handoff lists an empty room or one with a space")
+            }
+            self = .handOff(rooms: [header[2]] + more, from: header[3])
         case let kind where ControlAPIBusMessage.kinds.contains(kind):
             self = .controlAPI(try ControlAPIBusMessage(header: Array(header.dropFirst()), body: body))
         default:

@@ -126,7 +126,7 @@ extension ClusterRooms {
 
     /// A message for this node from the bus (`ClusterEvent.heard`).
     package func heard(_ event: ClusterEvent) {
-        guard !hub.stopped else { return }
+        guard !hub.stopped || hub.handingOff && event.feedsRelayedMembers else { return }
         switch event {
         case .heard(let message):
             metrics.busReceived.increment()
@@ -199,9 +199,8 @@ extension ClusterRooms {
         case .closed(let from, _):
             guard let connection = relaying.remotes.existing(from) else { return }
             hub.closed(connection)
-        case .handOff(let name, let from):
-            guard let room = try? RoomID(validating: name) else { return }
-            takeHandedOff(room, from: from)
+        case .handOff(let names, let from):
+            takeHandedOff(names.compactMap { try? RoomID(validating: $0) }, from: from)
         case .controlAPI(let message):
             heard(message)
         case .reply, .close, .schedulesChanged:

@@ -120,6 +120,10 @@ package final class ClusterRooms: RoomRouter {
     /// relayed members of it when its owner has gone (`ownerMoved`). A room another live node runs is
     /// joined through that node: the local joiners' frames are relayed to it.
     func take(_ id: RoomID) {
+        if hub.handingOff, relayedByRoom[id] != nil {
+            _ = hub.refuseTakeWhileHandingOff(id)
+            return followWhileHandingOff(id)
+        }
         if hub.refuseTakeWhileHandingOff(id) { return }
         let back = back
         cluster.take(id) { taken in back { $0.took(id, taken) } }
@@ -315,42 +319,5 @@ package final class ClusterRooms: RoomRouter {
     package func stopTracking() {
         scheduledRooms.timer?.cancel()
         stopRelayedTicks()
-    }
-
-    /// Another node, draining, gave `id`'s lease back and asks this one to run the room: take it (waiting a
-    /// lease's time to live at most, should its release not have reached Redis yet) and bring it back from
-    /// the store, with its members as they were (they come back with their tokens) and its timer going on
-    /// from its stored end. A join or a follower here that took it first has it already; another node that
-    /// won the race keeps it.
-    func takeHandedOff(_ id: RoomID, from node: String) {
-        guard !hub.stopped, hub.rooms[id] == nil, !handedOffTaking.contains(id) else { return }
-        guard !hub.rooms.isFull else {
-            hub.logger.warning("a room handed off was not taken: this node holds as many rooms as it may",
-                               metadata: ["room": "\(id)", "from": "\(node)"])
-            return
-        }
-        handedOffTaking.insert(id)
-        let back = back
-        cluster.take(id) { taken in back { $0.tookHandedOff(id, from: node, taken) } }
-    }
-
-    private func tookHandedOff(_ id: RoomID, from node: String, _ taken: ClusterTake) {
-        handedOffTaking.remove(id)
-        switch taken {
-        case .owned(let stored):
-            metrics.leasesTaken.increment()
-            guard !hub.stopped, hub.rooms[id] == nil, let stored else { return hub.letGoIfUnused(id) }
-            let entry = hub.bringBack(stored, at: hub.clock.now(), handedOff: true)
-            hub.logger.info("took a room handed off by a draining node", metadata: [
-                "room": "\(id)", "from": "\(node)", "members": "\(entry.room.memberCount)"])
-            // Members of this node relayed to the draining one are in the room here now.
-            rehome(id, after: taken)
-        case .elsewhere(let owner):
-            hub.logger.debug("a room handed off runs elsewhere", metadata: ["room": "\(id)", "owner": "\(owner)"])
-            rehome(id, after: taken)
-        case .failed(let reason):
-            hub.logger.warning("could not take a room handed off", metadata: ["room": "\(id)", "error": "\(reason)"])
-            hub.letGoIfUnused(id)
-        }
     }
 }

@@ -31,6 +31,16 @@ public final class FencedRoomStore: RoomStore, @unchecked Sendable {
         return stored
     }
 
+    /// Claims several rooms at once, each under its epoch (`FenceableRoomStore.claim(rooms:)`: one
+    /// transaction), and records the epochs of those claimed.
+    public func claim(rooms: [RoomID: Int64]) throws(StoreError) -> [RoomID: RoomClaim] {
+        let claims = try base.claim(rooms: rooms)
+        lock.withLock {
+            for (room, claim) in claims { if case .claimed = claim, let epoch = rooms[room] { epochs[room] = epoch } }
+        }
+        return claims
+    }
+
     public func apply(_ changes: [StoreChange]) throws(StoreError) {
         let held = lock.withLock { epochs }
         var fences: [RoomID: Int64] = [:]

@@ -56,6 +56,9 @@ package protocol HubCluster: HubClusterSchedules, AnyObject, Sendable {
     /// Takes `room` off the service thread: its lease, then its claim in the store. `completion` runs on
     /// another thread, once this node may act as the owner (or with why it may not).
     func take(_ room: RoomID, completion: @escaping @Sendable (ClusterTake) -> Void)
+    /// Takes the rooms a draining node handed this one, together where it can (one lease script, one claim
+    /// transaction); `completion` runs on another thread, with the answers of some rooms each time.
+    func takeHandedOff(_ rooms: [RoomID], completion: @escaping @Sendable ([(RoomID, ClusterTake)]) -> Void)
     /// Whether this node may tick, broadcast and write as `room`'s owner at `now` (monotonic).
     func owns(_ room: RoomID, at now: Instant) -> Bool
     /// Gives the room's lease back (the room left this node's memory).
@@ -73,6 +76,10 @@ package protocol HubCluster: HubClusterSchedules, AnyObject, Sendable {
 }
 
 extension HubCluster {
+    /// One take after another, each answered alone.
+    package func takeHandedOff(_ rooms: [RoomID], completion: @escaping @Sendable ([(RoomID, ClusterTake)]) -> Void) {
+        for room in rooms { take(room) { completion([(room, $0)]) } }
+    }
     package var credentialsRefused: String? { nil }
     package var busIsDown: Bool { false }
 }
@@ -127,7 +134,11 @@ extension ClusterConfiguration: RoomRouting {
                         logger.warning("draining: rooms not taken by another node in time; they return when someone joins",
                                        metadata: ["rooms": "\(report.notTaken.map(\.rawValue))"])
                     }
-                    done()
+                    // The node's members of rooms other nodes run go last, without a gap.
+                    post {
+                        guard let rooms = handle.rooms else { return done() }
+                        rooms.sendRelayedMembersBack(done: done)
+                    }
                 }
             },
             stop: {

@@ -58,6 +58,12 @@ public final class LeaseKeeper: @unchecked Sendable {
     }
     private var releasing: [(RoomID, Int64)] = []
 
+    /// Stops renewing `rooms` without releasing them here: their caller gives the leases back itself, all in
+    /// one script (a node draining, `ClusterNode.handOff`).
+    public func forget(_ rooms: some Sequence<RoomID>) {
+        lock.withLock { for room in rooms { terms.removeValue(forKey: room) } }
+    }
+
     /// Whether this node may act as `room`'s owner at `now`.
     public func isValid(_ room: RoomID, at now: Instant) -> Bool {
         lock.withLock { terms[room]?.isValid(at: now) ?? false }

@@ -107,6 +107,54 @@ public final class RedisLeases {
         }
     }
 
+    /// Takes the leases of `rooms` nobody holds for `node`, in one script (one round trip: a node taking the
+    /// rooms a draining node handed it, docs/CLUSTER.md "Draining a node"); answers, in order, as `acquire`
+    /// does for each: each lease taken counts its room's epoch up, as one `acquire` would.
+    public func acquire(rooms: [String], node: String,
+                        timeToLive: Duration = LeaseTerm.timeToLive) throws(RedisError) -> [LeaseAttempt] {
+        guard !rooms.isEmpty else { return [] }
+        let keys = rooms.flatMap { [Self.leaseKey($0), Self.epochKey($0)] }
+        let reply = try command(["EVAL", Self.acquireAllScript, String(keys.count)] + keys
+                                + [node, String(timeToLive.milliseconds), String(Self.epochTimeToLive.milliseconds)])
+        guard case .array(let parts) = reply, parts.count == rooms.count * 2 else {
+            throw unexpected(reply, "taking leases")
+        }
+        var attempts: [LeaseAttempt] = []
+        attempts.reserveCapacity(rooms.count)
+        for index in stride(from: 0, to: parts.count, by: 2) {
+            switch (parts[index], parts[index + 1].text) {
+            case (.integer(1), let text?):
+                guard let epoch = Int64(text) else { throw unexpected(reply, "taking leases") }
+                attempts.append(.granted(epoch: epoch))
+            case (.integer(0), let text?):
+                guard let holder = LeaseHolder(stored: text) else { throw unexpected(reply, "taking leases") }
+                attempts.append(.held(by: holder))
+            default:
+                throw unexpected(reply, "taking leases")
+            }
+        }
+        return attempts
+    }
+
+    private static let acquireAllScript = """
+        local node, ttl, epochTtl = ARGV[1], ARGV[2], ARGV[3]
+        local result = {}
+        for i = 1, #KEYS, 2 do
+            local held = redis.call('GET', KEYS[i])
+            if held then
+                result[#result + 1] = 0
+                result[#result + 1] = held
+            else
+                local epoch = redis.call('INCR', KEYS[i + 1])
+                redis.call('PEXPIRE', KEYS[i + 1], epochTtl)
+                redis.call('SET', KEYS[i], epoch .. '|' .. node, 'PX', ttl)
+                result[#result + 1] = 1
+                result[#result + 1] = tostring(epoch)
+            end
+        end
+        return result
+        """
+
     /// Extends the lease `holder` has on the room to `timeToLive` from now; false when it is no longer
     /// theirs (it expired, and perhaps another node took it).
     public func renew(room: String, holder: LeaseHolder,
@@ -197,6 +245,32 @@ public final class RedisLeases {
         guard case .integer(let done) = reply else { throw unexpected(reply, "releasing a lease") }
         return done == 1
     }
+
+    /// Gives several leases up in one script (a node draining), each only if it is still its holder's;
+    /// answers, in order, whether each was.
+    @discardableResult
+    public func release(_ held: [(room: String, holder: LeaseHolder)]) throws(RedisError) -> [Bool] {
+        guard !held.isEmpty else { return [] }
+        let reply = try command(["EVAL", Self.releaseAllScript, String(held.count)] + held.map { Self.leaseKey($0.room) }
+                                + held.map(\.holder.stored))
+        guard case .array(let items) = reply, items.count == held.count else {
+            throw unexpected(reply, "releasing leases")
+        }
+        var released: [Bool] = []
+        for item in items {
+            guard case .integer(let done) = item else { throw unexpected(reply, "releasing leases") }
+            released.append(done == 1)
+        }
+        return released
+    }
+
+    private static let releaseAllScript = """
+        local result = {}
+        for i, key in ipairs(KEYS) do
+            if redis.call('GET', key) == ARGV[i] then result[i] = redis.call('DEL', key) else result[i] = 0 end
+        end
+        return result
+        """
 
     /// Who holds the room's lease now, if anyone.
     public func holder(room: String) throws(RedisError) -> LeaseHolder? {

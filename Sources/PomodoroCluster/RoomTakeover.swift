@@ -56,4 +56,55 @@ public struct RoomTakeover: Sendable {
         }
         throw StoreError("room \(room): the store's fence kept rising while this node took the room", isFenced: true)
     }
+
+    /// What came of taking many rooms at once: each room's outcome, and the rooms to take alone (`take`)
+    /// because the store's fence was above the epoch Redis gave (Redis forgot its epochs).
+    public struct Batch: Sendable {
+        public var outcomes: [RoomID: Outcome] = [:]
+        public var takeAlone: [RoomID] = []
+    }
+
+    /// Takes `rooms` together (the rooms a draining node handed this one): every lease in one script
+    /// (`RedisLeases.acquire(rooms:node:)`), then every room granted claimed in one transaction whose one
+    /// statement raises all their fences (`FencedRoomStore.claim(rooms:)`), loaded with their schedules.
+    /// Each room's fence moves once, to the epoch its lease was taken with; the fence rule is a single
+    /// take's. A room whose fence was higher already has its lease given back and is left to `take` alone,
+    /// which raises the epoch counter and waits for the earlier owner's term (step 3 above).
+    /// - Throws: when Redis or the store cannot be reached; the leases taken are given back first.
+    public func take(all rooms: [RoomID], leases: RedisLeases, store: FencedRoomStore,
+                     now: () -> Instant) throws -> Batch {
+        var batch = Batch()
+        guard !rooms.isEmpty else { return batch }
+        let sent = now()
+        let attempts = try leases.acquire(rooms: rooms.map(\.rawValue), node: node)
+        var granted: [RoomID: Int64] = [:]
+        for (room, attempt) in zip(rooms, attempts) {
+            switch attempt {
+            case .granted(let epoch): granted[room] = epoch
+            case .held(let holder): batch.outcomes[room] = .ownedElsewhere(holder)
+            }
+        }
+        guard !granted.isEmpty else { return batch }
+        func giveBack(_ rooms: [RoomID]) {
+            for room in rooms { store.disown(room) }
+            _ = try? leases.release(rooms.map { (room: $0.rawValue, holder: LeaseHolder(node: node, epoch: granted[$0]!)) })
+        }
+        let claims: [RoomID: RoomClaim]
+        do {
+            claims = try store.claim(rooms: granted)
+        } catch {
+            giveBack(Array(granted.keys))
+            throw error
+        }
+        for (room, epoch) in granted {
+            guard case .claimed(let stored)? = claims[room] else {
+                batch.takeAlone.append(room)
+                continue
+            }
+            batch.outcomes[room] = .owned(term: LeaseTerm(epoch: epoch, requestedAt: sent, validFrom: sent),
+                                          stored: stored, startsAt: sent)
+        }
+        giveBack(batch.takeAlone)
+        return batch
+    }
 }

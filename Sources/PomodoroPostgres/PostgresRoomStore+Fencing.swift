@@ -38,6 +38,60 @@ extension PostgresRoomStore {
         return try RowCodec.storedRoom(from: row, members: list, bans: [], apiTokens: tokenList)
     }
 
+    /// Claims many rooms at once (a node taking the rooms a draining node handed it), in one transaction:
+    /// one statement raises every room's fence to its epoch where it is lower (`claim(room:epoch:)`'s rule,
+    /// room by room), and four read the rooms claimed, their members, API tokens and schedules. A room whose
+    /// fence is already at its epoch or above is `.fenced` and left as it was. The fences are raised in the
+    /// rooms' order, as a writer's batch raises them, so that the two never wait for each other in a cycle.
+    public func claim(rooms: [RoomID: Int64]) throws(StoreError) -> [RoomID: RoomClaim] {
+        guard !rooms.isEmpty else { return [:] }
+        let order = rooms.sorted { $0.key.rawValue < $1.key.rawValue }
+        let c = Self.statements.dialect.byteOrder
+        typealias Loaded = (rooms: PostgresRows, members: PostgresRows, tokens: PostgresRows, schedules: PostgresRows)
+        let (raised, loaded) = try inWriteTransaction("claiming \(rooms.count) rooms") {
+            connection throws(PostgresError) -> (PostgresRows, Loaded?) in
+            let raised = try connection.query("""
+                INSERT INTO room_fence (room_id, epoch)
+                SELECT room_id, epoch FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS c(room_id, epoch, n)
+                ORDER BY n
+                ON CONFLICT (room_id) DO UPDATE SET epoch = excluded.epoch
+                WHERE room_fence.epoch < excluded.epoch
+                RETURNING room_id
+                """, [FenceReader.arrayLiteral(order.map(\.key.rawValue)), "{" + order.map { String($0.value) }.joined(separator: ",") + "}"])
+            let claimed = (0..<raised.count).compactMap { raised[$0, "room_id"] }
+            guard !claimed.isEmpty else { return (raised, nil) }
+            let list = [FenceReader.arrayLiteral(claimed)]
+            return (raised, (
+                try connection.query("SELECT * FROM room WHERE id = ANY($1::text[])", list),
+                try connection.query("SELECT * FROM member WHERE room_id = ANY($1::text[]) ORDER BY room_id\(c), ord, id\(c)", list),
+                // The rooms' API tokens come with them: the control API answers on their new owner.
+                try connection.query("SELECT * FROM api_token WHERE room_id = ANY($1::text[]) ORDER BY room_id\(c), created_at_ms, id\(c)", list),
+                try connection.query("SELECT * FROM schedule WHERE room_id = ANY($1::text[]) ORDER BY room_id\(c), id", list)))
+        }
+        let byName = Dictionary(uniqueKeysWithValues: rooms.keys.map { ($0.rawValue, $0) })
+        var claims: [RoomID: RoomClaim] = rooms.mapValues { _ in .fenced }
+        for index in 0..<raised.count {
+            if let name = raised[index, "room_id"], let room = byName[name] { claims[room] = .claimed(nil) }
+        }
+        guard let (roomRows, memberRows, tokenRows, scheduleRows) = loaded else { return claims }
+        var members: [String: [MemberRecord]] = [:]
+        for row in memberRows.rows { members[try row.string("room_id"), default: []].append(try RowCodec.member(from: row)) }
+        var tokens: [String: [APITokenRecord]] = [:]
+        for row in tokenRows.rows { tokens[try row.string("room_id"), default: []].append(try RowCodec.apiToken(from: row)) }
+        var schedules: [String: [Schedule]] = [:]
+        for row in scheduleRows.rows {
+            let room = try RowCodec.scheduleRoom(from: row)
+            schedules[room.rawValue, default: []].append(try RowCodec.schedule(from: row, room: room))
+        }
+        for row in roomRows.rows {
+            let id = try row.string("id")
+            guard let room = byName[id] else { continue }
+            claims[room] = .claimed(try RowCodec.storedRoom(from: row, members: members[id] ?? [], bans: [],
+                                                            schedules: schedules[id] ?? [], apiTokens: tokens[id] ?? []))
+        }
+        return claims
+    }
+
     /// The room's fence: the highest epoch that claimed or wrote it (nil when none did).
     public func fence(room: RoomID) throws(StoreError) -> Int64? {
         let rows = try inWriteTransaction("reading the fence of room \(room)") { connection throws(PostgresError) in

@@ -69,6 +69,34 @@ public protocol FenceableRoomStore: RoomStore, FenceConfirming {
     func fence(room: RoomID) throws(StoreError) -> Int64?
     /// Applies `changes`, each room's under the epoch `fences` gives it; refused if a fence is higher.
     func apply(_ changes: [StoreChange], fences: [RoomID: Int64]) throws(StoreError)
+    /// Claims several rooms, each under its epoch (`rooms`), as `claim(room:epoch:)` does each, and loads them
+    /// with their schedules: `.fenced` for a room claimed under an epoch as high already (left as it was).
+    func claim(rooms: [RoomID: Int64]) throws(StoreError) -> [RoomID: RoomClaim]
+}
+
+/// What came of claiming one room of several (`FenceableRoomStore.claim(rooms:)`).
+public enum RoomClaim: Sendable {
+    /// Claimed: the room as stored, with its schedules (nil when it was never stored).
+    case claimed(StoredRoom?)
+    /// Its fence was already at the epoch or above: another owner as new claimed it.
+    case fenced
+}
+
+extension FenceableRoomStore {
+    /// One claim after another (a store with no statement for many at once).
+    public func claim(rooms: [RoomID: Int64]) throws(StoreError) -> [RoomID: RoomClaim] {
+        var claims: [RoomID: RoomClaim] = [:]
+        for (room, epoch) in rooms.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            do {
+                var stored = try claim(room: room, epoch: epoch)
+                if stored != nil { stored!.schedules = try loadSchedules(room: room) }
+                claims[room] = .claimed(stored)
+            } catch where error.isFenced {
+                claims[room] = .fenced
+            }
+        }
+        return claims
+    }
 }
 
 /// Reads rooms' fences in bounded time, for a cluster owner that cannot reach Redis (docs/CLUSTER.md,

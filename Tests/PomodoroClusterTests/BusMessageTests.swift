@@ -15,7 +15,8 @@ import Testing
             .close(member, code: 4005, reason: "room moved", from: "node-a"),
             .reply(node: "node-b:8080", connections: [42], frame: "{}", from: "node-a"),
             .schedulesChanged(room: "team-a"),
-            .handOff(room: "team-a", from: "node-a"),
+            .handOff(rooms: ["team-a"], from: "node-a"),
+            .handOff(rooms: ["team-a", "team-b", "team-c"], from: "node-a"),
             .refused(from: member, room: "team-a", answer: #"{"type":"error","code":"bad_json","message":"x"}"#),
             .closing(from: member, room: "team-a", code: 1008, reason: "rate limit"),
             .controlAPI(.command(from: "node-b:8080", number: 3, room: "team-a", tokenHash: "ab12",
@@ -43,11 +44,18 @@ import Testing
                       // No connection, or an empty one: the encoding never writes these, so they would not read
                       // back as written (found by the bus fuzzer).
                       "v1 reply 1b , a\n{}", "v1 reply n 7,\n{}", "v1 reply n ,7\n{}",
-                      "v1 handoff team-a\n", "v1 handoff team-a node-a extra\n",
+                      "v1 handoff team-a\n", "v1 handoff team-a node-a extra\n", "v1 handoff a n\nb\n\nc",
+                      "v1 handoff a n\nb c", "v1 handoff a n\n\n",
                       "v1 api n 1 r\n{}", "v1 api n x r h\n{}", "v1 apianswer n 1 99\nt\n\n", "v1 apianswer n 1 200\n",
                       "v1 apianswer n 1 200\nt\nno colon\n\n{}"])
     func messagesNotOfOursAreRefused(_ text: String) {
         #expect(throws: BusMessage.Malformed.self) { try BusMessage(decoding: text) }
+    }
+
+    @Test func aHandOffOfOneRoomIsWrittenAsBeforeAndOfManyKeepsTheFirstInItsHeader() throws {
+        #expect(BusMessage.handOff(rooms: ["team-a"], from: "node-a").encoded == "v1 handoff team-a node-a\n")
+        #expect(try BusMessage(decoding: "v1 handoff team-a node-a\n") == .handOff(rooms: ["team-a"], from: "node-a"))
+        #expect(BusMessage.handOff(rooms: ["a", "b", "c"], from: "n").encoded == "v1 handoff a n\nb\nc")
     }
 
     @Test func channelsAreNamedForTheirNode() {

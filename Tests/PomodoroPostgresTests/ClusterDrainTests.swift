@@ -3,6 +3,7 @@ import Glibc
 import PomodoroCluster
 import PomodoroCore
 import PomodoroNet
+import PomodoroPostgres
 import PomodoroProtocol
 import PomodoroTestSupport
 import Testing
@@ -93,6 +94,56 @@ struct ClusterDrainTests {
         let cyBack = try Peer(client, port: bPort)
         let cyAgain = try cyBack.join("elsewhere", name: "Cy", token: cyIn.you.token)
         #expect(cyAgain.you.id == cyIn.you.id && cyAgain.you.resumed)
+    }
+
+    /// A node running many rooms hands them off together (one release script, one message per node, each
+    /// node taking its share in one lease script and one claim): every room runs on another node under the
+    /// next epoch, its fence moved once to it, and every task answered `ok` before the SIGTERM is stored.
+    @Test func aDrainedNodeHandsManyRoomsOffTogetherAndLosesNoCommandAnsweredOK() async throws {
+        defer { finish() }
+        let redis = try RedisTestServer()
+        defer { redis.stop() }
+        let leases = try RedisLeases(address: RedisAddress(parsing: redis.url))
+        let database = try await PostgresTestServer.makeDatabase()
+        let (a, aPort) = try ClusterProcessTests.node("a", redis: redis.url, database: database)
+        defer { a.kill() }
+        let (b, _) = try ClusterProcessTests.node("b", redis: redis.url, database: database)
+        defer { _ = b.stop() }
+        let (c, _) = try ClusterProcessTests.node("c", redis: redis.url, database: database)
+        defer { _ = c.stop() }
+
+        let names = (0..<16).map { "many-\($0)" }
+        var peers: [Peer] = []
+        var epochs: [Int64] = []
+        for (index, name) in names.enumerated() {
+            let peer = try Peer(client, port: aPort)
+            _ = try peer.join(name, name: "M\(index)")
+            peer.send(.task(text: "task \(index)"), ref: .string("t\(index)"))
+            #expect(ClusterProcessTests.isOK(try peer.expect("task", ClusterProcessTests.answer(to: "t\(index)"))))
+            peers.append(peer)
+            let holder = try #require(try leases.holder(room: name))
+            #expect(holder.node == "a")
+            epochs.append(holder.epoch)
+        }
+
+        a.terminate()
+        for (index, peer) in peers.enumerated() {
+            #expect(try peer.expectClose(timeout: 10) == 1012, "member \(index)'s close")
+        }
+        let ended = try a.wait(timeout: 15)
+        #expect(ended.exited && ended.status == 0)
+
+        let store = try PostgresRoomStore.open(url: database)
+        var takers: Set<String> = []
+        for (index, name) in names.enumerated() {
+            let after = try #require(try leases.holder(room: name), "nobody runs \(name) after the drain")
+            takers.insert(after.node)
+            #expect(["b", "c"].contains(after.node) && after.epoch == epochs[index] + 1, "\(name): \(after)")
+            let room = try RoomID(validating: name)
+            #expect(try store.fence(room: room) == after.epoch, "\(name)'s fence")
+            #expect(try store.loadRoom(room)?.members.map(\.task) == ["task \(index)"], "\(name)'s task")
+        }
+        #expect(takers == ["b", "c"], "the rooms are shared between the two nodes left")
     }
 
     @Test func aNodeDrainedOverHTTPAloneExitsWithinItsBoundAndTheRoomComesBackOnAJoin() async throws {

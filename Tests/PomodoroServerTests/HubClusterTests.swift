@@ -145,7 +145,7 @@ struct HubClusterTests {
 
         let bCluster = ManualCluster(node: "b", store: store.store, now: { clock.now().monotonic })
         let b = TestHub(configuration: configuration, clock: clock, store: store, cluster: bCluster)
-        b.router!.heard(.heard(.handOff(room: "team", from: "a")))
+        b.router!.heard(.heard(.handOff(rooms: ["team"], from: "a")))
         b.settle()
         #expect(b.hub.roomCount == 1 && bCluster.holding == [Self.team])
         // Running there, with nobody connected: what GET /api/rooms/team shows.
@@ -154,7 +154,7 @@ struct HubClusterTests {
         let body = live.response.map { String(decoding: $0.body, as: UTF8.self) } ?? ""
         #expect(body.contains(#""status":"running""#) && body.contains(#""endsAt":\#(endsAt)"#), "\(body)")
         // Heard twice (or taken meanwhile by a join): taken once.
-        b.router!.heard(.heard(.handOff(room: "team", from: "a")))
+        b.router!.heard(.heard(.handOff(rooms: ["team"], from: "a")))
         b.settle()
         #expect(b.hub.roomCount == 1)
 
@@ -222,6 +222,28 @@ struct HubClusterTests {
         t.send(.join(room: "team", name: "Ada", token: nil), from: a)
         t.settle()
         #expect(t.transport.closes[a] == FakeTransport.Close(code: 1012, reason: "service restart"))
+        #expect(cluster.holding.isEmpty && t.hub.roomCount == 0)
+    }
+
+    /// A draining node stops its own rooms, but its members of rooms another node runs (relayed) still hear
+    /// what that node sends them until the drain's end sends them back: before, every bus message was
+    /// dropped from the SIGTERM on, and they heard nothing for the whole drain.
+    @Test func aDrainingNodeStillWritesToItsRelayedMembersWhatTheirOwnerSends() throws {
+        let (t, cluster) = try Self.make()
+        cluster.held(Self.team, by: "node-b")
+        let a = t.connect()
+        t.send(.join(room: "team", name: "Ada", token: nil), ref: "j", from: a)
+        t.settle()
+        #expect(try t.messages(to: a).isEmpty)
+        t.hub.beginHandOff()
+        t.hub.stopTracking()
+        let pong = #"{"type":"pong","serverTime":1795000000000}"#
+        t.router!.heard(.heard(.reply(node: cluster.node, connections: [a.rawValue], frame: pong, from: "node-b")))
+        t.settle()
+        #expect(try t.messages(to: a).map(\.label) == ["pong"])
+        // What is not for its relayed members is still dropped: a hand-off to a node that is draining itself.
+        t.router!.heard(.heard(.handOff(rooms: ["other"], from: "node-b")))
+        t.settle()
         #expect(cluster.holding.isEmpty && t.hub.roomCount == 0)
     }
 

@@ -1,0 +1,147 @@
+import Dispatch
+import PomodoroCore
+import PomodoroNet
+import PomodoroServer
+
+// Draining (docs/CLUSTER.md, "Draining a node"): the node that takes the rooms a draining node handed it, and
+// the draining node's members of rooms other nodes run (relayed), sent back through the proxy without a gap.
+
+extension ClusterRooms {
+    /// Another node, draining, gave the leases of `ids` back and asks this one to run the rooms: take them
+    /// together (`HubCluster.takeHandedOff`: one lease script, one claim transaction) and bring each back
+    /// from the store, with its members as they were (they come back with their tokens) and its timer going
+    /// on from its stored end. A join or a follower here that took a room first has it already; another
+    /// node that won the race keeps it.
+    func takeHandedOff(_ ids: [RoomID], from node: String) {
+        guard !hub.stopped, !hub.handingOff else { return }
+        var room = hub.rooms.count + handedOffTaking.count
+        var taking: [RoomID] = []
+        for id in ids where hub.rooms[id] == nil && !handedOffTaking.contains(id) && !taking.contains(id) {
+            guard room < hub.configuration.limits.maxRooms else {
+                hub.logger.warning("a room handed off was not taken: this node holds as many rooms as it may",
+                                   metadata: ["room": "\(id)", "from": "\(node)"])
+                continue
+            }
+            room += 1
+            taking.append(id)
+        }
+        guard !taking.isEmpty else { return }
+        handedOffTaking.formUnion(taking)
+        let back = back
+        cluster.takeHandedOff(taking) { answers in back { $0.tookHandedOff(answers, from: node) } }
+    }
+
+    private func tookHandedOff(_ answers: [(RoomID, ClusterTake)], from node: String) {
+        for (id, taken) in answers {
+            handedOffTaking.remove(id)
+            switch taken {
+            case .owned(let stored):
+                metrics.leasesTaken.increment()
+                guard !hub.stopped, hub.rooms[id] == nil, let stored else { hub.letGoIfUnused(id); continue }
+                let entry = hub.bringBack(stored, at: hub.clock.now(), handedOff: true)
+                hub.logger.info("took a room handed off by a draining node", metadata: [
+                    "room": "\(id)", "from": "\(node)", "members": "\(entry.room.memberCount)"])
+                // Members of this node relayed to the draining one are in the room here now.
+                rehome(id, after: taken)
+            case .elsewhere(let owner):
+                hub.logger.debug("a room handed off runs elsewhere", metadata: ["room": "\(id)", "owner": "\(owner)"])
+                rehome(id, after: taken)
+            case .failed(let reason):
+                hub.logger.warning("could not take a room handed off", metadata: ["room": "\(id)", "error": "\(reason)"])
+                hub.letGoIfUnused(id)
+            }
+        }
+    }
+
+    /// This node is draining and takes no room, and the owner `id`'s members here were relayed to has gone:
+    /// they follow the live node that holds it now, if any (their node carries them over, as whenever a room
+    /// moves). With none, they are sent back through the proxy (1012) at once, and their joins elsewhere
+    /// bring the room back there.
+    func followWhileHandingOff(_ id: RoomID) {
+        let back = back
+        cluster.owner(of: id) { owner in
+            back { rooms in
+                guard let relayed = rooms.relayedByRoom[id], !relayed.isEmpty else { return }
+                if let owner { return rooms.rehome(id, after: .elsewhere(node: owner)) }
+                for connection in relayed {
+                    guard let relay = rooms.relays[connection] else { continue }
+                    rooms.hub.transport.close(connection, code: RoomHub.restartCloseCode, reason: RoomHub.restartCloseReason)
+                    rooms.endRelay(of: connection, relay, telling: true)
+                }
+            }
+        }
+    }
+
+    /// How long a draining node spreads the closes of its relayed members over (each at a random moment in
+    /// it): their reconnects do not all reach the other nodes at once. Until its close, a member still gets
+    /// every frame of its room from the owner.
+    static let relayedCloseWindow = Duration.milliseconds(500)
+    /// How long a draining node waits at most for the owner of a relayed member's room to answer it (its
+    /// join, or its carrying over to a room's new owner) before sending it back all the same.
+    static let relayedAnswerBound = Duration.seconds(2)
+    /// How often a draining node looks again for relayed members whose owner has not answered yet.
+    static let relayedAnswerPoll = DispatchTimeInterval.milliseconds(50)
+
+    /// At the end of a drain (every room of this node handed off, or the bound passed): this node's members
+    /// of rooms other nodes run are sent back through the proxy as its own members were (close 1012, which
+    /// the page and `pomo` follow at once with their token), each at a random moment within
+    /// `relayedCloseWindow`, and each only once its room's owner is known and has answered it: a relayed
+    /// member whose join, or carrying over to a new owner, is still on its way waits for the answer,
+    /// `relayedAnswerBound` at most. `done` runs on the service thread once every one was closed.
+    package func sendRelayedMembersBack(done: @escaping @Sendable () -> Void) {
+        sendBack(RelayedSendBack(giveUpAt: hub.clock.now().monotonic + Self.relayedAnswerBound, done: done))
+    }
+
+    /// One round of `sendRelayedMembersBack`, on the service thread.
+    private func sendBack(_ state: RelayedSendBack) {
+        let now = hub.clock.now().monotonic
+        var waiting = false
+        let back = back
+        for (connection, relay) in relays where !state.closing.contains(connection) && !relay.closing {
+            guard (relay.answered && !relay.quiet) || now >= state.giveUpAt else {
+                waiting = true
+                continue
+            }
+            state.closing.insert(connection)
+            let delay = Double.random(in: 0..<Double(Self.relayedCloseWindow.milliseconds)) / 1_000
+            DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
+                back { rooms in
+                    guard let relay = rooms.relays[connection], rooms.hub.isOpen(connection) else { return }
+                    rooms.hub.transport.close(connection, code: RoomHub.restartCloseCode, reason: RoomHub.restartCloseReason)
+                    // The hub, stopped, tells the router of no close: the owner hears of it here.
+                    rooms.endRelay(of: connection, relay, telling: true)
+                }
+            }
+        }
+        if waiting {
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.relayedAnswerPoll) { back { $0.sendBack(state) } }
+        } else {
+            let window = Double(Self.relayedCloseWindow.milliseconds) / 1_000
+            DispatchQueue.global().asyncAfter(deadline: .now() + window) { back { _ in state.done() } }
+        }
+    }
+}
+
+extension ClusterEvent {
+    /// What a draining node still acts on, its own rooms stopped: what the owners send its relayed members
+    /// (they hear their rooms until they are sent back, at the drain's end), and their rooms' owners moving.
+    var feedsRelayedMembers: Bool {
+        switch self {
+        case .heard(.reply), .heard(.close), .ownerMoved: true
+        default: false
+        }
+    }
+}
+
+/// What a drain's `sendRelayedMembersBack` keeps between its rounds: used on the service thread only (each
+/// round runs there, posted by `ClusterRooms.back`).
+private final class RelayedSendBack: @unchecked Sendable {
+    let giveUpAt: Instant
+    let done: @Sendable () -> Void
+    /// The relayed connections whose close is on its way.
+    var closing: Set<ConnectionID> = []
+    init(giveUpAt: Instant, done: @escaping @Sendable () -> Void) {
+        self.giveUpAt = giveUpAt
+        self.done = done
+    }
+}
