@@ -15,11 +15,11 @@ import Synchronization
 package final class ClusterNode: HubCluster, Sendable {
     package let node: String
     package let store: FencedRoomStore
-    private let takeover: RoomTakeover
+    let takeover: RoomTakeover
     /// Takes rooms, beats, reports: `leases` and `waitingToAct` are used on it only.
     private let taking = SerialQueue(label: "pomodoro.cluster.takeover")
-    private var queue: DispatchQueue { taking.queue }
-    private let leases: LoopBound<RedisLeases>
+    var queue: DispatchQueue { taking.queue }
+    let leases: LoopBound<RedisLeases>
     /// Publishes on the bus, in order, over `publisher`.
     private let publishing = SerialQueue(label: "pomodoro.cluster.publish")
     private let publisher: LoopBound<RedisLeases>
@@ -28,13 +28,13 @@ package final class ClusterNode: HubCluster, Sendable {
     private let watcher: LoopBound<RedisLeases>
     private let watchTimer = Mutex<DispatchSourceTimer?>(nil)
     private let bus = Mutex<ClusterBus?>(nil)
-    private let keeper: LeaseKeeper
+    let keeper: LeaseKeeper
     /// Takes that own their room but wait before acting (Redis forgot its epochs), with the later takes of
     /// the same room on this node, answered right after them.
-    private let waitingToAct: LoopBoundBox<[RoomID: [@Sendable (ClusterTake) -> Void]]>
+    let waitingToAct: LoopBoundBox<[RoomID: [@Sendable (ClusterTake) -> Void]]>
     /// Keeps every room with schedules run somewhere (`ClusterNode+Schedules.swift`).
     let scheduleWatch: ScheduleWatch
-    private let monotonic: @Sendable () -> Instant
+    let monotonic: @Sendable () -> Instant
     /// What the node's threads share.
     private struct Shared {
         var onLost: (@Sendable (RoomID) -> Void)?
@@ -92,7 +92,7 @@ package final class ClusterNode: HubCluster, Sendable {
         shared.withLock { $0.onLost = body }
     }
 
-    fileprivate func lost(_ room: RoomID) {
+    func lost(_ room: RoomID) {
         let body = shared.withLock { $0.onLost }
         body?(room)
     }
@@ -166,16 +166,16 @@ package final class ClusterNode: HubCluster, Sendable {
 
     /// Whether any node listens on `node`'s channel: a node killed (`kill -9`) has nobody subscribed there,
     /// though its leases live on for up to a time to live.
-    private func listening(_ node: String, on redis: RedisLeases? = nil) -> Bool {
+    func listening(_ node: String, on redis: RedisLeases? = nil) -> Bool {
         guard case .array(let parts)? = try? (redis ?? leases.value).command(["PUBSUB", "NUMSUB", BusMessage.nodeChannel(node)]),
               parts.count == 2, case .integer(let count) = parts[1] else { return false }
         return count > 0
     }
 
-    private let registry = NodeRegistry()
+    let registry = NodeRegistry()
     /// Whether the last heartbeat could not reach Redis; on `queue` only.
     private let heartbeatFailed: LoopBoundBox<Bool>
-    private let heartbeat = Mutex<DispatchSourceTimer?>(nil)
+    let heartbeat = Mutex<DispatchSourceTimer?>(nil)
 
     /// Starts renewing leases, and says every second in Redis that this node is alive and how many rooms it
     /// runs (`NodeRegistry`, for `GET /api/cluster`).
@@ -302,125 +302,6 @@ package final class ClusterNode: HubCluster, Sendable {
         }
     }
 
-    /// What came of a drain's hand-off.
-    package struct HandOff: Sendable, Equatable {
-        /// The rooms given back, by the node asked to take each (empty when no other node was alive).
-        package var handed: [RoomID: String] = [:]
-        /// Rooms no other node held yet when the bound ran out (their leases are given back all the same).
-        package var notTaken: [RoomID] = []
-    }
-
-    /// How often a drain reads whether its rooms were taken.
-    static let handOffPoll = DispatchTimeInterval.milliseconds(20)
-
-    /// Drains this node: gives every room's lease back at once (one script), and asks live nodes to take
-    /// them (`BusMessage.handOff`, one message per node with all the rooms handed to it; each room to the
-    /// node that owns fewest, counting those handed to it now), then waits, until `bound` has passed at
-    /// most, for another node to hold every one. Call it once the store has written what the node had: from
-    /// the release on, the fence refuses this node's writes. `completion` runs on another thread.
-    package func handOff(within bound: Duration, completion: @escaping @Sendable (HandOff) -> Void) {
-        queue.async { [self] in
-            let giveUpAt = monotonic() + bound
-            var report = HandOff()
-            // Off the list of nodes at once: another node draining meanwhile hands this one nothing.
-            heartbeat.withLock { $0?.cancel() }
-            try? registry.leave(node: node, on: leases.value)
-            let held = keeper.held.sorted { $0.key.rawValue < $1.key.rawValue }
-            var load: [String: Int] = [:]
-            for seen in (try? registry.nodes(on: leases.value)) ?? [] where seen.node != node && seen.silentForMs < 2_000
-                && listening(seen.node) {
-                load[seen.node] = seen.roomsOwned
-            }
-            var byTarget: [String: [RoomID]] = [:]
-            for (room, _) in held {
-                guard let target = load.min(by: { ($0.value, $0.key) < ($1.value, $1.key) })?.key else { break }
-                load[target, default: 0] += 1
-                report.handed[room] = target
-                byTarget[target, default: []].append(room)
-            }
-            for (room, _) in held { store.disown(room) }
-            keeper.forget(held.map(\.key))
-            // Released here and now, all in one script, not on the keeper's next round: the nodes asked take
-            // them at once.
-            _ = try? leases.value.release(held.map { (room: $0.key.rawValue, holder: LeaseHolder(node: node, epoch: $0.value)) })
-            for (target, rooms) in byTarget.sorted(by: { $0.key < $1.key }) {
-                // Its time stamp is the release's: with the taker's "took a room handed off", the hand-off's
-                // time (make bench-rolling reads both from the nodes' JSON logs).
-                for room in rooms {
-                    logger.info("draining: room released for hand-off", metadata: ["room": "\(room)", "to": "\(target)"])
-                }
-                // On this queue's own connection, right after the release: not behind the relayed members'
-                // frames waiting on `publishing` (a backlog of most of a second was seen under load, while
-                // members' joins elsewhere took the rooms first).
-                let message = BusMessage.handOff(rooms: rooms.map(\.rawValue), from: node).encoded
-                _ = try? leases.value.command(["PUBLISH", BusMessage.nodeChannel(target), message])
-            }
-            logger.notice("draining: rooms handed off", metadata: [
-                "rooms": "\(held.count)", "nodes": "\(byTarget.keys.sorted())"])
-            awaitHandOff(Set(report.handed.keys), report: report, giveUpAt: giveUpAt, completion: completion)
-        }
-    }
-
-    /// On `queue`: reads again (one `MGET`), every `handOffPoll` until `giveUpAt`, whether another node holds
-    /// each room.
-    private func awaitHandOff(_ waiting: Set<RoomID>, report: HandOff, giveUpAt: Instant,
-                              completion: @escaping @Sendable (HandOff) -> Void) {
-        let rooms = Array(waiting)
-        let left: Set<RoomID>
-        if let holders = try? leases.value.holders(rooms: rooms.map(\.rawValue)) {
-            left = Set(zip(rooms, holders).filter { $0.1 == nil || $0.1?.node == node }.map(\.0))
-        } else {
-            left = waiting
-        }
-        // Each room taken by its new owner: its members here are sent there now (close 1012, through
-        // `whenLost` and the hub's `lostRoom`), not after the slowest room of the drain.
-        for room in waiting.subtracting(left) { lost(room) }
-        guard !left.isEmpty, monotonic() < giveUpAt else {
-            var report = report
-            report.notTaken = left.sorted { $0.rawValue < $1.rawValue }
-            return completion(report)
-        }
-        queue.asyncAfter(deadline: .now() + Self.handOffPoll) { [self] in
-            awaitHandOff(left, report: report, giveUpAt: giveUpAt, completion: completion)
-        }
-    }
-
-    /// Takes the rooms a draining node handed this one, together (`RoomTakeover.take(all:)`: one Redis script
-    /// for every lease, one claim transaction for every fence), and answers each room as `take` does, the
-    /// rooms taken together in one call of `completion` (on another thread). A room whose lease another
-    /// node holds (a join took it first), or that must be taken alone (Redis forgot its epoch), is taken
-    /// as a join would (`take`), answered in a call of its own.
-    package func takeHandedOff(_ rooms: [RoomID], completion: @escaping @Sendable ([(RoomID, ClusterTake)]) -> Void) {
-        queue.async { [self] in
-            let batch: RoomTakeover.Batch
-            do {
-                batch = try takeover.take(all: rooms, leases: leases.value, store: store, now: monotonic)
-            } catch {
-                return completion(rooms.map { ($0, .failed("\(error)")) })
-            }
-            var answers: [(RoomID, ClusterTake)] = []
-            var alone = batch.takeAlone
-            for room in rooms {
-                switch batch.outcomes[room] {
-                case .owned(let term, let stored, _)?:
-                    keeper.hold(room, term: term)
-                    answers.append((room, .owned(stored)))
-                case .ownedElsewhere(let holder)? where holder.node == node && keeper.held[room] == holder.epoch
-                    && waitingToAct.value[room] == nil:
-                    answers.append((room, .elsewhere(node: node)))   // taken here meanwhile
-                case .ownedElsewhere?:
-                    alone.append(room)
-                case nil:
-                    break
-                }
-            }
-            if !answers.isEmpty { completion(answers) }
-            for room in alone {
-                attempt(room, giveUpAt: monotonic() + LeaseTerm.timeToLive + Self.retryInterval) { completion([(room, $0)]) }
-            }
-        }
-    }
-
     /// How often a take tries again while another node holds the lease.
     static let retryInterval = Duration.milliseconds(100)
 
@@ -441,7 +322,7 @@ package final class ClusterNode: HubCluster, Sendable {
     /// One try at taking `room`, on `queue`. Waits (for a held lease to lapse, for an earlier owner's term
     /// after Redis forgot) are timers, not sleeps: the node's other takes go on meanwhile, which matters
     /// after a Redis restart, when every room is taken again at once.
-    private func attempt(_ room: RoomID, giveUpAt: Instant, completion: @escaping @Sendable (ClusterTake) -> Void) {
+    func attempt(_ room: RoomID, giveUpAt: Instant, completion: @escaping @Sendable (ClusterTake) -> Void) {
         do {
             switch try takeover.take(room, leases: leases.value, store: store, now: monotonic) {
             case .owned(let term, var stored, let startsAt):
