@@ -94,6 +94,7 @@ extension ClusterRooms {
 
     /// One round of `sendRelayedMembersBack`, on the service thread.
     private func sendBack(_ state: RelayedSendBack) {
+        var state = state
         let now = hub.clock.now().monotonic
         var waiting = false
         let back = back
@@ -114,10 +115,12 @@ extension ClusterRooms {
             }
         }
         if waiting {
-            DispatchQueue.global().asyncAfter(deadline: .now() + Self.relayedAnswerPoll) { back { $0.sendBack(state) } }
+            let next = state
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.relayedAnswerPoll) { back { $0.sendBack(next) } }
         } else {
             let window = Double(Self.relayedCloseWindow.milliseconds) / 1_000
-            DispatchQueue.global().asyncAfter(deadline: .now() + window) { back { _ in state.done() } }
+            let done = state.done
+            DispatchQueue.global().asyncAfter(deadline: .now() + window) { back { _ in done() } }
         }
     }
 }
@@ -133,15 +136,11 @@ extension ClusterEvent {
     }
 }
 
-/// What a drain's `sendRelayedMembersBack` keeps between its rounds: used on the service thread only (each
-/// round runs there, posted by `ClusterRooms.back`).
-private final class RelayedSendBack: @unchecked Sendable {
+/// What a drain's `sendRelayedMembersBack` carries from one round to the next (each round runs on the
+/// service thread, posted by `ClusterRooms.back`, and hands its copy on).
+private struct RelayedSendBack: Sendable {
     let giveUpAt: Instant
     let done: @Sendable () -> Void
     /// The relayed connections whose close is on its way.
     var closing: Set<ConnectionID> = []
-    init(giveUpAt: Instant, done: @escaping @Sendable () -> Void) {
-        self.giveUpAt = giveUpAt
-        self.done = done
-    }
 }

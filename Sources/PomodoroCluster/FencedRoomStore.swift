@@ -9,20 +9,19 @@ import PomodoroStore
 /// The node records an epoch with `own` when it takes a room and removes it with `disown` the moment its
 /// lease ends; a batch that touches a room this node does not own is refused here, before the database.
 /// Reads pass straight through.
-public final class FencedRoomStore: RoomStore, @unchecked Sendable {
+public final class FencedRoomStore: RoomStore, Sendable {
     public let base: any FenceableRoomStore
-    /// Guards `epochs` (written by the cluster's thread, read by the store's writer).
-    private let lock = NSLock()
-    private var epochs: [RoomID: Int64] = [:]
+    /// The epochs this node owns its rooms under: written by the cluster's thread, read by the store's writer.
+    private let epochs = LockedState<[RoomID: Int64]>([:])
 
     public init(base: any FenceableRoomStore) { self.base = base }
 
     /// From now on this node writes `room` as its owner under `epoch`.
-    public func own(_ room: RoomID, epoch: Int64) { lock.withLock { epochs[room] = epoch } }
+    public func own(_ room: RoomID, epoch: Int64) { epochs.withLock { $0[room] = epoch } }
     /// This node no longer owns `room`: its writes for it are refused from now on.
-    public func disown(_ room: RoomID) { _ = lock.withLock { epochs.removeValue(forKey: room) } }
+    public func disown(_ room: RoomID) { epochs.withLock { _ = $0.removeValue(forKey: room) } }
     /// The epoch this node owns `room` under, if it does.
-    public func epoch(of room: RoomID) -> Int64? { lock.withLock { epochs[room] } }
+    public func epoch(of room: RoomID) -> Int64? { epochs.withLock { $0[room] } }
 
     /// Claims the room in the database under `epoch` (raising its fence), loads it, and records the epoch.
     public func claim(_ room: RoomID, epoch: Int64) throws(StoreError) -> StoredRoom? {
@@ -35,14 +34,14 @@ public final class FencedRoomStore: RoomStore, @unchecked Sendable {
     /// transaction), and records the epochs of those claimed.
     public func claim(rooms: [RoomID: Int64]) throws(StoreError) -> [RoomID: RoomClaim] {
         let claims = try base.claim(rooms: rooms)
-        lock.withLock {
+        epochs.withLock { epochs in
             for (room, claim) in claims { if case .claimed = claim, let epoch = rooms[room] { epochs[room] = epoch } }
         }
         return claims
     }
 
     public func apply(_ changes: [StoreChange]) throws(StoreError) {
-        let held = lock.withLock { epochs }
+        let held = epochs.withLock { $0 }
         var fences: [RoomID: Int64] = [:]
         for room in Set(changes.map(\.room)) {
             guard let epoch = held[room] else {

@@ -9,7 +9,7 @@ import PomodoroStore
 /// answer comes from the node's own clock (`LeaseTerm`), so it turns false at the end of the term even
 /// when Redis cannot be reached or this thread was held up. `lost` is called (on the keeper's thread) once
 /// for each room given up: Redis said the lease is no longer ours, or its term ran out unrenewed.
-public final class LeaseKeeper: @unchecked Sendable {
+public final class LeaseKeeper: @unchecked Sendable {  // safe: `terms`, `stopping`, `running` and `releasing` only under `lock`; `leases`, `fences` and `renewal` on the keeper's thread only; `renewedBy` set before `start`
     public enum Loss: Equatable, Sendable {
         /// Redis says the lease is no longer ours (it expired, and perhaps another node took it).
         case taken

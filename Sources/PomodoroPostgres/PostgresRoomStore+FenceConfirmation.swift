@@ -24,34 +24,34 @@ extension PostgresRoomStore: FenceConfirming {
 }
 
 /// The connection `confirmFences` reads on, made again when it broke or an answer came late.
-final class FenceReader: @unchecked Sendable {
+final class FenceReader: Sendable {
     private let url: String
-    /// Guards `connection`: one confirmation at a time (the keeper's thread is the only caller).
-    private let lock = NSLock()
-    private var connection: PostgresConnection?
+    /// The connection, one confirmation at a time (the keeper's thread is the only caller).
+    private let connection = LockedState<PostgresConnection?>(nil)
 
     init(url: String) { self.url = url }
 
     func confirm(_ held: [RoomID: Int64], within seconds: Double) throws(PostgresError) -> [RoomID: Bool] {
-        lock.lock()
-        defer { lock.unlock() }
-        if connection?.isConnected != true {
-            connection = nil
-            connection = try PostgresConnection(url, within: seconds)
-        }
-        let rows: PostgresRows
-        do throws(PostgresError) {
-            rows = try connection!.query("""
-                SELECT pg_is_in_recovery()::text AS standby, f.room_id, f.epoch::text AS epoch
-                FROM (SELECT 1) AS one LEFT JOIN room_fence f ON f.room_id = ANY($1::text[])
-                """, [Self.arrayLiteral(held.keys.map(\.rawValue))], within: seconds)
-        } catch {
-            if connection?.isConnected != true { connection = nil }
-            throw error
-        }
-        if rows.count > 0, rows[0, "standby"] == "true" {
-            connection = nil   // a standby now (a failover): the next round connects again, to the primary
-            throw PostgresError(code: nil, message: "the database reached is a standby: it cannot confirm a fence")
+        let rows = try connection.withLock { connection throws(PostgresError) -> PostgresRows in
+            if connection?.isConnected != true {
+                connection = nil
+                connection = try PostgresConnection(url, within: seconds)
+            }
+            let rows: PostgresRows
+            do throws(PostgresError) {
+                rows = try connection!.query("""
+                    SELECT pg_is_in_recovery()::text AS standby, f.room_id, f.epoch::text AS epoch
+                    FROM (SELECT 1) AS one LEFT JOIN room_fence f ON f.room_id = ANY($1::text[])
+                    """, [Self.arrayLiteral(held.keys.map(\.rawValue))], within: seconds)
+            } catch {
+                if connection?.isConnected != true { connection = nil }
+                throw error
+            }
+            if rows.count > 0, rows[0, "standby"] == "true" {
+                connection = nil   // a standby now (a failover): the next round connects again, to the primary
+                throw PostgresError(code: nil, message: "the database reached is a standby: it cannot confirm a fence")
+            }
+            return rows
         }
         var fences: [String: Int64] = [:]
         for index in 0..<rows.count {
