@@ -159,9 +159,10 @@ public final class PomodoroServer: Sendable {
             let hub = self.hub.value
             guard !hub.isHandingOff else { return }
             let close: @Sendable () -> Void = { [transport, hub = self.hub] in
-                // No room timer may outlive the library's context (`RoomHub.stopTracking`).
+                // No timer may outlive the library's context (`RoomHub.stopTracking`): the relayed members'
+                // ticks, which went on through a cluster node's drain, stop here.
                 transport.post {
-                    hub.value.stopRoomTimers()
+                    hub.value.stopTracking()
                     transport.shutdown(code: RoomHub.restartCloseCode, reason: RoomHub.restartCloseReason)
                 }
             }
