@@ -169,7 +169,10 @@ public final class PomodoroServer: Sendable {
             let deadline = DispatchTime.now() + Self.dispatchInterval(Self.flushBound)
             let flush: @Sendable (@escaping @Sendable () -> Void) -> Void = { [writer, logger = hub.logger] done in
                 DispatchQueue.global().async {
+                    let started = DispatchTime.now()
                     Self.flush(writer, until: deadline, logger: logger)
+                    let ms = (DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000
+                    logger.info("draining: the store wrote what was queued", metadata: ["ms": "\(ms)"])
                     done()
                 }
             }
