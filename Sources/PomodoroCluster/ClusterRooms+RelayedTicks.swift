@@ -62,7 +62,7 @@ extension ClusterRooms {
     /// The room's timer here fired (or its snapshot changed): sends the tick due, if any, to the room's
     /// relayed connections that are in it, and arms the timer for the next one.
     func relayedTickDue(_ room: RoomID) {
-        guard let followed = relayedTimers[room], !hub.stopped else { return }
+        guard let followed = relayedTimers[room], !relayedTicksStopped else { return }
         guard var replicated = followed.replicated else { return followed.timer.cancel() }
         let now = hub.clock.now()
         if let tick = replicated.tick(at: now) { sendRelayedTick(tick, in: room) }
@@ -89,8 +89,9 @@ extension ClusterRooms {
         relayedTimers.removeValue(forKey: room)?.timer.cancel()
     }
 
-    /// The server is stopping.
+    /// The server is stopping (its library context is about to be destroyed): no relayed tick from now on.
     func stopRelayedTicks() {
+        relayedTicksStopped = true
         for followed in relayedTimers.values { followed.timer.cancel() }
         relayedTimers = [:]
     }

@@ -54,6 +54,8 @@ package final class ClusterRooms: RoomRouter {
     /// The running timers of the rooms in `relayedByRoom`, as their owners replicated them, each with the
     /// timer that ticks it here (`ClusterRooms+RelayedTicks.swift`).
     var relayedTimers: [RoomID: RelayedRoomTimer] = [:]
+    /// Set once the server stops its timers (`stopRelayedTicks`): no relayed tick is armed again.
+    var relayedTicksStopped = false
     /// When each node with connections in this node's rooms was last heard of (`ClusterEvent.nodesAlive`).
     var nodesLastSeen: [String: Instant] = [:]
     /// This node's relayed members joined again to their owner after the bus lost Redis, with when that join
@@ -316,8 +318,11 @@ package final class ClusterRooms: RoomRouter {
         keepScheduledRoomsRunning(schedules)
     }
 
+    /// The schedules' sweep stops at once; relayed members' ticks stop with the hub's room timers (on a
+    /// draining node, when it closes its connections: its members of rooms other nodes run hear their
+    /// ticks until they are sent back; `RoomHub.drainForHandOff`).
     package func stopTracking() {
         scheduledRooms.timer?.cancel()
-        stopRelayedTicks()
+        if hub.roomTimersStopped { stopRelayedTicks() }
     }
 }

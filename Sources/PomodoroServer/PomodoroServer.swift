@@ -19,6 +19,8 @@ public final class PomodoroServer: Sendable {
     private let routerStart: @Sendable () -> Void
     private let routerHandOff: @Sendable (Duration, @escaping @Sendable () -> Void) -> Void
     private let routerStop: @Sendable () -> Void
+    /// Whether this server is a node of a cluster (its rooms handed off at shutdown), not a single server.
+    private let clustered: Bool
     private let logger: Logger
 
     /// Binds the port and prepares the rooms; call `start()` to serve.
@@ -69,6 +71,7 @@ public final class PomodoroServer: Sendable {
         var router: (any RoomRouter)?
         var addressLimits: (any AddressLimits)?
         var restoresRooms = true
+        clustered = configuration.routing != nil
         if let routing = configuration.routing {
             let parts = try routing.makeRouter(RouterContext(configuration: configuration, clock: clock, logger: logger,
                                                              store: opened, loop: transport,
@@ -143,42 +146,66 @@ public final class PomodoroServer: Sendable {
     public static let flushBound: Duration = .seconds(15)
 
     /// Stops, sending every client back at once (close 1012, "service restart"; docs/PROTOCOL.md §11). Safe
-    /// from any thread, and more than once. `/readyz` answers 503 from the start, and no room timer is armed.
+    /// from any thread, and more than once. `/readyz` answers 503 from the start.
     ///
     /// It writes what it had to its store, takes no room from now on, and lets its router hand its rooms to
     /// other servers (`RouterParts.handOff`; nothing to hand on a single server); it closes its connections
     /// once they hold every room, or after `handOffBound` (a node draining: `RouterParts.handOff`). The flush
-    /// waits `flushBound` at most.
+    /// waits `flushBound` at most. A single server arms no room timer from the start; a cluster node's rooms
+    /// go on ticking until the flush is done, just before their leases are given back
+    /// (`RoomHub.drainForHandOff`).
     public func shutdown() {
         transport.post { [self] in
             let hub = self.hub.value
             guard !hub.isHandingOff else { return }
-            hub.beginDraining()
-            hub.beginHandOff()
-            // Connections closed by the shutdown are not members leaving: the store keeps them as they were.
-            hub.stopTracking()
-            let logger = hub.logger
-            DispatchQueue.global().async { [self] in
-                // The flush has a bound of its own: a store that cannot write (PostgreSQL starved or
-                // unreachable) does not hold the drain; what is still queued then is written, or refused by
-                // the fence, after the hand-off.
-                let flushed = DispatchSemaphore(value: 0)
-                DispatchQueue.global().async { [writer] in
-                    writer?.flush()
-                    flushed.signal()
+            let close: @Sendable () -> Void = { [transport, hub = self.hub] in
+                // No timer may outlive the library's context (`RoomHub.stopTracking`): the relayed members'
+                // ticks, which went on through a cluster node's drain, stop here.
+                transport.post {
+                    hub.value.stopTracking()
+                    transport.shutdown(code: RoomHub.restartCloseCode, reason: RoomHub.restartCloseReason)
                 }
-                let (seconds, attoseconds) = Self.flushBound.components
-                let bound = DispatchTimeInterval.milliseconds(Int(seconds) * 1_000 + Int(attoseconds / 1_000_000_000_000_000))
-                if flushed.wait(timeout: .now() + bound) == .timedOut {
-                    logger.warning("draining: the store did not write what was queued in time; handing the rooms off all the same",
-                                   metadata: ["bound": "\(Self.flushBound)"])
-                }
-                let close: @Sendable () -> Void = { [transport] in
-                    transport.post { transport.shutdown(code: RoomHub.restartCloseCode, reason: RoomHub.restartCloseReason) }
-                }
-                routerHandOff(Self.handOffBound, close)
             }
+            let deadline = DispatchTime.now() + Self.dispatchInterval(Self.flushBound)
+            let flush: @Sendable (@escaping @Sendable () -> Void) -> Void = { [writer, logger = hub.logger] done in
+                DispatchQueue.global().async {
+                    let started = DispatchTime.now()
+                    Self.flush(writer, until: deadline, logger: logger)
+                    let ms = (DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000
+                    logger.info("draining: the store wrote what was queued", metadata: ["ms": "\(ms)"])
+                    done()
+                }
+            }
+            let handOff: @Sendable () -> Void = { [routerHandOff] in routerHandOff(Self.handOffBound, close) }
+            guard clustered else {
+                hub.beginDraining()
+                hub.beginHandOff()
+                // Connections closed by the shutdown are not members leaving: the store keeps them as they were.
+                hub.stopTracking()
+                return flush(handOff)
+            }
+            hub.drainForHandOff(flush: flush, handOff: handOff)
         }
+    }
+
+    /// Waits until `writer` has written what was queued, or until `deadline`: a store that cannot write
+    /// (PostgreSQL starved or unreachable) does not hold the drain; what is still queued then is written, or
+    /// refused by the fence, after the hand-off.
+    private static func flush(_ writer: StoreWriter?, until deadline: DispatchTime, logger: Logger) {
+        let flushed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            writer?.flush()
+            flushed.signal()
+        }
+        if flushed.wait(timeout: deadline) == .timedOut {
+            logger.warning("draining: the store did not write what was queued in time; handing the rooms off all the same",
+                           metadata: ["bound": "\(flushBound)"])
+        }
+    }
+
+    private static func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
+        let (seconds, attoseconds) = duration.components
+        return .milliseconds(Int(seconds) * 1_000 + Int(attoseconds / 1_000_000_000_000_000))
     }
 
     /// From now on `/readyz` answers 503 while everything else goes on: a shutdown is coming. Safe from any

@@ -17,6 +17,32 @@ extension RoomHub {
         handingOff = true
     }
 
+    /// Cancels every room timer and arms none from now on (see `stopTracking`). Idempotent.
+    package func stopRoomTimers() {
+        roomTimersStopped = true
+        for entry in rooms.values { entry.cancelTimers() }
+    }
+
+    /// A cluster node's drain (docs/CLUSTER.md, "Draining a node"): from now on `/readyz` answers 503, the
+    /// node takes no room and closing connections change none, but its own rooms go on ticking (a tick writes
+    /// nothing) while `flush` writes what was queued, so that their members hear no gap for it. Once that is
+    /// durable their timers stop, here on the service thread; what they wrote meanwhile (a phase's end) is
+    /// flushed in turn; only then does `handOff` give their leases back: no tick leaves this node after the
+    /// release. `flush` writes off this thread and calls its argument when done (or given up).
+    package func drainForHandOff(flush: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void,
+                                 handOff: @escaping @Sendable () -> Void) {
+        beginDraining()
+        beginHandOff()
+        stopTracking(keepingRoomsTicking: true)
+        let stopTicking = LoopBound({ [self] in stopRoomTimers() }, loop: transport.loop)
+        flush { [transport] in
+            transport.post {
+                stopTicking.value()
+                flush(handOff)
+            }
+        }
+    }
+
     /// Closes the joins waiting for `id` with 1012 when the node is handing its rooms off; false otherwise.
     package func refuseTakeWhileHandingOff(_ id: RoomID) -> Bool {
         guard handingOff else { return false }

@@ -125,9 +125,9 @@ extension RoomHub {
         }
     }
 
-    /// Arms a room's timer, unless the server is stopping (see `stopTracking`).
+    /// Arms a room's timer, unless the server is stopping (see `stopRoomTimers`).
     private func arm(_ timer: any HubTimer, afterNanoseconds nanoseconds: Int64) {
-        guard !stopped else { return }
+        guard !roomTimersStopped else { return }
         timer.schedule(afterNanoseconds: nanoseconds)
     }
 

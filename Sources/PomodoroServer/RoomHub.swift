@@ -95,8 +95,11 @@ package final class RoomHub {
         lookups[id] != nil || joins.values.contains { $0.room == id }
     }
 
-    /// Set at shutdown: closing connections then changes no room, and no room timer is armed.
+    /// Set at shutdown: closing connections then changes no room.
     package internal(set) var stopped = false
+    /// Set at shutdown (on a draining cluster node, once its store has written what was queued): no room
+    /// timer is armed any more (`stopRoomTimers`).
+    package internal(set) var roomTimersStopped = false
     /// Set at the start of a shutdown: `/readyz` answers 503 (`RoomHub+Readiness.swift`).
     var draining = false
     /// Set when a draining server hands its rooms off: it takes no room (`RoomHub+Drain.swift`).
@@ -169,12 +172,23 @@ package final class RoomHub {
     /// From now on, connections that close leave their members as they were, and rooms arm no timers (the
     /// server is stopping).
     ///
-    /// The timers are cancelled here, on the service thread before its library context is destroyed: a timer
-    /// still armed then stays linked into the context's lists, and cancelling it later (when its room is
-    /// freed) would write into freed memory.
+    /// The timers are cancelled here (`stopRoomTimers`), on the service thread before its library context is
+    /// destroyed: a timer still armed then stays linked into the context's lists, and cancelling it later
+    /// (when its room is freed) would write into freed memory.
     package func stopTracking() {
+        stopTracking(keepingRoomsTicking: false)
+    }
+
+    /// As `stopTracking()`; with `keepingRoomsTicking`, a draining cluster node's rooms go on ticking (a
+    /// tick writes nothing) until `stopRoomTimers`, called before their leases are given back
+    /// (`drainForHandOff`). Their scheduled starts stop now all the same.
+    package func stopTracking(keepingRoomsTicking: Bool) {
         stopped = true
-        for entry in rooms.values { entry.cancelTimers() }
+        if keepingRoomsTicking {
+            for entry in rooms.values { entry.scheduleTimer?.cancel() }
+        } else {
+            stopRoomTimers()
+        }
         heartbeat?.cancel()
         router.stopTracking()
         returnTimer?.cancel()

@@ -144,6 +144,29 @@ struct HubRelayTests {
         #expect(pair.ticksPublished == 0)
     }
 
+    /// A draining node's members of a room another node runs hear their ticks through the drain, until the
+    /// node stops its timers as it closes its connections; then no relayed tick is armed again.
+    @Test func aDrainingNodesRelayedMembersHearTheirTicksUntilItCloses() throws {
+        let pair = try Pair()
+        let ada = pair.owner.connect()
+        pair.owner.send(.join(room: "team", name: "Ada", token: nil), from: ada)
+        pair.owner.send(.start, from: ada)
+        pair.owner.settle()
+        let bob = pair.relayedJoin("Bob")
+        pair.relay.hub.drainForHandOff(flush: { _ in }, handOff: {})
+        pair.relay.transport.clearSent()
+        pair.pass(.seconds(3))
+        #expect(try pair.relay.messages(to: bob).filter { $0.label == "tick" }.count == 3)
+        // The close (`PomodoroServer.shutdown`) stops every timer, the relayed ticks with the rooms'.
+        pair.relay.hub.stopTracking()
+        #expect(pair.relay.transport.armedTimers == 0)
+        pair.relay.transport.clearSent()
+        pair.owner.send(.skip, from: ada)
+        pair.pass(.seconds(3))
+        #expect(try pair.relay.messages(to: bob).filter { $0.label == "tick" }.isEmpty)
+        #expect(pair.relay.transport.armedTimers == 0)
+    }
+
     @Test func aRelayedMembersTicksFollowEveryChangeTheOwnerMakes() throws {
         let pair = try Pair()
         let ada = pair.owner.connect()
