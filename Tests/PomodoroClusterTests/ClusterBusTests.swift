@@ -100,18 +100,9 @@ final class ClusterBusTests {
     @Test func stopEndsTheThreadEvenWithoutRedis() throws {
         // A loopback port this test holds bound without listening: connections to it are refused, and no other
         // suite's Redis can start on it meanwhile (a port freed by stopping this suite's Redis could be taken).
-        let held = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #expect(held >= 0)
-        defer { close(held) }
-        var local = sockaddr_in()
-        local.sin_family = sa_family_t(AF_INET)
-        local.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(held, $0, length) == 0 && getsockname(held, $0, &length) == 0 }
-        }
-        #expect(bound)
-        let bus = makeBus(["room:a"], at: RedisAddress(host: "127.0.0.1", port: Int(UInt16(bigEndian: local.sin_port))))
+        let held = try LoopbackPort.Held()
+        defer { withExtendedLifetime(held) {} }
+        let bus = makeBus(["room:a"], at: RedisAddress(host: "127.0.0.1", port: held.port))
         bus.start()
         expectEvent("the disconnection") { if case .disconnected = $0 { true } else { false } }
         let started = Date()

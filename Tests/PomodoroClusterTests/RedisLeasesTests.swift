@@ -193,7 +193,9 @@ final class RedisLeasesTests {
         } catch {
             #expect(error.kind == .reply)
         }
-        let closed = RedisAddress(host: "127.0.0.1", port: try LoopbackPort.free())
+        let held = try LoopbackPort.Held()  // refused, and nobody else's Redis can start on it meanwhile
+        defer { withExtendedLifetime(held) {} }
+        let closed = RedisAddress(host: "127.0.0.1", port: held.port)
         do {
             try RedisLeases(address: closed, timeout: 0.3).command(["PING"])
             Issue.record("connected to a closed port")
