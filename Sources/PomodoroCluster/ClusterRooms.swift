@@ -252,8 +252,8 @@ package final class ClusterRooms: RoomRouter {
     package func answers(_ http: HTTPRequest, responder: any HTTPAnswering) -> Bool {
         let path = http.path
         guard path == "/api/cluster" || path.hasPrefix("/api/cluster/") else { return false }
-        func fail(_ refusal: Refusal) { responder.respond(RoomHub.errorResponse(refusal)) }
-        guard hub.configuration.metricsEnabled, RoomHub.isLoopback(http.peer) else {
+        func fail(_ refusal: Refusal) { responder.respond(HTTPAPI.errorResponse(refusal)) }
+        guard hub.configuration.metricsEnabled, HTTPAPI.isLoopback(http.peer) else {
             fail(Refusal(code: .notFound, message: "no such path; try /api/rooms/{room}"))
             return true
         }
@@ -286,7 +286,7 @@ package final class ClusterRooms: RoomRouter {
     }
 
     private static func unavailable(_ error: ClusterReadError) -> HTTPResponse {
-        RoomHub.errorResponse(Refusal(code: .unavailable, message: "the cluster's Redis could not be read: \(error.reason)"))
+        HTTPAPI.errorResponse(Refusal(code: .unavailable, message: "the cluster's Redis could not be read: \(error.reason)"))
     }
 
     package var unhealthy: String? {

@@ -13,6 +13,12 @@ extension RoomHub {
     /// comes back through the proxy to another node (the schedules' sweep stopped with `stopTracking`).
     package var isHandingOff: Bool { handingOff }
 
+    /// From now on `/readyz` answers 503: called at the start of a shutdown, so that a proxy or Kubernetes
+    /// that still asks stops sending new clients here.
+    package func beginDraining() {
+        draining = true
+    }
+
     package func beginHandOff() {
         handingOff = true
     }
