@@ -50,11 +50,11 @@ package final class HTTPAPI {
         if path == "/healthz" { return HTTPResponse(status: 200, text: "ok\n") }
         if path == ServerMetrics.path, configuration.metricsEnabled {
             return hub.metrics.response(.init(connections: transport.connectionCount, rooms: rooms.count,
-                                          members: rooms.values.reduce(0) { $0 + $1.room.memberCount },
-                                          observers: hub.observerCount,
-                                          eventStreams: rooms.values.reduce(0) { $0 + $1.streams.count },
-                                          droppedSlowClients: transport.droppedSlowClients,
-                                          router: router.levels))
+                                              members: rooms.values.reduce(0) { $0 + $1.room.memberCount },
+                                              observers: hub.observerCount,
+                                              eventStreams: rooms.values.reduce(0) { $0 + $1.streams.count },
+                                              droppedSlowClients: transport.droppedSlowClients,
+                                              router: router.levels))
         }
         // Invite links name the room in the path (/r/team-alpha): they get the page, which reads the name.
         if path.hasPrefix("/r/"), let root = configuration.webRoot,
@@ -195,7 +195,7 @@ package final class HTTPAPI {
 
     /// A page of the journal as JSON, or as CSV with the cursor for the next page in `Next-Before`.
     private static func historyResponse(_ page: HistoryPage, of room: RoomID, format: APIRequest.Format,
-                                zone: TimeZone) -> HTTPResponse {
+                                        zone: TimeZone) -> HTTPResponse {
         switch format {
         case .csv:
             var response = HTTPResponse(status: 200, contentType: "text/csv; charset=utf-8",
