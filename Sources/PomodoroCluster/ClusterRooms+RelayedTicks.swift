@@ -82,6 +82,7 @@ extension ClusterRooms {
         hub.framesSent += sent
         hub.metrics.sent(frames: sent, bytes: sent * frame.count)
         metrics.relayedTicks.increment()
+        sendBackAfterTick(audience)
     }
 
     /// Nobody here is relayed to the room any more: its countdown stops.

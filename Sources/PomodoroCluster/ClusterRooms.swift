@@ -39,6 +39,9 @@ package final class ClusterRooms: RoomRouter {
         /// The owner sent it the room (a welcome, `observing` or `state`): it is in the room, and hears the
         /// ticks this node computes for it (`ClusterRooms+RelayedTicks.swift`).
         var hearsTicks = false
+        /// Its node drains: it is sent back through the proxy (1012) right after the next tick of its room
+        /// (`ClusterRooms+HandOff.swift`).
+        var sendBackAfterTick = false
     }
 
     /// This node's connections whose frames go to the node that owns their room.

@@ -1,5 +1,7 @@
+import Dispatch
 import PomodoroCore
 import PomodoroNet
+import PomodoroProtocol
 
 // Draining: a server that stops and hands its rooms to others (the
 // router does the handing) takes no room meanwhile; a join that would take one is sent back with 1012.
@@ -41,6 +43,54 @@ extension RoomHub {
                 flush(handOff)
             }
         }
+    }
+
+    /// A draining node's room now runs on another node (`lostRoom`): its members and observers here are sent
+    /// back through the proxy (1012) right after the room's next second, which they hear first: a tick
+    /// worked out from the phase the room had at its release (its timer stopped then), as a node relaying
+    /// members works out theirs, nothing written. Their way back so starts from a second they heard, not
+    /// from up to a second after it: the run of seconds a member misses is its way back, and no more.
+    /// When that second is the phase's end (the new owner's to announce), or the room does not run, they
+    /// are closed at once. Each room's members go at their room's second, so a node's closes spread over
+    /// one second by themselves, within a second of the room's take (`sendingBack` counts the rooms waiting).
+    func sendBackAfterNextSecond(_ connections: [ConnectionID], of room: Room) {
+        guard !connections.isEmpty else { return }
+        let now = clock.now()
+        guard let second = Self.nextSecond(of: room, at: now) else {
+            for connection in connections {
+                transport.close(connection, code: Self.restartCloseCode, reason: Self.restartCloseReason)
+            }
+            return
+        }
+        let frame = OutboundFrame(WireCodec.encode(ServerMessage.tick(second.tick)))
+        let hub = LoopBound(self, loop: transport.loop)
+        sendingBack += 1
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(second.in.nanoseconds))) { [transport] in
+            transport.post {
+                let hub = hub.value
+                hub.sendingBack -= 1
+                let open = connections.filter(hub.isOpen)
+                let sent = hub.transport.send(frame, toAll: open)
+                hub.framesSent += sent
+                hub.metrics.sent(frames: sent, bytes: sent * frame.count)
+                for connection in open {
+                    hub.transport.close(connection, code: Self.restartCloseCode, reason: Self.restartCloseReason)
+                }
+            }
+        }
+    }
+
+    /// The tick of `room`'s next whole second at or after `now`, and how long until it; nil when the room's
+    /// timer does not run or that second is its phase's end.
+    static func nextSecond(of room: Room, at now: ClockReading) -> (tick: TickPayload, in: Duration)? {
+        guard case .running(let deadline) = room.timer, deadline > now.monotonic else { return nil }
+        let remainingMs = (deadline - now.monotonic).milliseconds / 1000 * 1000
+        guard remainingMs > 0 else { return nil }
+        let at = deadline - .milliseconds(remainingMs)
+        let tick = TickPayload(room: room.id.rawValue, phase: room.phase, remainingMs: remainingMs,
+                               endsAt: now.wallMs(of: deadline), cycle: room.cycle, seq: room.seq,
+                               serverTime: now.wallMs(of: at))
+        return (tick, max(.zero, at - now.monotonic))
     }
 
     /// Closes the joins waiting for `id` with 1012 when the node is handing its rooms off; false otherwise.

@@ -104,6 +104,9 @@ package final class RoomHub {
     var draining = false
     /// Set when a draining server hands its rooms off: it takes no room (`RoomHub+Drain.swift`).
     package internal(set) var handingOff = false
+    /// Rooms taken by other nodes whose members here wait for the room's next second to be sent back
+    /// (`RoomHub+Drain.swift`): the drain's end waits for them.
+    package internal(set) var sendingBack = 0
     /// What `POST /api/admin/drain` calls: the server's `shutdown` (set by `PomodoroServer`).
     package var onDrainRequested: (@Sendable () -> Void)?
 
