@@ -106,7 +106,9 @@ package final class RoomHub {
     package internal(set) var handingOff = false
     /// Rooms taken by other nodes whose members here wait for the room's next second to be sent back
     /// (`RoomHub+Drain.swift`): the drain's end waits for them.
-    package internal(set) var sendingBack = 0
+    package internal(set) var sendingBack: [RoomID: any HubTimer] = [:]
+    /// A draining node's rooms ticking without their timers, until each is taken (`RoomHub+Drain.swift`).
+    var drainTickers: [RoomID: (timer: any HubTimer, due: TickPayload)] = [:]
     /// What `POST /api/admin/drain` calls: the server's `shutdown` (set by `PomodoroServer`).
     package var onDrainRequested: (@Sendable () -> Void)?
 
