@@ -135,6 +135,25 @@ extension RoomHub {
         return (tick, max(.zero, at - now.monotonic))
     }
 
+    /// Once a stopping server's rooms are frozen (their timers stopped after the store wrote what it had:
+    /// what is written from then on may not reach the store before the leases are given back), nothing that
+    /// must be saved is taken on, so nobody is told `ok` of a change that would be lost: a change is refused
+    /// with `shutting_down` (send it again once back: the connection is closed with 1012 soon), a join or
+    /// an observer's join is closed with 1012 at once (its client comes back where the room runs now).
+    /// Reads (ping, stats, the schedules' list) are answered as ever. True when `frame` was refused.
+    func refusedWhileFrozen(_ frame: ClientFrame, from connection: ConnectionID) -> Bool {
+        guard handingOff && roomTimersStopped else { return false }
+        switch frame.message {
+        case .ping, .stats, .schedule(.list): return false
+        case .join, .observe:
+            transport.close(connection, code: Self.restartCloseCode, reason: Self.restartCloseReason)
+        default:
+            reply(.error(code: .shuttingDown, message: "this server is handing its rooms to another; send it again once back",
+                         field: nil, ref: frame.ref), to: connection)
+        }
+        return true
+    }
+
     /// Closes the joins waiting for `id` with 1012 when the node is handing its rooms off; false otherwise.
     package func refuseTakeWhileHandingOff(_ id: RoomID) -> Bool {
         guard handingOff else { return false }

@@ -82,8 +82,19 @@ struct HubDrainTests {
         #expect(t.transport.armedTimers == 1)
         #expect(flushes.count == 2 && flushes.pending == 1)
         #expect(cluster.released.isEmpty && armedAtRelease.read == nil)
+        // Frozen, the room takes on no change that would be written after the release: a task is refused
+        // with shutting_down, nothing queued; a ping is still answered.
         t.transport.clearSent()
         let pending = store.pendingCommits
+        t.send(.task(text: "late"), ref: "late", from: ada)
+        t.send(.ping, ref: "p", from: ada)
+        t.settle(commits: false)
+        let answers = try t.messages(to: ada)
+        #expect(answers.contains { if case .error(.shuttingDown, _, _, .string("late")?) = $0 { true } else { false } }, "\(answers)")
+        #expect(answers.contains { if case .pong = $0 { true } else { false } })
+        #expect(!answers.contains { if case .ok = $0 { true } else { false } })
+        #expect(store.pendingCommits == pending)
+        t.transport.clearSent()
         cluster.renewAll()
         t.pass(.seconds(2), commits: false)
         let duringSecondFlush = try t.messages(to: ada)
