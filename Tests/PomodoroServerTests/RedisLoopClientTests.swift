@@ -32,7 +32,8 @@ final class RedisLoopClientTests {
     }
 
     /// Commands sent in one turn, before the connection is even made, are answered in their order, each on
-    /// the service thread; a command Redis refuses fails alone and the connection goes on.
+    /// the service thread (enough of them that the queue in flight is compacted on the way); a command Redis
+    /// refuses fails alone and the connection goes on.
     @Test func answersComeInOrderOnTheServiceThreadAndARefusalIsItsCommandsAlone() throws {
         let client = makeClient()
         let answers = Locked<[String]>([])
@@ -40,8 +41,8 @@ final class RedisLoopClientTests {
         let done = DispatchSemaphore(value: 0)
         let server = server
         server.post {
-            for index in 1...200 {
-                let arguments = index == 100 ? ["NO-SUCH-COMMAND"] : ["INCR", "counter"]
+            for index in 1...3000 {
+                let arguments = index == 1000 ? ["NO-SUCH-COMMAND"] : ["INCR", "counter"]
                 client.value.send(arguments) { reply in
                     if !server.isOnServiceThread { offLoop.update { $0 += 1 } }
                     switch reply {
@@ -49,13 +50,13 @@ final class RedisLoopClientTests {
                     case .failure(let error) where error.kind == .reply: answers.update { $0.append("refused") }
                     default: answers.update { $0.append("\(reply)") }
                     }
-                    if index == 200 { done.signal() }
+                    if index == 3000 { done.signal() }
                 }
             }
         }
         #expect(waitFor(done, seconds: Double(TestTime.seconds(10))))
-        let expected = (1...199).map(String.init)
-        #expect(answers.current == Array(expected[..<99]) + ["refused"] + Array(expected[99...]))
+        let expected = (1...2999).map(String.init)
+        #expect(answers.current == Array(expected[..<999]) + ["refused"] + Array(expected[999...]))
         #expect(offLoop.current == 0)
     }
 
