@@ -138,7 +138,7 @@ extension ClusterRooms {
     /// took the room (`RoomHub.sendBackAfterNextSecond`, within a second), are closed before the drain's
     /// end closes every connection left: `done` runs once none waits.
     private func awaitOwnSendBacks(_ done: @escaping @Sendable () -> Void) {
-        guard hub.sendingBack > 0 else { return done() }
+        guard !hub.sendingBack.isEmpty else { return done() }
         let back = back
         DispatchQueue.global().asyncAfter(deadline: .now() + Self.relayedAnswerPoll) { back { $0.awaitOwnSendBacks(done) } }
     }
