@@ -10,15 +10,17 @@ import PomodoroServer
 // owner still decides every change: this node only counts down to the deadline it was told, stops there,
 // and follows the next `state`. While Redis is away the countdown goes on from the deadline already held,
 // and past it into the phase that follows where the replicated room determines it (`ReplicatedTimer.following`:
-// auto-start on, not aligned, no schedule); otherwise it stops at the end, as the owner's members' countdown
-// would until the owner's `state`. When the bus comes back the re-sync's `state` (`ClusterRooms+Resync.swift`)
-// sets it right.
+// auto-start on, not aligned, no schedule), until the owner's first `state` after the bus came back (the
+// re-sync's, `ClusterRooms+Resync.swift`), which sets it right; otherwise it stops at the end.
 
 /// A followed room's replicated timer and the timer that wakes this node at its next tick.
 final class RelayedRoomTimer {
     var replicated: ReplicatedTimer?
     /// The `seq` of the last snapshot taken: an older one (from a former owner) changes nothing.
     var seq: UInt64 = 0
+    /// The bus came back after losing Redis and the owner's `state` has not arrived yet (the re-sync's):
+    /// what follows a phase's end is still this node's to tell, as while the bus is away.
+    var awaitingOwner = false
     let timer: any HubTimer
 
     init(timer: any HubTimer) { self.timer = timer }
@@ -53,6 +55,7 @@ extension ClusterRooms {
         }
         guard snapshot.seq >= followed.seq else { return }
         followed.seq = snapshot.seq
+        followed.awaitingOwner = false
         let now = hub.clock.now()
         var replicated = ReplicatedTimer(snapshot, wallOffsetNanoseconds: now.wallOffsetNanoseconds)
         if let earlier = followed.replicated { replicated?.follows(earlier) }
@@ -69,8 +72,10 @@ extension ClusterRooms {
         guard var replicated = followed.replicated else { return followed.timer.cancel() }
         let now = hub.clock.now()
         if let tick = replicated.tick(at: now) { sendRelayedTick(tick, in: room) }
-        // The phase ended while the owner cannot be heard: the phase that follows, where the room says it.
-        while replicated.nextTick == nil, now.monotonic >= replicated.deadline, cluster.busIsDown,
+        // The phase ended while the owner cannot be heard (the bus away, or back and the owner's `state` not
+        // in yet): the phase that follows, where the room says it.
+        while replicated.nextTick == nil, now.monotonic >= replicated.deadline,
+              cluster.busIsDown || followed.awaitingOwner,
               let successor = replicated.following() {
             replicated = successor
             for tick in replicated.ticksSinceShown(at: now) { sendRelayedTick(tick, in: room) }
