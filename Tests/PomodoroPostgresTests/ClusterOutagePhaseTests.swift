@@ -35,7 +35,7 @@ struct ClusterOutagePhaseTests {
 
         let ada = try Peer(client, port: nodes[0].port)
         _ = try ada.join("op-room", name: "Ada")
-        ada.send(.configure(RoomSettings(focus: 4, shortBreak: 3, longBreak: 5, longBreakEvery: 4, autoStart: true)))
+        ada.send(.configure(RoomSettings(focus: 4, shortBreak: 2, longBreak: 5, longBreakEvery: 4, autoStart: true)))
         _ = try ada.expect("the settings") { if case .state(let room) = $0, room.settings.focus == 4 { true } else { nil } }
         ada.send(.start)
         _ = try ada.expect("a running state", ClusterRedisRestartTests.runningEndsAt)
@@ -44,17 +44,20 @@ struct ClusterOutagePhaseTests {
         #expect(joined.status == .running && joined.phase == .focus)
         _ = try ed.nextTick()
 
-        // Redis goes; the focus ends about 3 s later and the short break runs by itself on the owner.
+        // Redis goes; the focus ends about 3 s later, the short break runs by itself on the owner, then the
+        // next focus.
         redis.halt()
-        let until = Date().addingTimeInterval(6.5)
+        let until = Date().addingTimeInterval(8)
         let owners = try ClusterRedisRestartTests.ticks(of: ada, until: until)
         let relayed = try ClusterRedisRestartTests.ticks(of: ed, until: until)
         func seconds(_ heard: [(tick: TickPayload, arrived: Date)]) -> [String] {
             heard.map { "\($0.tick.phase) \($0.tick.remainingMs) \($0.tick.endsAt) \($0.tick.cycle)" }
         }
-        let breaks = owners.filter { $0.tick.phase == .shortBreak }
-        try #require(!breaks.isEmpty, "the owner's member heard the break: \(seconds(owners))")
-        // Every second of the break the owner's member heard, the relayed member heard too (same endsAt).
+        let first = try #require(owners.firstIndex { $0.tick.phase == .shortBreak }, "the owner's member heard the break: \(seconds(owners))")
+        let breaks = Array(owners[first...])
+        #expect(breaks.contains { $0.tick.phase == .focus && $0.tick.cycle == 2 }, "and the next focus: \(seconds(owners))")
+        // Every second of the break and the next focus the owner's member heard, the relayed member heard too
+        // (same phase, second, endsAt and cycle).
         let relayedSeconds = Set(seconds(relayed))
         for second in seconds(breaks) { #expect(relayedSeconds.contains(second), "relayed: \(seconds(relayed))") }
         #expect(Set(seconds(relayed)).count == relayed.count, "no second twice")
@@ -67,6 +70,6 @@ struct ClusterOutagePhaseTests {
         #expect(resynced.phase != .idle && resynced.running)
         _ = try ed.nextTick()
         _ = try ada.nextTick()
-        print("cluster outage phase: a relayed member heard \(relayed.filter { $0.tick.phase == .shortBreak }.count) ticks of the break that began while Redis was away, the owner's member \(breaks.count)")
+        print("cluster outage phase: a relayed member heard \(relayed.filter { breaks.map(\.tick.endsAt).contains($0.tick.endsAt) }.count) ticks of the break and the focus that began while Redis was away, the owner's member \(breaks.count)")
     }
 }
