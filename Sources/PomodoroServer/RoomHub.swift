@@ -102,6 +102,11 @@ package final class RoomHub {
     var draining = false
     /// Set when a draining server hands its rooms off: it takes no room (`RoomHub+Drain.swift`).
     package internal(set) var handingOff = false
+    /// Rooms taken by other nodes whose members here wait for the room's next second to be sent back
+    /// (`RoomHub+Drain.swift`): the drain's end waits for them.
+    package internal(set) var sendingBack: [RoomID: any HubTimer] = [:]
+    /// A draining node's rooms ticking without their timers, until each is taken (`RoomHub+Drain.swift`).
+    var drainTickers: [RoomID: (timer: any HubTimer, due: TickPayload)] = [:]
     /// What `POST /api/admin/drain` calls: the server's `shutdown` (set by `PomodoroServer`).
     package var onDrainRequested: (@Sendable () -> Void)?
 
