@@ -43,10 +43,9 @@ public final class PomodoroServer: Sendable {
         options.handshakeTimeoutSeconds = limits.handshakeTimeoutSeconds
         // An API request not answered in time (a store or a passcode gate far behind) is told so, as the API's
         // other errors are (docs/PROTOCOL.md §12).
-        options.httpTooLateResponse = HTTPResponse(
-            status: 503, contentType: "application/json", headers: [(name: "Retry-After", value: "5")],
-            body: WireCodec.encodeHTTPError(code: .unavailable, message: "the server could not answer in time; try again",
-                                            field: nil))
+        var tooLate = HTTPAPI.errorResponse(Refusal(code: .unavailable, message: "the server could not answer in time; try again"))
+        tooLate.headers.append((name: "Retry-After", value: "5"))
+        options.httpTooLateResponse = tooLate
         // Connections per address are counted by the hub's `AddressLimits` (across servers, when the router's are).
         // Behind a proxy every client has the proxy's address, and the admin turns per-address limits off
         // with the connection limit: this one follows it.
