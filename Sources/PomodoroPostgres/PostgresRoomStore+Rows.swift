@@ -126,10 +126,10 @@ final class PostgresWriting: SQLWriting {
 
     /// Sends what is held, then `last`, in one pipeline; returns the rows of each of `last`.
     @discardableResult
-    func flush(then last: [PostgresStatement] = []) throws(PostgresError) -> ArraySlice<PostgresRows> {
+    func flush(then last: [PostgresStatement] = []) throws(PostgresError) -> [PostgresRows] {
         let statements = held + last
         held.removeAll()
-        return try connection.pipeline(statements, prepared: prepared).suffix(last.count)
+        return Array(try connection.pipeline(statements, prepared: prepared).suffix(last.count))
     }
 
     /// Raises the fence of each room to its epoch, as `raiseFence` does, and takes an id for each of the
