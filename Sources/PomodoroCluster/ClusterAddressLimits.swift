@@ -9,9 +9,10 @@ import Synchronization
 /// The address limits of a cluster node: counted in Redis (`RedisAddressCounts`), so that N nodes allow
 /// an address what one server allows, and on this node too (`LocalAddressLimits`).
 ///
-/// - **Off the service thread.** Each request is answered through the service loop's queue (`post`) after
-///   one round trip on this object's own queue; requests made meanwhile go together in that round trip (one
-///   pipeline). Another room's tick never waits for Redis.
+/// - **On the service loop, never waiting.** Each request goes to Redis over the loop's own connection
+///   (`RedisLoopClient`, pipelined with the others) and is answered when its reply arrives: no hand-off to
+///   another thread and back, and another room's tick never waits for Redis. (Without a loop that watches
+///   descriptors, a test's, a round trip on this object's own queue answers through `post`.)
 /// - **This node first.** A request this node alone must refuse is refused without asking Redis; one it
 ///   grants is asked of Redis, and handed back here when Redis refuses it.
 /// - **Redis unreachable: open to this node's count.** A request Redis cannot answer is decided by this
@@ -28,6 +29,9 @@ final class ClusterAddressLimits: AddressLimits, Sendable {
     private let logger: Logger
     private let post: @Sendable (@escaping @Sendable () -> Void) -> Void
     private let worker: Worker
+    /// Redis on the service loop (nil: through `worker`).
+    private let redis: LoopBound<RedisLoopClient>?
+    private let incarnation: String
 
     /// What it keeps, on the service thread.
     private final class State {
@@ -59,7 +63,25 @@ final class ClusterAddressLimits: AddressLimits, Sendable {
         bound = LoopBound(State(local: local), loop: loop)
         self.logger = logger
         self.post = post
+        incarnation = redis.incarnation
+        self.redis = (loop as? any DescriptorWatching).map {
+            LoopBound(RedisLoopClient(address: redis.address, timeout: redis.timeout, loop: $0, post: post), loop: loop)
+        }
         worker = Worker(redis: redis)
+    }
+
+    /// Runs `operation` in Redis; `done` gets its answer on the service thread.
+    private func run(_ operation: RedisAddressCounts.Operation,
+                     done: @escaping (Result<RedisAddressCounts.Answer, RedisError>) -> Void) {
+        guard let redis else {
+            let handed = LoopBound(done, loop: bound.loop)
+            return worker.enqueue(operation) { [post] result in post { handed.value(result) } }
+        }
+        redis.value.send(RedisAddressCounts.arguments(operation, incarnation: incarnation)) { reply in
+            done(reply.flatMap { value in
+                Result { () throws(RedisError) in try RedisAddressCounts.answer(operation, value) }
+            })
+        }
     }
 
     /// Starts the beat that keeps this node's connections counted (once a second).
@@ -102,24 +124,22 @@ final class ClusterAddressLimits: AddressLimits, Sendable {
         let asked = nextAsk
         nextAsk += 1
         waiting[asked] = done
-        worker.enqueue(operation) { [self] result in
-            post { [self] in
-                switch result {
-                case .success(let answer):
-                    if outageLogged {
-                        outageLogged = false
-                        logger.notice("Redis answers again: per-address limits count across the cluster")
-                    }
-                    waiting.removeValue(forKey: asked)?(answer)
-                case .failure(let error):
-                    if error.isConnectionLost { downUntil = now + Self.retryAfter }
-                    if !outageLogged {
-                        outageLogged = true
-                        logger.warning("per-address limits count on this node alone: Redis did not answer",
-                                       metadata: ["error": "\(error)"])
-                    }
-                    waiting.removeValue(forKey: asked)?(nil)
+        run(operation) { [self] result in
+            switch result {
+            case .success(let answer):
+                if outageLogged {
+                    outageLogged = false
+                    logger.notice("Redis answers again: per-address limits count across the cluster")
                 }
+                waiting.removeValue(forKey: asked)?(answer)
+            case .failure(let error):
+                if error.isConnectionLost { downUntil = now + Self.retryAfter }
+                if !outageLogged {
+                    outageLogged = true
+                    logger.warning("per-address limits count on this node alone: Redis did not answer",
+                                   metadata: ["error": "\(error)"])
+                }
+                waiting.removeValue(forKey: asked)?(nil)
             }
         }
     }
@@ -127,7 +147,7 @@ final class ClusterAddressLimits: AddressLimits, Sendable {
     /// Fire and forget, in order with the rest.
     private func tell(_ operation: RedisAddressCounts.Operation) {
         guard redisUp else { return }
-        worker.enqueue(operation) { _ in }
+        run(operation) { _ in }
     }
 
     private static func id(_ reservation: LimitReservation) -> String { String(reservation.serial) }
@@ -159,7 +179,7 @@ final class ClusterAddressLimits: AddressLimits, Sendable {
     private func rewriteConnections() {
         guard local.maxConnections > 0 else { return }
         for (address, held) in local.connectionsHeld {
-            worker.enqueue(.connections(address: address, held: held, limit: 0)) { _ in }
+            run(.connections(address: address, held: held, limit: 0)) { _ in }
         }
     }
 

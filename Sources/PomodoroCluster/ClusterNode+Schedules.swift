@@ -35,8 +35,10 @@ extension ClusterNode: HubClusterSchedules {
     package func announceSchedules(_ room: RoomID) { scheduleWatch.announce(room.rawValue) }
 
     /// Hands what the node hears about schedules to `body`, read from the store (on the watch's thread).
+    /// A read that fails is made up for by reading every room's schedules again a second later (not at the
+    /// next periodic reread, which may come after the start the notice was about), until one succeeds.
     package func whenSchedulesHeard(_ body: @escaping @Sendable (ScheduleNews) -> Void) {
-        let store = store
+        let store = store, watch = scheduleWatch, logger = logger
         scheduleWatch.onEvent { event in
             do throws(StoreError) {
                 switch event {
@@ -46,8 +48,12 @@ extension ClusterNode: HubClusterSchedules {
                 case .rereadAll:
                     body(.all(try store.loadSchedules()))
                 }
+                watch.readSucceeded()
             } catch {
-                // The next notice or reread tries again.
+                if watch.readFailed() {
+                    logger.warning("could not read rooms' schedules from the store; reading them again every second",
+                                   metadata: ["error": "\(error)"])
+                }
             }
         }
     }

@@ -42,6 +42,8 @@ package final class ClusterNode: HubCluster, Sendable {
         var followed: [RoomID: String] = [:]
         var busDown = false
         var refusal: String?
+        /// Set by a router that subscribes to this node's channel on its service loop (`subscribesOnLoop`).
+        var loopBus: (@Sendable (String) -> Void)?
     }
     private let shared = Mutex(Shared())
     private let redis: RedisAddress
@@ -191,7 +193,10 @@ package final class ClusterNode: HubCluster, Sendable {
                     noteCredentials(refused: nil)
                     // Redis was away: the bus may still listen on one that was only paused and, with sentinels,
                     // is no longer the master. It subscribes again on a new connection.
-                    if heartbeatFailed.value { self.bus.withLock { $0 }?.reconnect(because: "Redis was away") }
+                    if heartbeatFailed.value {
+                        self.bus.withLock { $0 }?.reconnect(because: "Redis was away")
+                        shared.withLock { $0.loopBus }?("Redis was away")
+                    }
                     heartbeatFailed.value = false
                 } catch {
                     heartbeatFailed.value = true
@@ -204,13 +209,15 @@ package final class ClusterNode: HubCluster, Sendable {
             timer.resume()
             heartbeat = timer
         }
-        let box = LostBox()
-        box.set(self)
-        let bus = ClusterBus(address: redis, channels: [BusMessage.nodeChannel(node)]) { event in
-            box.node?.busEvent(event)
+        if shared.withLock({ $0.loopBus == nil }) {
+            let box = LostBox()
+            box.set(self)
+            let bus = ClusterBus(address: redis, channels: [BusMessage.nodeChannel(node)]) { event in
+                box.node?.busEvent(event)
+            }
+            self.bus.withLock { $0 = bus }
+            bus.start()
         }
-        self.bus.withLock { $0 = bus }
-        bus.start()
         watchTimer.withLock { [self] watchTimer in
             let watch = DispatchSource.makeTimerSource(queue: watching.queue)
             watch.schedule(deadline: .now(), repeating: Self.watchInterval)
@@ -243,8 +250,15 @@ package final class ClusterNode: HubCluster, Sendable {
         }
     }
 
-    /// On the bus's thread.
-    private func busEvent(_ event: ClusterBus.Event) {
+    /// Called before `start` by a router that subscribes to this node's channel itself, on its service loop:
+    /// the node starts no bus thread, and hands `reconnect` the reason to subscribe again on a new connection.
+    /// The router reports its bus's events through `busEvent`.
+    package func subscribesOnLoop(reconnect: @escaping @Sendable (String) -> Void) {
+        shared.withLock { $0.loopBus = reconnect }
+    }
+
+    /// On the bus's thread (or the loop's, `subscribesOnLoop`).
+    func busEvent(_ event: ClusterBus.Event) {
         switch event {
         case .message(_, let payload):
             guard let message = try? BusMessage(decoding: payload) else { return }

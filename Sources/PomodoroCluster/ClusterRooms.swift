@@ -84,13 +84,21 @@ package final class ClusterRooms: RoomRouter {
         package var rooms: ClusterRooms? { bound.withLock { $0 }?.value }
     }
 
-    package init(cluster: any HubCluster, scheduledReturnLeadSeconds: Int64) {
+    /// The bus's publishing connection on the service loop (nil: `cluster.publish`).
+    private let publisher: LoopBound<RedisLoopClient>?
+
+    package convenience init(cluster: any HubCluster, scheduledReturnLeadSeconds: Int64) {
+        self.init(cluster: cluster, scheduledReturnLeadSeconds: scheduledReturnLeadSeconds, publisher: nil)
+    }
+
+    init(cluster: any HubCluster, scheduledReturnLeadSeconds: Int64, publisher: LoopBound<RedisLoopClient>?) {
         self.cluster = cluster
+        self.publisher = publisher
         scheduledRooms = ScheduledRooms(lead: scheduledReturnLeadSeconds)
     }
 
     package func transport(over base: any HubTransport) -> any HubTransport {
-        let relaying = RelayingTransport(base: base, cluster: cluster)
+        let relaying = RelayingTransport(base: base, cluster: cluster, publisher: publisher)
         self.relaying = relaying
         return relaying
     }
@@ -101,6 +109,16 @@ package final class ClusterRooms: RoomRouter {
         self.metrics = metrics
         hub.metrics.whenScraped { metrics.read($0) }
         handle.set(LoopBound(self, loop: hub.transport.loop))
+    }
+
+    /// Subscribes to this node's bus channel on the service loop: each message is decoded once and heard
+    /// here without a hand-off; the subscription's own events (subscribed, lost) go to `changed`, the node's.
+    func listen(on subscriber: RedisLoopClient, changed: @escaping (ClusterBus.Event) -> Void) {
+        subscriber.subscribe([BusMessage.nodeChannel(cluster.node)]) { [weak self] event in
+            guard case .message(_, let payload) = event else { return changed(event) }
+            guard let self, let message = try? BusMessage(decoding: payload) else { return }
+            heard(.heard(message))
+        }
     }
 
     /// Runs `body` with this router on the service thread, from any thread: for the answers of the
@@ -128,7 +146,36 @@ package final class ClusterRooms: RoomRouter {
         }
         if hub.refuseTakeWhileHandingOff(id) { return }
         let back = back
-        cluster.take(id) { taken in back { $0.took(id, taken) } }
+        // A room a live node runs (a relayed join's) is known in one read on the service loop; any other
+        // is taken off it (the lease, then the store's claim).
+        liveOwner(of: id) { [self] owner in
+            if let owner { return took(id, .elsewhere(node: owner)) }
+            cluster.take(id) { taken in back { $0.took(id, taken) } }
+        }
+    }
+
+    /// Reads a lease's holder and whether any node listens on its channel (one killed leaves its lease
+    /// behind for up to a time to live), in one script.
+    private static let liveOwnerScript = """
+        local held = redis.call('GET', KEYS[1])
+        if not held then return false end
+        local bar = string.find(held, '|', 1, true)
+        if not bar then return false end
+        return {held, redis.call('PUBSUB', 'NUMSUB', ARGV[1] .. string.sub(held, bar + 1))[2]}
+        """
+
+    /// The live node other than this one that holds `id`'s lease, read on the service loop without a hand-off
+    /// (`publisher`); nil when there is none (free, this node's, a node nobody hears), when Redis could not
+    /// answer, or without a loop connection: the caller then asks the cluster's threads, as before.
+    func liveOwner(of id: RoomID, _ answer: @escaping (String?) -> Void) {
+        guard let publisher else { return answer(nil) }
+        let prefix = BusMessage.nodeChannel("")
+        publisher.value.send(["EVAL", Self.liveOwnerScript, "1", RedisLeases.leaseKey(id.rawValue), prefix]) { [node = cluster.node] reply in
+            guard case .success(.array(let parts)) = reply, parts.count == 2, let stored = parts[0].text,
+                  case .integer(let listeners) = parts[1], listeners > 0,
+                  let holder = LeaseHolder(stored: stored), holder.node != node else { return answer(nil) }
+            answer(holder.node)
+        }
     }
 
     /// The answer to `take`, on the service thread.
@@ -225,7 +272,11 @@ package final class ClusterRooms: RoomRouter {
         guard relayable(connection) else { return false }
         hub.suspend(connection)
         let back = back
-        cluster.owner(of: id) { owner in back { $0.found(id, owner: owner, for: connection, ref: ref) } }
+        guard publisher != nil else {
+            cluster.owner(of: id) { owner in back { $0.found(id, owner: owner, for: connection, ref: ref) } }
+            return true
+        }
+        liveOwner(of: id) { [self] owner in found(id, owner: owner, for: connection, ref: ref) }
         return true
     }
 

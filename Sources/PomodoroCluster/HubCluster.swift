@@ -115,7 +115,21 @@ extension ClusterConfiguration: RoomRouting {
             local: LocalAddressLimits(context.configuration.limits, clock: clock),
             redis: RedisAddressCounts(address: redis, incarnation: incarnation),
             logger: context.logger, loop: context.loop, post: context.post)
-        let rooms = ClusterRooms(cluster: node, scheduledReturnLeadSeconds: context.configuration.scheduledReturnLeadSeconds)
+        // The bus is read and written on the service loop itself, as are the leases of rooms other nodes run
+        // (`ClusterRooms.liveOwner`): a relayed member's frames change no thread on their way out or in. (A
+        // test's loop that watches no descriptors: the node's threads, as before.)
+        let watching = context.loop as? any DescriptorWatching
+        let publisher = watching.map {
+            LoopBound(RedisLoopClient(address: redis, timeout: 2, loop: $0, post: context.post), loop: context.loop)
+        }
+        let subscriber = watching.map {
+            LoopBound(RedisLoopClient(address: redis, timeout: 2, loop: $0, post: context.post), loop: context.loop)
+        }
+        if let subscriber {
+            node.subscribesOnLoop { [post = context.post] reason in post { subscriber.value.reconnect(because: reason) } }
+        }
+        let rooms = ClusterRooms(cluster: node, scheduledReturnLeadSeconds: context.configuration.scheduledReturnLeadSeconds,
+                                 publisher: publisher)
         let post = context.post
         // What the node hears on its threads reaches the router on the service thread.
         let handle = rooms.handle
@@ -127,6 +141,9 @@ extension ClusterConfiguration: RoomRouting {
             start: {
                 node.start()
                 limits.start()
+                if let subscriber {
+                    post { handle.rooms?.listen(on: subscriber.value) { node.busEvent($0) } }
+                }
             },
             handOff: { [logger = context.logger] bound, done in
                 node.handOff(within: bound) { report in

@@ -13,8 +13,8 @@
 ///   second; entries silent for ten minutes are removed.
 ///
 /// Each operation is one Lua script (check and change at once, by one clock: Redis's); `run` sends a batch
-/// of them in one round trip. Blocking: for a thread of its own, never the service thread. Not for sharing
-/// between threads.
+/// of them in one round trip. Blocking: for a thread of its own, never the service thread (which sends the
+/// same commands, `arguments`, through its `RedisLoopClient`). Not for sharing between threads.
 public final class RedisAddressCounts {
     public let address: RedisAddress
     public let incarnation: String
@@ -118,7 +118,8 @@ public final class RedisAddressCounts {
         return -1
         """
 
-    private func arguments(_ operation: Operation) -> [String] {
+    /// The command that runs `operation` for the node `incarnation`.
+    static func arguments(_ operation: Operation, incarnation: String) -> [String] {
         switch operation {
         // An entry is named by this node's incarnation and the caller's id: ids need only be unique per node.
         case let .reserve(kind, address, id, limit, spanMs):
@@ -135,7 +136,8 @@ public final class RedisAddressCounts {
         }
     }
 
-    private func answer(_ operation: Operation, _ reply: RedisValue) throws(RedisError) -> Answer {
+    /// What Redis's `reply` to `operation` says.
+    static func answer(_ operation: Operation, _ reply: RedisValue) throws(RedisError) -> Answer {
         func integers() -> [Int]? {
             guard case .array(let items) = reply else { return nil }
             let numbers = items.compactMap { if case .integer(let n) = $0 { Int(n) } else { nil } }
@@ -174,12 +176,12 @@ public final class RedisAddressCounts {
         if connection?.isBroken != false { connection = nil; connection = try RedisConnection(address, timeout: timeout) }
         let redis = connection!
         do {
-            for operation in operations { try redis.send(arguments(operation)) }
+            for operation in operations { try redis.send(Self.arguments(operation, incarnation: incarnation)) }
             try redis.flush()
             var answers: [Result<Answer, RedisError>] = []
             for operation in operations {
                 do {
-                    answers.append(.success(try answer(operation, try redis.nextReply())))
+                    answers.append(.success(try Self.answer(operation, try redis.nextReply())))
                 } catch where !error.isConnectionLost {
                     answers.append(.failure(error))
                 }

@@ -190,6 +190,41 @@ public final class RedisConnection {
         return try check(reply)
     }
 
+    // MARK: Without blocking (`RedisLoopClient`, on the service loop)
+
+    /// The socket, for a loop to watch.
+    var descriptor: Int32 { context.pointee.fd }
+
+    /// From now on nothing waits: writes and reads do what the socket allows at once (for a loop that watches
+    /// `descriptor`); `send` still queues.
+    func stopBlocking() {
+        let fd = context.pointee.fd
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        context.pointee.flags &= ~Int32(REDIS_BLOCK)
+    }
+
+    /// Writes what the socket takes of the commands queued; true once all are out.
+    func writeSome() throws(RedisError) -> Bool {
+        var done: Int32 = 0
+        if redisBufferWrite(context, &done) != REDIS_OK { throw lost() }
+        return done != 0
+    }
+
+    /// Reads what has arrived (after the loop said the socket is readable); an end of file throws.
+    func readSome() throws(RedisError) {
+        if redisBufferRead(context) != REDIS_OK { throw lost() }
+    }
+
+    /// The next reply already read, if whole: a `RedisError` of kind `.reply` is that reply's (the connection
+    /// stays good); one of kind `.connection` is the connection's.
+    func bufferedReply() throws(RedisError) -> RedisValue? {
+        var raw: UnsafeMutableRawPointer?
+        if redisGetReplyFromReader(context, &raw) != REDIS_OK { throw lost() }
+        guard let raw else { return nil }
+        defer { freeReplyObject(raw) }
+        return try check(raw.assumingMemoryBound(to: redisReply.self))
+    }
+
     /// The reply as a `RedisValue`, or its error as a `RedisError`.
     private func check(_ reply: UnsafeMutablePointer<redisReply>) throws(RedisError) -> RedisValue {
         let value = reply.pointee

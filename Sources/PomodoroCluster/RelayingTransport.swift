@@ -44,10 +44,14 @@ final class RelayingTransport: HubTransport {
         var published = 0
     }
     private let state: LoopBound<State>
+    /// Publishes on the service loop itself (`RedisLoopClient`), in order; nil (a test's cluster): through
+    /// `cluster.publish`, off the service thread.
+    private let publisher: LoopBound<RedisLoopClient>?
 
-    init(base: any HubTransport, cluster: any HubCluster) {
+    init(base: any HubTransport, cluster: any HubCluster, publisher: LoopBound<RedisLoopClient>? = nil) {
         self.base = base
         self.cluster = cluster
+        self.publisher = publisher
         state = LoopBound(State(), loop: base.loop)
     }
 
@@ -97,7 +101,11 @@ final class RelayingTransport: HubTransport {
 
     func publish(_ message: BusMessage, to node: String) {
         state.value.published += 1
-        cluster.publish(message, to: node)
+        if let publisher {
+            publisher.value.publish(message.encoded, on: BusMessage.nodeChannel(node))
+        } else {
+            cluster.publish(message, to: node)
+        }
     }
 
     package func post(_ work: @escaping @Sendable () -> Void) { base.post(work) }

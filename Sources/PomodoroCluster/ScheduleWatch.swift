@@ -32,6 +32,11 @@ public final class ScheduleWatch: Sendable {
     private let bus: ClusterBus
     private let timer = Mutex<DispatchSourceTimer?>(nil)
     private let handler = Mutex<(@Sendable (Event) -> Void)?>(nil)
+    /// Whether the last read the handler made failed (a reread of every room is then due in a second).
+    private let failing = Mutex(false)
+
+    /// How soon every room's schedules are read again after a read failed.
+    public static let retryAfterFailure = DispatchTimeInterval.seconds(1)
 
     public init(address: RedisAddress) {
         redis = LoopBound(RedisLeases(address: address), loop: serial)
@@ -82,6 +87,19 @@ public final class ScheduleWatch: Sendable {
                 completion(.failure(error))
             }
         }
+    }
+
+    /// The handler could not read what an event asked for: every room's schedules are read again in
+    /// `retryAfterFailure`. Returns whether this is the first failure since a read succeeded.
+    @discardableResult
+    public func readFailed() -> Bool {
+        queue.asyncAfter(deadline: .now() + Self.retryAfterFailure) { [weak self] in self?.deliver(.rereadAll) }
+        return !failing.withLock { failing in defer { failing = true }; return failing }
+    }
+
+    /// The handler's read succeeded.
+    public func readSucceeded() {
+        failing.withLock { $0 = false }
     }
 
     private func heard(_ event: ClusterBus.Event) {

@@ -290,7 +290,7 @@ public class ServiceLoop: @unchecked Sendable {  // safe: state is the service t
 
     /// After a callback of ours: if library timers changed, the library is woken (through its own cancel
     /// pipe) so it looks at them; without, a timeout set from a timer of ours waits for the next network event.
-    fileprivate func checkLibraryTimers() {
+    func checkLibraryTimers() {
         guard libraryTimersNeedCheck else { return }
         libraryTimersNeedCheck = false
         if let context { lws_cancel_service(context) }

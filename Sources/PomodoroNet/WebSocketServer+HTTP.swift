@@ -15,6 +15,8 @@ final class HTTPExchange {
     var deadline: ContinuousClock.Instant?
     /// Set for an answer that goes on (`HTTPResponder.stream`, WebSocketServer+Streams.swift).
     var stream: HTTPStream?
+    /// Answers 503 if the application has not answered within the response timeout.
+    var unanswered: LoopTimer?
     /// A request whose body is being read: it reaches the delegate once the body is in (`bodyCompleted`).
     var awaitingBody: HTTPRequest?
 
@@ -33,8 +35,10 @@ final class HTTPExchange {
 /// asks for LWS_CALLBACK_HTTP_WRITEABLE; each of those writes one thing: the headers, then the body in pieces
 /// of `httpPieceBytes`, the last with LWS_WRITE_HTTP_FINAL, then `lws_http_transaction_completed` readies the
 /// connection for its next request. Until the answer comes the connection's input is paused (rx flow control);
-/// a PENDING_TIMEOUT_HTTP_CONTENT bounds the wait for the answer and then each piece's progress, closing the
-/// connection when it runs out.
+/// a timer of the loop bounds the wait for the answer (`httpResponseTimeoutSeconds`): an application that has
+/// not answered by then is answered for, 503 with `Retry-After`, so a client is told rather than hung up on.
+/// A PENDING_TIMEOUT_HTTP_CONTENT backs that up by a few seconds and then bounds each piece's progress,
+/// closing the connection when it runs out.
 ///
 /// What one client can hold: the whole answer is bounded by `httpResponseDeadlineSeconds` from its first
 /// byte (a reader that takes a few bytes at a time no longer keeps a large body alive by taking them), and
@@ -47,6 +51,9 @@ extension WebSocketServer {
 
     /// The response timeout for the library: at least a second (0 would mean none, -1 "close now").
     private var httpTimeout: Int32 { Int32(clamping: max(1, options.httpResponseTimeoutSeconds)) }
+    /// The library's timeout while the application's answer is awaited: after the loop's own timer, which
+    /// answers 503 then, with room to write that answer.
+    private var httpWaitBackstop: Int32 { httpTimeout + 5 }
 
     /// The library's timeout for the next wait of `exchange`: the response timeout, cut to what is left
     /// before its deadline (rounded up to whole seconds, the library's unit); nil once the deadline is past.
@@ -74,6 +81,8 @@ extension WebSocketServer {
         // Gone: the client left or the timeout closed the connection. The answer has nowhere to go.
         guard let exchange = httpExchanges[id], exchange.response == nil else { return }
         exchange.response = response
+        exchange.unanswered?.cancel()
+        exchange.unanswered = nil
         // Input back on first: the library skips a flow-controlled connection's writable events too.
         lws_rx_flow_control(exchange.wsi, 1)
         lws_callback_on_writable(exchange.wsi)
@@ -88,11 +97,14 @@ extension WebSocketServer {
         nextHTTPExchange += 1
         let peer = clientAddress(wsi)
         let key = AddressKey.of(peer)
-        httpExchanges[id] = HTTPExchange(id: id, wsi: wsi, headersOnly: method == .head, addressKey: key)
+        let exchange = HTTPExchange(id: id, wsi: wsi, headersOnly: method == .head, addressKey: key)
+        httpExchanges[id] = exchange
         httpExchangeOn[wsi] = id
         let inProgress = httpExchangesPerAddress[key, default: 0] + 1
         httpExchangesPerAddress[key] = inProgress
-        lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, httpTimeout)
+        exchange.unanswered = makeTimer { [unowned self] in answer(id, with: options.httpTooLateResponse) }
+        exchange.unanswered?.schedule(afterNanoseconds: Int64(httpTimeout) * 1_000_000_000)
+        lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, httpWaitBackstop)
         // While a request waits, the library reads nothing more from its connection, yet a readable socket (the
         // client hung up, or sent its next request early) would wake the loop again and again: stop polling
         // it for input until the answer comes. A client that leaves meanwhile is noticed then, or by the
@@ -191,7 +203,7 @@ extension WebSocketServer {
     /// LWS_CALLBACK_HTTP_BODY_COMPLETION for an open exchange. The library cleared the timeout when the body
     /// was in: a request still waiting for its answer gets it back.
     func bodyCompleted(_ wsi: OpaquePointer) -> Int32 {
-        lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, httpTimeout)
+        lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, httpWaitBackstop)
         if let id = httpExchangeOn[wsi], let exchange = httpExchanges[id], let request = exchange.awaitingBody {
             exchange.awaitingBody = nil
             if exchange.response == nil, let delegate {
@@ -206,6 +218,8 @@ extension WebSocketServer {
     func endExchange(on wsi: OpaquePointer) {
         guard let id = httpExchangeOn.removeValue(forKey: wsi) else { return }
         if let exchange = httpExchanges.removeValue(forKey: id) {
+            exchange.unanswered?.cancel()
+            exchange.unanswered = nil
             exchange.stream?.isClosed = true
             let key = exchange.addressKey
             let left = httpExchangesPerAddress[key, default: 1] - 1

@@ -33,9 +33,14 @@ public struct WebSocketServerOptions: Sendable {
     /// Paths answered by the delegate's `server(_:didReceiveHTTP:responder:)`, each with everything below it
     /// ("/api" takes "/api" and "/api/rooms/x", not "/apix").
     public var dynamicPaths: [String] = []
-    /// Seconds a dynamic request may wait for its answer, and then for each piece of it to be taken by the
-    /// client, before the library closes the connection (at least 1).
+    /// Seconds a dynamic request may wait for its answer (then it is answered `httpTooLateResponse`), and
+    /// then for each piece of it to be taken by the client, before the library closes the connection (at
+    /// least 1).
     public var httpResponseTimeoutSeconds = 30
+    /// What a dynamic request is answered when the application has not answered it within
+    /// `httpResponseTimeoutSeconds` (its own answer, should it come later, is dropped).
+    public var httpTooLateResponse = HTTPResponse(status: 503, headers: [(name: "Retry-After", value: "5")],
+                                                  text: "the server could not answer in time; try again\n")
     /// Seconds a dynamic answer may take to be written, from its first byte to its last, however steadily
     /// the client reads; then the connection is closed (at least 1).
     public var httpResponseDeadlineSeconds = 30

@@ -2,6 +2,7 @@ import Dispatch
 import Logging
 import PomodoroCore
 import PomodoroNet
+import PomodoroProtocol
 import PomodoroStore
 
 /// The composition root: builds the whole server from a configuration, for the executable and the tests
@@ -40,6 +41,12 @@ public final class PomodoroServer: Sendable {
         options.pingAfterSeconds = UInt16(clamping: limits.pingAfterSeconds)
         options.hangUpAfterSeconds = UInt16(clamping: limits.hangUpAfterSeconds)
         options.handshakeTimeoutSeconds = limits.handshakeTimeoutSeconds
+        // An API request not answered in time (a store or a passcode gate far behind) is told so, as the API's
+        // other errors are (docs/PROTOCOL.md §12).
+        options.httpTooLateResponse = HTTPResponse(
+            status: 503, contentType: "application/json", headers: [(name: "Retry-After", value: "5")],
+            body: WireCodec.encodeHTTPError(code: .unavailable, message: "the server could not answer in time; try again",
+                                            field: nil))
         // Connections per address are counted by the hub's `AddressLimits` (across servers, when the router's are).
         // Behind a proxy every client has the proxy's address, and the admin turns per-address limits off
         // with the connection limit: this one follows it.

@@ -55,6 +55,23 @@ final class ScheduleWatchTests {
             == [.changed(room: "team-a"), .changed(room: "team-b")])
     }
 
+    @Test func aReadThatFailedIsMadeUpForByAFullRereadASecondLaterUntilOneSucceeds() {
+        let (watch, heard) = makeWatch()
+        defer { watch.stop() }
+        expect(.rereadAll, in: heard)
+        let rereads = { heard.current.filter { $0 == .rereadAll }.count }
+        let before = rereads()
+        // The first failure since a success is the one to log; a second one is not.
+        #expect(watch.readFailed())
+        #expect(!watch.readFailed())
+        // Each failure asks for a full reread of its own, well before the periodic one (30 s).
+        let deadline = TestTime.deadline(5)
+        while rereads() < before + 2 && Date() < deadline { usleep(10_000) }
+        #expect(rereads() == before + 2)
+        watch.readSucceeded()
+        #expect(watch.readFailed())
+    }
+
     @Test func theRoomsNobodyHoldsAreToldApart() throws {
         let (watch, _) = makeWatch()
         defer { watch.stop() }

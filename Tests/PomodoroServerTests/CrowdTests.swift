@@ -87,7 +87,8 @@ struct CrowdTests {
         #expect(last.members.count == 3)
         #expect(last.membersTruncated)
         if crowdStates.count == 2 {
-            #expect(crowdStates[1].arrived.timeIntervalSince(crowdStates[0].arrived) > 0.8,
+            // By the server's clock, which each state carries: when they arrive depends on the machine's load.
+            #expect(crowdStates[1].state.serverTime - crowdStates[0].state.serverTime >= 1000,
                     "at most one member-only state a second")
         }
 

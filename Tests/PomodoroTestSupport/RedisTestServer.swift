@@ -16,6 +16,9 @@ public final class RedisTestServer: @unchecked Sendable {
     public let port: Int
     private let lock = NSLock()
     private var process: LaunchedProcess?
+    /// While the server is halted, its port, held so that no other suite's engine is started there before
+    /// `start()` starts this one again.
+    private var portHeld: LoopbackPort.Held?
 
     /// The password Redis asks for (`requirepass`), if any.
     public let password: String?
@@ -54,6 +57,7 @@ public final class RedisTestServer: @unchecked Sendable {
 
     /// Starts `redis-server` and waits (10 s at most) until it answers.
     public func start() throws {
+        lock.withLock { portHeld = nil }
         let launched = try ProcessLauncher.start(
             "/usr/bin/env",
             ["timeout", "-s", "TERM", "1200", binary, "--port", "\(port)", "--bind", "127.0.0.1",
@@ -72,13 +76,16 @@ public final class RedisTestServer: @unchecked Sendable {
         }
     }
 
-    /// Stops the server (its data goes with it: there is no persistence), keeping the folder for `start()`.
+    /// Stops the server (its data goes with it: there is no persistence), keeping the folder and the port
+    /// for `start()`.
     public func halt() {
         let running = lock.withLock { () -> LaunchedProcess? in
             defer { process = nil }
             return process
         }
         _ = running?.stop(grace: 5)
+        let held = try? LoopbackPort.Held(port: port)
+        lock.withLock { portHeld = held }
     }
 
     /// Kills the server at once (`SIGKILL` to `redis-server` itself, as a crash), then reaps it.
@@ -95,6 +102,7 @@ public final class RedisTestServer: @unchecked Sendable {
     /// Stops the server and removes its folder.
     public func stop() {
         halt()
+        lock.withLock { portHeld = nil }
         try? FileManager.default.removeItem(atPath: folder)
     }
 
