@@ -7,21 +7,46 @@
 #                                                         supervisor (deploy/run-cluster.sh does)
 #   bash deploy/rolling-restart.sh systemd UNIT:PORT...   systemd units (systemctl restart UNIT), each
 #                                                         answering on 127.0.0.1:PORT
-# READY_TIMEOUT (seconds, default 60) bounds each wait for a node to stop and to be ready again. SETTLE
-# (seconds, default 2) is the pause after a node is ready before the next is stopped: the members it sent
-# back come within a jittered second (PROTOCOL.md §11) and must be home before their new node drains too.
+# READY_TIMEOUT (seconds, default 60) bounds each wait for a node to stop and to be ready again. Once it is
+# ready, the script waits until the members the node sent back are home: until the connections open on all
+# the nodes (`pomodoro_connections` on each node's /metrics) are as many as before its stop, HOME_TIMEOUT
+# seconds at most (default 10; no wait where /metrics is off), so that the next node's drain does not send
+# them back again while they are still on their way. SETTLE (seconds, default 1) is a pause after that.
 set -euo pipefail
 
 mode="${1:-}"
 shift || true
 [ "$mode" = processes ] || [ "$mode" = systemd ] && [ $# -gt 0 ] || {
-  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
   exit 64
 }
 timeout="${READY_TIMEOUT:-60}"
-settle="${SETTLE:-2}"
+settle="${SETTLE:-1}"
+home_timeout="${HOME_TIMEOUT:-10}"
 
 readyz() { curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:$1/readyz" || true; }
+
+# The connections open on every node (0 for a node that does not answer or serves no /metrics).
+connections() {
+  local node total=0 count
+  for node in "$@"; do
+    count="$(curl -s -m 2 "http://127.0.0.1:${node##*:}/metrics" 2>/dev/null \
+      | sed -n 's/^pomodoro_connections \([0-9][0-9]*\).*/\1/p' | head -n 1)"
+    total=$((total + ${count:-0}))
+  done
+  echo "$total"
+}
+
+# Waits until the nodes hold `want` connections again (the members a drained node sent back are home).
+wait_home() {
+  local want="$1" deadline=$((SECONDS + home_timeout)) now
+  shift
+  while now="$(connections "$@")"; [ "$now" -lt "$want" ]; do
+    [ $SECONDS -lt $deadline ] || { echo "  $now of $want connections back after ${home_timeout} s; going on"; return 0; }
+    sleep 0.2
+  done
+  echo "  $now connections back (of $want before the stop)"
+}
 
 # The pid of the process listening on 127.0.0.1:PORT.
 listener() {
@@ -48,6 +73,7 @@ for node in "$@"; do
   [ "$first" = yes ] || sleep "$settle"
   first=no
   started=$(date +%s.%N)
+  before="$(connections "$@")"
   if [ "$mode" = systemd ]; then
     unit="${node%:*}"
     echo "restarting $unit (port $port)"
@@ -70,5 +96,6 @@ for node in "$@"; do
     exit 1
   fi
   echo "  ready again after $(awk "BEGIN { printf \"%.2f\", $(date +%s.%N) - $started }") s"
+  wait_home "$before" "$@"
 done
 echo "restarted $# nodes"

@@ -31,7 +31,7 @@ const SLEEP_GAP_MS = 15000;
 // docs/PROTOCOL.md §11): come back at once through the same address, at a random moment within this window
 // so that a node's clients do not all knock at the same instant, and resume with the stored token.
 export const RESTART_CLOSE_CODE = 1012;
-export const RESTART_WINDOW_MS = 1000;
+export const RESTART_WINDOW_MS = 250;
 const TRANSIENT_JOIN_ERRORS = new Set(['rate_limited', 'internal', 'shutting_down', 'store_unavailable']);
 
 export function socketURL(loc = window.location) {

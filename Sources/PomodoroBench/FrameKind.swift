@@ -44,16 +44,48 @@ public enum FrameKind: Equatable, Sendable {
         frame.withUnsafeBufferPointer { stringValue(after: tokenKey, in: $0) }
     }
 
-    private static let tokenKey = Array(#""token":""#.utf8)
-    private static let typeKey = Array(#""type":""#.utf8)
-    private static let kindKey = Array(#""kind":""#.utf8)
+    /// The running timer a `welcome` or `state` shows (its room's `remainingMs` and `endsAt`), read without
+    /// parsing the frame: nil unless the room is running. The room's own keys come before its member list,
+    /// whose entries hold none of these keys, so the first occurrence of each is the room's.
+    public static func runningTimer(inSnapshot frame: [UInt8]) -> (remainingMs: Int64, endsAtMs: Int64)? {
+        frame.withUnsafeBufferPointer { bytes in
+            guard let running = rawValue(after: runningKey, in: bytes), running == Array("true".utf8),
+                  let remaining = integerValue(after: remainingKey, in: bytes),
+                  let endsAt = integerValue(after: endsAtKey, in: bytes) else { return nil }
+            return (remaining, endsAt)
+        }
+    }
 
-    /// The string after the first occurrence of `key` (which ends with the opening quote), up to the next
-    /// quote; nil when the key is absent, the value holds an escape or runs past 32 bytes (no type or kind
-    /// is that long).
-    static func stringValue(after key: [UInt8], in frame: UnsafeBufferPointer<UInt8>) -> String? {
+    private static let tokenKey = Array(#""token":""#.utf8)
+    private static let runningKey = Array(#""running":"#.utf8)
+    private static let remainingKey = Array(#""remainingMs":"#.utf8)
+    private static let endsAtKey = Array(#""endsAt":"#.utf8)
+
+    /// The decimal integer after the first `key` (which ends with the colon); nil when absent or not a
+    /// non-negative integer (`null`).
+    static func integerValue(after key: [UInt8], in frame: UnsafeBufferPointer<UInt8>) -> Int64? {
+        guard let raw = rawValue(after: key, in: frame), !raw.isEmpty, raw.count <= 18 else { return nil }
+        var value: Int64 = 0
+        for byte in raw {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+        }
+        return value
+    }
+
+    /// The bytes after the first `key` up to the next `,` or `}` (a number, `true`, `null`), at most 32.
+    private static func rawValue(after key: [UInt8], in frame: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        guard let start = firstIndex(of: key, in: frame) else { return nil }
+        var end = start
+        while end < frame.count, end - start <= 32, frame[end] != UInt8(ascii: ","), frame[end] != UInt8(ascii: "}") {
+            end += 1
+        }
+        return end - start <= 32 ? Array(frame[start..<end]) : nil
+    }
+
+    /// Where the value after the first occurrence of `key` starts.
+    private static func firstIndex(of key: [UInt8], in frame: UnsafeBufferPointer<UInt8>) -> Int? {
         guard frame.count >= key.count else { return nil }
-        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
         var start = 0
         while start + key.count <= frame.count {
             var matches = true
@@ -61,18 +93,27 @@ public enum FrameKind: Equatable, Sendable {
                 matches = false
                 break
             }
-            if matches {
-                let valueStart = start + key.count
-                var end = valueStart
-                while end < frame.count, end - valueStart <= 32 {
-                    let byte = frame[end]
-                    if byte == quote { return String(decoding: frame[valueStart..<end], as: UTF8.self) }
-                    if byte == backslash { return nil }
-                    end += 1
-                }
-                return nil
-            }
+            if matches { return start + key.count }
             start += 1
+        }
+        return nil
+    }
+
+    private static let typeKey = Array(#""type":""#.utf8)
+    private static let kindKey = Array(#""kind":""#.utf8)
+
+    /// The string after the first occurrence of `key` (which ends with the opening quote), up to the next
+    /// quote; nil when the key is absent, the value holds an escape or runs past 32 bytes (no type or kind
+    /// is that long).
+    static func stringValue(after key: [UInt8], in frame: UnsafeBufferPointer<UInt8>) -> String? {
+        guard let valueStart = firstIndex(of: key, in: frame) else { return nil }
+        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+        var end = valueStart
+        while end < frame.count, end - valueStart <= 32 {
+            let byte = frame[end]
+            if byte == quote { return String(decoding: frame[valueStart..<end], as: UTF8.self) }
+            if byte == backslash { return nil }
+            end += 1
         }
         return nil
     }

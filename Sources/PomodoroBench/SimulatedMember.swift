@@ -63,8 +63,8 @@ public struct SimulatedMember: Sendable {
 
     /// Why a member connects again, which says when and where (`MemberGroup`).
     public enum Reconnect: Equatable, Sendable {
-        /// The server closed with 1012 (restarting, or its node draining): within a jittered second, as
-        /// the page and `pomo` do, through the proxy (here: to the next node).
+        /// The server closed with 1012 (restarting, or its node draining): within a jittered quarter of a
+        /// second, as the page and `pomo` do, through the proxy (here: to the next node).
         case restart
         /// A try to come back failed (that node is down too): to the next node, as a proxy would.
         case refused
@@ -100,12 +100,27 @@ public struct SimulatedMember: Sendable {
     private var restartedAtMs: Double?
     /// From each 1012 or 4005 to the `welcome` that brought the member back, in ms.
     public private(set) var returnLatenciesMs: [Double] = []
+    /// Where a member's seconds went around each 1012: from the last tick (or phase end) it heard to the
+    /// close, and from the `welcome` that brought it back to the first tick after it, in ms.
+    public private(set) var silencesBeforeCloseMs: [Double] = []
+    public private(set) var firstTicksAfterReturnMs: [Double] = []
+    private var lastHeardMs: Double?
+    private var returnedAtMs: Double?
     private var finishing = false
 
     public init(index: Int, plan: BenchPlan) {
         self.index = index
         room = plan.room(ofMember: index)
         isStarter = plan.isStarter(index)
+    }
+
+    /// A tick or a phase's end reached this member at `at` (epoch ms).
+    public mutating func heard(atMs at: Double) {
+        lastHeardMs = at
+        if let returnedAtMs {
+            firstTicksAfterReturnMs.append(at - returnedAtMs)
+            self.returnedAtMs = nil
+        }
     }
 
     /// Whether the connection is open (joined or still joining).
@@ -132,6 +147,7 @@ public struct SimulatedMember: Sendable {
             if let restartedAtMs {
                 returnLatenciesMs.append(at - restartedAtMs)
                 self.restartedAtMs = nil
+                returnedAtMs = at
                 return []
             }
             welcomed = true
@@ -159,7 +175,13 @@ public struct SimulatedMember: Sendable {
             if plan.followsRestarts && !finishing && welcomed {
                 if code == Self.restartCode || code == Self.roomMovedCode, stage == .joining || stage == .joined {
                     stage = .reconnecting
-                    if code == Self.restartCode { restarts += 1 } else { roomMoves += 1 }
+                    if code == Self.restartCode {
+                        restarts += 1
+                        if let lastHeardMs, let closedAt { silencesBeforeCloseMs.append(closedAt - lastHeardMs) }
+                    } else {
+                        roomMoves += 1
+                    }
+                    returnedAtMs = nil
                     if restartedAtMs == nil { restartedAtMs = closedAt ?? 0 }
                     return [.reconnect(code == Self.restartCode ? .restart : .roomMoved)]
                 }

@@ -31,13 +31,17 @@ private func ceilDiv(_ a: Int64, _ b: Int64) -> Int64 {
     return (a % b != 0 && (a > 0) == (b > 0)) ? quotient + 1 : quotient
 }
 
-/// What one member saw of its room's seconds: which boundaries reached it inside the window, as a tick or
-/// as the end of a phase (a phase's last second brings `phaseCompleted`, not a tick).
+/// What one member saw of its room's seconds: which boundaries reached it inside the window, as a tick, as
+/// the end of a phase (a phase's last second brings `phaseCompleted`, not a tick), or as a snapshot of the
+/// running room (`welcome`, `state`), which shows the member the second it was taken in.
 public struct TickTally: Equatable, Sendable {
     /// Boundaries inside the window that reached this member (ticks and phase ends).
     public private(set) var deliveredInWindow = 0
     /// Ticks inside the window, a part of `deliveredInWindow`.
     public private(set) var ticksInWindow = 0
+    /// Seconds inside the window that reached this member only as a snapshot (`welcome`, `state`), a part of
+    /// `deliveredInWindow`.
+    public private(set) var snapshotsInWindow = 0
     /// Ticks for a boundary this member had already seen (never expected; counted to catch it).
     public private(set) var duplicates = 0
     /// Every tick received, in the window or not.
@@ -47,6 +51,8 @@ public struct TickTally: Equatable, Sendable {
     /// The last boundary seen, and the end of the phase it belonged to (the next phase end's boundary).
     private var lastBoundaryMs: Int64?
     private var phaseEndsAtMs: Int64?
+    /// Whether the last boundary seen came in a snapshot: its tick may still come (no duplicate then).
+    private var lastFromSnapshot = false
     /// The longest run of consecutive boundaries inside the window that did not reach this member, between
     /// two that did (or from the window's start); `longestMissedRun(window:)` adds the run at the end.
     private var longestGapSoFar = 0
@@ -61,11 +67,12 @@ public struct TickTally: Equatable, Sendable {
         if gridOffsetMs == nil { gridOffsetMs = ((boundary % 1000) + 1000) % 1000 }
         phaseEndsAtMs = endsAtMs
         if let last = lastBoundaryMs, boundary <= last {
-            duplicates += 1
+            if !(lastFromSnapshot && boundary == last) { duplicates += 1 }
             return nil
         }
         noteGap(before: boundary, window: window)
         lastBoundaryMs = boundary
+        lastFromSnapshot = false
         guard let window, window.contains(boundary) else { return nil }
         deliveredInWindow += 1
         ticksInWindow += 1
@@ -80,7 +87,26 @@ public struct TickTally: Equatable, Sendable {
         if let last = lastBoundaryMs, boundary <= last { return }
         noteGap(before: boundary, window: window)
         lastBoundaryMs = boundary
+        lastFromSnapshot = false
         if let window, window.contains(boundary) { deliveredInWindow += 1 }
+    }
+
+    /// Records a snapshot of the room running (`welcome`, `state`: `remainingMs` exact when it was taken,
+    /// the phase ending at `endsAt`): it shows the member the second it was taken in, whose boundary is
+    /// `endsAt` less the remaining time rounded up to whole seconds. That second counts as delivered (the
+    /// member's countdown shows it), not as a tick: no delay is measured for it.
+    public mutating func snapshot(remainingMs: Int64, endsAtMs: Int64, window: TickWindow?) {
+        guard remainingMs > 0 else { return }
+        let boundary = endsAtMs - (remainingMs + 999) / 1000 * 1000
+        if gridOffsetMs == nil { gridOffsetMs = ((boundary % 1000) + 1000) % 1000 }
+        phaseEndsAtMs = endsAtMs
+        if let last = lastBoundaryMs, boundary <= last { return }
+        noteGap(before: boundary, window: window)
+        lastBoundaryMs = boundary
+        lastFromSnapshot = true
+        guard let window, window.contains(boundary) else { return }
+        deliveredInWindow += 1
+        snapshotsInWindow += 1
     }
 
     /// The longest run of consecutive whole seconds of the window that reached this member neither as a

@@ -229,6 +229,9 @@ final class ClusterAddressLimits: AddressLimits, Sendable {
         tell(.settle(kind: "passcode", address: reservation.address, id: Self.id(reservation), counts: wrong,
                      spanMs: Self.spanMs))
     }
+
+    /// Each node counts its own `/api` requests, as a single server does.
+    func takeAPIRequest(from address: String) -> Bool { local.takeAPIRequest(from: address) }
 }
 
 extension ClusterAddressLimits {

@@ -111,7 +111,7 @@ extension ClusterNode {
                 case .ownedElsewhere(let holder)? where holder.node == node && keeper.held[room] == holder.epoch
                     && waitingToAct.value[room] == nil:
                     answers.append((room, .elsewhere(node: node)))   // taken here meanwhile
-                case .ownedElsewhere?:
+                case .ownedElsewhere?, .fenceHeld?:
                     alone.append(room)
                 case nil:
                     break

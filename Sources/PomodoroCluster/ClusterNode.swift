@@ -32,6 +32,11 @@ package final class ClusterNode: HubCluster, Sendable {
     /// Takes that own their room but wait before acting (Redis forgot its epochs), with the later takes of
     /// the same room on this node, answered right after them.
     let waitingToAct: LoopBoundBox<[RoomID: [@Sendable (ClusterTake) -> Void]]>
+    /// Rooms this node found without a lease in Redis but with a fence above the epoch Redis gave (Redis
+    /// forgot), with that fence and when it was first found so: on `taking` only (`attempt`).
+    let fencesSeen: LoopBoundBox<[RoomID: (fence: Int64, since: Instant)]>
+    /// When this node's heartbeat last failed to reach Redis; on `taking` only.
+    let redisAwayAt: LoopBoundBox<Instant?>
     /// Keeps every room with schedules run somewhere (`ClusterNode+Schedules.swift`).
     let scheduleWatch: ScheduleWatch
     let monotonic: @Sendable () -> Instant
@@ -57,6 +62,8 @@ package final class ClusterNode: HubCluster, Sendable {
         takeover = RoomTakeover(node: configuration.node)
         leases = LoopBound(RedisLeases(address: configuration.redis), loop: taking)
         waitingToAct = LoopBoundBox([:], loop: taking)
+        fencesSeen = LoopBoundBox([:], loop: taking)
+        redisAwayAt = LoopBoundBox(nil, loop: taking)
         heartbeatFailed = LoopBoundBox(false, loop: taking)
         watchFailedAt = LoopBoundBox(nil, loop: watching)
         // A publish waits for Redis longer than a lease operation: one lost is a member's answer lost.
@@ -200,6 +207,7 @@ package final class ClusterNode: HubCluster, Sendable {
                     heartbeatFailed.value = false
                 } catch {
                     heartbeatFailed.value = true
+                    redisAwayAt.value = monotonic()
                     if error.isAuthenticationRefused { noteCredentials(refused: error.message) }
                 }
                 if let seen = try? registry.nodes(on: leases.value) {
@@ -338,7 +346,16 @@ package final class ClusterNode: HubCluster, Sendable {
     /// after a Redis restart, when every room is taken again at once.
     func attempt(_ room: RoomID, giveUpAt: Instant, completion: @escaping @Sendable (ClusterTake) -> Void) {
         do {
-            switch try takeover.take(room, leases: leases.value, store: store, now: monotonic) {
+            // A fence left to its owner (`mayPass`): its lease is only read, never taken (each try would count
+            // the room's epoch up past the fence), until the owner put it back or the grace is over.
+            if let seen = fencesSeen.value[room], monotonic() - seen.since < Self.fenceGrace,
+               try leases.value.holder(room: room.rawValue) == nil {
+                return retry(room, giveUpAt: giveUpAt, completion: completion)
+            }
+            let outcome = try takeover.take(room, leases: leases.value, store: store, now: monotonic,
+                                            mayPass: { fence in mayPass(fence, of: room) })
+            if case .fenceHeld = outcome {} else { fencesSeen.value[room] = nil }
+            switch outcome {
             case .owned(let term, var stored, let startsAt):
                 if stored != nil { stored!.schedules = try store.loadSchedules(room: room) }
                 keeper.hold(room, term: term)
@@ -360,14 +377,47 @@ package final class ClusterNode: HubCluster, Sendable {
                 // A live owner runs the room for this node's members too (relayed over the bus).
                 if holder.node != node, listening(holder.node) { return completion(.elsewhere(node: holder.node)) }
                 guard monotonic() < giveUpAt else { return completion(.elsewhere(node: holder.node)) }
-                queue.asyncAfter(deadline: .now() + .nanoseconds(Int(Self.retryInterval.nanoseconds))) { [self] in
-                    attempt(room, giveUpAt: giveUpAt, completion: completion)
-                }
+                retry(room, giveUpAt: giveUpAt, completion: completion)
+            case .fenceHeld:
+                // Its owner may be putting its lease back (its next round): tried again until it has, or
+                // until `fenceGrace` has passed (`mayPass`), whatever the patience (a schedule sweep's too).
+                retry(room, giveUpAt: giveUpAt, completion: completion)
             }
         } catch {
+            fencesSeen.value[room] = nil
             completion(.failed("\(error)"))
         }
     }
+
+    private func retry(_ room: RoomID, giveUpAt: Instant, completion: @escaping @Sendable (ClusterTake) -> Void) {
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(Self.retryInterval.nanoseconds))) { [self] in
+            attempt(room, giveUpAt: giveUpAt, completion: completion)
+        }
+    }
+
+    /// Whether a take may pass `room`'s fence at `fence` (Redis forgot the lease of the room's owner under
+    /// it): not while that owner may still keep the room on the fence without Redis. Such an owner puts its
+    /// lease back on the first round it reaches Redis again (`LeaseKeeper.renew`, at most one renewal interval
+    /// away), and one that reached no database renewed nothing and saw its term end one time to live after its
+    /// last confirmation; so a fence whose lease is still missing `fenceGrace` after this node first found it
+    /// so has no owner left. Until then the take is tried again (and finds the owner's lease once it is back).
+    /// Only in the `fenceWindow` after this node last found Redis away: otherwise a fence above Redis's epoch
+    /// is a room left idle longer than the epoch counter lives (`RedisLeases.epochTimeToLive`), or one whose
+    /// owner is cut from Redis alone, and it is passed at once as before.
+    private func mayPass(_ fence: Int64, of room: RoomID) -> Bool {
+        let now = monotonic()
+        guard let away = redisAwayAt.value, now - away < Self.fenceWindow else { return true }
+        guard let seen = fencesSeen.value[room], seen.fence == fence else {
+            fencesSeen.value[room] = (fence, now)
+            return false
+        }
+        return now - seen.since >= Self.fenceGrace
+    }
+
+    /// How long a fence whose lease Redis forgot is left to its owner (`mayPass`).
+    static let fenceGrace = LeaseTerm.timeToLive
+    /// How long after this node last found Redis away a take leaves fences to their owners (`mayPass`).
+    static let fenceWindow = Duration.seconds(10)
 
     package func owns(_ room: RoomID, at now: Instant) -> Bool { keeper.isValid(room, at: now) }
 

@@ -8,7 +8,7 @@ import PomodoroServer
 // `POST /api/rooms/<room>/commands` reaching a node that does not run the room: the node takes the room as a
 // first join would (`HubCluster.take`). Taken here, the command is carried out here; run by another node, it
 // goes there on the bus (`ControlAPIBusMessage.command`, the token as its hash), the owner carries it out as
-// one of its own (`RoomHub.carryAPICommand`: the token judged by `RoomAccess.commandVerdict` at that moment)
+// one of its own (`HTTPAPI.carryCommand`: the token judged by `RoomAccess.commandVerdict` at that moment)
 // and sends the HTTP answer back (`.answer`), which this node gives to the request. A request not answered
 // within `controlAPIPatience`, or sent while the bus has lost Redis, is answered `503` `unavailable` with
 // `Retry-After`. `POST /api/rooms` takes the room's lease here before making it.
@@ -26,8 +26,7 @@ extension ClusterRooms: ControlAPIForwarding {
     package func forwardCommand(_ body: [UInt8], room: RoomID, tokenHash: String,
                                 answer: @escaping (HTTPResponse) -> Void) {
         guard let text = String(validating: body, as: UTF8.self) else {
-            return answer(HTTPResponse(status: 400, contentType: "application/json", body: WireCodec.encode(
-                ServerMessage.error(code: .badJSON, message: "the message is not valid UTF-8", field: nil, ref: nil))))
+            return answer(HTTPAPI.wireError(Refusal(code: .badJSON, message: "the message is not valid UTF-8")))
         }
         if cluster.busIsDown { return answer(Self.busDown) }
         let number = waitForAnswer(answer)
@@ -44,13 +43,13 @@ extension ClusterRooms: ControlAPIForwarding {
             if hub.rooms[room] == nil {
                 guard let stored else {
                     hub.letGoIfUnused(room)
-                    return answered(number, HTTPResponse(status: 404, contentType: "application/json", body: WireCodec.encode(
-                        ServerMessage.error(code: .notFound, message: "no room of that name", field: "room", ref: nil))))
+                    return answered(number, HTTPAPI.wireError(Refusal(code: .notFound, message: "no room of that name",
+                                                                      field: "room")))
                 }
                 guard !hub.rooms.isFull else {
                     hub.letGoIfUnused(room)
-                    return answered(number, HTTPResponse(status: 429, contentType: "application/json", body: WireCodec.encode(
-                        ServerMessage.error(code: .roomLimit, message: "the server holds as many rooms as it may", field: nil, ref: nil))))
+                    return answered(number, HTTPAPI.wireError(Refusal(code: .roomLimit,
+                                                                      message: "the server holds as many rooms as it may")))
                 }
                 _ = hub.bringBack(stored, at: hub.clock.now())
             }
@@ -64,12 +63,12 @@ extension ClusterRooms: ControlAPIForwarding {
             metrics.forwardedCommands.increment()
         case .failed(let reason):
             hub.logger.error("could not take a room for an API command", metadata: ["room": "\(room)", "error": "\(reason)"])
-            answered(number, RoomHub.unavailable("the cluster could not be asked who runs the room; try again"))
+            answered(number, HTTPAPI.unavailable("the cluster could not be asked who runs the room; try again"))
         }
     }
 
     private func carryHere(_ room: RoomID, number: UInt64, body: String, tokenHash: String) {
-        hub.carryAPICommand(Array(body.utf8), room: room, tokenHash: tokenHash) { [self] response in
+        hub.api.carryCommand(Array(body.utf8), room: room, tokenHash: tokenHash) { [self] response in
             answered(number, response)
         }
     }
@@ -102,7 +101,7 @@ extension ClusterRooms: ControlAPIForwarding {
         controlAPI.next += 1
         let number = controlAPI.next
         let timer = hub.transport.timer { [unowned self] in
-            answered(number, RoomHub.unavailable(
+            answered(number, HTTPAPI.unavailable(
                 "the node running the room did not answer in time; try again"))
         }
         timer.schedule(afterNanoseconds: Self.controlAPIPatience.nanoseconds)
@@ -118,7 +117,7 @@ extension ClusterRooms: ControlAPIForwarding {
     }
 
     private static var busDown: HTTPResponse {
-        RoomHub.unavailable("the cluster's Redis cannot be reached: the node running this room cannot be asked just now; try again in a moment")
+        HTTPAPI.unavailable("the cluster's Redis cannot be reached: the node running this room cannot be asked just now; try again in a moment")
     }
 
     // MARK: On the bus
@@ -130,7 +129,7 @@ extension ClusterRooms: ControlAPIForwarding {
             let id: RoomID
             do { id = try RoomID(validating: room) } catch { return }
             let node = cluster.node
-            hub.carryAPICommand(Array(body.utf8), room: id, tokenHash: tokenHash) { [relaying] response in
+            hub.api.carryCommand(Array(body.utf8), room: id, tokenHash: tokenHash) { [relaying] response in
                 let headers = response.headers.map { ControlAPIBusMessage.Header(name: $0.name, value: $0.value) }
                 relaying?.publish(.controlAPI(.answer(to: from, number: number, status: response.status,
                                                       contentType: response.contentType, headers: headers,

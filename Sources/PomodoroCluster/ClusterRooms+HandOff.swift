@@ -72,10 +72,10 @@ extension ClusterRooms {
         }
     }
 
-    /// How long a draining node spreads the closes of its relayed members over (each at a random moment in
-    /// it): their reconnects do not all reach the other nodes at once. Until its close, a member still gets
-    /// every frame of its room from the owner.
-    static let relayedCloseWindow = Duration.milliseconds(500)
+    /// How long a draining node waits at most for a relayed member's room to tick before sending it back
+    /// all the same (a second, and a margin: its room's next second may be its phase's end, which brings
+    /// no tick). Until its close, a member still gets every frame of its room from the owner.
+    static let relayedTickWait = Duration.milliseconds(1_100)
     /// How long a draining node waits at most for the owner of a relayed member's room to answer it (its
     /// join, or its carrying over to a room's new owner) before sending it back all the same.
     static let relayedAnswerBound = Duration.seconds(2)
@@ -84,8 +84,10 @@ extension ClusterRooms {
 
     /// At the end of a drain (every room of this node handed off, or the bound passed): this node's members
     /// of rooms other nodes run are sent back through the proxy as its own members were (close 1012, which
-    /// the page and `pomo` follow at once with their token), each at a random moment within
-    /// `relayedCloseWindow`, and each only once its room's owner is known and has answered it: a relayed
+    /// the page and `pomo` follow at once with their token), each right after its room's next tick, which it
+    /// hears first (`relayedTickWait` at most), so that its way back starts from a second it heard; the
+    /// rooms' ticks spread the closes over a second. Each goes only once its room's owner is known and has
+    /// answered it: a relayed
     /// member whose join, or carrying over to a new owner, is still on its way waits for the answer,
     /// `relayedAnswerBound` at most. `done` runs on the service thread once every one was closed.
     package func sendRelayedMembersBack(done: @escaping @Sendable () -> Void) {
@@ -104,24 +106,41 @@ extension ClusterRooms {
                 continue
             }
             state.closing.insert(connection)
-            let delay = Double.random(in: 0..<Double(Self.relayedCloseWindow.milliseconds)) / 1_000
-            DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
-                back { rooms in
-                    guard let relay = rooms.relays[connection], rooms.hub.isOpen(connection) else { return }
-                    rooms.hub.transport.close(connection, code: RoomHub.restartCloseCode, reason: RoomHub.restartCloseReason)
-                    // The hub, stopped, tells the router of no close: the owner hears of it here.
-                    rooms.endRelay(of: connection, relay, telling: true)
-                }
-            }
+            relays[connection]?.sendBackAfterTick = true
+            let wait = Double(Self.relayedTickWait.milliseconds) / 1_000
+            DispatchQueue.global().asyncAfter(deadline: .now() + wait) { back { $0.sendRelayedBack(connection) } }
         }
         if waiting {
             let next = state
             DispatchQueue.global().asyncAfter(deadline: .now() + Self.relayedAnswerPoll) { back { $0.sendBack(next) } }
         } else {
-            let window = Double(Self.relayedCloseWindow.milliseconds) / 1_000
+            let wait = Double(Self.relayedTickWait.milliseconds) / 1_000
             let done = state.done
-            DispatchQueue.global().asyncAfter(deadline: .now() + window) { back { _ in done() } }
+            DispatchQueue.global().asyncAfter(deadline: .now() + wait) { back { $0.awaitOwnSendBacks(done) } }
         }
+    }
+
+    /// The relayed connections among `heard`, which were just sent their room's tick, that a drain sends back
+    /// (`sendRelayedMembersBack`): closed now, right after it.
+    func sendBackAfterTick(_ heard: some Sequence<ConnectionID>) {
+        for connection in heard where relays[connection]?.sendBackAfterTick == true { sendRelayedBack(connection) }
+    }
+
+    /// Closes relayed `connection` with 1012, if still open, and tells its room's owner.
+    private func sendRelayedBack(_ connection: ConnectionID) {
+        guard let relay = relays[connection], hub.isOpen(connection) else { return }
+        hub.transport.close(connection, code: RoomHub.restartCloseCode, reason: RoomHub.restartCloseReason)
+        // The hub, stopped, tells the router of no close: the owner hears of it here.
+        endRelay(of: connection, relay, telling: true)
+    }
+
+    /// The members of this node's own rooms, sent back each at its room's next second once another node
+    /// took the room (`RoomHub.sendBackAfterNextSecond`, within a second), are closed before the drain's
+    /// end closes every connection left: `done` runs once none waits.
+    private func awaitOwnSendBacks(_ done: @escaping @Sendable () -> Void) {
+        guard !hub.sendingBack.isEmpty else { return done() }
+        let back = back
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.relayedAnswerPoll) { back { $0.awaitOwnSendBacks(done) } }
     }
 }
 

@@ -8,14 +8,19 @@ import PomodoroServer
 // `state` (and `welcome`, `observing`) it sends, so a node relaying members computes their ticks from it on
 // the same kind of timer the owner's room uses, and the owner publishes none (`RelayingTransport.send`). The
 // owner still decides every change: this node only counts down to the deadline it was told, stops there,
-// and follows the next `state`. While Redis is away the countdown goes on from the deadline already held;
-// when the bus comes back the re-sync's `state` (`ClusterRooms+Resync.swift`) sets it right.
+// and follows the next `state`. While Redis is away the countdown goes on from the deadline already held,
+// and past it into the phase that follows where the replicated room determines it (`ReplicatedTimer.following`:
+// auto-start on, not aligned, no schedule), until the owner's first `state` after the bus came back (the
+// re-sync's, `ClusterRooms+Resync.swift`), which sets it right; otherwise it stops at the end.
 
 /// A followed room's replicated timer and the timer that wakes this node at its next tick.
 final class RelayedRoomTimer {
     var replicated: ReplicatedTimer?
     /// The `seq` of the last snapshot taken: an older one (from a former owner) changes nothing.
     var seq: UInt64 = 0
+    /// The bus came back after losing Redis and the owner's `state` has not arrived yet (the re-sync's):
+    /// what follows a phase's end is still this node's to tell, as while the bus is away.
+    var awaitingOwner = false
     let timer: any HubTimer
 
     init(timer: any HubTimer) { self.timer = timer }
@@ -50,6 +55,7 @@ extension ClusterRooms {
         }
         guard snapshot.seq >= followed.seq else { return }
         followed.seq = snapshot.seq
+        followed.awaitingOwner = false
         let now = hub.clock.now()
         var replicated = ReplicatedTimer(snapshot, wallOffsetNanoseconds: now.wallOffsetNanoseconds)
         if let earlier = followed.replicated { replicated?.follows(earlier) }
@@ -66,8 +72,18 @@ extension ClusterRooms {
         guard var replicated = followed.replicated else { return followed.timer.cancel() }
         let now = hub.clock.now()
         if let tick = replicated.tick(at: now) { sendRelayedTick(tick, in: room) }
+        // The phase ended while the owner cannot be heard (the bus away, or back and the owner's `state` not
+        // in yet): the phase that follows, where the room says it.
+        while replicated.nextTick == nil, now.monotonic >= replicated.deadline,
+              cluster.busIsDown || followed.awaitingOwner,
+              let successor = replicated.following() {
+            replicated = successor
+            for tick in replicated.ticksSinceShown(at: now) { sendRelayedTick(tick, in: room) }
+        }
         followed.replicated = replicated
-        if let next = replicated.nextTick {
+        // Woken at the next tick; after the last one, at the phase's end if what follows is known here.
+        if let next = replicated.nextTick ?? (replicated.following() != nil && now.monotonic < replicated.deadline
+                                               ? replicated.deadline : nil) {
             followed.timer.schedule(afterNanoseconds: max(0, (next - now.monotonic).nanoseconds))
         } else {
             followed.timer.cancel()
@@ -82,6 +98,7 @@ extension ClusterRooms {
         hub.framesSent += sent
         hub.metrics.sent(frames: sent, bytes: sent * frame.count)
         metrics.relayedTicks.increment()
+        sendBackAfterTick(audience)
     }
 
     /// Nobody here is relayed to the room any more: its countdown stops.

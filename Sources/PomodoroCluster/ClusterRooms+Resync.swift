@@ -28,7 +28,10 @@ extension ClusterRooms {
         if !remotes.isEmpty {
             unconfirmedRemotes = ((unconfirmedRemotes?.connections ?? []).union(remotes), now)
         }
-        // The relaying side: each member joined again with its token, each join not yet answered sent again.
+        // The relaying side: the rooms' countdowns go on as while the bus was away until the owner's `state`
+        // (`ClusterRooms+RelayedTicks.swift`); each member joined again with its token, each join not yet
+        // answered sent again.
+        for followed in relayedTimers.values { followed.awaitingOwner = true }
         for connections in relayedByRoom.values {
             for connection in connections.sorted(by: { $0.rawValue < $1.rawValue }) {
                 guard var relay = relays[connection] else { continue }

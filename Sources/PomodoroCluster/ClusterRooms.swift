@@ -39,6 +39,9 @@ package final class ClusterRooms: RoomRouter {
         /// The owner sent it the room (a welcome, `observing` or `state`): it is in the room, and hears the
         /// ticks this node computes for it (`ClusterRooms+RelayedTicks.swift`).
         var hearsTicks = false
+        /// Its node drains: it is sent back through the proxy (1012) right after the next tick of its room
+        /// (`ClusterRooms+HandOff.swift`).
+        var sendBackAfterTick = false
     }
 
     /// This node's connections whose frames go to the node that owns their room.
@@ -303,8 +306,8 @@ package final class ClusterRooms: RoomRouter {
     package func answers(_ http: HTTPRequest, responder: any HTTPAnswering) -> Bool {
         let path = http.path
         guard path == "/api/cluster" || path.hasPrefix("/api/cluster/") else { return false }
-        func fail(_ refusal: Refusal) { responder.respond(RoomHub.errorResponse(refusal)) }
-        guard hub.configuration.metricsEnabled, RoomHub.isLoopback(http.peer) else {
+        func fail(_ refusal: Refusal) { responder.respond(HTTPAPI.errorResponse(refusal)) }
+        guard hub.configuration.metricsEnabled, HTTPAPI.isLoopback(http.peer) else {
             fail(Refusal(code: .notFound, message: "no such path; try /api/rooms/{room}"))
             return true
         }
@@ -337,7 +340,7 @@ package final class ClusterRooms: RoomRouter {
     }
 
     private static func unavailable(_ error: ClusterReadError) -> HTTPResponse {
-        RoomHub.errorResponse(Refusal(code: .unavailable, message: "the cluster's Redis could not be read: \(error.reason)"))
+        HTTPAPI.errorResponse(Refusal(code: .unavailable, message: "the cluster's Redis could not be read: \(error.reason)"))
     }
 
     package var unhealthy: String? {

@@ -154,7 +154,9 @@ public final class LeaseKeeper: @unchecked Sendable {  // safe: `terms`, `stoppi
         extend(order.filter { gone[$0.key] == nil }.map(\.key), rooms, requestedAt: sent, answeredAt: answered)
         guard !gone.isEmpty else { return }
         // Not ours in Redis any more: another node took it, or Redis forgot it (a restart) or let it lapse
-        // while unreachable from here. Put back the leases whose fences still hold our epochs.
+        // while unreachable from here. Put back the leases whose fences still hold our epochs (over one a
+        // node took for a moment under a lower epoch, from a Redis that forgot: `RedisLeases.restore`); if
+        // Redis went away again before they were put back, the fence keeps them as without Redis.
         var kept: [RoomID] = []
         var confirmedAt = sent
         if let fences {
@@ -167,6 +169,8 @@ public final class LeaseKeeper: @unchecked Sendable {  // safe: `terms`, `stoppi
                     (room: $0.0.rawValue, holder: LeaseHolder(node: node, epoch: $0.1.epoch))
                 }) {
                     kept = zip(confirmed, restored).filter(\.1).map(\.0.0)
+                } else {
+                    kept = confirmed.map(\.0)
                 }
             }
         }

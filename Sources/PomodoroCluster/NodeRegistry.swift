@@ -38,14 +38,19 @@ public struct NodeRegistry: Sendable {
         return now
         """
 
+    /// The room counts in one `HMGET` (Redis counts each call inside a script as a command: one per listing,
+    /// not one per node listed).
     private static let listScript = """
         local t = redis.call('TIME')
         local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
         local seen = redis.call('ZRANGEBYSCORE', KEYS[1], now - tonumber(ARGV[1]), '+inf', 'WITHSCORES')
         local result = {}
+        if #seen == 0 then return result end
+        local names = {}
+        for i = 1, #seen, 2 do names[#names + 1] = seen[i] end
+        local rooms = redis.call('HMGET', KEYS[2], unpack(names))
         for i = 1, #seen, 2 do
-            local rooms = redis.call('HGET', KEYS[2], seen[i]) or '0'
-            table.insert(result, {seen[i], tonumber(rooms), now - tonumber(seen[i + 1])})
+            table.insert(result, {seen[i], tonumber(rooms[(i + 1) / 2] or '0'), now - tonumber(seen[i + 1])})
         end
         return result
         """

@@ -204,8 +204,10 @@ public final class RedisLeases {
     /// Puts back leases Redis no longer has (it restarted and forgot, or the node could not renew them while
     /// Redis was away) for holders whose epochs the store's fences have just confirmed (`FenceConfirming`):
     /// each key still naming its holder is renewed, an absent one is set again (and the room's epoch counter
-    /// raised to the holder's epoch, so that the next owner's is above it); a key another holder took
-    /// meanwhile is left alone. Answers, in order, whether each lease is its holder's now.
+    /// raised to the holder's epoch, so that the next owner's is above it), and so is one another node took
+    /// under an epoch no higher (granted by a Redis that forgot: that node's claim, which needs an epoch above
+    /// the fence, fails); a key taken under a higher epoch is left alone. Answers, in order, whether each lease is its
+    /// holder's now.
     public func restore(_ held: [(room: String, holder: LeaseHolder)],
                         timeToLive: Duration = LeaseTerm.timeToLive) throws(RedisError) -> [Bool] {
         guard !held.isEmpty else { return [] }
@@ -233,7 +235,7 @@ public final class RedisLeases {
             local done = 0
             if held == ARGV[i] then
                 done = redis.call('PEXPIRE', KEYS[i], ttl)
-            elseif not held then
+            elseif not held or (tonumber(string.match(held, '^(%d+)|')) or 0) <= tonumber(ARGV[i + 1]) then
                 redis.call('SET', KEYS[i], ARGV[i], 'PX', ttl)
                 local epoch = tonumber(redis.call('GET', KEYS[i + 1]) or '0')
                 if epoch < tonumber(ARGV[i + 1]) then redis.call('SET', KEYS[i + 1], ARGV[i + 1], 'PX', epochTtl) end

@@ -15,10 +15,10 @@ public enum RedisSentinel {
             return RedisAddress.Endpoint(host: address.host, port: address.port)
         }
         var problems: [String] = []
+        var refusals = 0
         for sentinel in address.sentinels {
             do throws(RedisError) {
-                let connection = try RedisConnection(RedisAddress(host: sentinel.host, port: sentinel.port), timeout: timeout)
-                let reply = try connection.command(["SENTINEL", "get-master-addr-by-name", name])
+                let reply = try ask(sentinel, ["SENTINEL", "get-master-addr-by-name", name], of: address, timeout: timeout)
                 guard case .array(let parts) = reply, parts.count == 2, let host = parts[0].text,
                       let port = parts[1].text.flatMap({ Int($0) }) else {
                     problems.append("\(sentinel): no master named \(name)")
@@ -26,9 +26,27 @@ public enum RedisSentinel {
                 }
                 return RedisAddress.Endpoint(host: host, port: port)
             } catch {
+                if error.isAuthenticationRefused { refusals += 1 }
                 problems.append("\(sentinel): \(error.message)")
             }
         }
+        if refusals > 0, refusals == address.sentinels.count {
+            throw RedisError(.reply, "\(RedisError.refusedCredentials) of the sentinels of \(address.redacted): \(problems.joined(separator: "; "))")
+        }
         throw RedisError(.connection, "no sentinel names a master for \(name): \(problems.joined(separator: "; "))")
+    }
+
+    /// One command to `sentinel`: without credentials first, then, if it asks for them (`NOAUTH`) and the
+    /// address has a password, on a connection that authenticates with the address's user and password.
+    static func ask(_ sentinel: RedisAddress.Endpoint, _ command: [String], of address: RedisAddress,
+                    timeout: Double) throws(RedisError) -> RedisValue {
+        do throws(RedisError) {
+            return try RedisConnection(RedisAddress(host: sentinel.host, port: sentinel.port), timeout: timeout)
+                .command(command)
+        } catch where error.kind == .reply && error.message.hasPrefix("NOAUTH") && address.password != nil {
+            let authenticated = RedisAddress(host: sentinel.host, port: sentinel.port, user: address.user,
+                                             password: address.password)
+            return try RedisConnection(authenticated, timeout: timeout).command(command)
+        }
     }
 }

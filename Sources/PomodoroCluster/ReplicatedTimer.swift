@@ -4,15 +4,21 @@ import PomodoroProtocol
 /// The running phase of a room another node runs, as the last `state` (or `welcome`, or `observing`) its
 /// owner sent this node told it: enough to compute the room's ticks here (`Countdown`, the rule the owner's
 /// `Room` follows), so that no tick crosses Redis (docs/CLUSTER.md, "Ticks"). The owner still decides every
-/// change; this only counts down to the deadline it replicated, and stops there. Pure: time is an argument.
+/// change; this only counts down to the deadline it replicated, and stops there, unless the node cannot hear
+/// the owner (the bus is away) and the room's replicated settings say what follows (`following`). Pure: time
+/// is an argument.
 package struct ReplicatedTimer: Equatable {
     let room: String
-    let phase: Phase
-    let cycle: Int
-    let seq: UInt64
+    package private(set) var phase: Phase
+    package private(set) var cycle: Int
+    package let seq: UInt64
     /// The phase's end as the owner announced it (wall-clock epoch milliseconds): every tick carries it.
-    let endsAt: Int64
+    package private(set) var endsAt: Int64
     private(set) var countdown: Countdown
+    /// The settings the next phase runs under (the pending ones, which the owner applies at the phase's end).
+    private let next: RoomSettings
+    /// Whether a scheduled session runs the room (it decides what follows by its own rules).
+    private let scheduled: Bool
 
     /// nil unless the snapshot's timer runs. The deadline is `endsAt` on this node's monotonic clock, and the
     /// seconds shown are those the snapshot showed (a state that arrived after a boundary is ticked at once).
@@ -25,7 +31,30 @@ package struct ReplicatedTimer: Equatable {
         self.endsAt = endsAt
         countdown = Countdown(deadline: Instant(nanoseconds: endsAt * 1_000_000 - wallOffsetNanoseconds),
                               shown: Duration.milliseconds(snapshot.remainingMs).secondsRoundedUp)
+        next = snapshot.pendingSettings ?? snapshot.settings
+        scheduled = snapshot.scheduledRun != nil
     }
+
+    /// The phase the owner runs next from this one's end, when the replicated room determines it: auto-start
+    /// on, not aligned to the clock, no scheduled session; the phase and cycle from the core's rule
+    /// (`Room.following`), starting at this phase's deadline (the owner's room completes a phase on its
+    /// deadline), full length, under the pending settings if any. Nil when the owner decides otherwise (the
+    /// room waits for a `start`, follows the clock's grid, or runs a schedule). A command the owner took
+    /// meanwhile (a pause, a skip) is not known here: the `state` after the bus came back says it.
+    package func following() -> ReplicatedTimer? {
+        guard next.autoStart, next.aligned == nil, !scheduled, phase != .idle else { return nil }
+        let (phase, cycle) = Room.following(phase, cycle: cycle, settings: next)
+        let length = next.length(of: phase)
+        var successor = self
+        successor.phase = phase
+        successor.cycle = cycle
+        successor.endsAt = endsAt + length.milliseconds
+        successor.countdown = Countdown(deadline: countdown.deadline + length, shown: length.secondsRoundedUp)
+        return successor
+    }
+
+    /// The phase's end on this node's monotonic clock.
+    package var deadline: Instant { countdown.deadline }
 
     /// The same phase as `earlier` (a `state` about something else, one the owner sent before a boundary this
     /// node has ticked already): the seconds already shown stay shown, so no second is ticked twice.

@@ -6,10 +6,12 @@ import PomodoroStore
 /// 1. `acquire` in Redis: granted with an epoch above every earlier owner's, or held by someone else.
 /// 2. `claim` in the store under that epoch: raises the room's fence and loads the room in one transaction.
 /// 3. When the store's fence is already higher, Redis has forgotten epochs it gave (it restarted without
-///    persistence, or failed over to a replica that had not seen them): the epoch counter is raised above
-///    the fence, the lease given back and taken again. Since the old owner may still be inside its term
-///    (Redis forgot its lease too), the new owner must not act before one full time to live has passed
-///    (`startsAt`): by then every earlier term has ended.
+///    persistence, or failed over to a replica that had not seen them). The owner under that fence may be
+///    alive and keeping the room on it (`LeaseKeeper`, "Without Redis"), about to put its lease back: the
+///    caller says whether the fence's epoch may be passed yet (`mayPass`; else `.fenceHeld`). When it may,
+///    the epoch counter is raised above the fence, the lease given back and taken again. Since the old owner
+///    may still be inside its term (Redis forgot its lease too), the new owner must not act before one full
+///    time to live has passed (`startsAt`): by then every earlier term has ended.
 ///
 /// Blocking (Redis and the database): for the cluster's own thread.
 public struct RoomTakeover: Sendable {
@@ -20,15 +22,19 @@ public struct RoomTakeover: Sendable {
         case owned(term: LeaseTerm, stored: StoredRoom?, startsAt: Instant)
         /// Another node owns it.
         case ownedElsewhere(LeaseHolder)
+        /// Redis has no lease for it, but the store's fence holds an epoch (`fence`) whose owner may still
+        /// keep the room and put its lease back: not taken (the lease this try was granted is given back).
+        case fenceHeld(fence: Int64)
     }
 
     public let node: String
 
     public init(node: String) { self.node = node }
 
-    /// Tries to take `room` now; `now` reads the node's monotonic clock.
+    /// Tries to take `room` now; `now` reads the node's monotonic clock; `mayPass(fence)` says whether a
+    /// fence above the epoch Redis gave may be passed (step 3; by default at once).
     public func take(_ room: RoomID, leases: RedisLeases, store: FencedRoomStore,
-                     now: () -> Instant) throws -> Outcome {
+                     now: () -> Instant, mayPass: (Int64) -> Bool = { _ in true }) throws -> Outcome {
         var redisForgot = false
         for _ in 0..<2 {
             let sent: Instant = now()
@@ -50,6 +56,7 @@ public struct RoomTakeover: Sendable {
                 _ = try? leases.release(room: room.rawValue, holder: LeaseHolder(node: node, epoch: epoch))
                 store.disown(room)
                 guard let fence = try store.base.fence(room: room) else { throw error }
+                guard mayPass(fence) else { return .fenceHeld(fence: fence) }
                 try leases.raiseEpoch(room: room.rawValue, to: fence)
                 redisForgot = true
             }

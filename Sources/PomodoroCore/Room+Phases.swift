@@ -63,11 +63,21 @@ extension Room {
         }
     }
 
-    func phase(after current: Phase) -> Phase {
-        switch current {
-        case .focus: cycle >= settings.longBreakEvery && !followsTheClock ? .longBreak : .shortBreak
-        case .idle, .shortBreak, .longBreak: .focus
+    /// What follows `finished` (in `cycle`) when it ends under `settings`: the next phase and its cycle. The
+    /// one rule a room's `moveOn` follows, and a cluster node follows for a room another node runs while it
+    /// cannot hear the owner (`ReplicatedTimer.following`). An aligned room's grid, a scheduled session and
+    /// whether the next phase starts by itself are the caller's.
+    public static func following(_ finished: Phase, cycle: Int, settings: RoomSettings) -> (phase: Phase, cycle: Int) {
+        let next: Phase
+        switch finished {
+        case .focus: next = cycle >= settings.longBreakEvery && settings.aligned == nil ? .longBreak : .shortBreak
+        case .idle, .shortBreak, .longBreak: next = .focus
         }
+        var cycle = cycle
+        if finished == .longBreak { cycle = 1 } else if finished != .focus && finished != .idle { cycle += 1 }
+        // Fewer sessions per set now: start a new set, but a break keeps the cycle of the focus it follows.
+        if next == .focus && cycle > settings.longBreakEvery { cycle = 1 }
+        return (next, cycle)
     }
 
     mutating func applyPendingSettings() {
@@ -85,10 +95,8 @@ extension Room {
         recreditAll(at: t)
         credit.stopped()
         applyPendingSettings()
-        let next = phase(after: finished)
-        if finished == .longBreak { cycle = 1 } else if finished != .focus && finished != .idle { cycle += 1 }
-        // Fewer sessions per set now: start a new set, but a break keeps the cycle of the focus it follows.
-        if next == .focus && cycle > settings.longBreakEvery { cycle = 1 }
+        let next: Phase
+        (next, cycle) = Self.following(finished, cycle: cycle, settings: settings)
         // A scheduled session runs its set by itself, seen or not.
         // An aligned room follows the clock while anyone is there to see it.
         let seen = roster.connectedCount > 0 || membersBackBy.map { t < $0 } == true

@@ -24,8 +24,9 @@ package enum CheckAdmission: Equatable {
 }
 
 /// The per-address limits that must hold for the whole service, however many nodes serve it: WebSocket
-/// connections held at once, rooms made (or brought back) per minute, wrong passcodes per minute. Each is
-/// counted here and nowhere else; the hub asks and never counts itself.
+/// connections held at once, rooms made (or brought back) per minute, wrong passcodes per minute; and one
+/// that each server keeps for itself, `/api` requests a second. Each is counted here and nowhere else; the
+/// hub and its HTTP API ask and never count themselves.
 ///
 /// `LocalAddressLimits` counts in this process (a single server); a router may count across its servers,
 /// so that N of them allow what one allows (docs/SECURITY.md, "Limits and their defaults").
@@ -46,6 +47,9 @@ package protocol AddressLimits: AnyObject {
     func reservePasscodeCheck(for address: String, answer: @escaping (CheckAdmission) -> Void)
     /// The check is over: a wrong passcode counts for a minute from now, a right one hands its place back.
     func settlePasscodeCheck(_ reservation: LimitReservation, wrong: Bool)
+    /// Takes one of `address`'s `/api` requests, at once: false when its bucket is empty. Counted by each
+    /// server for itself (a bucket of `apiBurst`, refilled at `apiRequestsPerSecond`), never shared.
+    func takeAPIRequest(from address: String) -> Bool
 }
 
 /// Counts, per address, what happened in the last `span` and what is reserved and not yet settled: a limit
@@ -115,13 +119,22 @@ package final class LocalAddressLimits: AddressLimits {
     package private(set) var connectionsHeld: [String: Int] = [:]
     private var admitted: [ConnectionID: String] = [:]
     private var nextSerial: UInt64 = 1
+    /// `/api` requests a second per address (0: no limit), and the burst one address may make after a quiet spell.
+    package let apiRequestsPerSecond: Int
+    package let apiBurst: Int
+    /// `/api` requests per address: each address's bucket, and when it was last used.
+    private var apiBuckets: [String: (bucket: TokenBucket, used: Instant)] = [:]
 
     /// - Parameters:
     ///   - maxConnections: connections one address may hold at once; 0 for no limit.
     ///   - roomsPerMinute: rooms one address may make per minute; 0 for no limit.
     ///   - wrongPasscodesPerMinute: wrong passcodes per address per minute, checks still running included.
-    package init(maxConnections: Int, roomsPerMinute: Int, wrongPasscodesPerMinute: Int, clock: any ServerClock) {
+    ///   - apiRequestsPerSecond: `/api` requests per address per second, after a burst of `apiBurst`; 0 for no limit.
+    package init(maxConnections: Int, roomsPerMinute: Int, wrongPasscodesPerMinute: Int,
+                 apiRequestsPerSecond: Int = 0, apiBurst: Int = 1, clock: any ServerClock) {
         self.maxConnections = maxConnections
+        self.apiRequestsPerSecond = apiRequestsPerSecond
+        self.apiBurst = apiBurst
         self.clock = clock
         rooms = SlidingWindowCount(limit: roomsPerMinute > 0 ? roomsPerMinute : .max)
         wrongPasscodes = SlidingWindowCount(limit: wrongPasscodesPerMinute)
@@ -129,7 +142,8 @@ package final class LocalAddressLimits: AddressLimits {
 
     package convenience init(_ limits: ServerLimits, clock: any ServerClock) {
         self.init(maxConnections: limits.maxConnectionsPerAddress, roomsPerMinute: limits.roomsCreatedPerAddressPerMinute,
-                  wrongPasscodesPerMinute: RoomHub.passcodeFailuresPerMinute, clock: clock)
+                  wrongPasscodesPerMinute: RoomHub.passcodeFailuresPerMinute,
+                  apiRequestsPerSecond: limits.apiRequestsPerSecond, apiBurst: limits.apiBurst, clock: clock)
     }
 
     private func reservation(_ address: String) -> LimitReservation {
@@ -190,6 +204,18 @@ package final class LocalAddressLimits: AddressLimits {
 
     package func settlePasscodeCheck(_ reservation: LimitReservation, wrong: Bool) {
         wrongPasscodes.settle(reservation.address, counts: wrong, at: clock.now().monotonic)
+    }
+
+    /// Buckets unused for a minute are full again, and are forgotten once many addresses are held.
+    package func takeAPIRequest(from address: String) -> Bool {
+        guard apiRequestsPerSecond > 0 else { return true }
+        let now = clock.now().monotonic
+        var held = apiBuckets[address] ?? (TokenBucket(ratePerSecond: apiRequestsPerSecond, burst: apiBurst), now)
+        let allowed = held.bucket.take(at: now)
+        held.used = now
+        apiBuckets[address] = held
+        if apiBuckets.count > 10_000 { apiBuckets = apiBuckets.filter { now - $0.value.used < .seconds(60) } }
+        return allowed
     }
 }
 

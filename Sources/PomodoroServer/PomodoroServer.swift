@@ -34,7 +34,7 @@ public final class PomodoroServer: Sendable {
         var options = WebSocketServerOptions(host: configuration.host, port: configuration.port,
                                              webRoot: configuration.webRoot)
         let limits = configuration.limits
-        options.dynamicPaths = ["/healthz", RoomHub.readinessPath, "/r", "/api"] + (configuration.metricsEnabled ? [ServerMetrics.path] : [])
+        options.dynamicPaths = ["/healthz", HTTPAPI.readinessPath, "/r", "/api"] + (configuration.metricsEnabled ? [ServerMetrics.path] : [])
         options.maxMessageBytes = limits.maxMessageBytes
         options.maxQueuedFrames = limits.maxQueuedFrames
         options.maxQueuedBytes = limits.maxQueuedBytes

@@ -66,7 +66,7 @@ struct RoomAccess {
         return .check(passcode, against: lock)
     }
 
-    /// The control API's part of the rule (`ControlAPI.swift`): a command with a Bearer token goes through
+    /// The control API's part of the rule (`HTTPAPI+Control.swift`): a command with a Bearer token goes through
     /// when the room holds that token now, whatever its lock (a token is a member's word, as a resume token
     /// is). A token revoked, or made by a member the host removed, is no longer held: asked on the service
     /// thread in the turn that carries the command out, so neither is ever missed.

@@ -95,6 +95,7 @@ extension RoomHub {
         if case .join = frame.message {} else { sessions[connection]?.silentNewMember = false }
         if observerFrame(frame, from: connection, at: now) { return }
         if refusedDuringOutage(frame, from: connection, at: now) { return }
+        if refusedWhileFrozen(frame, from: connection) { return }
         switch frame.message {
         case .ping:
             reply(.pong(serverTime: now.wallMs, ref: frame.ref), to: connection)

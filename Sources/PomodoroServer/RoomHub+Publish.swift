@@ -223,23 +223,25 @@ extension RoomHub {
     /// memory at once, unwritten and unannounced, and its members and observers are closed with 4005 (room
     /// moved) so that their clients reconnect and resume where it runs now. A server handing its rooms off
     /// (draining) gave them up itself: its members are closed with 1012, as all its connections soon are, and
-    /// come back through the proxy at once.
+    /// come back through the proxy at once, right after the room's next second (`sendBackAfterNextSecond`).
     package func lostRoom(_ id: RoomID) {
         guard let entry = rooms.remove(id, at: clock.now()) else { return }
         entry.held = nil
         let (code, reason) = handingOff ? (Self.restartCloseCode, Self.restartCloseReason) : (UInt16(4005), "room moved")
+        var sentBack: [ConnectionID] = []
         for connection in entry.connections.values {
             sessions[connection]?.room = nil
             sessions[connection]?.member = nil
             // Handing the room off, a member whose connection another server holds is not sent away: that
             // server joins it to the room's new owner, as whenever a room moves.
             if handingOff && connection.isRemote { continue }
-            transport.close(connection, code: code, reason: reason)
+            if handingOff { sentBack.append(connection) } else { transport.close(connection, code: code, reason: reason) }
         }
         for connection in entry.observers {
             sessions[connection]?.observing = nil
-            transport.close(connection, code: code, reason: reason)
+            if handingOff { sentBack.append(connection) } else { transport.close(connection, code: code, reason: reason) }
         }
+        if handingOff { sendBackAfterNextSecond(sentBack, of: entry.room) }
         for stream in entry.streams { stream.finish() }
         router.lost(id)
     }

@@ -181,25 +181,6 @@ extension RoomHub {
         }
     }
 
-    /// `GET /api/rooms/{room}/schedules` and `/calendar.ics`: from the room in memory; for a room that is not,
-    /// from `stored` (read from the store for the request), or from what the router knows of the
-    /// schedules of a room another server runs (`RoomRouter.knownSchedules`). An unknown room has none.
-    func schedulesResponse(_ room: RoomID, calendar: Bool, stored: StoredRoom? = nil) -> HTTPResponse {
-        let now = clock.now()
-        let wall = WallTime(milliseconds: now.wallMs)
-        let entry = rooms[room]
-        let schedules = entry?.schedules.schedules ?? stored?.schedules ?? router.knownSchedules(of: room) ?? []
-        if calendar {
-            let feed = CalendarFeed.write(room: room, schedules: schedules,
-                                          roomSettings: entry?.room.settings ?? stored?.record.settings ?? .standard,
-                                          now: wall)
-            return HTTPResponse(status: 200, contentType: "text/calendar; charset=utf-8", body: Array(feed.utf8))
-        }
-        let payload = entry.map { listing($0, at: wall) }
-            ?? listing(room, ScheduleBook(schedules: schedules, policy: configuration.schedulePolicy), at: wall)
-        return HTTPResponse(status: 200, contentType: "application/json", body: WireCodec.encodeSchedulesBody(payload))
-    }
-
     /// A room brought back with its schedules (a router's take reads them after its claim): they are
     /// its book, and what fell due meanwhile is dealt with now, as after a restart.
     func adoptSchedules(_ schedules: [Schedule], into entry: RoomEntry) {

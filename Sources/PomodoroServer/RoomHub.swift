@@ -14,7 +14,7 @@ import PomodoroStore
 ///
 /// Where the rest lives: the connections' table in `Sessions.swift`, each frame taken in its turn and
 /// dispatched in `RoomHub+Frames.swift`, the join workflow in `RoomHub+Join.swift` (its steps in `JoinFlow`), passcode
-/// checks in `RoomHub+Passcodes.swift`, the HTTP API in `RoomHub+HTTP.swift`, journal reads and `stats` in
+/// checks in `RoomHub+Passcodes.swift`, the HTTP API in its owner `HTTPAPI`, journal reads and `stats` in
 /// `RoomHub+Journal.swift`, a live room's outcomes, timers, commits and expiry in `RoomHub+Publish.swift`, and
 /// each message encoded once and written to whoever should hear it in `FanOut`.
 /// Which rooms are in memory, and the one rule for when one may leave, is `RoomRegistry`'s; rooms with
@@ -70,8 +70,6 @@ package final class RoomHub {
     /// Tries again the checks of addresses whose limit was full of other servers' checks.
     var passcodeRetry: (any HubTimer)?
     var passcodeRetrying: Set<String> = []
-    /// `/api` requests per address: a bucket of `apiBurst`, refilled at `apiRequestsPerSecond`.
-    var apiBuckets: [String: (bucket: TokenBucket, used: Instant)] = [:]
     package let metrics = ServerMetrics()
     /// Encodes each message once and writes it to the connections and streams that should hear it.
     let fanOut: FanOut
@@ -100,18 +98,22 @@ package final class RoomHub {
     /// Set at shutdown (on a draining cluster node, once its store has written what was queued): no room
     /// timer is armed any more (`stopRoomTimers`).
     package internal(set) var roomTimersStopped = false
-    /// Set at the start of a shutdown: `/readyz` answers 503 (`RoomHub+Readiness.swift`).
+    /// Set at the start of a shutdown: `/readyz` answers 503 (`HTTPAPI+Readiness.swift`).
     var draining = false
     /// Set when a draining server hands its rooms off: it takes no room (`RoomHub+Drain.swift`).
     package internal(set) var handingOff = false
+    /// Rooms taken by other nodes whose members here wait for the room's next second to be sent back
+    /// (`RoomHub+Drain.swift`): the drain's end waits for them.
+    package internal(set) var sendingBack: [RoomID: any HubTimer] = [:]
+    /// A draining node's rooms ticking without their timers, until each is taken (`RoomHub+Drain.swift`).
+    var drainTickers: [RoomID: (timer: any HubTimer, due: TickPayload)] = [:]
     /// What `POST /api/admin/drain` calls: the server's `shutdown` (set by `PomodoroServer`).
     package var onDrainRequested: (@Sendable () -> Void)?
 
-    /// Keeps event streams alive with a comment (`RoomHub+Events.swift`); armed while any stream is open.
-    var heartbeat: (any HubTimer)?
     /// The rooms' webhooks and their delivery (RoomHub+Webhooks.swift).
     let webhookBook = WebhookBook()
-    var heartbeatArmed = false
+    /// The HTTP API: each request the hub is handed goes there (`receivedHTTP`).
+    package private(set) lazy var api = HTTPAPI(hub: self)
 
     /// - Parameters:
     ///   - transport: set once here; the hub never reaches the network any other way.
@@ -189,7 +191,7 @@ package final class RoomHub {
         } else {
             stopRoomTimers()
         }
-        heartbeat?.cancel()
+        api.stop()
         router.stopTracking()
         returnTimer?.cancel()
     }
@@ -243,6 +245,12 @@ package final class RoomHub {
             reply(.error(code: .binaryUnsupported, message: "send JSON text frames, not binary frames",
                          field: nil, ref: nil), to: connection)
         }
+    }
+
+    /// A request to one of the dynamic paths, for the HTTP API; answered through `responder`, now or once a
+    /// read is done.
+    package func receivedHTTP(_ request: HTTPRequest, responder: any HTTPAnswering) {
+        api.received(request, responder: responder)
     }
 
     // MARK: Replies

@@ -203,7 +203,7 @@ extension RoomRouter {
 /// (docs/PROTOCOL.md §16, docs/CLUSTER.md "The control API on a cluster"): any node answers.
 ///
 /// The rule stays with the room: a command goes to the node that runs the room, which judges its token at
-/// delivery (`RoomHub.carryAPICommand`) and answers; the answer comes back to the HTTP request here.
+/// delivery (`HTTPAPI.carryCommand`) and answers; the answer comes back to the HTTP request here.
 /// Every method is called on the service thread; every answer is given there.
 package protocol ControlAPIForwarding: AnyObject {
     /// A control-API command for `room`, not in memory here: the room is taken here when nobody runs it (as a
@@ -265,7 +265,7 @@ package final class LocalRooms: RoomRouter {
     /// `/api/cluster` on a single server: not found.
     package func answers(_ request: HTTPRequest, responder: any HTTPAnswering) -> Bool {
         guard request.path == "/api/cluster" || request.path.hasPrefix("/api/cluster/") else { return false }
-        responder.respond(RoomHub.errorResponse(Refusal(code: .notFound, message: "this server is not a node of a cluster")))
+        responder.respond(HTTPAPI.errorResponse(Refusal(code: .notFound, message: "this server is not a node of a cluster")))
         return true
     }
 

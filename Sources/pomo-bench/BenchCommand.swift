@@ -126,7 +126,7 @@ struct BenchCommand: ParsableCommand {
     var owners: String?
 
     @Flag(name: .customLong("follow-restarts"),
-          help: "Members closed with 1012 (a node restarting) come back within a jittered second to the next --url, with their token, as the page and pomo do; the report says how soon, and the longest run of seconds each member missed.")
+          help: "Members closed with 1012 (a node restarting) come back within a jittered quarter of a second to the next --url, with their token, as the page and pomo do; the report says how soon, and the longest run of seconds each member missed.")
     var followRestarts = false
 
     @Option(name: .customLong("commands-out"),

@@ -127,7 +127,8 @@ final class GroupMembers {
     }
 
     /// Member `slot` lost its connection: after a 1012 it connects again to the next node (as a proxy
-    /// sends a connection to a node that is up) within a jittered second, as the page and `pomo` do; a
+    /// sends a connection to a node that is up) within a jittered quarter of a second, as the page and `pomo`
+    /// do (web/connection.js, RESTART_WINDOW_MS; `ReconnectPolicy.restartWindowMs`); a
     /// quarter of a second after a try that failed, to the node after; after a 4005 (its room moved), to
     /// the same node after the page's first back-off.
     private func reconnect(_ slot: Int, _ reason: SimulatedMember.Reconnect) {
@@ -148,7 +149,7 @@ final class GroupMembers {
     }
 
     /// The window over which members come back after a 1012, and the wait before trying another node.
-    static let restartJitterSeconds = 1.0
+    static let restartJitterSeconds = 0.25
     static let retrySeconds = 0.25
     /// The page's first reconnection back-off (web/connection.js, BACKOFF_MIN_MS), jittered by a quarter.
     static let firstBackOffSeconds = 0.5
@@ -214,13 +215,20 @@ final class GroupMembers {
 
     private func receive(_ bytes: [UInt8], arrived: Double, slot: Int) {
         switch FrameKind(of: bytes) {
-        case .state, .pong:
+        case .pong:
+            return
+        case .state:
+            snapshotArrived(bytes, arrived: arrived, slot: slot)
             return
         case .welcome:
             apply(.welcome(atMs: arrived, token: plan.followsRestarts ? FrameKind.token(inWelcome: bytes) : nil), to: slot)
+            snapshotArrived(bytes, arrived: arrived, slot: slot)
             return
         case .event(let kind):
-            if kind == "phaseCompleted" { members[slot].tally.phaseCompleted(window: window) }
+            if kind == "phaseCompleted" {
+                members[slot].tally.phaseCompleted(window: window)
+                members[slot].heard(atMs: arrived)
+            }
             return
         case .tick, .ok, .error, .other:
             break
@@ -235,6 +243,7 @@ final class GroupMembers {
         }
         switch message {
         case .tick(let tick):
+            members[slot].heard(atMs: arrived)
             if let boundary = members[slot].tally.tick(remainingMs: tick.remainingMs, endsAtMs: tick.endsAt,
                                                        window: window) {
                 delays.append(arrived - Double(boundary))
@@ -257,6 +266,15 @@ final class GroupMembers {
         case .state, .event, .pong, .stats, .observing, .schedules, .apiTokens, .webhooks:
             break
         }
+    }
+
+    /// A `welcome` or `state` of the running room shows its member the second it was taken in: with
+    /// `--follow-restarts` (members coming back after a 1012 see their room in the `welcome` before its next
+    /// tick), that second counts as delivered (`TickTally.snapshot`). Other runs count ticks and phase ends
+    /// alone, as they always did.
+    private func snapshotArrived(_ bytes: [UInt8], arrived: Double, slot: Int) {
+        guard plan.followsRestarts, let timer = FrameKind.runningTimer(inSnapshot: bytes) else { return }
+        members[slot].tally.snapshot(remainingMs: timer.remainingMs, endsAtMs: timer.endsAtMs, window: window)
     }
 
     private func apply(_ input: SimulatedMember.Input, to slot: Int) {

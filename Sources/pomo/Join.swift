@@ -32,7 +32,7 @@ struct Join: AsyncParsableCommand {
             notification through notify-send when it is installed. `m` silences both, and pomo remembers it \
             (in preferences.json beside its state files) until `m` again. The view speaks the language of \
             LC_ALL, LC_MESSAGES or LANG: English, Simplified or Traditional Chinese, or Korean. When the connection drops, pomo \
-            reconnects by itself with backoff (within a second when the server says it restarts: close 1012) \
+            reconnects by itself with backoff (within a quarter of a second when the server says it restarts: close 1012) \
             and resumes the same member. Quitting keeps the member's \
             place for the server's grace period (2 minutes by default), as closing a browser tab does: \
             `pomo join` again with the same name within it gets the same member back, with its count. \

@@ -94,6 +94,57 @@ import Testing
         #expect(TickTally().longestMissedRun(window: window) == 10)
     }
 
+    @Test func aWelcomeOrStateOfTheRunningRoomShowsTheSecondItWasTakenIn() {
+        let window = TickWindow(startMs: 10_000, endMs: 20_000)   // boundaries 10_500 ... 19_500 on grid 500
+        let endsAt: Int64 = 30_500
+        var tally = TickTally()
+        for second: Int64 in [10, 11] { _ = tally.tick(remainingMs: endsAt - (second * 1000 + 500), endsAtMs: endsAt, window: window) }
+        // Closed after 11_500; the welcome, taken at 14_900, shows 15.6 s left: the second from 14_500.
+        tally.snapshot(remainingMs: endsAt - 14_900, endsAtMs: endsAt, window: window)
+        #expect(tally.deliveredInWindow == 3)
+        #expect(tally.snapshotsInWindow == 1)
+        // The tick for that same second, late behind it, is no duplicate; the next one is a tick again.
+        #expect(tally.tick(remainingMs: endsAt - 14_500, endsAtMs: endsAt, window: window) == nil)
+        #expect(tally.duplicates == 0)
+        #expect(tally.tick(remainingMs: endsAt - 15_500, endsAtMs: endsAt, window: window) == 15_500)
+        for second: Int64 in 16...19 { _ = tally.tick(remainingMs: endsAt - (second * 1000 + 500), endsAtMs: endsAt, window: window) }
+        // 12_500 and 13_500 missed: two in a row, not three (14_500 reached the member in the welcome).
+        #expect(tally.longestMissedRun(window: window) == 2)
+        #expect(tally.deliveredInWindow == 8)
+        // A snapshot taken on a boundary shows that boundary; one of an older second changes nothing.
+        var exact = TickTally()
+        exact.snapshot(remainingMs: endsAt - 12_500, endsAtMs: endsAt, window: window)
+        exact.snapshot(remainingMs: endsAt - 12_000, endsAtMs: endsAt, window: window)
+        #expect(exact.deliveredInWindow == 1)
+        #expect(exact.gridOffsetMs == 500)
+        #expect(exact.longestMissedRun(window: window) == 7)          // 10_500, 11_500 before; 13_500 ... 19_500 after
+    }
+
+    @Test func theRunningTimerIsReadFromASnapshotWithoutParsingIt() throws {
+        let running = Array(#"{"type":"state","room":{"id":"r","phase":"focus","status":"running","running":true,"remainingMs":1234567,"phaseLengthMs":1500000,"endsAt":1767226834567,"cycle":1,"members":[{"id":"m1","name":"Ada","task":"remainingMs"}]}}"#.utf8)
+        let timer = try #require(FrameKind.runningTimer(inSnapshot: running))
+        #expect(timer.remainingMs == 1_234_567 && timer.endsAtMs == 1_767_226_834_567)
+        let paused = Array(#"{"type":"state","room":{"id":"r","running":false,"remainingMs":1234567,"endsAt":null}}"#.utf8)
+        #expect(FrameKind.runningTimer(inSnapshot: paused) == nil)
+        let idle = Array(#"{"type":"welcome","room":{"id":"r","running":true,"remainingMs":0,"endsAt":null}}"#.utf8)
+        #expect(FrameKind.runningTimer(inSnapshot: idle) == nil)
+    }
+
+    @Test func theSecondsAroundA1012AreMeasuredFromTheLastTickToTheFirstAfterTheWelcome() {
+        var member = joined(plan)
+        member.heard(atMs: 4_000)
+        member.heard(atMs: 5_000)
+        _ = member.handle(.closed(code: 1012, atMs: 5_700), plan: plan)
+        _ = member.handle(.connectRequested(atMs: 5_800), plan: plan)
+        _ = member.handle(.opened, plan: plan)
+        _ = member.handle(.welcome(atMs: 6_300, token: "t1"), plan: plan)
+        member.heard(atMs: 7_000)
+        member.heard(atMs: 8_000)
+        #expect(member.silencesBeforeCloseMs == [700])
+        #expect(member.returnLatenciesMs == [600])
+        #expect(member.firstTicksAfterReturnMs == [700])
+    }
+
     @Test func aCommandCutOffByARestartIsNeitherAnsweredNorUnansweredAndTheLastOkIsKept() {
         var timer = CommandTimer(member: 3)
         let first = timer.tickArrived(atMs: 1_000)

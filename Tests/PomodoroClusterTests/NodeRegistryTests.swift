@@ -26,6 +26,24 @@ final class NodeRegistryTests {
         #expect(try registry.nodes(on: leases).map(\.node) == ["b"])
     }
 
+    @Test func manyNodesAreListedEachWithItsOwnRoomCountInOneCommand() throws {
+        let registry = NodeRegistry()
+        for index in 0..<12 { try registry.heartbeat(node: "n\(index)", roomsOwned: index * 10, on: leases) }
+        // A node listed without a room count (its count removed by hand) is listed with none.
+        try leases.command(["HDEL", "pomodoro:node-rooms", "n3"])
+        _ = try leases.command(["CONFIG", "RESETSTAT"])
+        let seen = try registry.nodes(on: leases)
+        #expect(seen.map(\.node) == (0..<12).map { "n\($0)" }.sorted())
+        #expect(Dictionary(uniqueKeysWithValues: seen.map { ($0.node, $0.roomsOwned) })
+                == Dictionary(uniqueKeysWithValues: (0..<12).map { ("n\($0)", $0 == 3 ? 0 : $0 * 10) }))
+        // One listing: the script, TIME, ZRANGEBYSCORE and one HMGET, whatever the number of nodes.
+        guard case .string(let stats) = try leases.command(["INFO", "commandstats"]) else {
+            Issue.record("INFO commandstats did not answer a text"); return
+        }
+        #expect(stats.contains("cmdstat_hmget:calls=1,"))
+        #expect(!stats.contains("cmdstat_hget:"))
+    }
+
     @Test func nodesAreListedWithTheRoomsTheyOwnUntilTheyFallSilent() throws {
         let registry = NodeRegistry(window: .milliseconds(400))
         #expect(try registry.nodes(on: leases) == [])

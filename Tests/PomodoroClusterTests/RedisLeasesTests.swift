@@ -44,6 +44,33 @@ final class RedisLeasesTests {
         #expect(try b.acquire(room: "forgotten", node: "b") == .granted(epoch: 2))
     }
 
+    /// A Redis that forgot everything gives the next taker an epoch no higher than the owner's (its counter
+    /// starts again): that taker's claim will find the fence at or above it, so the owner's restore replaces its
+    /// lease; a lease under a higher epoch than the owner's (a real take) is left alone.
+    @Test func restoringReplacesALeaseTakenUnderALowerEpochOnly() throws {
+        let a = RedisLeases(address: address), b = RedisLeases(address: address)
+        try a.command(["SET", "pomodoro:epoch:moment", "6"])
+        try a.command(["SET", "pomodoro:epoch:real", "6"])
+        #expect(try a.acquire(room: "equal", node: "a") == .granted(epoch: 1))
+        #expect(try a.acquire(room: "moment", node: "a") == .granted(epoch: 7))
+        #expect(try a.acquire(room: "real", node: "a") == .granted(epoch: 7))
+        try a.command(["FLUSHALL"])
+        #expect(try b.acquire(room: "moment", node: "b") == .granted(epoch: 1))
+        #expect(try b.acquire(room: "equal", node: "b") == .granted(epoch: 1))
+        try b.command(["SET", "pomodoro:lease:real", "8|c"])
+        let restored = try a.restore([(room: "moment", holder: LeaseHolder(node: "a", epoch: 7)),
+                                      (room: "real", holder: LeaseHolder(node: "a", epoch: 7)),
+                                      (room: "equal", holder: LeaseHolder(node: "a", epoch: 1))])
+        #expect(restored == [true, false, true])
+        #expect(try a.holder(room: "equal") == LeaseHolder(node: "a", epoch: 1))
+        #expect(try a.holder(room: "moment") == LeaseHolder(node: "a", epoch: 7))
+        #expect(try a.epoch(room: "moment") == 7)
+        #expect(try a.holder(room: "real") == LeaseHolder(node: "c", epoch: 8))
+        // The moment's holder gives back only its own lease: the owner's stays.
+        #expect(try !b.release(room: "moment", holder: LeaseHolder(node: "b", epoch: 1)))
+        #expect(try a.holder(room: "moment") == LeaseHolder(node: "a", epoch: 7))
+    }
+
     @Test func oneNodeHoldsARoomAndTheEpochRisesWithEachOwner() throws {
         let a = RedisLeases(address: address), b = RedisLeases(address: address)
         #expect(try a.acquire(room: "focus", node: "a") == .granted(epoch: 1))

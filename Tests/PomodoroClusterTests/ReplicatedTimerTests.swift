@@ -127,4 +127,74 @@ import Testing
                                        seq: 3, serverTime: 0)
         #expect(ReplicatedTimer(snapshot, wallOffsetNanoseconds: Self.offset) == nil)
     }
+
+    /// A relaying node that cannot hear the owner (the bus is away) goes on past the phase's end into the
+    /// phase the room's replicated settings say follows (auto-start on, not aligned, no schedule): through
+    /// short and long breaks and new sets, it ticks what the owner's room ticks, but the `seq` (the owner's
+    /// changes are not known here; a tick's seq only has to be no lower than the member's state's).
+    @Test func withoutTheOwnerTheCopyFollowsTheRoomsOwnRuleIntoTheNextPhases() throws {
+        let id = try RoomID(validating: "team-beta")
+        var now = Self.origin
+        var room = Room(id: id, settings: RoomSettings(focus: 3, shortBreak: 2, longBreak: 4, longBreakEvery: 2,
+                                                       autoStart: true),
+                        policy: .standard, now: now)
+        let ada = try room.join(name: "Ada", token: nil, freshToken: ResumeToken("token-1"), now: now).memberID
+        _ = try room.handle(.start, from: ada, now: now)
+        var copy = try #require(ReplicatedTimer(Self.snapshot(room, at: now), wallOffsetNanoseconds: Self.offset))
+        let seq = copy.seq
+        func comparable(_ tick: TickPayload) -> TickPayload {
+            var tick = tick
+            tick.seq = seq
+            return tick
+        }
+        var owners: [TickPayload] = [], copied: [TickPayload] = []
+        var phases: [Phase] = []
+        let end = now + .seconds(17)   // focus 3, break 2, focus 3, long break 4, focus 3, break 2
+        while now < end {
+            now = now + .milliseconds(37)
+            let outcome = room.advance(to: now)
+            if let tick = outcome.tick { owners.append(comparable(TickPayload(tick, room: id, clock: Self.reading(now)))) }
+            if let tick = copy.tick(at: Self.reading(now)) { copied.append(comparable(tick)) }
+            while copy.nextTick == nil, now >= copy.deadline, let next = copy.following() {
+                copy = next
+                phases.append(copy.phase)
+                copied += copy.ticksSinceShown(at: Self.reading(now)).map(comparable)
+            }
+        }
+        #expect(phases == [.shortBreak, .focus, .longBreak, .focus, .shortBreak, .focus])
+        #expect(owners.count == 11, "2, 1, 2, 3, 2 and 1 ticks in the six phases")
+        #expect(copied == owners)
+    }
+
+    /// Where the owner decides what follows by more than the settings (no auto-start: a `start` is awaited;
+    /// a room on the clock's grid; a scheduled session), the copy does not guess: it stops at the end.
+    @Test func theCopyDoesNotGuessWhatTheOwnerDecides() throws {
+        let id = try RoomID(validating: "team-gamma")
+        let now = Self.origin
+        func copy(_ settings: RoomSettings) throws -> ReplicatedTimer {
+            var room = Room(id: id, settings: settings, policy: .standard, now: now)
+            let ada = try room.join(name: "Ada", token: nil, freshToken: ResumeToken("token-1"), now: now).memberID
+            _ = try room.handle(.start, from: ada, now: now)
+            return try #require(ReplicatedTimer(Self.snapshot(room, at: now), wallOffsetNanoseconds: Self.offset))
+        }
+        #expect(try copy(RoomSettings(focus: 60, shortBreak: 60, autoStart: false)).following() == nil)
+        #expect(try copy(RoomSettings(focus: 60, shortBreak: 60, autoStart: true)).following()?.phase == .shortBreak)
+        var scheduled = Self.snapshot(try {
+            var room = Room(id: id, settings: RoomSettings(focus: 60, autoStart: true), policy: .standard, now: now)
+            let ada = try room.join(name: "Ada", token: nil, freshToken: ResumeToken("token-1"), now: now).memberID
+            _ = try room.handle(.start, from: ada, now: now)
+            return room
+        }(), at: now)
+        scheduled.scheduledRun = ScheduledRunPayload(schedule: "s1", name: "Mornings", focusSessions: 2, focusDone: 0)
+        #expect(ReplicatedTimer(scheduled, wallOffsetNanoseconds: Self.offset)?.following() == nil)
+        var aligned = scheduled
+        aligned.scheduledRun = nil
+        aligned.settings.aligned = try ZoneName("UTC")
+        #expect(ReplicatedTimer(aligned, wallOffsetNanoseconds: Self.offset)?.following() == nil)
+        var pending = aligned
+        pending.settings.aligned = nil
+        pending.pendingSettings = RoomSettings(focus: 60, shortBreak: 7, autoStart: true)
+        let next = try #require(ReplicatedTimer(pending, wallOffsetNanoseconds: Self.offset)?.following())
+        #expect(next.phase == .shortBreak && next.endsAt == pending.endsAt! + 7_000, "the pending settings apply at the end")
+    }
 }

@@ -146,6 +146,60 @@ struct ClusterDrainTests {
         #expect(takers == ["b", "c"], "the rooms are shared between the two nodes left")
     }
 
+    /// A drained node's members hear a second of their room right before their 1012, so that their way back
+    /// starts from a second they heard: the member of a room the node ran (a tick worked out from the phase
+    /// at the release, once another node took the room) and the member of a room another node runs (its
+    /// relayed tick) alike.
+    @Test func aDrainedNodesMembersHearTheirRoomsNextSecondRightBeforeTheir1012() async throws {
+        defer { finish() }
+        let redis = try RedisTestServer()
+        defer { redis.stop() }
+        let database = try await PostgresTestServer.makeDatabase()
+        let (a, aPort) = try ClusterProcessTests.node("a", redis: redis.url, database: database)
+        defer { a.kill() }
+        let (b, bPort) = try ClusterProcessTests.node("b", redis: redis.url, database: database)
+        defer { _ = b.stop() }
+        let (c, _) = try ClusterProcessTests.node("c", redis: redis.url, database: database)
+        defer { _ = c.stop() }
+
+        let ada = try Peer(client, port: aPort)
+        _ = try ada.join("own", name: "Ada")
+        ada.send(.start, ref: .string("go"))
+        let ownEndsAt = try #require(try ada.expect("the running state", ClusterProcessTests.running))
+        let dee = try Peer(client, port: bPort)
+        _ = try dee.join("relayed", name: "Dee")
+        dee.send(.start, ref: .string("go"))
+        let relayedEndsAt = try #require(try dee.expect("the running state", ClusterProcessTests.running))
+        let cy = try Peer(client, port: aPort)
+        _ = try cy.join("relayed", name: "Cy")
+        // Both hear their rooms' ticks before the drain.
+        _ = try ada.nextTick(timeout: 5)
+        _ = try cy.nextTick(timeout: 5)
+
+        a.terminate()
+        for (name, peer, endsAt) in [("Ada", ada, ownEndsAt), ("Cy", cy, relayedEndsAt)] {
+            var lastTick: (tick: TickPayload, arrived: Date)?
+            var closed: (code: UInt16?, arrived: Date)?
+            while closed == nil, let (event, arrived) = peer.inbox.nextWithArrival(timeout: 10) {
+                switch event {
+                case .text(let bytes):
+                    if case .tick(let tick) = try WireCodec.decodeServerMessage(bytes) { lastTick = (tick, arrived) }
+                    else { lastTick = nil }   // something else came after it
+                case .closed(let code, _): closed = (code, arrived)
+                default: break
+                }
+            }
+            let close = try #require(closed, "\(name) was not closed")
+            #expect(close.code == 1012, "\(name)'s close")
+            let tick = try #require(lastTick, "\(name) heard no tick right before the close")
+            #expect(tick.tick.endsAt == endsAt, "\(name)'s tick is its room's phase")
+            let after = close.arrived.timeIntervalSince(tick.arrived)
+            #expect(after < 0.25 * TestTime.scale, "\(name) closed \(after) s after the tick")
+        }
+        let ended = try a.wait(timeout: 15)
+        #expect(ended.exited && ended.status == 0)
+    }
+
     @Test func aNodeDrainedOverHTTPAloneExitsWithinItsBoundAndTheRoomComesBackOnAJoin() async throws {
         defer { finish() }
         let redis = try RedisTestServer()

@@ -6,8 +6,9 @@ import PomodoroTestSupport
 import Testing
 
 /// A cluster node draining (docs/CLUSTER.md, "Draining a node"): its own rooms go on ticking while its store
-/// writes what was queued, stop on the service thread once that is durable, and only then are their leases
-/// given back for the hand-off, so that no tick leaves the node after the release.
+/// writes what was queued, their timers stop on the service thread once that is durable (no phase ends, nothing
+/// written, from then on), and only then are their leases given back for the hand-off; their members go on
+/// hearing their seconds until each room is taken, then hear its next second and are closed with 1012.
 struct HubDrainTests {
     /// The drain's flushes, held until the test lets each one end.
     final class HeldFlushes: @unchecked Sendable {
@@ -44,7 +45,7 @@ struct HubDrainTests {
         var read: Int? { lock.withLock { value } }
     }
 
-    @Test func aDrainingNodesRoomsTickWhileTheStoreFlushesAndStopBeforeTheirLeaseIsGivenBack() throws {
+    @Test func aDrainingNodesRoomsTickWhileTheStoreFlushesAndTheirMembersHearTheirSecondsUntilTheRoomIsTaken() throws {
         let (t, cluster) = try HubClusterTests.make()
         let ada = t.connect()
         t.send(.join(room: "team", name: "Ada", token: nil), from: ada)
@@ -74,23 +75,59 @@ struct HubDrainTests {
         #expect(cluster.released.isEmpty && armedAtRelease.read == nil)
 
         // The flush ends: on the service thread the room's timers stop, and what was written meanwhile is
-        // flushed in turn before anything is released.
+        // flushed in turn before anything is released. Its member still hears its seconds (one timer left:
+        // the drain's ticker), and nothing is written for them.
         flushes.end()
         t.settle(commits: false)
-        #expect(t.transport.armedTimers == 0)
+        #expect(t.transport.armedTimers == 1)
         #expect(flushes.count == 2 && flushes.pending == 1)
         #expect(cluster.released.isEmpty && armedAtRelease.read == nil)
+        // Frozen, the room takes on no change that would be written after the release: a task is refused
+        // with shutting_down, nothing queued; a ping is still answered.
+        t.transport.clearSent()
+        let pending = store.pendingCommits
+        t.send(.task(text: "late"), ref: "late", from: ada)
+        t.send(.ping, ref: "p", from: ada)
+        t.settle(commits: false)
+        let answers = try t.messages(to: ada)
+        #expect(answers.contains { if case .error(.shuttingDown, _, _, .string("late")?) = $0 { true } else { false } }, "\(answers)")
+        #expect(answers.contains { if case .pong = $0 { true } else { false } })
+        #expect(!answers.contains { if case .ok = $0 { true } else { false } })
+        #expect(store.pendingCommits == pending)
         t.transport.clearSent()
         cluster.renewAll()
         t.pass(.seconds(2), commits: false)
-        #expect(HubClusterTests.ticks(try t.messages(to: ada)) == 0)
+        let duringSecondFlush = try t.messages(to: ada)
+        #expect(HubClusterTests.ticks(duringSecondFlush) == 2, "\(duringSecondFlush)")
+        #expect(store.pendingCommits == pending)
 
-        // That second flush done, the lease is given back with no timer left to tick after it.
+        // That second flush done, the lease is given back with only that ticker armed; Ada hears her seconds
+        // until another node takes the room.
         flushes.end()
-        #expect(armedAtRelease.read == 0)
+        #expect(armedAtRelease.read == 1)
         #expect(cluster.released == [HubClusterTests.team])
+        t.transport.clearSent()
+        t.pass(.seconds(1), commits: false)
+        #expect(HubClusterTests.ticks(try t.messages(to: ada)) == 1)
+        #expect(t.transport.closes[ada] == nil)
+
+        // Another node took it, half a second before the next second: Ada hears that second, then is closed
+        // with 1012, and no timer is left.
+        t.pass(.milliseconds(500), commits: false)
+        t.transport.clearSent()
+        t.hub.lostRoom(HubClusterTests.team)
+        #expect(t.transport.closes[ada] == nil)
+        t.pass(.milliseconds(400), commits: false)
+        #expect(HubClusterTests.ticks(try t.messages(to: ada)) == 0 && t.transport.closes[ada] == nil)
+        #expect(!t.hub.sendingBack.isEmpty)
+        t.pass(.milliseconds(200), commits: false)
+        let heard = try t.messages(to: ada)
+        #expect(HubClusterTests.ticks(heard) == 1)
+        if case .tick(let tick)? = heard.last { #expect(tick.remainingMs % 1000 == 0) } else { Issue.record("\(heard)") }
+        #expect(t.transport.closes[ada]?.code == RoomHub.restartCloseCode)
+        #expect(t.hub.sendingBack.isEmpty)
         t.pass(.seconds(3))
-        #expect(HubClusterTests.ticks(try t.messages(to: ada)) == 0)
+        #expect(HubClusterTests.ticks(try t.messages(to: ada)) == 1)
         #expect(t.transport.armedTimers == 0)
     }
 

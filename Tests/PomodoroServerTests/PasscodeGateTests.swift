@@ -158,6 +158,24 @@ struct PasscodeGateTests {
         limits.connectionClosed(ConnectionID(rawValue: 1))
         #expect(admit(6))
     }
+
+    /// `/api` requests per address: a burst, then one per second as the bucket refills; each address has its
+    /// own bucket; a rate of 0 counts nothing.
+    @Test func apiRequestsTakeFromTheirAddresssBucket() {
+        let clock = ManualServerClock(monotonic: start)
+        let limits = LocalAddressLimits(maxConnections: 0, roomsPerMinute: 0, wrongPasscodesPerMinute: 5,
+                                        apiRequestsPerSecond: 1, apiBurst: 3, clock: clock)
+        #expect((0..<5).filter { _ in limits.takeAPIRequest(from: "a") }.count == 3)
+        #expect(limits.takeAPIRequest(from: "b"), "another address has its own bucket")
+        clock.advance(by: .milliseconds(500))
+        #expect(!limits.takeAPIRequest(from: "a"))
+        clock.advance(by: .milliseconds(500))
+        #expect(limits.takeAPIRequest(from: "a"), "a second refills one")
+        #expect(!limits.takeAPIRequest(from: "a"))
+        let unlimited = LocalAddressLimits(maxConnections: 0, roomsPerMinute: 0, wrongPasscodesPerMinute: 5,
+                                           apiRequestsPerSecond: 0, apiBurst: 1, clock: clock)
+        #expect((0..<100).allSatisfy { _ in unlimited.takeAPIRequest(from: "a") })
+    }
 }
 
 /// Per-address limits count IPv6 clients by their /64.

@@ -4,8 +4,9 @@ import PomodoroCluster
 
 /// A real Redis Sentinel for the tests: Debian's `redis-sentinel`, in a temporary folder (its config file,
 /// which it rewrites), on a free loopback port, watching the master on `masterPort` under `name` with a
-/// quorum of two and a down-after of `downAfterMs`. `timeout` ends it after 20 minutes whatever happens;
-/// `stop()` sooner.
+/// quorum of two and a down-after of `downAfterMs`. With `password`, it asks for that password itself
+/// (`requirepass`) and gives it to the master and replicas (`sentinel auth-pass`), as for a Redis started
+/// with `RedisTestServer(password:)`. `timeout` ends it after 20 minutes whatever happens; `stop()` sooner.
 ///
 /// ```swift
 /// let master = try RedisTestServer()
@@ -17,9 +18,13 @@ public final class RedisSentinelTestServer: @unchecked Sendable {
     public let folder: String
     public let port: Int
     public let name: String
+    /// The password this sentinel asks for and gives the master, if any.
+    public let password: String?
     private var process: LaunchedProcess?
 
-    public init(watching masterPort: Int, name: String = "pomodoro", downAfterMs: Int = 1_000) throws {
+    public init(watching masterPort: Int, name: String = "pomodoro", downAfterMs: Int = 1_000,
+                password: String? = nil) throws {
+        self.password = password
         guard let binary = ["/usr/bin/redis-sentinel", "/usr/local/bin/redis-sentinel"]
             .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             throw LaunchFailure("redis-sentinel is not installed (make test installs Debian's redis-sentinel)")
@@ -40,7 +45,7 @@ public final class RedisSentinelTestServer: @unchecked Sendable {
             sentinel failover-timeout \(name) 10000
             sentinel parallel-syncs \(name) 1
 
-            """
+            """ + (password.map { "requirepass \($0)\nsentinel auth-pass \(name) \($0)\n" } ?? "")
         try config.write(toFile: "\(folder)/sentinel.conf", atomically: true, encoding: .utf8)
         process = try ProcessLauncher.start("/usr/bin/env", ["timeout", "-s", "TERM", "1200", binary, "\(folder)/sentinel.conf"],
                                             output: .discard, errors: .discard)
@@ -55,13 +60,14 @@ public final class RedisSentinelTestServer: @unchecked Sendable {
     }
 
     /// The address a node is given: every sentinel, then the master's name.
-    public static func url(_ sentinels: [RedisSentinelTestServer]) -> String {
-        "redis-sentinel://" + sentinels.map { "127.0.0.1:\($0.port)" }.joined(separator: ",") + "/" + (sentinels.first?.name ?? "")
+    /// With `password`, the credentials in it (`:PASSWORD@`): the master's, and the sentinels' when they ask.
+    public static func url(_ sentinels: [RedisSentinelTestServer], password: String? = nil) -> String {
+        "redis-sentinel://" + (password.map { ":\($0)@" } ?? "") + sentinels.map { "127.0.0.1:\($0.port)" }.joined(separator: ",") + "/" + (sentinels.first?.name ?? "")
     }
 
     /// One command to this sentinel.
     public func command(_ arguments: [String]) throws -> RedisValue {
-        try RedisConnection(RedisAddress(host: "127.0.0.1", port: port), timeout: 1).command(arguments)
+        try RedisConnection(RedisAddress(host: "127.0.0.1", port: port, password: password), timeout: 1).command(arguments)
     }
 
     /// The master's port as this sentinel names it now.

@@ -15,6 +15,8 @@
 # CLUSTER_MEMBERS (3000), CLUSTER_ROOMS (300), CLUSTER_DURATION (20), CLUSTER_COMMAND_ROOMS (30) size the
 # load; CLUSTER_OUT keeps each run's JSON report and figures; CLUSTER_SMOKE=1 is a short delivery check
 # (300 members, 30 rooms, split only, one round, --expect-all: exit 1 unless everything was delivered).
+# With CLUSTER_OUT, each run's Redis INFO commandstats at both ends of the window are kept beside its report
+# (MODE-ROUND.commandstats.first and .last; Tests/bench/commandstats.py tells what each command cost).
 # CLUSTER_OUTAGE=SECONDS stops Redis that long, CLUSTER_OUTAGE_AFTER (5) seconds into each run's window, and
 # starts it again empty (modes default to split, the window to the outage plus 20 s); each run then reports
 # the members closed, the seconds missed on the owners' nodes and relayed, and the journal's focus sessions
@@ -181,6 +183,7 @@ for round in $(seq "$runs"); do
     if grep -q "measuring for" "$log"; then
       sleep 0.2
       first="$(redis_reading)"
+      redis-cli -p "$redis_port" info commandstats >"$out/$mode-$round.commandstats.first" 2>/dev/null || true
       # The rooms each node runs: counted here, and named to pomo-bench (--owners), which reads them after
       # the window to count each member on its room's owner or relayed. (A node lists its rooms only to a
       # client on its own host's loopback, as this script is; docs/SECURITY.md.)
@@ -200,6 +203,7 @@ for round in $(seq "$runs"); do
         sleep "$(python3 -c "print(max(1, $duration - 0.6))")"
       fi
       last="$(redis_reading)"
+      redis-cli -p "$redis_port" info commandstats >"$out/$mode-$round.commandstats.last" 2>/dev/null || true
       [ -n "$first" ] && python3 - "$first" "$last" "$(getconf CLK_TCK)" "${owned[*]:-}" >"$out/$mode-$round.redis.json" <<'PY'
 import json, sys
 a, b = ([float(x) for x in s.split()] for s in sys.argv[1:3])

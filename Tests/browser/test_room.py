@@ -1216,7 +1216,7 @@ class Run:
 
     def comes_back_at_once_after_a_restart_close(self):
         """A server that stops closes with 1012 (service restart): the page opens its next socket within its
-        restart window (under 1 s) rather than on its back-off, and is the same member once a server is back."""
+        restart window (0.25 s) rather than on its back-off, and is the same member once a server is back."""
         if not self.server_bin:
             raise AssertionError("no --server-bin given")
         port = free_port()

@@ -14,7 +14,7 @@ public struct ReconnectPolicy: Equatable, Sendable {
     public var restartWindowMs: Int64
 
     public init(initialDelayMs: Int64 = 500, maxDelayMs: Int64 = 30_000, jitter: Double = 0.2,
-                restartWindowMs: Int64 = 1_000) {
+                restartWindowMs: Int64 = 250) {
         self.initialDelayMs = initialDelayMs
         self.maxDelayMs = maxDelayMs
         self.jitter = jitter

@@ -20,7 +20,7 @@ import PomodoroStore
 // that moment. A room not in memory is brought back from the store first (one server); where rooms may run
 // on other servers, the room must run here (`RoomRouter.takesRoomsFromOtherNodes`).
 
-extension RoomHub {
+extension HTTPAPI {
     static let openAPIPath = "/api/openapi.json"
 
     /// Answers the control API's paths; false for any other path.
@@ -74,10 +74,10 @@ extension RoomHub {
         // A body the API does not carry is answered here, on any node; the token is judged where the room runs.
         if case .refused(let refusal) = Self.apiCommand(http.body) { return answer(refusal) }
         let tokenHash = ResumeToken(bearer).hash
-        if openRoom(id, at: clock.now()) == nil, let forwarding = router as? ControlAPIForwarding {
+        if hub.openRoom(id, at: clock.now()) == nil, let forwarding = router as? ControlAPIForwarding {
             return forwarding.forwardCommand(http.body, room: id, tokenHash: tokenHash, answer: answer)
         }
-        carryAPICommand(http.body, room: id, tokenHash: tokenHash, answer: answer)
+        carryCommand(http.body, room: id, tokenHash: tokenHash, answer: answer)
     }
 
     /// What the API carries of a body: a room command it may carry, or a schedule command.
@@ -95,7 +95,7 @@ extension RoomHub {
         }
         let schedule: ScheduleRequest?
         if case .schedule(let request) = frame.message { schedule = request } else { schedule = nil }
-        let command = roomCommand(frame.message).flatMap { Room.apiMayCarry($0) ? $0 : nil }
+        let command = RoomHub.roomCommand(frame.message).flatMap { Room.apiMayCarry($0) ? $0 : nil }
         guard command != nil || schedule != nil else {
             return .refused(wireError(.error(
                 code: .badRequest, message: "the API carries start, pause, resume, skip, reset, extend, configure "
@@ -107,14 +107,14 @@ extension RoomHub {
     /// A control-API command (`body`, with the hash of its bearer token) carried out in `id` on this server:
     /// the room in memory (brought back from the store on one server), the token judged at this moment. Where
     /// rooms run on several servers, the room's owner runs it for a request another received (`ControlAPIForwarding`).
-    package func carryAPICommand(_ body: [UInt8], room id: RoomID, tokenHash: String,
-                                 answer: @escaping (HTTPResponse) -> Void) {
+    package func carryCommand(_ body: [UInt8], room id: RoomID, tokenHash: String,
+                              answer: @escaping (HTTPResponse) -> Void) {
         let frame: ClientFrame, command: Room.Command?, schedule: ScheduleRequest?
         switch Self.apiCommand(body) {
         case .refused(let refusal): return answer(refusal)
         case .carried(let carried, let isCommand, let isSchedule): (frame, command, schedule) = (carried, isCommand, isSchedule)
         }
-        withRoomForAPI(id) { [self] result in
+        withRoom(id) { [self] result in
             let entry: RoomEntry
             switch result {
             case .failure(let refusal): return answer(Self.wireError(refusal))
@@ -133,23 +133,23 @@ extension RoomHub {
             }
             if let schedule {
                 // The same handler and limits as a member's request; a token may change them as a host may.
-                catchUp(entry, at: now)
+                hub.catchUp(entry, at: now)
                 entry.room.noteAPITokenUse(token.id, atMs: now.wallMs)
-                carryOut(schedule, ref: frame.ref, in: entry, at: now) { message in
+                hub.carryOut(schedule, ref: frame.ref, in: entry, at: now) { message in
                     if case .error = message { return answer(Self.wireError(message)) }
                     answer(HTTPResponse(status: 200, contentType: "application/json", body: WireCodec.encode(message)))
                 }
-                logger.debug("API schedule request", metadata: ["room": "\(id)", "token": "\(token.id)",
+                hub.logger.debug("API schedule request", metadata: ["room": "\(id)", "token": "\(token.id)",
                                                                 "command": "\(schedule.type)"])
                 return
             }
             guard let command else { return }
             do throws(RoomError) {
-                catchUp(entry, at: now)
+                hub.catchUp(entry, at: now)
                 entry.room.wallOffsetNanoseconds = now.wallOffsetNanoseconds
                 let outcome = try entry.room.handle(command, apiToken: token.id, now: now.monotonic, nowMs: now.wallMs)
-                logger.debug("API command", metadata: ["room": "\(id)", "token": "\(token.id)", "command": "\(frame.message.type)"])
-                publish(outcome, in: entry, at: now)
+                hub.logger.debug("API command", metadata: ["room": "\(id)", "token": "\(token.id)", "command": "\(frame.message.type)"])
+                hub.publish(outcome, in: entry, at: now)
                 answer(HTTPResponse(status: 200, contentType: "application/json", body: WireCodec.encode(
                     .ok(command: frame.message.type, appliesFrom: outcome.appliesFrom, ref: frame.ref))))
             } catch {
@@ -159,15 +159,15 @@ extension RoomHub {
     }
 
     /// The room in memory, or brought back from the store (one server) when it is stored and there is room.
-    private func withRoomForAPI(_ id: RoomID, _ done: @escaping (Result<RoomEntry, Refusal>) -> Void) {
-        if let entry = openRoom(id, at: clock.now()) { return done(.success(entry)) }
+    private func withRoom(_ id: RoomID, _ done: @escaping (Result<RoomEntry, Refusal>) -> Void) {
+        if let entry = hub.openRoom(id, at: clock.now()) { return done(.success(entry)) }
         if router.takesRoomsFromOtherNodes { return done(.failure(router.roomRunsElsewhere)) }
         guard let store else {
             return done(.failure(Refusal(code: .notFound, message: "no room of that name is open", field: "room")))
         }
         let transport = transport
         let read = LoopBound({ [self] (result: Result<StoredRoom?, StoreError>) in
-            if let entry = openRoom(id, at: clock.now()) { return done(.success(entry)) }
+            if let entry = hub.openRoom(id, at: clock.now()) { return done(.success(entry)) }
             switch result {
             case .failure:
                 done(.failure(Refusal(code: .storeUnavailable, message: "the room could not be read; try again")))
@@ -177,7 +177,7 @@ extension RoomHub {
                 guard !rooms.isFull else {
                     return done(.failure(Refusal(code: .roomLimit, message: "the server holds as many rooms as it may")))
                 }
-                done(.success(bringBack(stored, at: clock.now())))
+                done(.success(hub.bringBack(stored, at: clock.now())))
             }
         }, loop: transport.loop)
         store.read({ (store: any RoomStore) throws(StoreError) in try store.loadRoom(id) }) { result in
@@ -211,21 +211,21 @@ extension RoomHub {
         }
         guard rooms[id] == nil else { return fail(Self.roomExists) }
         // Counted as a join that makes a room: the address's rooms-per-minute and the server's maximum.
-        addressLimits.reserveRoom(for: address) { [self] reservation in
+        hub.addressLimits.reserveRoom(for: address) { [self] reservation in
             guard let reservation else {
                 return fail(Refusal(code: .roomLimit, message: "this address made too many rooms lately; try again in a minute"))
             }
             let finish = { [self] (lock: PasscodeVerifier?) in
                 let made = makeRoom(id, request: request, settings: settings, lock: lock)
-                addressLimits.settleRoom(reservation, kept: (try? made.get()) != nil)
+                hub.addressLimits.settleRoom(reservation, kept: (try? made.get()) != nil)
                 switch made {
                 case .failure(let refusal):
-                    letGoIfUnused(id)   // what the router took for it
+                    hub.letGoIfUnused(id)   // what the router took for it
                     fail(refusal)
                 case .success(let (entry, token, record)):
                     entry.announce { [self] in
                         responder.respond(HTTPResponse(status: 201, contentType: "application/json",
-                                                       body: WireCodec.encodeRoomCreated(snapshot(of: entry, at: clock.now()),
+                                                       body: WireCodec.encodeRoomCreated(hub.snapshot(of: entry, at: clock.now()),
                                                                                          token: .init(id: record.id, token: token),
                                                                                          name: record.name)))
                     }
@@ -240,8 +240,8 @@ extension RoomHub {
                         case .exists: fail(Self.roomExists)
                         case .failed(let refusal): fail(refusal)
                         }
-                        addressLimits.settleRoom(reservation, kept: false)
-                        letGoIfUnused(id)
+                        hub.addressLimits.settleRoom(reservation, kept: false)
+                        hub.letGoIfUnused(id)
                     }
                 }
                 guard let store else { return then() }
@@ -250,10 +250,10 @@ extension RoomHub {
                     switch result {
                     case .success(false): then()
                     case .success(true):
-                        addressLimits.settleRoom(reservation, kept: false)
+                        hub.addressLimits.settleRoom(reservation, kept: false)
                         fail(Self.roomExists)
                     case .failure:
-                        addressLimits.settleRoom(reservation, kept: false)
+                        hub.addressLimits.settleRoom(reservation, kept: false)
                         fail(Refusal(code: .storeUnavailable, message: "the server cannot save changes just now; try again"))
                     }
                 }, loop: transport.loop)
@@ -265,7 +265,7 @@ extension RoomHub {
                 guard let passcode = request.passcode else { return finish(nil) }
                 let transport = transport
                 let done = LoopBound(finish, loop: transport.loop)
-                hashing.run { [workFactor = configuration.passcodeIterations] in
+                hub.hashing.run { [workFactor = configuration.passcodeIterations] in
                     let lock = PasscodeVerifier(passcode: passcode, iterations: workFactor)
                     transport.post { done.value(lock) }
                 }
@@ -282,7 +282,7 @@ extension RoomHub {
         var room = Room(id: id, settings: settings, policy: configuration.roomPolicy, controlMode: request.control ?? .anyone,
                         now: now.monotonic)
         room.wallOffsetNanoseconds = now.wallOffsetNanoseconds
-        let token = "pomo_" + tokens.make().rawValue + tokens.make().rawValue
+        let token = "pomo_" + hub.tokens.make().rawValue + hub.tokens.make().rawValue
         let record: APITokenRecord
         do {
             record = try room.createFirstAPIToken(name: request.tokenName ?? "api", tokenHash: ResumeToken(token).hash,
@@ -290,62 +290,10 @@ extension RoomHub {
         } catch {
             return .failure(Self.refusal(error))
         }
-        let entry = makeEntry(room, passcode: lock)
+        let entry = hub.makeEntry(room, passcode: lock)
         rooms.enter(entry)
-        logger.info("room made over HTTP", metadata: ["room": "\(id)", "locked": "\(lock != nil)"])
-        publish(Outcome(), in: entry, at: now)
+        hub.logger.info("room made over HTTP", metadata: ["room": "\(id)", "locked": "\(lock != nil)"])
+        hub.publish(Outcome(), in: entry, at: now)
         return .success((entry, token, record))
-    }
-
-    private static let roomExists = Refusal(code: .invalidState, message: "a room of that name exists; join it", field: "room")
-
-    private static func refusal(_ error: RoomError) -> Refusal {
-        let wire = ProtocolError(error)
-        return Refusal(code: wire.code, message: wire.message, field: wire.field)
-    }
-
-    /// The status of a refusal on the control API's paths: as the rest of /api, but a conflict with the
-    /// room's state is 409 and a limit on rooms 429.
-    private static func status(of code: ErrorCode) -> Int {
-        switch code {
-        case .invalidState: 409
-        case .roomLimit: 429
-        default: code.httpStatus
-        }
-    }
-
-    /// A refusal of `POST /api/rooms`, in the shape of the rest of /api.
-    private static func apiError(_ refusal: Refusal) -> HTTPResponse {
-        var response = errorResponse(refusal)
-        response.status = status(of: refusal.code)
-        if refusal.code == .roomLimit { response.headers.append((name: "Retry-After", value: "60")) }
-        return response
-    }
-
-    /// The wire's `error` as the answer's body, with the code's HTTP status.
-    private static func wireError(_ message: ServerMessage) -> HTTPResponse {
-        guard case .error(let code, _, _, _) = message else { preconditionFailure("not an error") }
-        var response = HTTPResponse(status: status(of: code), contentType: "application/json", body: WireCodec.encode(message))
-        if code == .rateLimited { response.headers.append((name: "Retry-After", value: "1")) }
-        return response
-    }
-
-    private static func wireError(_ refusal: Refusal) -> HTTPResponse {
-        wireError(.error(code: refusal.code, message: refusal.message, field: refusal.field, ref: nil))
-    }
-
-    /// `503` `unavailable` with `Retry-After`: the room's owner elsewhere could not be asked, or did not
-    /// answer in time.
-    package static func unavailable(_ message: String) -> HTTPResponse {
-        var response = wireError(.error(code: .unavailable, message: message, field: nil, ref: nil))
-        response.headers.append((name: "Retry-After", value: "1"))
-        return response
-    }
-
-    private static func unauthorized(_ message: String) -> HTTPResponse {
-        var response = HTTPResponse(status: 401, contentType: "application/json",
-                                    body: WireCodec.encode(.error(code: .forbidden, message: message, field: "token", ref: nil)))
-        response.headers.append((name: "WWW-Authenticate", value: "Bearer realm=\"pomodoro\""))
-        return response
     }
 }

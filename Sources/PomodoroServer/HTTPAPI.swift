@@ -4,12 +4,42 @@ import PomodoroNet
 import PomodoroProtocol
 import PomodoroStore
 
-// The hub's HTTP side: /healthz, /metrics, invite links, and the JSON API over the journal
-// (`/api/rooms/{room}/stats` and `/history`), rate-limited per address.
+/// The HTTP API: every request that is not one of the page's files, routed to its answer. The hub hands it
+/// each request (`RoomHub.receivedHTTP`); it answers `/healthz`, `/readyz` (`HTTPAPI+Readiness.swift`),
+/// `/metrics`, invite links and `/api/…`: the live room and its event stream (`HTTPAPI+Events.swift`), the
+/// journal's stats, history and schedules, the control API (`HTTPAPI+Control.swift`) and the operator's
+/// drain. Its errors have one shape (`HTTPAPI+Errors.swift`).
+///
+/// It decides no rule of its own: who may see a room is `RoomAccess`'s, asked when the answer goes out
+/// (`RoomHub.letSee`, `RoomHub.readJournal`), and whether an API token may command is
+/// `RoomAccess.commandVerdict`, asked in the turn that carries the command out; each address's `/api`
+/// requests are counted by `AddressLimits`. The rooms, the store and the router are the hub's.
+///
+/// Service thread only, as the hub that holds it.
+package final class HTTPAPI {
+    unowned let hub: RoomHub
+    /// Keeps event streams alive with a comment (`HTTPAPI+Events.swift`); armed while any stream is open.
+    var heartbeat: (any HubTimer)?
+    var heartbeatArmed = false
 
-extension RoomHub {
+    init(hub: RoomHub) {
+        self.hub = hub
+    }
+
+    var configuration: ServerConfiguration { hub.configuration }
+    var clock: any ServerClock { hub.clock }
+    var store: (any HubStore)? { hub.store }
+    var router: any RoomRouter { hub.router }
+    var rooms: RoomRegistry { hub.rooms }
+    var transport: any HubTransport { hub.transport }
+
+    /// Stops the event streams' keep-alive (the server is stopping).
+    func stop() {
+        heartbeat?.cancel()
+    }
+
     /// A request to one of the dynamic paths; answered through `responder`, now or once a read is done.
-    package func receivedHTTP(_ request: HTTPRequest, responder: any HTTPAnswering) {
+    func received(_ request: HTTPRequest, responder: any HTTPAnswering) {
         if request.path.hasPrefix("/api/") { return api(request, responder: responder) }
         if request.path == "/healthz", let store { return health(of: store, responder: responder) }
         if request.path == Self.readinessPath { return readiness(responder: responder) }
@@ -19,12 +49,12 @@ extension RoomHub {
     private func httpResponse(for path: String) -> HTTPResponse {
         if path == "/healthz" { return HTTPResponse(status: 200, text: "ok\n") }
         if path == ServerMetrics.path, configuration.metricsEnabled {
-            return metrics.response(.init(connections: transport.connectionCount, rooms: rooms.count,
-                                          members: rooms.values.reduce(0) { $0 + $1.room.memberCount },
-                                          observers: observerCount,
-                                          eventStreams: rooms.values.reduce(0) { $0 + $1.streams.count },
-                                          droppedSlowClients: transport.droppedSlowClients,
-                                          router: router.levels))
+            return hub.metrics.response(.init(connections: transport.connectionCount, rooms: rooms.count,
+                                              members: rooms.values.reduce(0) { $0 + $1.room.memberCount },
+                                              observers: hub.observerCount,
+                                              eventStreams: rooms.values.reduce(0) { $0 + $1.streams.count },
+                                              droppedSlowClients: transport.droppedSlowClients,
+                                              router: router.levels))
         }
         // Invite links name the room in the path (/r/team-alpha): they get the page, which reads the name.
         if path.hasPrefix("/r/"), let root = configuration.webRoot,
@@ -59,7 +89,7 @@ extension RoomHub {
     private func api(_ http: HTTPRequest, responder: any HTTPAnswering) {
         func fail(_ refusal: Refusal) { responder.respond(Self.errorResponse(refusal)) }
         let address = AddressKey.of(http.peer)
-        guard apiRequestAllowed(from: address, at: clock.now()) else {
+        guard hub.addressLimits.takeAPIRequest(from: address) else {
             return fail(Refusal(code: .rateLimited, message: "too many requests from this address; at most \(configuration.limits.apiRequestsPerSecond) a second"))
         }
         if router.answers(http, responder: responder) { return }
@@ -78,7 +108,7 @@ extension RoomHub {
         let visitor = RoomAccess.Visitor(token: request.bearer, passcode: request.bearer)
         func read<T: Sendable>(_ query: @escaping @Sendable (any RoomStore) throws(StoreError) -> T,
                                answer: @escaping (T) -> HTTPResponse) {
-            readJournal(room, visitor, address: address,
+            hub.readJournal(room, visitor, address: address,
                         lockedHint: "send Authorization: Bearer <its passcode or a member's resume token>",
                         query: query) { result in
                 switch result {
@@ -89,7 +119,7 @@ extension RoomHub {
         }
         switch request.query {
         case .stats(let days):
-            read(Self.report(of: room, days: days, zone: zone, nowMs: clock.now().wallMs)) { report in
+            read(RoomHub.report(of: room, days: days, zone: zone, nowMs: clock.now().wallMs)) { report in
                 HTTPResponse(status: 200, contentType: "application/json",
                              body: WireCodec.encodeStatsBody(StatsReportPayload(report)))
             }
@@ -113,14 +143,14 @@ extension RoomHub {
     /// `observe` (the Bearer credential is its passcode or a member's token), judged when it is answered.
     /// Nobody in the room hears of it.
     private func liveRoom(_ id: RoomID, bearer: String?, address: String, responder: any HTTPAnswering) {
-        letSee(id, RoomAccess.Visitor(token: bearer, passcode: bearer), address: address,
-               hint: "send Authorization: Bearer <its passcode or a member's resume token>") { [self] result in
+        hub.letSee(id, RoomAccess.Visitor(token: bearer, passcode: bearer), address: address,
+                   hint: "send Authorization: Bearer <its passcode or a member's resume token>") { [self] result in
             switch result {
             case .failure(let refusal):
                 responder.respond(Self.errorResponse(refusal))
             case .success(let (entry, _)):
                 responder.respond(HTTPResponse(status: 200, contentType: "application/json",
-                                               body: WireCodec.encodeSnapshotBody(snapshot(of: entry, at: clock.now()))))
+                                               body: WireCodec.encodeSnapshotBody(hub.snapshot(of: entry, at: clock.now()))))
             }
         }
     }
@@ -131,7 +161,7 @@ extension RoomHub {
     /// `202` at once. An operator's endpoint: to a client on this
     /// host's loopback only (after `--trusted-proxy`), and only while `/metrics` is served; `404` otherwise.
     private func drainRequested(_ http: HTTPRequest, responder: any HTTPAnswering) {
-        guard configuration.metricsEnabled, Self.isLoopback(http.peer), let drain = onDrainRequested else {
+        guard configuration.metricsEnabled, Self.isLoopback(http.peer), let drain = hub.onDrainRequested else {
             _ = responder.respond(Self.errorResponse(Refusal(code: .notFound, message: "no such path; try /api/rooms/{room}")))
             return
         }
@@ -139,34 +169,33 @@ extension RoomHub {
             _ = responder.respond(Self.errorResponse(Refusal(code: .badRequest, message: "only POST drains", field: "method")))
             return
         }
-        logger.notice("drain requested over HTTP", metadata: ["peer": "\(http.peer)"])
-        _ = responder.respond(HTTPResponse(status: 202, text: draining ? "already draining\n" : "draining\n"))
+        hub.logger.notice("drain requested over HTTP", metadata: ["peer": "\(http.peer)"])
+        _ = responder.respond(HTTPResponse(status: 202, text: hub.draining ? "already draining\n" : "draining\n"))
         drain()
     }
 
-    /// Whether a client address is this host's loopback (127.0.0.0/8, ::1, or IPv4-mapped 127.x).
-    package static func isLoopback(_ address: String) -> Bool {
-        var host = address.lowercased()
-        if host.hasPrefix("::ffff:") { host.removeFirst("::ffff:".count) }
-        return host == "::1" || (host.hasPrefix("127.") && host.split(separator: ".").count == 4)
-    }
-
-
-    /// An API error as JSON, with the headers that tell a client what to do about it.
-    package static func errorResponse(_ refusal: Refusal) -> HTTPResponse {
-        var response = HTTPResponse(status: refusal.code.httpStatus, contentType: "application/json",
-                                    body: WireCodec.encodeHTTPError(code: refusal.code, message: refusal.message,
-                                                                    field: refusal.field))
-        if refusal.code == .badPasscode { response.headers.append((name: "WWW-Authenticate", value: "Bearer realm=\"pomodoro\"")) }
-        if refusal.code == .rateLimited {
-            response.headers.append((name: "Retry-After", value: refusal.field == "passcode" ? "60" : "1"))
+    /// `GET /api/rooms/{room}/schedules` and `/calendar.ics`: from the room in memory; for a room that is not,
+    /// from `stored` (read from the store for the request), or from what the router knows of the
+    /// schedules of a room another server runs (`RoomRouter.knownSchedules`). An unknown room has none.
+    private func schedulesResponse(_ room: RoomID, calendar: Bool, stored: StoredRoom? = nil) -> HTTPResponse {
+        let now = clock.now()
+        let wall = WallTime(milliseconds: now.wallMs)
+        let entry = rooms[room]
+        let schedules = entry?.schedules.schedules ?? stored?.schedules ?? router.knownSchedules(of: room) ?? []
+        if calendar {
+            let feed = CalendarFeed.write(room: room, schedules: schedules,
+                                          roomSettings: entry?.room.settings ?? stored?.record.settings ?? .standard,
+                                          now: wall)
+            return HTTPResponse(status: 200, contentType: "text/calendar; charset=utf-8", body: Array(feed.utf8))
         }
-        return response
+        let payload = entry.map { hub.listing($0, at: wall) }
+            ?? hub.listing(room, ScheduleBook(schedules: schedules, policy: configuration.schedulePolicy), at: wall)
+        return HTTPResponse(status: 200, contentType: "application/json", body: WireCodec.encodeSchedulesBody(payload))
     }
 
     /// A page of the journal as JSON, or as CSV with the cursor for the next page in `Next-Before`.
     private static func historyResponse(_ page: HistoryPage, of room: RoomID, format: APIRequest.Format,
-                                zone: TimeZone) -> HTTPResponse {
+                                        zone: TimeZone) -> HTTPResponse {
         switch format {
         case .csv:
             var response = HTTPResponse(status: 200, contentType: "text/csv; charset=utf-8",
@@ -179,19 +208,5 @@ extension RoomHub {
                                          nextBefore: page.nextBefore)
             return HTTPResponse(status: 200, contentType: "application/json", body: WireCodec.encodeHistory(history))
         }
-    }
-
-    /// Takes one of `address`'s `/api` tokens if it has one. Buckets unused for a minute are full again and
-    /// are forgotten once many addresses are held.
-    private func apiRequestAllowed(from address: String, at now: ClockReading) -> Bool {
-        let limits = configuration.limits
-        guard limits.apiRequestsPerSecond > 0 else { return true }
-        var held = apiBuckets[address]
-            ?? (TokenBucket(ratePerSecond: limits.apiRequestsPerSecond, burst: limits.apiBurst), now.monotonic)
-        let allowed = held.bucket.take(at: now.monotonic)
-        held.used = now.monotonic
-        apiBuckets[address] = held
-        if apiBuckets.count > 10_000 { apiBuckets = apiBuckets.filter { now.monotonic - $0.value.used < .seconds(60) } }
-        return allowed
     }
 }

@@ -5,7 +5,7 @@ import PomodoroProtocol
 // `GET /api/rooms/{room}/events`: a room's broadcasts as Server-Sent Events, for dashboards and `curl -N`.
 // Readers are observers over HTTP: nobody in the room hears of them, and one that does not read is dropped.
 
-extension RoomHub {
+extension HTTPAPI {
     /// How often a stream with nothing else to say gets a comment, so proxies and readers see it is alive.
     static let streamHeartbeat: Duration = .seconds(15)
     /// How long a reader waits before reconnecting, as the stream tells `EventSource`.
@@ -16,8 +16,8 @@ extension RoomHub {
     /// stream (`reapplyAccess`).
     func liveEvents(_ id: RoomID, bearer: String?, address: String, responder: any HTTPAnswering) {
         func fail(_ refusal: Refusal) { responder.respond(Self.errorResponse(refusal)) }
-        letSee(id, RoomAccess.Visitor(token: bearer, passcode: bearer), address: address,
-               hint: "send Authorization: Bearer <its passcode or a member's resume token>") { [self] result in
+        hub.letSee(id, RoomAccess.Visitor(token: bearer, passcode: bearer), address: address,
+                   hint: "send Authorization: Bearer <its passcode or a member's resume token>") { [self] result in
             let entry: RoomEntry, grant: RoomAccess.Grant
             switch result {
             case .failure(let refusal): return fail(refusal)
@@ -28,13 +28,13 @@ extension RoomHub {
                                     headers: [(name: "X-Accel-Buffering", value: "no")], body: [])
             guard let opened = responder.stream(head) else { return }
             let stream = WatchingStream(opened, grant: grant)
-            let state = ServerMessage.state(snapshot(of: entry, at: now))
+            let state = ServerMessage.state(hub.snapshot(of: entry, at: now))
             let first = FanOut.serverSentEvent(WireCodec.encode(state), type: state.type, id: entry.nextEventID)
             guard stream.send(Array("retry: \(Self.streamRetryMs)\n\n".utf8)), stream.send(first) else { return }
             entry.nextEventID += 1
             entry.streams.append(stream)
             armHeartbeat()
-            logger.debug("event stream opened", metadata: ["room": "\(id)", "streams": "\(entry.streams.count)"])
+            hub.logger.debug("event stream opened", metadata: ["room": "\(id)", "streams": "\(entry.streams.count)"])
         }
     }
 
@@ -46,14 +46,14 @@ extension RoomHub {
                 for entry in rooms.values where !entry.streams.isEmpty {
                     entry.streams.removeAll { !$0.send(comment) }
                 }
-                if rooms.values.contains(where: { !$0.streams.isEmpty }), !stopped {
+                if rooms.values.contains(where: { !$0.streams.isEmpty }), !hub.stopped {
                     heartbeat?.schedule(afterNanoseconds: Self.streamHeartbeat.nanoseconds)
                 } else {
                     heartbeatArmed = false
                 }
             }
         }
-        guard !heartbeatArmed, !stopped else { return }
+        guard !heartbeatArmed, !hub.stopped else { return }
         heartbeatArmed = true
         heartbeat?.schedule(afterNanoseconds: Self.streamHeartbeat.nanoseconds)
     }

@@ -6,14 +6,14 @@ import PomodoroNet
 // down. Proxies and Kubernetes take a node out of rotation while it answers 503, and put it back without
 // restarting it once it answers 200 again.
 
-extension RoomHub {
+extension HTTPAPI {
     static let readinessPath = "/readyz"
 
     /// Answers `/readyz`: `200 ready`, or 503 with the first reason it is not. The database is asked as by
     /// `/healthz` (a read that finds nothing); then the router (`RoomRouter.readinessCheck`).
     func readiness(responder: any HTTPAnswering) {
         @Sendable func answer(_ status: Int, _ text: String) { responder.respond(HTTPResponse(status: status, text: text)) }
-        if draining { return answer(503, "not ready: shutting down\n") }
+        if hub.draining { return answer(503, "not ready: shutting down\n") }
         let check = router.readinessCheck
         let routerCheck: @Sendable () -> Void = {
             check { reason in
@@ -27,11 +27,5 @@ extension RoomHub {
             let seconds = Int(Date().timeIntervalSince(outage.since).rounded())
             answer(503, "not ready: database unavailable for \(seconds) s: \(outage.reason)\n")
         }
-    }
-
-    /// From now on `/readyz` answers 503: called at the start of a shutdown, so that a proxy or Kubernetes
-    /// that still asks stops sending new clients here.
-    package func beginDraining() {
-        draining = true
     }
 }
