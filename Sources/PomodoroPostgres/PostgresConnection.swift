@@ -31,6 +31,11 @@ public struct PostgresError: Error, Equatable, Sendable, CustomStringConvertible
     public static let connectionLostBeforeCommit = "08006"
 
     static let connectFailure = "could not connect to PostgreSQL"
+
+    /// SQLSTATE's `invalid_sql_statement_name`: a prepared statement this connection does not have.
+    public static let preparedStatementMissing = "26000"
+    /// SQLSTATE's `duplicate_prepared_statement`.
+    public static let preparedStatementExists = "42P05"
 }
 
 /// The rows of a result, as PostgreSQL's text format: nil is SQL NULL.
@@ -46,6 +51,18 @@ public struct PostgresRows: Sendable {
     public subscript(row: Int, column: String) -> String? {
         guard let index = columns.firstIndex(of: column) else { return nil }
         return values[row][index]
+    }
+}
+
+/// One statement of a pipeline (`PostgresConnection.pipeline`): its text, with parameters `$1`, `$2`, … given
+/// in text form (nil is NULL).
+public struct PostgresStatement: Sendable, Equatable {
+    public var sql: String
+    public var parameters: [String?]
+
+    public init(_ sql: String, _ parameters: [String?] = []) {
+        self.sql = sql
+        self.parameters = parameters
     }
 }
 
@@ -107,15 +124,9 @@ public final class PostgresConnection {
     /// that the statement is abandoned and the connection is no good any more (throws; make a new one): a
     /// server that stopped answering must not hold up a caller bound by a deadline.
     public func query(_ sql: String, _ parameters: [String?], within seconds: Double) throws(PostgresError) -> PostgresRows {
-        if let index = parameters.firstIndex(where: { $0?.utf8.contains(0) ?? false }) {
-            throw PostgresError(code: PostgresError.nulInParameter,
-                                message: "parameter $\(index + 1) holds a NUL character, which a text value cannot")
-        }
-        let copies = parameters.map { $0.flatMap { strdup($0) } }
-        defer { copies.forEach { free($0) } }
-        let values = copies.map { UnsafePointer<CChar>($0) }
-        let sent = values.withUnsafeBufferPointer { buffer in
-            PQsendQueryParams(connection, sql, Int32(parameters.count), nil, buffer.baseAddress, nil, nil, 0)
+        try Self.refuseNUL(in: parameters)
+        let sent = Self.withParameters(parameters) { values in
+            PQsendQueryParams(connection, sql, Int32(parameters.count), nil, values, nil, nil, 0)
         }
         guard sent == 1 else { throw PostgresError(code: nil, message: Self.trimmed(PQerrorMessage(connection))) }
         let deadline = Self.monotonicSeconds() + seconds
@@ -192,18 +203,180 @@ public final class PostgresConnection {
     ///   C strings and would store them cut short at the NUL (PostgreSQL's text cannot hold one either), so it
     ///   is refused here rather than written as something else.
     public func query(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> PostgresRows {
+        try Self.refuseNUL(in: parameters)
+        let result = Self.withParameters(parameters) { values in
+            PQexecParams(connection, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+        }
+        defer { PQclear(result) }
+        return try check(result)
+    }
+
+    // MARK: Pipelines
+
+    /// Runs `statements` in order in libpq's pipeline mode: all of them sent at once, then their answers read,
+    /// so that the whole list costs one round trip to the server instead of one each.
+    ///
+    /// With `prepared`, each statement is prepared on this connection the first time its text is seen here
+    /// (`PQsendPrepare`, in the same pipeline) and run by name after that, so the server parses and plans it
+    /// once per connection. The name is made from the text alone, so a name means the same statement on any
+    /// connection: behind a pooler that hands transactions to other server connections, a statement missing
+    /// there fails with `PostgresError.preparedStatementMissing` (or `.preparedStatementExists`), never runs as
+    /// another one; the caller then runs without `prepared`.
+    ///
+    /// Returns each statement's rows, in order. A statement that fails throws its error, and those after it
+    /// are not run (the server skips them up to the pipeline's end); a transaction the statements opened
+    /// with `BEGIN` is then left open and aborted, for the caller to roll back.
+    public func pipeline(_ statements: [PostgresStatement], prepared: Bool = true) throws(PostgresError) -> [PostgresRows] {
+        guard !statements.isEmpty else { return [] }
+        for statement in statements { try Self.refuseNUL(in: statement.parameters) }
+        guard PQenterPipelineMode(connection) == 1 else { throw lastError() }
+        // Non-blocking while the pipeline is in flight: the answers are read as they come, while the rest is
+        // still being sent, so that neither side waits for the other with full buffers.
+        guard PQsetnonblocking(connection, 1) == 0 else {
+            PQexitPipelineMode(connection)
+            throw lastError()
+        }
+        let outcome: Result<[PostgresRows], PostgresError>
+        do throws(PostgresError) {
+            outcome = try runPipeline(statements, preparing: prepared)
+        } catch {
+            // The connection failed half-way, and answers may still be on their way: it is not reused.
+            abandonedAnswer = true
+            PQsetnonblocking(connection, 0)
+            throw error
+        }
+        PQsetnonblocking(connection, 0)
+        guard PQexitPipelineMode(connection) == 1 else {
+            abandonedAnswer = true
+            throw lastError()
+        }
+        if case .failure(let error) = outcome,
+           error.code == PostgresError.preparedStatementMissing || error.code == PostgresError.preparedStatementExists {
+            self.prepared.removeAll()
+        }
+        return try outcome.get()
+    }
+
+    /// What one answer in a pipeline belongs to.
+    private enum Expected {
+        case prepare(sql: String, name: String)
+        case statement(Int)
+    }
+
+    /// Statement texts prepared on this connection, and the names they were prepared under.
+    private var prepared: [String: String] = [:]
+
+    /// Sends the pipeline and reads every answer up to its end: the statements' rows or the first statement's
+    /// error. Throws only when the connection itself fails.
+    private func runPipeline(_ statements: [PostgresStatement], preparing: Bool) throws(PostgresError)
+        -> Result<[PostgresRows], PostgresError> {
+        var expected: [Expected] = []
+        var naming: [String: String] = [:]   // prepared in this pipeline, not yet confirmed
+        for (index, statement) in statements.enumerated() {
+            let count = Int32(statement.parameters.count)
+            let sent: Int32
+            if preparing {
+                let name: String
+                if let known = prepared[statement.sql] ?? naming[statement.sql] {
+                    name = known
+                } else {
+                    name = Self.preparedName(of: statement.sql)
+                    guard PQsendPrepare(connection, name, statement.sql, count, nil) == 1 else { throw lastError() }
+                    naming[statement.sql] = name
+                    expected.append(.prepare(sql: statement.sql, name: name))
+                }
+                sent = Self.withParameters(statement.parameters) { values in
+                    PQsendQueryPrepared(connection, name, count, values, nil, nil, 0)
+                }
+            } else {
+                sent = Self.withParameters(statement.parameters) { values in
+                    PQsendQueryParams(connection, statement.sql, count, nil, values, nil, nil, 0)
+                }
+            }
+            guard sent == 1 else { throw lastError() }
+            expected.append(.statement(index))
+        }
+        guard PQpipelineSync(connection) == 1 else { throw lastError() }
+
+        var rows = [PostgresRows?](repeating: nil, count: statements.count)
+        var failure: PostgresError?
+        var answered = 0   // answers complete (each ends with a NULL from PQgetResult)
+        var synced = false
+        while !synced {
+            let unsent = PQflush(connection)
+            guard unsent >= 0 else { throw lastError() }
+            if PQisBusy(connection) == 1 || unsent == 1 {
+                try waitForever(for: Int16(POLLIN) | (unsent == 1 ? Int16(POLLOUT) : 0))
+                guard PQconsumeInput(connection) == 1 else { throw lastError() }
+            }
+            while !synced && PQisBusy(connection) == 0 {
+                guard let result = PQgetResult(connection) else {
+                    answered += 1
+                    continue
+                }
+                defer { PQclear(result) }
+                let status = PQresultStatus(result)
+                if status == PGRES_PIPELINE_SYNC {
+                    synced = true
+                } else if status != PGRES_PIPELINE_ABORTED, answered < expected.count {
+                    do throws(PostgresError) {
+                        let read = try check(result)
+                        switch expected[answered] {
+                        case .prepare(let sql, let name): prepared[sql] = name
+                        case .statement(let index): rows[index] = read
+                        }
+                    } catch {
+                        if failure == nil { failure = error }
+                    }
+                }
+            }
+        }
+        if let failure { return .failure(failure) }
+        let all = rows.compactMap { $0 }
+        guard all.count == rows.count else {
+            return .failure(PostgresError(code: nil, message: "PostgreSQL sent no answer to a statement"))
+        }
+        return .success(all)
+    }
+
+    /// The name a statement is prepared under: its text's 64-bit FNV-1a hash, the same on every connection.
+    static func preparedName(of sql: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in sql.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return "pomodoro_" + String(hash, radix: 16)
+    }
+
+    /// Waits without a deadline for the socket to be ready for `events`.
+    private func waitForever(for events: Int16) throws(PostgresError) {
+        let socket = PQsocket(connection)
+        guard socket >= 0 else { throw PostgresError(code: nil, message: "PostgreSQL connection lost") }
+        while true {
+            var ready = pollfd(fd: socket, events: events, revents: 0)
+            if poll(&ready, 1, -1) > 0 { return }
+            if errno != EINTR { throw PostgresError(code: nil, message: "PostgreSQL connection: poll failed (errno \(errno))") }
+        }
+    }
+
+    private func lastError() -> PostgresError {
+        PostgresError(code: nil, message: Self.trimmed(PQerrorMessage(connection)))
+    }
+
+    /// Refuses a parameter holding a NUL character: libpq takes text parameters as C strings and would
+    /// store them cut short at the NUL (PostgreSQL's text cannot hold one either).
+    private static func refuseNUL(in parameters: [String?]) throws(PostgresError) {
         if let index = parameters.firstIndex(where: { $0?.utf8.contains(0) ?? false }) {
             throw PostgresError(code: PostgresError.nulInParameter,
                                 message: "parameter $\(index + 1) holds a NUL character, which a text value cannot")
         }
+    }
+
+    /// Calls `body` with the parameters as libpq's array of NUL-terminated copies (nil for NULL), freed after.
+    private static func withParameters<T>(_ parameters: [String?],
+                                          _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> T) -> T {
         let copies = parameters.map { $0.flatMap { strdup($0) } }
         defer { copies.forEach { free($0) } }
         let values = copies.map { UnsafePointer<CChar>($0) }
-        let result = values.withUnsafeBufferPointer { buffer in
-            PQexecParams(connection, sql, Int32(parameters.count), nil, buffer.baseAddress, nil, nil, 0)
-        }
-        defer { PQclear(result) }
-        return try check(result)
+        return values.withUnsafeBufferPointer { body($0.baseAddress) }
     }
 
     /// The rows of `result`, or its error as a `PostgresError`.

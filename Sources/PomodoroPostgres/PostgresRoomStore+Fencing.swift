@@ -106,11 +106,21 @@ extension PostgresRoomStore {
     /// give a second node the first one's epoch.
     static func raiseFence(room: RoomID, to epoch: Int64, strictly: Bool = false,
                            on connection: PostgresConnection) throws(PostgresError) {
-        let rows = try connection.query("""
+        let statement = fenceStatement(room: room, epoch: epoch, strictly: strictly)
+        try checkFence(try connection.query(statement.sql, statement.parameters), room: room, epoch: epoch, strictly: strictly)
+    }
+
+    /// The statement that raises the fence of `room` to `epoch` (see `raiseFence`); `checkFence` reads its answer.
+    static func fenceStatement(room: RoomID, epoch: Int64, strictly: Bool = false) -> PostgresStatement {
+        PostgresStatement("""
             INSERT INTO room_fence (room_id, epoch) VALUES ($1, $2::bigint)
             ON CONFLICT (room_id) DO UPDATE SET epoch = excluded.epoch
             WHERE room_fence.epoch \(strictly ? "<" : "<=") excluded.epoch
             """, [room.rawValue, String(epoch)])
+    }
+
+    /// Throws `PostgresError.fenced` unless `fenceStatement`'s answer `rows` says the fence was raised.
+    static func checkFence(_ rows: PostgresRows, room: RoomID, epoch: Int64, strictly: Bool = false) throws(PostgresError) {
         guard rows.affected == 1 else {
             throw PostgresError(code: PostgresError.fenced,
                                 message: "room \(room) belongs to \(strictly ? "an owner as new as" : "a newer owner than") epoch \(epoch)")

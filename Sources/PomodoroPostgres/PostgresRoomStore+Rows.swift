@@ -77,19 +77,42 @@ extension PostgresConnection {
     }
 }
 
-/// The writer connection in its transaction, for the shared writing steps.
-struct PostgresWriting: SQLWriting {
+/// The writer connection in its transaction, for the shared writing steps. Statements whose answer is not
+/// needed (`send`) are held and go to the server together, in one pipeline (`PostgresConnection.pipeline`),
+/// with the next statement whose answer is needed or at `flush`: a batch of changes costs a round trip or
+/// two, not one per row. A statement that fails fails the pipeline it went in, and so the transaction.
+final class PostgresWriting: SQLWriting {
     typealias Failure = PostgresError
     let connection: PostgresConnection
+    /// Whether statements are prepared on the connection (see `PostgresConnection.pipeline`).
+    let prepared: Bool
+    private var held: [PostgresStatement] = []
+    /// Ids taken from `focus_session`'s sequence for the sessions of the batch (`reserveSessionIDs`), so that a
+    /// session's participants can name it without waiting for its INSERT's answer.
+    private var sessionIDs: ArraySlice<Int64> = []
+
+    init(connection: PostgresConnection, prepared: Bool = false) {
+        self.connection = connection
+        self.prepared = prepared
+    }
+
     var statements: SQLStatements { PostgresRoomStore.statements }
+
+    func send(_ sql: String, _ values: [ColumnValue]) {
+        held.append(PostgresStatement(sql, values.map(\.parameter)))
+    }
 
     @discardableResult
     func run(_ sql: String, _ values: [ColumnValue]) throws(PostgresError) -> Int {
-        try connection.query(sql, values.map(\.parameter)).affected
+        try flush(then: [PostgresStatement(sql, values.map(\.parameter))])[0].affected
     }
 
     func insertReturningID(_ sql: String, _ values: [ColumnValue]) throws(PostgresError) -> Int64 {
-        let rows = try connection.query(sql + " RETURNING id", values.map(\.parameter))
+        if sql == statements.insertSession, let id = sessionIDs.popFirst() {
+            send(PostgresRoomStore.insertSessionWithID, [.integer(id)] + values)
+            return id
+        }
+        let rows = try flush(then: [PostgresStatement(sql + " RETURNING id", values.map(\.parameter))])[0]
         guard let id = rows.values.first?.first.flatMap({ $0 }).flatMap({ Int64($0) }) else {
             throw PostgresError(code: nil, message: "an INSERT returned no id")
         }
@@ -97,6 +120,40 @@ struct PostgresWriting: SQLWriting {
     }
 
     func integer(_ sql: String, _ values: [ColumnValue]) throws(PostgresError) -> Int64? {
-        try connection.query(sql, values.map(\.parameter)).values.first?.first.flatMap { $0 }.flatMap { Int64($0) }
+        try flush(then: [PostgresStatement(sql, values.map(\.parameter))])[0]
+            .values.first?.first.flatMap { $0 }.flatMap { Int64($0) }
     }
+
+    /// Sends what is held, then `last`, in one pipeline; returns the rows of each of `last`.
+    @discardableResult
+    func flush(then last: [PostgresStatement] = []) throws(PostgresError) -> [PostgresRows] {
+        let statements = held + last
+        held.removeAll()
+        return Array(try connection.pipeline(statements, prepared: prepared).suffix(last.count))
+    }
+
+    /// Raises the fence of each room to its epoch, as `raiseFence` does, and takes an id for each of the
+    /// `sessions` the batch inserts, in one round trip with what is held.
+    func start(fences: [RoomID: Int64], sessions: Int) throws(PostgresError) {
+        let order = fences.sorted { $0.key.rawValue < $1.key.rawValue }
+        var reads = order.map { PostgresRoomStore.fenceStatement(room: $0.key, epoch: $0.value) }
+        if sessions > 0 { reads.append(PostgresStatement(PostgresRoomStore.reserveSessionIDs, [String(sessions)])) }
+        guard !reads.isEmpty else { return }
+        let rows = try flush(then: reads)
+        for ((room, epoch), answer) in zip(order, rows) {
+            try PostgresRoomStore.checkFence(answer, room: room, epoch: epoch)
+        }
+        if sessions > 0, let ids = rows.last {
+            sessionIDs = ArraySlice(ids.values.compactMap { $0.first.flatMap { $0 }.flatMap { Int64($0) } })
+        }
+    }
+}
+
+extension PostgresRoomStore {
+    /// `n` new ids from `focus_session`'s identity sequence, for `insertSessionWithID`.
+    static let reserveSessionIDs =
+        "SELECT nextval(pg_get_serial_sequence('focus_session', 'id')) FROM generate_series(1, $1::integer)"
+    /// `SQLStatements.insertSession` with the id given first (one `reserveSessionIDs` handed out).
+    static let insertSessionWithID = "INSERT INTO focus_session (id, \(StoreSchema.sessionColumns.joined(separator: ", "))) "
+        + "OVERRIDING SYSTEM VALUE VALUES (\((1...StoreSchema.sessionColumns.count + 1).map { "$\($0)" }.joined(separator: ", ")))"
 }

@@ -35,6 +35,9 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {  // safe:
     /// Guards `writer`; held for a whole batch, so batches never interleave.
     private let writeLock = NSLock()
     private var writer: PostgresConnection?
+    /// Whether the writer prepares its statements (see `PostgresConnection.pipeline`); touched under
+    /// `writeLock`.
+    private var preparesStatements = true
     /// Guards `idleReaders` and `readers`.
     private let readerCondition = NSCondition()
     private var idleReaders: [PostgresConnection] = []
@@ -292,14 +295,36 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {  // safe:
     /// `apply`, as the owner of each room in `fences` under that epoch: the batch is refused whole
     /// (`StoreError.isFenced`) when any of those rooms has since been claimed under a higher epoch; see
     /// `claim(room:epoch:)`.
+    ///
+    /// The batch's statements go to the server in a pipeline (`PostgresWriting`): after `BEGIN`, one round
+    /// trip raises the fences and takes the new sessions' ids (when there are any), one sends every change
+    /// (and reads whether a room is over the journal's cap), then `COMMIT`.
     public func apply(_ changes: [StoreChange], fences: [RoomID: Int64]) throws(StoreError) {
         guard !changes.isEmpty else { return }
         let retention = retention
-        try inWriteTransaction("applying \(changes.count) changes") { connection throws(PostgresError) in
-            for (room, epoch) in fences.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-                try Self.raiseFence(room: room, to: epoch, on: connection)
+        let sessions = changes.reduce(0) { count, change in
+            if case .focusCompleted = change { count + 1 } else { count }
+        }
+        var unprepared = false
+        let write = { (connection: PostgresConnection) throws(PostgresError) in
+            let writing = PostgresWriting(connection: connection, prepared: self.preparesStatements)
+            do throws(PostgresError) {
+                try writing.start(fences: fences, sessions: sessions)
+                try writing.apply(changes, retention: retention)
+                try writing.flush()
+            } catch where error.code == PostgresError.preparedStatementMissing
+                            || error.code == PostgresError.preparedStatementExists {
+                // A pooler between us and the server runs our transactions on connections that do not have
+                // our prepared statements: from now on the writer sends its statements unprepared.
+                self.preparesStatements = false
+                unprepared = true
+                throw error
             }
-            try PostgresWriting(connection: connection).apply(changes, retention: retention)
+        }
+        do {
+            try inWriteTransaction("applying \(changes.count) changes", write)
+        } catch where unprepared {
+            try inWriteTransaction("applying \(changes.count) changes", write)
         }
     }
 

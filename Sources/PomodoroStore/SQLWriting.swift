@@ -12,6 +12,16 @@ public protocol SQLWriting {
     func insertReturningID(_ sql: String, _ values: [ColumnValue]) throws(Failure) -> Int64
     /// The first column of the first row `sql` returns, as an integer; nil without a row.
     func integer(_ sql: String, _ values: [ColumnValue]) throws(Failure) -> Int64?
+    /// Runs one statement whose answer the caller does not need. A store may hold it and send it later with
+    /// others (one round trip for many), provided the statements run in the order given, before anything
+    /// whose answer is read, and that a failure fails the transaction. By default it is `run` at once.
+    func send(_ sql: String, _ values: [ColumnValue]) throws(Failure)
+}
+
+extension SQLWriting {
+    public func send(_ sql: String, _ values: [ColumnValue]) throws(Failure) {
+        try run(sql, values)
+    }
 }
 
 extension SQLWriting {
@@ -27,40 +37,59 @@ extension SQLWriting {
             default: break
             }
         }
-        if retention != .keepEverything {
-            for (room, nowMs) in written { try prune(room: room, nowMs: nowMs, retention: retention) }
+        guard retention != .keepEverything, !written.isEmpty else { return }
+        // Without an age limit only the cap deletes: one look at the rooms' row counts says whether any of
+        // them is over it (nearly always none), instead of one per room.
+        if retention.maxAgeDays == nil, let cap = retention.maxRowsPerRoom,
+           try !anyOverCap(Array(written.keys), cap: cap) { return }
+        for (room, nowMs) in written { try prune(room: room, nowMs: nowMs, retention: retention) }
+    }
+
+    /// Whether any of `rooms` keeps more than `cap` sessions or interruptions.
+    private func anyOverCap(_ rooms: [RoomID], cap: Int) throws(Failure) -> Bool {
+        let p = statements.dialect.parameter
+        var start = 0
+        while start < rooms.count {
+            let chunk = rooms[start..<min(start + 500, rooms.count)]
+            let over = try integer("""
+                SELECT COUNT(*) FROM journal_size WHERE room_id IN (\((1...chunk.count).map(p).joined(separator: ", ")))
+                AND (sessions > \(p(chunk.count + 1)) OR interruptions > \(p(chunk.count + 2)))
+                """, chunk.map { .text($0.rawValue) } + [.integer(cap), .integer(cap)])
+            if (over ?? 0) > 0 { return true }
+            start += chunk.count
         }
+        return false
     }
 
     func apply(_ change: StoreChange) throws(Failure) {
         let s = statements
         switch change {
         case let .saveRoom(room, passcode):
-            try run(s.saveRoom, RowCodec.values(of: room, passcode: passcode))
+            try send(s.saveRoom, RowCodec.values(of: room, passcode: passcode))
         case let .saveMember(room, member):
-            try run(s.saveMember, RowCodec.values(of: member, in: room))
+            try send(s.saveMember, RowCodec.values(of: member, in: room))
         case let .removeMember(room, member):
-            try run(s.removeMember, [.text(room.rawValue), .text(member.rawValue)])
+            try send(s.removeMember, [.text(room.rawValue), .text(member.rawValue)])
         case let .focusCompleted(session):
             let id = try insertReturningID(s.insertSession, RowCodec.values(of: session))
             for (ord, participant) in session.participants.enumerated() {
-                try run(s.insertParticipant, RowCodec.values(of: participant, at: ord, session: id))
+                try send(s.insertParticipant, RowCodec.values(of: participant, at: ord, session: id))
             }
             for delta in JournalTotals.deltas(of: session) { try addTotals(delta, room: session.room) }
-            try run(s.countJournalRows, [.text(session.room.rawValue), .integer(1), .integer(0)])
+            try send(s.countJournalRows, [.text(session.room.rawValue), .integer(1), .integer(0)])
         case let .interrupted(interruption):
-            try run(s.insertInterruption, RowCodec.values(of: interruption))
+            try send(s.insertInterruption, RowCodec.values(of: interruption))
             if let delta = JournalTotals.delta(of: interruption) { try addTotals(delta, room: interruption.room) }
-            try run(s.countJournalRows, [.text(interruption.room.rawValue), .integer(0), .integer(1)])
+            try send(s.countJournalRows, [.text(interruption.room.rawValue), .integer(0), .integer(1)])
         case let .saveSchedules(room, schedules):
-            try run(s.deleteSchedules, [.text(room.rawValue)])
-            for schedule in schedules { try run(s.insertSchedule, RowCodec.values(of: schedule, in: room)) }
+            try send(s.deleteSchedules, [.text(room.rawValue)])
+            for schedule in schedules { try send(s.insertSchedule, RowCodec.values(of: schedule, in: room)) }
         case let .saveBans(room, bans):
-            try run(s.deleteBans, [.text(room.rawValue)])
-            for (ord, ban) in bans.enumerated() { try run(s.insertBan, RowCodec.values(of: ban, at: ord, in: room)) }
+            try send(s.deleteBans, [.text(room.rawValue)])
+            for (ord, ban) in bans.enumerated() { try send(s.insertBan, RowCodec.values(of: ban, at: ord, in: room)) }
         case let .saveAPITokens(room, tokens):
-            try run(s.deleteAPITokens, [.text(room.rawValue)])
-            for token in tokens { try run(s.insertAPIToken, RowCodec.values(of: token, in: room)) }
+            try send(s.deleteAPITokens, [.text(room.rawValue)])
+            for token in tokens { try send(s.insertAPIToken, RowCodec.values(of: token, in: room)) }
         case let .webhook(change):
             try apply(change)
         }
@@ -69,7 +98,7 @@ extension SQLWriting {
     /// Adds one record's share to the day and quarter it falls in, in the transaction that writes it.
     private func addTotals(_ delta: JournalTotals.Delta, room: RoomID) throws(Failure) {
         for (sql, table) in zip(statements.addTotals, StoreSchema.totalsTables) {
-            try run(sql, RowCodec.values(of: delta, in: room, length: table.length, ends: table.ends))
+            try send(sql, RowCodec.values(of: delta, in: room, length: table.length, ends: table.ends))
         }
     }
 

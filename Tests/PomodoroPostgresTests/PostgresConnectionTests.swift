@@ -70,6 +70,80 @@ struct PostgresConnectionTests {
         }
     }
 
+    /// A pipeline runs its statements in order and answers each, prepared or not; a prepared statement is
+    /// prepared once on the connection and run by name after that.
+    @Test(arguments: [true, false]) func aPipelineRunsInOrderAndAnswersEach(prepared: Bool) throws {
+        try connection.execute("CREATE TABLE p (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, name text)")
+        let insert = "INSERT INTO p (name) VALUES ($1) RETURNING id"
+        for round in 0..<2 {
+            let rows = try connection.pipeline([
+                PostgresStatement("BEGIN"),
+                PostgresStatement(insert, ["Ada \(round)"]),
+                PostgresStatement(insert, [nil]),
+                PostgresStatement("UPDATE p SET name = $1 WHERE name IS NULL", ["Lin ✓"]),
+                PostgresStatement("SELECT name FROM p ORDER BY id"),
+                PostgresStatement("COMMIT"),
+            ], prepared: prepared)
+            #expect(rows.count == 6)
+            #expect(rows[1].values == [[String(2 * round + 1)]] && rows[2].values == [[String(2 * round + 2)]])
+            #expect(rows[3].affected == 1)
+            #expect(rows[4].values.suffix(2) == [["Ada \(round)"], ["Lin ✓"]])
+        }
+        let named = try connection.query("SELECT count(*) FROM pg_prepared_statements").values[0][0]
+        #expect(named == (prepared ? "5" : "0"), "each text prepared once, on the first round")
+    }
+
+    /// A statement that fails stops the pipeline: the ones after it do not run, its error comes back with its
+    /// SQLSTATE, and the connection goes on (the transaction it was in is rolled back by the caller).
+    @Test func aFailureInAPipelineStopsTheRestAndTheConnectionGoesOn() throws {
+        try connection.execute("CREATE TABLE f (id bigint PRIMARY KEY)")
+        do {
+            _ = try connection.pipeline([PostgresStatement("BEGIN"), PostgresStatement("INSERT INTO f VALUES ($1)", ["1"]),
+                                         PostgresStatement("INSERT INTO f VALUES ($1)", ["1"]),
+                                         PostgresStatement("INSERT INTO f VALUES ($1)", ["3"]), PostgresStatement("COMMIT")])
+            Issue.record("a duplicate key went in")
+        } catch {
+            #expect(error.code == "23505")
+        }
+        #expect(connection.isConnected)
+        try connection.execute("ROLLBACK")
+        #expect(try connection.query("SELECT count(*) FROM f").values == [["0"]])
+        #expect(try connection.pipeline([PostgresStatement("INSERT INTO f VALUES ($1)", ["3"]),
+                                         PostgresStatement("SELECT id FROM f")])[1].values == [["3"]])
+        // A NUL is refused before anything is sent.
+        #expect(throws: PostgresError.self) {
+            try connection.pipeline([PostgresStatement("INSERT INTO f VALUES ($1)", ["4"]),
+                                     PostgresStatement("SELECT $1::text", ["a\u{0}b"])])
+        }
+        #expect(try connection.query("SELECT count(*) FROM f").values == [["1"]])
+    }
+
+    /// A pipeline far larger than the sockets' buffers goes through: its answers are read while the rest is
+    /// still being sent.
+    @Test func aLongPipelineDoesNotStall() throws {
+        try connection.execute("CREATE TABLE l (id bigint PRIMARY KEY, note text)")
+        let note = String(repeating: "x", count: 200)
+        let statements = (0..<20_000).map { PostgresStatement("INSERT INTO l VALUES ($1, $2)", [String($0), note]) }
+        let rows = try connection.pipeline(statements)
+        #expect(rows.count == 20_000 && rows.allSatisfy { $0.affected == 1 })
+        #expect(try connection.query("SELECT count(*) FROM l").values == [["20000"]])
+    }
+
+    /// Prepared statements the server no longer has (a pooler handed the work to another server connection,
+    /// or they were deallocated) fail with a code of their own, and the connection prepares them again next.
+    @Test func preparedStatementsTheServerLostAreMadeAgain() throws {
+        let select = PostgresStatement("SELECT $1::bigint + 1", ["41"])
+        #expect(try connection.pipeline([select])[0].values == [["42"]])
+        try connection.execute("DEALLOCATE ALL")
+        do {
+            _ = try connection.pipeline([select])
+            Issue.record("a deallocated statement ran")
+        } catch {
+            #expect(error.code == PostgresError.preparedStatementMissing)
+        }
+        #expect(try connection.pipeline([select])[0].values == [["42"]])
+    }
+
     @Test func aServerThatIsNotThereIsAClearError() throws {
         do {
             _ = try PostgresConnection("postgres://nobody@127.0.0.1:1/none?connect_timeout=2")

@@ -256,6 +256,24 @@ struct PostgresRoomStoreTests {
         #expect(try store.store.loadRoom(Sample.room)?.record.seq == 20, "the last save wins")
     }
 
+    /// The writer's statements go prepared; when the server turns out not to have them (a pooler ran the
+    /// transaction on another server connection), the batch is written again unprepared, and so are the
+    /// next ones: nothing is lost or refused.
+    @Test func aWriterWhosePreparedStatementsAreGoneStillWrites() throws {
+        let store = try PostgresRoomStore.open(url: try server.makeDatabase())
+        let session = Sample.session(endedAtMs: 1_795_000_000_000, participants: [Sample.participant("m1", "Ada")])
+        try store.apply([.saveRoom(Sample.roomRecord(seq: 1), passcode: nil), .focusCompleted(session)])
+        #expect(try store.column(sql: "SELECT count(*) FROM pg_prepared_statements") != ["0"])
+        try store.execute(sql: "DEALLOCATE ALL")
+        var later = session
+        later.endedAtMs += 60_000
+        try store.apply([.saveRoom(Sample.roomRecord(seq: 2), passcode: nil), .focusCompleted(later)])
+        #expect(try store.loadRoom(Sample.room)?.record.seq == 2)
+        #expect(try store.sessions(room: Sample.room, endedFrom: nil, before: nil, limit: nil) == [session, later])
+        try store.apply([.saveRoom(Sample.roomRecord(seq: 3), passcode: nil)])
+        #expect(try store.column(sql: "SELECT count(*) FROM pg_prepared_statements") == ["0"], "no longer prepared")
+    }
+
     @Test func aRowThatDoesNotDecodeIsAStoreErrorNotACrash() throws {
         let store = try PostgresRoomStore.open(url: try server.makeDatabase())
         try store.apply([.saveRoom(Sample.roomRecord(), passcode: nil)])

@@ -237,6 +237,29 @@ struct StoreConformanceTests {
         }
     }
 
+    /// Retention by count alone, as the writer applies it in batches of several rooms (whether any room is
+    /// over the cap is asked once per batch): the same rows are kept in both stores, in each room.
+    @Test func retentionByCountAloneKeepsTheSameRowsInEveryRoom() throws {
+        let rooms = [Sample.room, roomID("team-b")]
+        let journals = rooms.enumerated().map { JournalFixtures.journal(seed: 8 + UInt64($0.offset), room: $0.element) }
+        let each = journals.map { $0.0.map(StoreChange.focusCompleted) + $0.1.map(StoreChange.interrupted) }
+        // The rooms' changes taken in turn, so that most batches write to both.
+        var changes: [StoreChange] = []
+        for index in 0..<each.map(\.count).max()! { for list in each where index < list.count { changes.append(list[index]) } }
+        try withBothStores(retention: JournalRetention(maxAgeDays: nil, maxRowsPerRoom: 25)) { sqlite, postgres in
+            try applyToBoth((sqlite, postgres), changes, batch: 7)
+            for (room, (sessions, _)) in zip(rooms, journals) {
+                let kept = try postgres.sessions(room: room, endedFrom: nil, before: nil, limit: nil)
+                #expect(sessions.count > 25)
+                #expect(kept == Array(sessions.suffix(25)), "the newest 25 are kept")
+                #expect(kept == (try sqlite.sessions(room: room, endedFrom: nil, before: nil, limit: nil)))
+                #expect(try postgres.interruptions(room: room, from: nil, before: nil)
+                        == (try sqlite.interruptions(room: room, from: nil, before: nil)))
+            }
+            #expect(try postgres.column(sql: "SELECT sessions FROM journal_size ORDER BY room_id") == ["25", "25"])
+        }
+    }
+
     @Test func theSweepPrunesAlike() throws {
         let (sessions, interruptions) = JournalFixtures.journal(seed: 7)
         let changes = sessions.map(StoreChange.focusCompleted) + interruptions.map(StoreChange.interrupted)
