@@ -20,7 +20,7 @@ public final class PomodoroServer: Sendable {
     private let routerStart: @Sendable () -> Void
     private let routerHandOff: @Sendable (Duration, @escaping @Sendable () -> Void) -> Void
     private let routerStop: @Sendable () -> Void
-    /// Whether this server is a node of a cluster (its rooms handed off at shutdown), not a single server.
+    /// Whether its router hands its rooms to other servers at shutdown (`RouterParts.handOff`).
     private let clustered: Bool
     private let logger: Logger
 
@@ -157,16 +157,16 @@ public final class PomodoroServer: Sendable {
     /// It writes what it had to its store, takes no room from now on, and lets its router hand its rooms to
     /// other servers (`RouterParts.handOff`; nothing to hand on a single server); it closes its connections
     /// once they hold every room, or after `handOffBound` (a node draining: `RouterParts.handOff`). The flush
-    /// waits `flushBound` at most. A single server arms no room timer from the start; a cluster node's rooms
-    /// go on ticking until the flush is done, just before their leases are given back
+    /// waits `flushBound` at most. A single server arms no room timer from the start; the rooms of a server
+    /// handing them off go on ticking until the flush is done, just before the router gives them up
     /// (`RoomHub.drainForHandOff`).
     public func shutdown() {
         transport.post { [self] in
             let hub = self.hub.value
             guard !hub.isHandingOff else { return }
             let close: @Sendable () -> Void = { [transport, hub = self.hub] in
-                // No timer may outlive the library's context (`RoomHub.stopTracking`): the relayed members'
-                // ticks, which went on through a cluster node's drain, stop here.
+                // No timer may outlive the library's context (`RoomHub.stopTracking`): the ticks of members
+                // of rooms other servers run, which went on through the hand-off, stop here.
                 transport.post {
                     hub.value.stopTracking()
                     transport.shutdown(code: RoomHub.restartCloseCode, reason: RoomHub.restartCloseReason)

@@ -39,7 +39,7 @@ extension RoomHub {
     /// else: no phase ends, nothing written) until each is taken by another node (`lostRoom`, then
     /// `sendBackAfterNextSecond`) or the node closes: their members hear no gap for that flush, which can
     /// take seconds on a node whose store has a backlog (the members of the node drained before it,
-    /// rejoining). Each tick is worked out from the room's phase, as a relaying node works out its members'.
+    /// rejoining). Each tick is worked out from the room's phase, as the router works out those of rooms other servers run.
     func keepTickingUntilReleased() {
         let now = clock.now()
         for entry in rooms.values {
@@ -64,13 +64,13 @@ extension RoomHub {
         ticker.schedule(afterNanoseconds: next.in.nanoseconds)
     }
 
-    /// A cluster node's drain (docs/CLUSTER.md, "Draining a node"): from now on `/readyz` answers 503, the
-    /// node takes no room and closing connections change none, but its own rooms go on ticking (a tick writes
-    /// nothing) while `flush` writes what was queued, so that their members hear no gap for it. Once that is
-    /// durable their timers stop, here on the service thread; what they wrote meanwhile (a phase's end) is
-    /// flushed in turn, their members still hearing their ticks (`keepTickingUntilReleased`: nothing
-    /// written, no phase ended); only then does `handOff` give their leases back. `flush` writes off this
-    /// thread and calls its argument when done (or given up).
+    /// A hand-off at shutdown ("Draining a node" in the operators' documents): from now on `/readyz`
+    /// answers 503, the node takes no room and closing connections change none, but its own rooms go on
+    /// ticking (a tick writes nothing) while `flush` writes what was queued, so that their members hear no
+    /// gap for it. Once that is durable their timers stop, here on the service thread; what they wrote
+    /// meanwhile (a phase's end) is flushed in turn, their members still hearing their ticks
+    /// (`keepTickingUntilReleased`: nothing written, no phase ended); only then does `handOff` give them up.
+    /// `flush` writes off this thread and calls its argument when done (or given up).
     package func drainForHandOff(flush: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void,
                                  handOff: @escaping @Sendable () -> Void) {
         beginDraining()
@@ -90,8 +90,8 @@ extension RoomHub {
 
     /// A draining node's room now runs on another node (`lostRoom`): its members and observers here are sent
     /// back through the proxy (1012) right after the room's next second, which they hear first: a tick
-    /// worked out from the phase the room had at its release (its timer stopped then), as a node relaying
-    /// members works out theirs, nothing written. Their way back so starts from a second they heard, not
+    /// worked out from the phase the room had at its release (its timer stopped then), as the router works
+    /// out those of rooms other servers run, nothing written. Their way back so starts from a second they heard, not
     /// from up to a second after it: the run of seconds a member misses is its way back, and no more.
     /// When that second is the phase's end (the new owner's to announce), or the room does not run, they
     /// are closed at once. Each room's members go at their room's second, so a node's closes spread over
@@ -142,7 +142,7 @@ extension RoomHub {
     }
 
     /// Once a stopping server's rooms are frozen (their timers stopped after the store wrote what it had:
-    /// what is written from then on may not reach the store before the leases are given back), nothing that
+    /// what is written from then on may not reach the store before the rooms are given up), nothing that
     /// must be saved is taken on, so nobody is told `ok` of a change that would be lost: a change is refused
     /// with `shutting_down` (send it again once back: the connection is closed with 1012 soon), a join or
     /// an observer's join is closed with 1012 at once (its client comes back where the room runs now).

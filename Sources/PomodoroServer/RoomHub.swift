@@ -95,7 +95,7 @@ package final class RoomHub {
 
     /// Set at shutdown: closing connections then changes no room.
     package internal(set) var stopped = false
-    /// Set at shutdown (on a draining cluster node, once its store has written what was queued): no room
+    /// Set at shutdown (on a server handing its rooms off, once its store has written what was queued): no room
     /// timer is armed any more (`stopRoomTimers`).
     package internal(set) var roomTimersStopped = false
     /// Set at the start of a shutdown: `/readyz` answers 503 (`HTTPAPI+Readiness.swift`).
@@ -181,8 +181,8 @@ package final class RoomHub {
         stopTracking(keepingRoomsTicking: false)
     }
 
-    /// As `stopTracking()`; with `keepingRoomsTicking`, a draining cluster node's rooms go on ticking (a
-    /// tick writes nothing) until `stopRoomTimers`, called before their leases are given back
+    /// As `stopTracking()`; with `keepingRoomsTicking`, the rooms of a server handing them off go on ticking
+    /// (a tick writes nothing) until `stopRoomTimers`, called before the router gives them up
     /// (`drainForHandOff`). Their scheduled starts stop now all the same.
     package func stopTracking(keepingRoomsTicking: Bool) {
         stopped = true
