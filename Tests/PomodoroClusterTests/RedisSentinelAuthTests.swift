@@ -17,16 +17,6 @@ struct RedisSentinelAuthTests {
     static var escaped: String { password.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: ":", with: "%3A")
         .replacingOccurrences(of: "@", with: "%40") }
 
-    /// Waits until `condition` holds, every 50 ms, `seconds` (stretched) at most; false if it never did.
-    static func waitUntil(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = TestTime.deadline(seconds)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(50_000)
-        }
-        return false
-    }
-
     @Test func sentinelsAndMasterWithPasswordsAreFollowedThroughAFailover() throws {
         let master = try RedisTestServer(password: Self.password)
         defer { master.stop() }
@@ -36,7 +26,7 @@ struct RedisSentinelAuthTests {
         defer { for sentinel in sentinels { sentinel.stop() } }
         for _ in 0..<3 { sentinels.append(try RedisSentinelTestServer(watching: master.port, password: Self.password)) }
         // The sentinels reach the master (auth-pass), its replica, and each other (their own requirepass).
-        let ready = Self.waitUntil(20) {
+        let ready = TestTime.waitUntil(20) {
             sentinels.allSatisfy { sentinel in
                 (try? sentinel.masterField("num-slaves")).flatMap { $0.flatMap { Int($0) } } ?? 0 >= 1
                     && (try? sentinel.masterField("num-other-sentinels")).flatMap { $0.flatMap { Int($0) } } ?? 0 == 2
@@ -72,9 +62,9 @@ struct RedisSentinelAuthTests {
 
         // The master dies: the sentinels, with its password, promote the replica; the address follows.
         try master.crash()
-        let promoted = Self.waitUntil(30) { sentinels.allSatisfy { (try? $0.masterPort()) == replica.port } }
+        let promoted = TestTime.waitUntil(30) { sentinels.allSatisfy { (try? $0.masterPort()) == replica.port } }
         try #require(promoted, "the sentinels promoted the replica")
-        let followed = Self.waitUntil(10) {
+        let followed = TestTime.waitUntil(10) {
             guard let connection = try? RedisConnection(address, timeout: 1),
                   case .array(let info)? = try? connection.command(["ROLE"]) else { return false }
             return info.first?.text == "master"

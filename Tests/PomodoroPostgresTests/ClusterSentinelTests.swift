@@ -28,16 +28,6 @@ struct ClusterSentinelTests {
         client.waitUntilFinished()
     }
 
-    /// Waits until `condition` holds, every 50 ms, `seconds` (stretched) at most; false if it never did.
-    static func waitUntil(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = TestTime.deadline(seconds)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(50_000)
-        }
-        return false
-    }
-
     @Test func theNodesFollowASentinelFailoverWithoutStoppingARoom() async throws {
         defer { finish() }
         let master = try RedisTestServer()
@@ -48,7 +38,7 @@ struct ClusterSentinelTests {
         defer { for sentinel in sentinels { sentinel.stop() } }
         for _ in 0..<3 { sentinels.append(try RedisSentinelTestServer(watching: master.port)) }
         // Each sentinel knows the replica and the two others before anything fails.
-        let ready = Self.waitUntil(20) {
+        let ready = TestTime.waitUntil(20) {
             sentinels.allSatisfy { sentinel in
                 (try? sentinel.masterField("num-slaves")).flatMap { $0.flatMap { Int($0) } } ?? 0 >= 1
                     && (try? sentinel.masterField("num-other-sentinels")).flatMap { $0.flatMap { Int($0) } } ?? 0 == 2
@@ -81,7 +71,7 @@ struct ClusterSentinelTests {
         // The master dies; the sentinels promote the replica.
         try master.crash()
         let killed = Date()
-        let promoted = Self.waitUntil(30) { sentinels.allSatisfy { (try? $0.masterPort()) == replica.port } }
+        let promoted = TestTime.waitUntil(30) { sentinels.allSatisfy { (try? $0.masterPort()) == replica.port } }
         try #require(promoted, "the sentinels promoted the replica")
         let failover = Date().timeIntervalSince(killed)
 
@@ -89,7 +79,7 @@ struct ClusterSentinelTests {
         let newMaster = try RedisAddress(parsing: replica.url)
         let onReplica = RedisLeases(address: newMaster)
         var back: Double?
-        _ = try Self.waitUntil(10) {
+        _ = try TestTime.waitUntil(10) {
             let holders = rooms.map { try? onReplica.holder(room: $0) }
             let listening = try ["a", "b", "c"].allSatisfy { node in
                 guard case .array(let parts) = try onReplica.command(["PUBSUB", "NUMSUB", BusMessage.nodeChannel(node)]),

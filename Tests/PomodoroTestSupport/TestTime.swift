@@ -23,4 +23,14 @@ public enum TestTime {
 
     /// A test's time limit in whole minutes, stretched.
     public static func minutes(_ minutes: Int) -> Int { Int((Double(minutes) * scale).rounded(.up)) }
+
+    /// Waits until `condition` holds, checking every 50 ms, `seconds` (stretched) at most; false if it never did.
+    public static func waitUntil(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
+        let end = deadline(seconds)
+        while Date() < end {
+            if try condition() { return true }
+            usleep(50_000)
+        }
+        return false
+    }
 }
