@@ -16,10 +16,12 @@ import Glibc
 ///   defers accepting until the client has sent something (TCP_DEFER_ACCEPT), and the accepted connection's
 ///   first bytes are peeked and judged by `RequestHeadScreen`, which answers 400, 414 or 431 and closes.
 /// - A later head on a kept-alive connection: the protocol is unbound while the socket is still open. If the
-///   peer sent bytes since the connection last became ready for a head, no head got through, nothing was
-///   written since (the library answers some refusals itself, with a 403), and the last bytes arrived just now
-///   (a timeout closes after seconds of silence, and stays silent), the close follows a head the library could
-///   not read: a 431 (at least a table's worth of bytes) or a 400 is written straight to the socket.
+///   peer sent bytes since the connection last became ready for a head (after an answer, since that answer
+///   began: a peer that has read it may send its next head before this thread has bound the connection again),
+///   no head got through, nothing was written since (the library answers some refusals itself, with a 403),
+///   and the last bytes arrived just now (a timeout closes after seconds of silence, and stays silent), the
+///   close follows a head the library could not read: a 431 (at least a table's worth of bytes) or a 400 is
+///   written straight to the socket.
 ///
 /// Over TLS the rest is the library's to answer (or drop): the connection may speak HTTP/2, and its bytes cannot
 /// be looked at from outside.
@@ -97,11 +99,21 @@ extension WebSocketServer {
     /// LWS_CALLBACK_HTTP_BIND_PROTOCOL: the connection is ready for a request head; note what its socket has
     /// seen so far.
     func headExpected(on wsi: OpaquePointer, session: UnsafeMutableRawPointer?) {
+        let beforeAnswer = receivedBeforeAnswer.removeValue(forKey: wsi)
         guard let session = session?.assumingMemoryBound(to: pomodoro_http_session_t.self),
               let counters = tcpCounters(wsi) else { return }
-        session.pointee.received_at_bind = counters.received
+        // After an answer the next head may already be in: the peer can send it as soon as it has read the
+        // answer, before this thread comes back from writing it to bind the connection again.
+        session.pointee.received_at_bind = min(beforeAnswer ?? counters.received, counters.received)
         session.pointee.written_at_bind = counters.written
         session.pointee.dispatched = 0
+    }
+
+    /// An answer's first byte is about to be written: what the connection has received so far is its request,
+    /// and anything after it is the next head.
+    func noteAnswerStarting(on wsi: OpaquePointer) {
+        guard options.tlsCertificatePath == nil, let counters = tcpCounters(wsi) else { return }
+        receivedBeforeAnswer[wsi] = counters.received
     }
 
     /// A head got through to a callback: whatever closes the connection from here, it is not an unread head.

@@ -111,7 +111,7 @@ extension WebSocketServer {
             if let wsi, httpExchangeOn[wsi] != nil { return bodyCompleted(wsi) }
 
         case LWS_CALLBACK_CLOSED_HTTP:
-            if let wsi { endExchange(on: wsi) }
+            if let wsi { endExchange(on: wsi, closing: true) }
 
         default:
             break

@@ -174,6 +174,7 @@ extension WebSocketServer {
         guard let timeout = timeout(for: exchange) else { return -1 }
         lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, timeout)
         if !exchange.headersWritten {
+            noteAnswerStarting(on: wsi)
             let headersOnly = exchange.headersOnly || response.body.isEmpty
             guard writeHeaders(wsi, response, endingTheStream: headersOnly) else { return -1 }
             exchange.headersWritten = true
@@ -215,7 +216,8 @@ extension WebSocketServer {
     }
 
     /// Forgets the exchange a connection carries (LWS_CALLBACK_CLOSED_HTTP, or a new request on it).
-    func endExchange(on wsi: OpaquePointer) {
+    func endExchange(on wsi: OpaquePointer, closing: Bool = false) {
+        if closing { receivedBeforeAnswer[wsi] = nil }
         guard let id = httpExchangeOn.removeValue(forKey: wsi) else { return }
         if let exchange = httpExchanges.removeValue(forKey: id) {
             exchange.unanswered?.cancel()

@@ -50,6 +50,9 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {  // safe:
     /// How many of `httpExchanges` each address has, by `AddressKey`.
     var httpExchangesPerAddress: [String: Int] = [:]
     var httpExchangeOn: [OpaquePointer: UInt64] = [:]
+    /// Bytes a kept-alive connection had received when the first byte of its last answer was written: the
+    /// start of its next head (WebSocketServer+BadRequests.swift). Cleared at the next bind and at the close.
+    var receivedBeforeAnswer: [OpaquePointer: UInt64] = [:]
     var nextHTTPExchange: UInt64 = 1
     /// Where each piece of a body is copied behind the library's headroom before it is written.
     var httpScratch = [UInt8]()
