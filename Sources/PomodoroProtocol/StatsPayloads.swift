@@ -3,59 +3,10 @@ import PomodoroCore
 // The stats report (the `stats` reply, and the body of GET /api/rooms/{room}/stats) and the focus history
 // (the body of GET /api/rooms/{room}/history), as sent on the wire. See docs/PROTOCOL.md, "Stats and history".
 
-/// A room's or a member's counters over all time, with their streaks of days.
-public struct StatsTotalsPayload: Equatable, Sendable {
-    /// Completed focus sessions.
-    public var focusSessions: Int
-    public var focusSeconds: Int64
-    public var interruptions: Int
-    /// Consecutive days with a completed focus session, ending today (or yesterday while today has none).
-    public var currentStreak: Int
-    public var longestStreak: Int
-
-    public init(focusSessions: Int, focusSeconds: Int64, interruptions: Int, currentStreak: Int,
-                longestStreak: Int) {
-        self.focusSessions = focusSessions
-        self.focusSeconds = focusSeconds
-        self.interruptions = interruptions
-        self.currentStreak = currentStreak
-        self.longestStreak = longestStreak
-    }
-
-    /// All zeros: a room never seen, or a member with nothing yet.
-    public static let zero = StatsTotalsPayload(focusSessions: 0, focusSeconds: 0, interruptions: 0,
-                                                currentStreak: 0, longestStreak: 0)
-}
-
-/// One day's counters, the day a calendar date in the report's time zone.
-public struct DayTotalsPayload: Equatable, Sendable {
-    /// `YYYY-MM-DD`.
-    public var date: String
-    public var focusSessions: Int
-    public var focusSeconds: Int64
-    public var interruptions: Int
-
-    public init(date: String, focusSessions: Int, focusSeconds: Int64, interruptions: Int) {
-        self.date = date
-        self.focusSessions = focusSessions
-        self.focusSeconds = focusSeconds
-        self.interruptions = interruptions
-    }
-}
-
-/// One person in a stats report, counted by name across visits.
-public struct MemberStatsPayload: Equatable, Sendable {
-    public var name: String
-    public var totals: StatsTotalsPayload
-    /// The same dates as the report's `perDay`.
-    public var perDay: [DayTotalsPayload]
-
-    public init(name: String, totals: StatsTotalsPayload, perDay: [DayTotalsPayload]) {
-        self.name = name
-        self.totals = totals
-        self.perDay = perDay
-    }
-}
+/// The counters as the wire carries them: the core's values, as the store's report counts them.
+public typealias StatsTotalsPayload = StatsTotals
+public typealias DayTotalsPayload = DayTotals
+public typealias MemberStatsPayload = MemberTotals
 
 /// A room's stats: all-time totals and the last `days` days, for the room and for each person.
 public struct StatsReportPayload: Equatable, Sendable {

@@ -8,54 +8,11 @@ import PomodoroCore
 /// Pure: the records and the time come in as arguments.
 public struct FocusReport: Equatable, Sendable {
     /// One calendar day in the report's zone.
-    public struct Day: Equatable, Sendable {
-        /// The day, `yyyy-MM-dd` ("2026-11-21").
-        public var date: String
-        public var focusSessions: Int
-        public var focusSeconds: Int
-        public var interruptions: Int
-
-        public init(date: String, focusSessions: Int, focusSeconds: Int, interruptions: Int) {
-            self.date = date
-            self.focusSessions = focusSessions
-            self.focusSeconds = focusSeconds
-            self.interruptions = interruptions
-        }
-    }
-
+    public typealias Day = DayTotals
     /// All-time numbers, and the streaks of days with at least one completed focus session.
-    public struct Totals: Equatable, Sendable {
-        public var focusSessions: Int
-        public var focusSeconds: Int
-        public var interruptions: Int
-        /// The run of days ending today, or ending yesterday while today has none yet; else 0.
-        public var currentStreak: Int
-        public var longestStreak: Int
-
-        public init(focusSessions: Int, focusSeconds: Int, interruptions: Int, currentStreak: Int,
-                    longestStreak: Int) {
-            self.focusSessions = focusSessions
-            self.focusSeconds = focusSeconds
-            self.interruptions = interruptions
-            self.currentStreak = currentStreak
-            self.longestStreak = longestStreak
-        }
-    }
-
-    /// A person, known by name: someone who comes back another day under the same name (with a new member
-    /// id) carries on their numbers and their streak.
-    public struct Member: Equatable, Sendable {
-        public var name: String
-        public var totals: Totals
-        /// The window, as in `FocusReport.days`.
-        public var days: [Day]
-
-        public init(name: String, totals: Totals, days: [Day]) {
-            self.name = name
-            self.totals = totals
-            self.days = days
-        }
-    }
+    public typealias Totals = StatsTotals
+    /// A person, known by name.
+    public typealias Member = MemberTotals
 
     public var room: RoomID
     /// The zone's identifier ("Europe/Berlin").
@@ -169,7 +126,7 @@ public struct FocusReport: Equatable, Sendable {
             .map { name, tally in
                 (windowMs: tally.focusMs(in: window),
                  member: Member(name: name, totals: tally.totals(today: today),
-                                days: tally.days(in: window, zone: zone)))
+                                perDay: tally.days(in: window, zone: zone)))
             }
             .sorted { a, b in a.windowMs != b.windowMs ? a.windowMs > b.windowMs : a.member.name < b.member.name }
             .map(\.member)
@@ -211,13 +168,13 @@ private struct Tally {
         window.map { day in
             let counts = byDay[day] ?? Counts()
             return FocusReport.Day(date: zone.date(day), focusSessions: counts.sessions,
-                                   focusSeconds: Int(counts.focusMs / 1000), interruptions: counts.interruptions)
+                                   focusSeconds: counts.focusMs / 1000, interruptions: counts.interruptions)
         }
     }
 
     func totals(today: Int) -> FocusReport.Totals {
         let (current, longest) = Self.streaks(active, today: today)
-        return FocusReport.Totals(focusSessions: allTime.sessions, focusSeconds: Int(allTime.focusMs / 1000),
+        return FocusReport.Totals(focusSessions: allTime.sessions, focusSeconds: allTime.focusMs / 1000,
                                   interruptions: allTime.interruptions, currentStreak: current,
                                   longestStreak: longest)
     }

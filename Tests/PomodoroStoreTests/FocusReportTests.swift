@@ -188,7 +188,7 @@ import PomodoroTestSupport
         #expect(r.members.count == 1)
         #expect(ada.totals.focusSessions == 2)
         #expect(ada.totals.focusSeconds == 1500, "milliseconds are added up before they become seconds")
-        #expect(ada.days.map(\.focusSeconds) == [1, 1499])
+        #expect(ada.perDay.map(\.focusSeconds) == [1, 1499])
     }
 
     @Test func membersAreCountedByNameAcrossMemberIDs() {
@@ -205,12 +205,12 @@ import PomodoroTestSupport
         let ada = r.members[0]
         #expect(ada.totals == FocusReport.Totals(focusSessions: 2, focusSeconds: 2900, interruptions: 0,
                                                  currentStreak: 2, longestStreak: 2))
-        #expect(ada.days.map(\.date) == ["2026-11-19", "2026-11-20", "2026-11-21"])
-        #expect(ada.days.map(\.focusSeconds) == [1500, 1400, 0])
+        #expect(ada.perDay.map(\.date) == ["2026-11-19", "2026-11-20", "2026-11-21"])
+        #expect(ada.perDay.map(\.focusSeconds) == [1500, 1400, 0])
         #expect(r.members[1].totals.currentStreak == 1)
         #expect(r.members[2].totals == FocusReport.Totals(focusSessions: 1, focusSeconds: 3000, interruptions: 0,
                                                           currentStreak: 0, longestStreak: 1))
-        #expect(r.members[2].days.map(\.focusSeconds) == [0, 0, 0])
+        #expect(r.members[2].perDay.map(\.focusSeconds) == [0, 0, 0])
         #expect(r.members[3].totals.interruptions == 1)
         #expect(r.members[3].totals.focusSessions == 0)
     }
@@ -228,7 +228,7 @@ import PomodoroTestSupport
         #expect(r.days.map(\.interruptions) == [1, 1])
         #expect(r.members.map(\.name) == ["Ada"])
         #expect(r.members[0].totals.interruptions == 2)
-        #expect(r.members[0].days.map(\.interruptions) == [0, 2])
+        #expect(r.members[0].perDay.map(\.interruptions) == [0, 2])
         // Interruptions alone make no streak.
         #expect(r.members[0].totals.longestStreak == 1)
     }

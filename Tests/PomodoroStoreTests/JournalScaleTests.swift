@@ -77,7 +77,7 @@ import PomodoroTestSupport
             #expect(r.totals.interruptions == Self.sessions / 100)
             #expect(r.days.reduce(0) { $0 + $1.focusSessions } == Self.sessions)
             #expect(r.members.map(\.name) == ["Ada", "Bob"])
-            #expect(r.members.first?.totals.focusSeconds == Self.sessions)
+            #expect(r.members.first?.totals.focusSeconds == Int64(Self.sessions))
             #expect(r.totals.longestStreak == 5)
             // Before the running totals this read the whole journal: 490 MB in a release build.
             #expect(grown < 32 * 1024, "peak memory grew by \(grown) KiB")
