@@ -57,10 +57,11 @@ public struct StageSummary: Codable, Equatable, Sendable {
 }
 
 public enum ServerStages {
-    /// The histograms of a `/metrics` text: `tick_delay` and each `tick_stage` by its `stage` label.
+    /// The histograms of a `/metrics` text: `tick_delay`, each `tick_stage` by its `stage` label, and the
+    /// store's commits as seen by the service thread (`commit`: how long a room's broadcasts were held).
     public static func parse(_ text: String) -> [String: StageHistogram] {
         var found: [String: StageHistogram] = [:]
-        for line in text.split(separator: "\n") where line.hasPrefix("pomodoro_tick_") {
+        for line in text.split(separator: "\n") where line.hasPrefix("pomodoro_tick_") || line.hasPrefix("pomodoro_store_commit_") {
             guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
             let name = line[..<space]
             let stage: String
@@ -68,6 +69,8 @@ public enum ServerStages {
                 stage = "delay"
             } else if name.hasPrefix("pomodoro_tick_stage_seconds"), let label = Self.label("stage", in: name) {
                 stage = label
+            } else if name.hasPrefix("pomodoro_store_commit_seconds") {
+                stage = "commit"
             } else {
                 continue
             }

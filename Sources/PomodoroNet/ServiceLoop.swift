@@ -279,7 +279,12 @@ public class ServiceLoop: @unchecked Sendable {  // safe: state is the service t
             inbox.removeAll(keepingCapacity: true)
             return taken
         }
-        for item in work { item() }
+        for item in work {
+            item()
+            // A burst handed in at once (a group commit's completions, each releasing a room's held broadcasts)
+            // must not hold back a timer that came due meanwhile: a room's tick goes out between the items.
+            if timers.anyDue(at: uv_hrtime()) { runDueTimers() }
+        }
         if exitRequested { uv_stop(loop) }
         checkLibraryTimers()
     }

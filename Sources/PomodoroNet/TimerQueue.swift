@@ -95,6 +95,12 @@ final class TimerQueue {
         live[serial]?.arming = 0
     }
 
+    /// Whether the earliest arming is due by `now` (monotonic nanoseconds): one look at the heap's top, which
+    /// may be a stale arming (then `runDue` fires nothing and drops it).
+    func anyDue(at now: UInt64) -> Bool {
+        heap.first.map { $0.due <= now } ?? false
+    }
+
     /// Fires every timer due by now, earliest first; timers armed by those callbacks wait for the next wake-up
     /// (even if due at once), so that none can keep the loop here.
     func runDue() {

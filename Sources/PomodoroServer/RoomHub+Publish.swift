@@ -182,7 +182,9 @@ extension RoomHub {
         entry.uncommitted += 1
         let roomID = entry.room.id
         let committing = entry.serial
+        let handedAt = clock.now().monotonic
         store.enqueue(changes, completion: back { [self] error in
+            metrics.committed(after: clock.now().monotonic - handedAt)
             if let error {
                 logger.error("could not commit a room's changes", metadata: ["room": "\(roomID)", "error": "\(error)"])
             }

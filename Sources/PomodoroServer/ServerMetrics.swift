@@ -78,6 +78,7 @@ package final class ServerMetrics {
     private let errors: [ErrorCode: Counter]
     private let tickDelay: DurationHistogram
     private let tickStages: [DurationHistogram]
+    private let storeCommits: DurationHistogram
     private let residentMemory: Gauge
     private var droppedSlowClientsSeen = 0
     /// Set by a router that names metrics of its own: given its levels before each scrape.
@@ -112,6 +113,10 @@ package final class ServerMetrics {
         tickStages = TickStage.allCases.map { stage in
             registry.makeDurationHistogram(descriptor: stages, labels: [("stage", stage.rawValue)], buckets: Self.tickStageBuckets)
         }
+        storeCommits = registry.makeDurationHistogram(
+            descriptor: Self.name("store_commit", unit: "seconds",
+                                  help: "From a room's changes handed to the store's writer to their commit, back on the service thread."),
+            buckets: Self.tickStageBuckets)
         // The name every Prometheus client library gives it, so that alerts and dashboards written for any
         // process work on ours (deploy/prometheus/alerts.yml watches it grow).
         residentMemory = registry.makeGauge(descriptor: MetricNameDescriptor(
@@ -156,6 +161,11 @@ package final class ServerMetrics {
     func tick(_ tick: Tick, reached stage: TickStage, at now: Instant) {
         let boundary = tick.deadline - tick.remaining
         tickStages[TickStage.allCases.firstIndex(of: stage)!].record(max(.zero, now - boundary))
+    }
+
+    /// A room's changes handed to the writer `waited` ago are committed: as long its broadcasts were held.
+    func committed(after waited: Duration) {
+        storeCommits.record(max(.zero, waited))
     }
 
     /// The text of every metric, with the levels read now.

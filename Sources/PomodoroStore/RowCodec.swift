@@ -220,10 +220,14 @@ public enum RowCodec {
     /// bucket of `length` it falls in. Scope 0 is the room (name ''), 1 a member by name.
     public static func values(of delta: JournalTotals.Delta, in room: RoomID, length: Int64,
                               ends: Bool) -> [ColumnValue] {
-        let bucket = delta.bucket(of: length)
-        return [.text(room.rawValue), .integer(delta.name == nil ? 0 : 1), .text(delta.name ?? ""),
-                .integer(bucket.index), .integer(bucket.sessions), .integer(bucket.focusMs),
-                .integer(bucket.interruptions)] + (ends ? [.integer(bucket.firstEndMs), .integer(bucket.lastEndMs)] : [])
+        values(of: delta.bucket(of: length), in: room, ends: ends)
+    }
+
+    /// A totals row adding `bucket`'s numbers.
+    static func values(of bucket: JournalTotals.Bucket, in room: RoomID, ends: Bool) -> [ColumnValue] {
+        [.text(room.rawValue), .integer(bucket.name == nil ? 0 : 1), .text(bucket.name ?? ""),
+         .integer(bucket.index), .integer(bucket.sessions), .integer(bucket.focusMs),
+         .integer(bucket.interruptions)] + (ends ? [.integer(bucket.firstEndMs), .integer(bucket.lastEndMs)] : [])
     }
 
     /// A bucket of `journal_day` or `journal_quarter`, its day or quarter selected `AS bucket`.

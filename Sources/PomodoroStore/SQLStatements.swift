@@ -8,7 +8,8 @@ public struct SQLStatements: Sendable {
     public let saveMember: String
     public let removeMember: String
     public let insertSession: String
-    public let insertParticipant: String
+    /// A session's participants, any number of rows.
+    public let insertParticipants: RowsStatement
     public let insertInterruption: String
     public let deleteSchedules: String
     public let insertSchedule: String
@@ -16,18 +17,24 @@ public struct SQLStatements: Sendable {
     public let insertBan: String
     public let deleteAPITokens: String
     public let insertAPIToken: String
-    /// Adds one record's share to `journal_day` and `journal_quarter` (in `StoreSchema.totalsTables`' order).
-    public let addTotals: [String]
-    public let countJournalRows: String
+    /// Members saved, any number of rows (each member once in a statement).
+    public let saveMembers: RowsStatement
+    /// Adds to `journal_day` and `journal_quarter` (in `StoreSchema.totalsTables`' order), one row per bucket
+    /// (each bucket once in a statement).
+    public let addTotals: [RowsStatement]
+    /// Adds to `journal_size`, one row per room (each room once in a statement).
+    public let countJournalRows: RowsStatement
 
     public init(_ dialect: SQLDialect) {
         self.dialect = dialect
         let p = dialect.parameter
         saveRoom = Self.upsert(into: "room", columns: StoreSchema.roomColumns, key: ["id"], dialect)
         saveMember = Self.upsert(into: "member", columns: StoreSchema.memberColumns, key: ["room_id", "id"], dialect)
+        saveMembers = RowsStatement(into: "member", columns: StoreSchema.memberColumns,
+                                    tail: Self.onConflict(columns: StoreSchema.memberColumns, key: ["room_id", "id"]), dialect)
         removeMember = "DELETE FROM member WHERE room_id = \(p(1)) AND id = \(p(2))"
         insertSession = Self.insert(into: "focus_session", columns: StoreSchema.sessionColumns, dialect)
-        insertParticipant = Self.insert(into: "session_member", columns: StoreSchema.participantColumns, dialect)
+        insertParticipants = RowsStatement(into: "session_member", columns: StoreSchema.participantColumns, dialect)
         insertInterruption = Self.insert(into: "interruption", columns: StoreSchema.interruptionColumns, dialect)
         deleteSchedules = "DELETE FROM schedule WHERE room_id = \(p(1))"
         insertSchedule = Self.insert(into: "schedule", columns: StoreSchema.scheduleColumns, dialect)
@@ -41,13 +48,14 @@ public struct SQLStatements: Sendable {
                 "first_end_ms = \(dialect.least("\(table).first_end_ms", "excluded.first_end_ms"))",
                 "last_end_ms = \(dialect.greatest("\(table).last_end_ms", "excluded.last_end_ms"))",
             ] : []
-            return Self.insert(into: table, columns: StoreSchema.totalsColumns(bucket: bucket, ends: ends), dialect)
-                + "\nON CONFLICT (room_id, \(bucket), scope, name) DO UPDATE SET "
-                + (add + endUpdates).joined(separator: ", ")
+            return RowsStatement(into: table, columns: StoreSchema.totalsColumns(bucket: bucket, ends: ends),
+                                 tail: "\nON CONFLICT (room_id, \(bucket), scope, name) DO UPDATE SET "
+                                     + (add + endUpdates).joined(separator: ", "), dialect)
         }
-        countJournalRows = Self.insert(into: "journal_size", columns: ["room_id", "sessions", "interruptions"], dialect)
-            + "\nON CONFLICT (room_id) DO UPDATE SET sessions = journal_size.sessions + excluded.sessions, "
-            + "interruptions = journal_size.interruptions + excluded.interruptions"
+        countJournalRows = RowsStatement(
+            into: "journal_size", columns: ["room_id", "sessions", "interruptions"],
+            tail: "\nON CONFLICT (room_id) DO UPDATE SET sessions = journal_size.sessions + excluded.sessions, "
+                + "interruptions = journal_size.interruptions + excluded.interruptions", dialect)
     }
 
     static func insert(into table: String, columns: [String], _ dialect: SQLDialect) -> String {
@@ -56,9 +64,13 @@ public struct SQLStatements: Sendable {
 
     /// Insert, or update in place. (Not a delete and insert: deleting a room's row cascades to its members.)
     static func upsert(into table: String, columns: [String], key: [String], _ dialect: SQLDialect) -> String {
+        insert(into: table, columns: columns, dialect) + onConflict(columns: columns, key: key)
+    }
+
+    /// The clause that makes an insert of `columns` an upsert on `key`.
+    static func onConflict(columns: [String], key: [String]) -> String {
         let updates = columns.filter { !key.contains($0) }.map { "\($0) = excluded.\($0)" }
-        return insert(into: table, columns: columns, dialect)
-            + "\nON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET \(updates.joined(separator: ", "))"
+        return "\nON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET \(updates.joined(separator: ", "))"
     }
 
     // MARK: Reads

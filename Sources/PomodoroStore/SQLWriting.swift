@@ -27,16 +27,35 @@ extension SQLWriting {
 extension SQLWriting {
     /// Makes `changes` in order, then applies `retention` to the journal of each room they wrote to, at the
     /// latest moment written there. The caller holds the transaction.
+    ///
+    /// Rows of one kind go in multi-row statements (`RowsStatement`): a run of members saved one after the
+    /// other, a session's participants, and the running totals and journal counts of the whole batch, merged
+    /// and written at its end (in the same transaction, so nobody sees the journal without them).
     public func apply(_ changes: [StoreChange], retention: JournalRetention) throws(Failure) {
         var written: [RoomID: Int64] = [:]
+        var totals = PendingTotals()
+        var members = MemberRun()
         for change in changes {
-            try apply(change)
+            if case let .saveMember(room, member) = change {
+                if !members.add(member, of: room) {
+                    try send(rows: members.take(), with: statements.saveMembers)
+                    _ = members.add(member, of: room)
+                }
+                continue
+            }
+            try send(rows: members.take(), with: statements.saveMembers)
+            try apply(change, totals: &totals)
             switch change {
             case .focusCompleted(let session): written[session.room] = max(written[session.room] ?? .min, session.endedAtMs)
             case .interrupted(let interruption): written[interruption.room] = max(written[interruption.room] ?? .min, interruption.atMs)
             default: break
             }
         }
+        try send(rows: members.take(), with: statements.saveMembers)
+        for (table, statement) in statements.addTotals.enumerated() {
+            try send(rows: totals.rows(ofTable: table), with: statement)
+        }
+        try send(rows: totals.countRows, with: statements.countJournalRows)
         guard retention != .keepEverything, !written.isEmpty else { return }
         // Without an age limit only the cap deletes: one look at the rooms' row counts says whether any of
         // them is over it (nearly always none), instead of one per room.
@@ -61,7 +80,8 @@ extension SQLWriting {
         return false
     }
 
-    func apply(_ change: StoreChange) throws(Failure) {
+    /// Makes one change; what it adds to the running totals and journal counts goes into `totals`.
+    private func apply(_ change: StoreChange, totals: inout PendingTotals) throws(Failure) {
         let s = statements
         switch change {
         case let .saveRoom(room, passcode):
@@ -72,15 +92,15 @@ extension SQLWriting {
             try send(s.removeMember, [.text(room.rawValue), .text(member.rawValue)])
         case let .focusCompleted(session):
             let id = try insertReturningID(s.insertSession, RowCodec.values(of: session))
-            for (ord, participant) in session.participants.enumerated() {
-                try send(s.insertParticipant, RowCodec.values(of: participant, at: ord, session: id))
-            }
-            for delta in JournalTotals.deltas(of: session) { try addTotals(delta, room: session.room) }
-            try send(s.countJournalRows, [.text(session.room.rawValue), .integer(1), .integer(0)])
+            try send(rows: session.participants.enumerated().map { ord, participant in
+                RowCodec.values(of: participant, at: ord, session: id)
+            }, with: s.insertParticipants)
+            for delta in JournalTotals.deltas(of: session) { totals.add(delta, room: session.room) }
+            totals.count(room: session.room, sessions: 1, interruptions: 0)
         case let .interrupted(interruption):
             try send(s.insertInterruption, RowCodec.values(of: interruption))
-            if let delta = JournalTotals.delta(of: interruption) { try addTotals(delta, room: interruption.room) }
-            try send(s.countJournalRows, [.text(interruption.room.rawValue), .integer(0), .integer(1)])
+            if let delta = JournalTotals.delta(of: interruption) { totals.add(delta, room: interruption.room) }
+            totals.count(room: interruption.room, sessions: 0, interruptions: 1)
         case let .saveSchedules(room, schedules):
             try send(s.deleteSchedules, [.text(room.rawValue)])
             for schedule in schedules { try send(s.insertSchedule, RowCodec.values(of: schedule, in: room)) }
@@ -95,10 +115,13 @@ extension SQLWriting {
         }
     }
 
-    /// Adds one record's share to the day and quarter it falls in, in the transaction that writes it.
-    private func addTotals(_ delta: JournalTotals.Delta, room: RoomID) throws(Failure) {
-        for (sql, table) in zip(statements.addTotals, StoreSchema.totalsTables) {
-            try send(sql, RowCodec.values(of: delta, in: room, length: table.length, ends: table.ends))
+    /// Sends `rows` (each one row's values) with `statement`, at most `RowsStatement.maxRows` to a statement.
+    private func send(rows: [[ColumnValue]], with statement: RowsStatement) throws(Failure) {
+        var start = 0
+        while start < rows.count {
+            let chunk = rows[start..<min(start + RowsStatement.maxRows, rows.count)]
+            try send(statement.text(rows: chunk.count), chunk.flatMap { $0 })
+            start += chunk.count
         }
     }
 
@@ -176,5 +199,25 @@ public struct SessionRows {
         var assembler = SessionRows(room: room)
         for row in rows { _ = try assembler.add(row) }
         return assembler.sessions
+    }
+}
+
+/// Members saved one after the other, for one multi-row upsert: each member once (a member saved again
+/// ends the run, so that the later row is written after the earlier one).
+private struct MemberRun {
+    private var rows: [[ColumnValue]] = []
+    private var members: Set<[String]> = []
+
+    /// Adds the member's row; false, adding nothing, when the run has that member already.
+    mutating func add(_ member: MemberRecord, of room: RoomID) -> Bool {
+        guard members.insert([room.rawValue, member.id.rawValue]).inserted else { return false }
+        rows.append(RowCodec.values(of: member, in: room))
+        return true
+    }
+
+    /// The run's rows; the run starts anew.
+    mutating func take() -> [[ColumnValue]] {
+        defer { rows.removeAll(); members.removeAll() }
+        return rows
     }
 }

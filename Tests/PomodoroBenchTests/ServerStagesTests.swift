@@ -14,13 +14,18 @@ import Testing
         lines.append("pomodoro_tick_delay_seconds_bucket{le=\"0.001\"} \(delayCount)")
         lines.append("pomodoro_tick_delay_seconds_bucket{le=\"+Inf\"} \(delayCount)")
         lines.append("pomodoro_tick_delay_seconds_count \(delayCount)")
+        lines.append("pomodoro_store_commit_seconds_bucket{le=\"0.001\"} 3")
+        lines.append("pomodoro_store_commit_seconds_bucket{le=\"+Inf\"} 5")
+        lines.append("pomodoro_store_commit_seconds_count 5")
         lines.append("pomodoro_frames_sent_total 12")
         return lines.joined(separator: "\n") + "\n"
     }
 
     @Test func readsEachStageAndTheDelayFromTheTextFormat() {
         let parsed = ServerStages.parse(Self.metrics(wakeup: [10, 30, 40, 40], count: 40, delayCount: 7))
-        #expect(Set(parsed.keys) == ["wakeup", "delay"])
+        #expect(Set(parsed.keys) == ["wakeup", "delay", "commit"])
+        #expect(parsed["commit"]?.buckets.map(\.count) == [3, 5])
+        #expect(parsed["commit"]?.count == 5)
         #expect(parsed["wakeup"]?.count == 40)
         #expect(parsed["wakeup"]?.buckets.map(\.count) == [10, 30, 40, 40])
         #expect(parsed["wakeup"]?.buckets.last?.le == nil)

@@ -72,6 +72,29 @@ struct StoreConformanceTests {
         }
     }
 
+    /// Members saved one after the other go in multi-row upserts (`RowsStatement`): a run longer than one
+    /// statement's rows, and a member saved twice in a run (an upsert may touch a row once per statement), come
+    /// back as saved last, in both stores.
+    @Test func longRunsOfMembersAndAMemberSavedTwiceComeBackAsSavedLast() throws {
+        try withBothStores { sqlite, postgres in
+            let many = (1...150).map { Sample.member($0, name: "Member \($0)") }
+            var renamed = many[1]
+            renamed.name = "Renamed"
+            renamed.away = true
+            let changes: [StoreChange] = [.saveRoom(Sample.roomRecord(timer: .running(endsAtMs: 1_795_000_900_000),
+                                                                      phase: .focus), passcode: nil)]
+                + many.prefix(3).map { .saveMember(Sample.room, $0) }
+                + [.saveMember(Sample.room, renamed)]
+                + many.dropFirst(3).map { .saveMember(Sample.room, $0) }
+            try applyToBoth((sqlite, postgres), changes)
+            let room = try #require(try postgres.loadRoom(Sample.room))
+            #expect(room == (try sqlite.loadRoom(Sample.room)))
+            #expect(room.members.count == 150)
+            #expect(room.members.first { $0.id == renamed.id } == renamed)
+            #expect(room.members.first { $0.id == many[149].id } == many[149])
+        }
+    }
+
     /// Text comes back in byte order, as from SQLite, even from a database that sorts by a language's
     /// rules (where '-' and '_' count for little and case comes after the letter).
     @Test func orderIsTheSameWhateverTheDatabaseCollation() throws {

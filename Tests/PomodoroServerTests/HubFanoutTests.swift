@@ -155,6 +155,44 @@ import Testing
         #expect(try t.messages(to: b).map(\.label) == ["tick"])
     }
 
+    /// A focus completed in one room holds that room's announcements until their commit; another room's ticks go out at their moments meanwhile, and the hold is measured
+    /// (`pomodoro_store_commit_seconds`, from the hand-off to the commit back on the service thread).
+    @Test func aCompletedFocusHeldForItsCommitHoldsBackNoOtherRoomsTick() throws {
+        var configuration = ServerConfiguration(port: 0, webRoot: nil)
+        configuration.metricsEnabled = true
+        let t = TestHub(configuration: configuration, store: try HeldStore())
+        let a = t.connect(peer: "203.0.113.1"), b = t.connect(peer: "203.0.113.2")
+        t.send(Self.join("Ada"), from: a)
+        t.send(.start, from: a)
+        t.settle()
+        // The other room runs 2.5 s behind: its seconds fall half way between the first room's.
+        t.pass(.milliseconds(2_500))
+        t.send(.join(room: "other", name: "Bo", token: nil), from: b)
+        t.send(.start, from: b)
+        t.settle()
+        t.pass(.milliseconds(1_497_400))   // 0.1 s before the first room's focus ends
+        t.transport.clearSent()
+
+        t.pass(.seconds(2), commits: false)
+        // The other room's two seconds, at their moments; nothing yet of the completed focus.
+        #expect(try t.messages(to: b).compactMap(\.tick).map(\.remainingMs) == [2_000, 1_000])
+        #expect(try t.messages(to: a).isEmpty)
+        #expect(t.store!.pendingCommits >= 1)
+
+        t.store!.releaseCommits()
+        t.transport.runPosted()
+        let heard = try t.messages(to: a).map(\.label)
+        #expect(heard == ["event phaseCompleted", "state"])
+
+        let response = RecordedResponse()
+        t.hub.receivedHTTP(HTTPRequest(method: .get, path: "/metrics", peer: "127.0.0.1"), responder: response)
+        let text = String(decoding: try #require(response.response).body, as: UTF8.self)
+        let sum = text.split(separator: "\n").first { $0.hasPrefix("pomodoro_store_commit_seconds_sum") }
+            .flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }
+        // The completed focus's commit was held from its end to the release: 1.9 s of the manual clock.
+        #expect((sum ?? 0) >= 1.9, "\(String(describing: sum))")
+    }
+
     @Test func ticksGoOutOncePerSecondFromTheDeadline() throws {
         let t = TestHub()
         let a = t.connect()

@@ -89,6 +89,45 @@ struct ServiceLoopTests {
         #expect(final.value == ["b", "c", "a", "rearmed"])
     }
 
+    /// Work handed in together (a group commit's completions, each sending a room's held broadcasts) is run
+    /// in one wake-up; a timer that comes due while it runs (a room's tick) fires between its items, not
+    /// after the last of them.
+    @Test func aTimerDueDuringABurstOfPostedWorkFiresBetweenItsItems() throws {
+        let server = try WebSocketServer(options: WebSocketServerOptions(host: "127.0.0.1", port: 0))
+        server.start()
+        defer {
+            server.post { server.shutdown() }
+            server.waitUntilFinished()
+        }
+        let order = LoopTestCell<[String]>([])
+        let kept = LoopTestCell<LoopTimer?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        server.post {
+            // Posted from the service thread, the three wait for its next wake-up and are run in one go.
+            server.post {
+                order.value.append("first")
+                let timer = server.makeTimer { order.value.append("timer") }
+                timer.schedule(afterNanoseconds: 0)   // due by the time this item returns
+                kept.value = timer
+            }
+            server.post { order.value.append("second") }
+            server.post {
+                order.value.append("third")
+                done.signal()
+            }
+        }
+        #expect(done.wait(timeout: .now() + 5) == .success)
+        let seen = DispatchSemaphore(value: 0)
+        let final = LoopTestCell<[String]>([])
+        server.post {
+            final.value = order.value
+            kept.value = nil
+            seen.signal()
+        }
+        #expect(seen.wait(timeout: .now() + 5) == .success)
+        #expect(final.value == ["first", "timer", "second", "third"])
+    }
+
     /// With a loop of ours the library hands back a half-destroyed context when it cannot listen; that is an
     /// error, not a server, and the process goes on.
     @Test func aTakenPortIsAnErrorInProcess() throws {
