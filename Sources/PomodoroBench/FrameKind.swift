@@ -44,15 +44,19 @@ public enum FrameKind: Equatable, Sendable {
         frame.withUnsafeBufferPointer { stringValue(after: tokenKey, in: $0) }
     }
 
-    /// The running timer a `welcome` or `state` shows (its room's `remainingMs` and `endsAt`), read without
-    /// parsing the frame: nil unless the room is running. The room's own keys come before its member list,
-    /// whose entries hold none of these keys, so the first occurrence of each is the room's.
-    public static func runningTimer(inSnapshot frame: [UInt8]) -> (remainingMs: Int64, endsAtMs: Int64)? {
+    /// The running timer a `welcome` or `state` shows (its room's `remainingMs` and `endsAt`, and its phase
+    /// and cycle), read without parsing the frame: nil unless the room is running. The room's own keys come
+    /// before its member list, whose entries hold none of these keys, so the first occurrence of each is the
+    /// room's.
+    public static func runningTimer(inSnapshot frame: [UInt8]) -> (remainingMs: Int64, endsAtMs: Int64, phase: PhaseMark?)? {
         frame.withUnsafeBufferPointer { bytes in
             guard let running = rawValue(after: runningKey, in: bytes), running == Array("true".utf8),
                   let remaining = integerValue(after: remainingKey, in: bytes),
                   let endsAt = integerValue(after: endsAtKey, in: bytes) else { return nil }
-            return (remaining, endsAt)
+            let phase = stringValue(after: phaseKey, in: bytes).flatMap { name in
+                integerValue(after: cycleKey, in: bytes).map { PhaseMark(name, cycle: Int($0)) }
+            }
+            return (remaining, endsAt, phase)
         }
     }
 
@@ -60,6 +64,8 @@ public enum FrameKind: Equatable, Sendable {
     private static let runningKey = Array(#""running":"#.utf8)
     private static let remainingKey = Array(#""remainingMs":"#.utf8)
     private static let endsAtKey = Array(#""endsAt":"#.utf8)
+    private static let phaseKey = Array(#""phase":""#.utf8)
+    private static let cycleKey = Array(#""cycle":"#.utf8)
 
     /// The decimal integer after the first `key` (which ends with the colon); nil when absent or not a
     /// non-negative integer (`null`).

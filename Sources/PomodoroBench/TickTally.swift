@@ -31,6 +31,17 @@ private func ceilDiv(_ a: Int64, _ b: Int64) -> Int64 {
     return (a % b != 0 && (a > 0) == (b > 0)) ? quotient + 1 : quotient
 }
 
+/// A phase as the frames name it: its name (`focus`, `shortBreak`, ...) and its cycle.
+public struct PhaseMark: Equatable, Sendable {
+    public var phase: String
+    public var cycle: Int
+
+    public init(_ phase: String, cycle: Int) {
+        self.phase = phase
+        self.cycle = cycle
+    }
+}
+
 /// What one member saw of its room's seconds: which boundaries reached it inside the window, as a tick, as
 /// the end of a phase (a phase's last second brings `phaseCompleted`, not a tick), or as a snapshot of the
 /// running room (`welcome`, `state`), which shows the member the second it was taken in.
@@ -51,6 +62,8 @@ public struct TickTally: Equatable, Sendable {
     /// The last boundary seen, and the end of the phase it belonged to (the next phase end's boundary).
     private var lastBoundaryMs: Int64?
     private var phaseEndsAtMs: Int64?
+    /// The phase those belong to, when the frame that showed it named it.
+    private var lastPhase: PhaseMark?
     /// Whether the last boundary seen came in a snapshot: its tick may still come (no duplicate then).
     private var lastFromSnapshot = false
     /// The longest run of consecutive boundaries inside the window that did not reach this member, between
@@ -59,13 +72,14 @@ public struct TickTally: Equatable, Sendable {
 
     public init() {}
 
-    /// Records a tick. Its boundary is `endsAt - remainingMs`; returns it when it is inside the window and
-    /// new, so that the caller records its delay.
-    public mutating func tick(remainingMs: Int64, endsAtMs: Int64, window: TickWindow?) -> Int64? {
+    /// Records a tick (of `phase`, when the caller read it). Its boundary is `endsAt - remainingMs`; returns
+    /// it when it is inside the window and new, so that the caller records its delay.
+    public mutating func tick(remainingMs: Int64, endsAtMs: Int64, phase: PhaseMark? = nil, window: TickWindow?) -> Int64? {
         ticksReceived += 1
         let boundary = endsAtMs - remainingMs
         if gridOffsetMs == nil { gridOffsetMs = ((boundary % 1000) + 1000) % 1000 }
         phaseEndsAtMs = endsAtMs
+        lastPhase = phase
         if let last = lastBoundaryMs, boundary <= last {
             if !(lastFromSnapshot && boundary == last) { duplicates += 1 }
             return nil
@@ -79,10 +93,15 @@ public struct TickTally: Equatable, Sendable {
         return boundary
     }
 
-    /// Records `phaseCompleted`: its boundary is the end of the phase the last tick belonged to. A phase
-    /// whose every tick was lost cannot be placed, and its end counts as missing.
-    public mutating func phaseCompleted(window: TickWindow?) {
+    /// Records `phaseCompleted` (with `next`, the phase it set up, when the caller read it): its boundary is
+    /// the end of the phase the last tick belonged to. A phase whose every tick was lost cannot be placed, and
+    /// its end counts as missing. One that completed the phase before `next` when the member was shown `next`
+    /// already (its `welcome` is sent at once, ahead of the phase's end held for its commit, and so may a
+    /// `state` or tick worked out from such a `welcome`: docs/PROTOCOL.md, "Durability") ended a phase whose
+    /// seconds are behind those seen: it marks none, and the phase shown keeps its own end.
+    public mutating func phaseCompleted(next: PhaseMark? = nil, window: TickWindow?) {
         guard let boundary = phaseEndsAtMs else { return }
+        if let next, next == lastPhase { return }
         phaseEndsAtMs = nil
         if let last = lastBoundaryMs, boundary <= last { return }
         noteGap(before: boundary, window: window)
@@ -95,11 +114,12 @@ public struct TickTally: Equatable, Sendable {
     /// the phase ending at `endsAt`): it shows the member the second it was taken in, whose boundary is
     /// `endsAt` less the remaining time rounded up to whole seconds. That second counts as delivered (the
     /// member's countdown shows it), not as a tick: no delay is measured for it.
-    public mutating func snapshot(remainingMs: Int64, endsAtMs: Int64, window: TickWindow?) {
+    public mutating func snapshot(remainingMs: Int64, endsAtMs: Int64, phase: PhaseMark? = nil, window: TickWindow?) {
         guard remainingMs > 0 else { return }
         let boundary = endsAtMs - (remainingMs + 999) / 1000 * 1000
         if gridOffsetMs == nil { gridOffsetMs = ((boundary % 1000) + 1000) % 1000 }
         phaseEndsAtMs = endsAtMs
+        lastPhase = phase
         if let last = lastBoundaryMs, boundary <= last { return }
         noteGap(before: boundary, window: window)
         lastBoundaryMs = boundary

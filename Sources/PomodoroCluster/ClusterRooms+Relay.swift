@@ -152,12 +152,12 @@ extension ClusterRooms {
                 guard let relay = relays[connection] else { return false }
                 return from.isEmpty || relay.owner == from
             }
-            // A room's state replicated here: its relayed members' ticks are counted down from it.
-            if let snapshot = Self.replicatedSnapshot(in: frame),
-               let first = connections.lazy.map(ConnectionID.init(rawValue:)).first(where: current),
-               let room = relays[first]?.room {
-                replicated(snapshot, room: room, to: connections.map(ConnectionID.init(rawValue:)).filter(current))
-            }
+            // A room's state replicated here: its relayed members' ticks are counted down from it, once the
+            // frame is out (those of the seconds it missed on its way come after it, as the owner's do).
+            let snapshot = Self.replicatedSnapshot(in: frame)
+            let shownTo = snapshot == nil ? [] : connections.map(ConnectionID.init(rawValue:)).filter(current)
+            let room = shownTo.first.flatMap { relays[$0]?.room }
+            defer { if let snapshot, let room { replicated(snapshot, room: room, to: shownTo) } }
             if connections.count == 1, current(ConnectionID(rawValue: connections[0])),
                answeredQuietly(ConnectionID(rawValue: connections[0]), frame) { return }
             let outbound = OutboundFrame(frame)

@@ -13,6 +13,33 @@ import PomodoroServer
 // auto-start on, not aligned, no schedule), until the owner's first `state` after the bus came back (the
 // re-sync's, `ClusterRooms+Resync.swift`), which sets it right; otherwise it stops at the end.
 
+/// What a relayed member was last shown of its room's timer, by a `state`, `welcome` or `observing` its owner
+/// sent it or by a tick this node sent it: the running phase, its cycle and its end. A tick worked out here
+/// goes only to a member shown that same timer, as the owner holds its own members' ticks of a change of the
+/// timer until that change's `state` (docs/PROTOCOL.md, "Durability"): the room's countdown here may follow a
+/// `welcome` the owner sent another member at once, ahead of the broadcasts it holds for their commit (a phase
+/// that began, an end that moved), and the member hears that change from the owner's `state` first.
+struct ShownTimer: Equatable {
+    var phase: Phase
+    var cycle: Int
+    var endsAt: Int64
+
+    init?(_ snapshot: SnapshotPayload) {
+        guard snapshot.running, let endsAt = snapshot.endsAt else { return nil }
+        self.init(phase: snapshot.phase, cycle: snapshot.cycle, endsAt: endsAt)
+    }
+
+    init(_ tick: TickPayload) { self.init(phase: tick.phase, cycle: tick.cycle, endsAt: tick.endsAt) }
+
+    init(_ timer: ReplicatedTimer) { self.init(phase: timer.phase, cycle: timer.cycle, endsAt: timer.endsAt) }
+
+    private init(phase: Phase, cycle: Int, endsAt: Int64) {
+        self.phase = phase
+        self.cycle = cycle
+        self.endsAt = endsAt
+    }
+}
+
 /// A followed room's replicated timer and the timer that wakes this node at its next tick.
 final class RelayedRoomTimer {
     var replicated: ReplicatedTimer?
@@ -39,11 +66,12 @@ extension ClusterRooms {
         }
     }
 
-    /// The owner sent `connections` (relayed here, in `room`) the room as `snapshot`: they hear its ticks from
-    /// now on, and the room's countdown here follows the snapshot's timer.
+    /// The owner sent `connections` (relayed here, in `room`) the room as `snapshot`, and they have it: they hear
+    /// its ticks from now on, and the room's countdown here follows the snapshot's timer.
     func replicated(_ snapshot: SnapshotPayload, room: RoomID, to connections: [ConnectionID]) {
         for connection in connections where relays[connection]?.room == room {
             relays[connection]?.hearsTicks = true
+            relays[connection]?.shown = ShownTimer(snapshot)
         }
         guard relayedByRoom[room] != nil, snapshot.room == room.rawValue else { return }
         let followed: RelayedRoomTimer
@@ -77,6 +105,8 @@ extension ClusterRooms {
         while replicated.nextTick == nil, now.monotonic >= replicated.deadline,
               cluster.busIsDown || followed.awaitingOwner,
               let successor = replicated.following() {
+            // This node tells the phase that follows: its ticks announce it to those shown the one before.
+            shown(in: room, from: ShownTimer(replicated), to: ShownTimer(successor))
             replicated = successor
             for tick in replicated.ticksSinceShown(at: now) { sendRelayedTick(tick, in: room) }
         }
@@ -91,7 +121,10 @@ extension ClusterRooms {
     }
 
     private func sendRelayedTick(_ tick: TickPayload, in room: RoomID) {
-        let audience = (relayedByRoom[room] ?? []).filter { relays[$0]?.hearsTicks == true && relays[$0]?.closing != true }
+        let timer = ShownTimer(tick)
+        let audience = (relayedByRoom[room] ?? []).filter {
+            relays[$0]?.hearsTicks == true && relays[$0]?.closing != true && relays[$0]?.shown == timer
+        }
         guard !audience.isEmpty else { return }
         let frame = OutboundFrame(WireCodec.encode(ServerMessage.tick(tick)))
         let sent = hub.transport.send(frame, toAll: audience.sorted { $0.rawValue < $1.rawValue })
@@ -99,6 +132,13 @@ extension ClusterRooms {
         hub.metrics.sent(frames: sent, bytes: sent * frame.count)
         metrics.relayedTicks.increment()
         sendBackAfterTick(audience)
+    }
+
+    /// The relayed connections of `room` shown `earlier` are shown `later` from now on.
+    private func shown(in room: RoomID, from earlier: ShownTimer, to later: ShownTimer) {
+        for connection in relayedByRoom[room] ?? [] where relays[connection]?.shown == earlier {
+            relays[connection]?.shown = later
+        }
     }
 
     /// Nobody here is relayed to the room any more: its countdown stops.

@@ -39,6 +39,8 @@ package final class ClusterRooms: RoomRouter {
         /// The owner sent it the room (a welcome, `observing` or `state`): it is in the room, and hears the
         /// ticks this node computes for it (`ClusterRooms+RelayedTicks.swift`).
         var hearsTicks = false
+        /// The running timer it was last shown (`ShownTimer`): only a tick of that timer is computed for it here.
+        var shown: ShownTimer?
         /// Its node drains: it is sent back through the proxy (1012) right after the next tick of its room
         /// (`ClusterRooms+HandOff.swift`).
         var sendBackAfterTick = false

@@ -226,7 +226,12 @@ final class GroupMembers {
             return
         case .event(let kind):
             if kind == "phaseCompleted" {
-                members[slot].tally.phaseCompleted(window: window)
+                // Decoded (one a phase): the phase it set up places it (`TickTally.phaseCompleted`).
+                var next: PhaseMark?
+                if case .event(_, .phaseCompleted(_, let phase, _, let cycle), _)? = try? WireCodec.decodeServerMessage(bytes) {
+                    next = PhaseMark(phase.rawValue, cycle: cycle)
+                }
+                members[slot].tally.phaseCompleted(next: next, window: window)
                 members[slot].heard(atMs: arrived)
             }
             return
@@ -245,6 +250,7 @@ final class GroupMembers {
         case .tick(let tick):
             members[slot].heard(atMs: arrived)
             if let boundary = members[slot].tally.tick(remainingMs: tick.remainingMs, endsAtMs: tick.endsAt,
+                                                       phase: PhaseMark(tick.phase.rawValue, cycle: tick.cycle),
                                                        window: window) {
                 delays.append(arrived - Double(boundary))
                 delayMember.append(members[slot].index)
@@ -261,8 +267,8 @@ final class GroupMembers {
             apply(.error(code: code.rawValue), to: slot)
         case .welcome:
             apply(.welcome(atMs: arrived), to: slot)
-        case .event(_, .phaseCompleted, _):
-            members[slot].tally.phaseCompleted(window: window)
+        case .event(_, .phaseCompleted(_, let next, _, let cycle), _):
+            members[slot].tally.phaseCompleted(next: PhaseMark(next.rawValue, cycle: cycle), window: window)
         case .state, .event, .pong, .stats, .observing, .schedules, .apiTokens, .webhooks:
             break
         }
@@ -274,7 +280,8 @@ final class GroupMembers {
     /// alone, as they always did.
     private func snapshotArrived(_ bytes: [UInt8], arrived: Double, slot: Int) {
         guard plan.followsRestarts, let timer = FrameKind.runningTimer(inSnapshot: bytes) else { return }
-        members[slot].tally.snapshot(remainingMs: timer.remainingMs, endsAtMs: timer.endsAtMs, window: window)
+        members[slot].tally.snapshot(remainingMs: timer.remainingMs, endsAtMs: timer.endsAtMs, phase: timer.phase,
+                                     window: window)
     }
 
     private func apply(_ input: SimulatedMember.Input, to slot: Int) {

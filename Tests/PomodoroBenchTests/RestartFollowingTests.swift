@@ -120,10 +120,51 @@ import Testing
         #expect(exact.longestMissedRun(window: window) == 7)          // 10_500, 11_500 before; 13_500 ... 19_500 after
     }
 
+    /// What a member sees when it comes back to a room whose phase just ended on its new node: its `welcome`
+    /// (sent at once) shows the phase that follows, and the end of the phase before, held for its commit,
+    /// comes after it. That end marks no second: the phase shown goes on to its own end, and the ticks
+    /// of it that follow are no duplicates (measured so, such a member missed 4 seconds of a 5-second break,
+    /// or 8 to 9 of a 10-second focus, while it heard every one of them).
+    @Test func aPhaseEndHeardAfterTheNextPhaseWasShownMarksNoSecond() {
+        let window = TickWindow(startMs: 10_000, endMs: 29_000)   // boundaries 10_500 ... 28_500 on grid 500
+        let focus = PhaseMark("focus", cycle: 1), shortBreak = PhaseMark("shortBreak", cycle: 1)
+        let focusEnds: Int64 = 13_500, breakEnds: Int64 = 18_500, nextFocusEnds: Int64 = 28_500
+        var tally = TickTally()
+        for second: Int64 in [10, 11, 12] {
+            _ = tally.tick(remainingMs: focusEnds - (second * 1000 + 500), endsAtMs: focusEnds, phase: focus, window: window)
+        }
+        // Closed, back 0.8 s into the break: the welcome shows it (4.2 s left, the second from 13_500).
+        tally.snapshot(remainingMs: 4_200, endsAtMs: breakEnds, phase: shortBreak, window: window)
+        // Then the focus's end, and the break's state, both held for the commit of the focus's end.
+        tally.phaseCompleted(next: shortBreak, window: window)
+        tally.snapshot(remainingMs: 4_100, endsAtMs: breakEnds, phase: shortBreak, window: window)
+        for second: Int64 in 14...17 {
+            #expect(tally.tick(remainingMs: breakEnds - (second * 1000 + 500), endsAtMs: breakEnds, phase: shortBreak,
+                               window: window) == second * 1000 + 500)
+        }
+        // The break's own end, then the next focus.
+        tally.phaseCompleted(next: PhaseMark("focus", cycle: 2), window: window)
+        for second: Int64 in 19...28 {
+            _ = tally.tick(remainingMs: nextFocusEnds - (second * 1000 + 500), endsAtMs: nextFocusEnds,
+                           phase: PhaseMark("focus", cycle: 2), window: window)
+        }
+        #expect(tally.duplicates == 0)
+        #expect(tally.longestMissedRun(window: window) == 0)
+        #expect(tally.deliveredInWindow == 19)
+        // A phase end heard without the phase it set up (or before the next phase was shown) is placed as
+        // before: at the end of the phase the last tick belonged to.
+        var plain = TickTally()
+        _ = plain.tick(remainingMs: 1_000, endsAtMs: focusEnds, phase: focus, window: window)
+        plain.phaseCompleted(next: shortBreak, window: window)
+        #expect(plain.deliveredInWindow == 2)
+        #expect(plain.tick(remainingMs: 4_000, endsAtMs: breakEnds, phase: shortBreak, window: window) == 14_500)
+    }
+
     @Test func theRunningTimerIsReadFromASnapshotWithoutParsingIt() throws {
         let running = Array(#"{"type":"state","room":{"id":"r","phase":"focus","status":"running","running":true,"remainingMs":1234567,"phaseLengthMs":1500000,"endsAt":1767226834567,"cycle":1,"members":[{"id":"m1","name":"Ada","task":"remainingMs"}]}}"#.utf8)
         let timer = try #require(FrameKind.runningTimer(inSnapshot: running))
         #expect(timer.remainingMs == 1_234_567 && timer.endsAtMs == 1_767_226_834_567)
+        #expect(timer.phase == PhaseMark("focus", cycle: 1))
         let paused = Array(#"{"type":"state","room":{"id":"r","running":false,"remainingMs":1234567,"endsAt":null}}"#.utf8)
         #expect(FrameKind.runningTimer(inSnapshot: paused) == nil)
         let idle = Array(#"{"type":"welcome","room":{"id":"r","running":true,"remainingMs":0,"endsAt":null}}"#.utf8)

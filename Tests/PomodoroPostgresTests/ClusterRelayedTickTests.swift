@@ -3,6 +3,7 @@ import Glibc
 import PomodoroCluster
 import PomodoroCore
 import PomodoroNet
+import PomodoroPostgres
 import PomodoroProtocol
 import PomodoroTestSupport
 import Testing
@@ -121,5 +122,70 @@ struct ClusterRelayedTickTests {
         #expect(Double(gets) < Double(rooms.count) * 5 * elapsed, "\(gets) GETs in \(elapsed) s")
         let sorted = lags.sorted()
         print("cluster relayed ticks: \(rooms.count) rooms, \(seconds) s; relayed members' lag behind the owner's p50 \(String(format: "%.2f", sorted[sorted.count / 2])) ms, max \(String(format: "%.2f", sorted.last ?? 0)) ms; Redis in \(String(format: "%.1f", elapsed)) s: \(publishes) PUBLISH, \(mgets) MGET, \(gets) GET")
+    }
+
+    /// A member relayed through another node hears no second of a phase before the owner's `state` that
+    /// announces it, as the owner's own members do not (PROTOCOL.md, "Durability"): here the owner's commit
+    /// of a focus's end waits (the room table locked in PostgreSQL), and meanwhile another member joins through
+    /// the same node, whose `welcome` (a reply, sent at once) shows the break that followed. That member hears
+    /// the break's seconds from it; the member already there hears the focus's end, then the break's `state`,
+    /// and only then its ticks. (Before, the node counted the break down from the joiner's `welcome` for
+    /// every member of the room: they heard a break whose start was not saved yet, ahead of its `state` and
+    /// of the focus's end.)
+    @Test func aRelayedMemberHearsNoSecondOfAPhaseBeforeTheStateThatAnnouncesIt() async throws {
+        defer { finish() }
+        let redis = try RedisTestServer()
+        defer { redis.stop() }
+        let database = try await PostgresTestServer.makeDatabase()
+        let (a, aPort) = try ClusterProcessTests.node("a", redis: redis.url, database: database)
+        defer { _ = a.stop() }
+        let (b, bPort) = try ClusterProcessTests.node("b", redis: redis.url, database: database)
+        defer { _ = b.stop() }
+
+        let room = "held-phase-end"
+        let ada = try Peer(client, port: aPort)
+        _ = try ada.join(room, name: "Ada")
+        ada.send(.configure(RoomSettings(focus: 5, shortBreak: 60, autoStart: true)), ref: .string("cfg"))
+        #expect(ClusterProcessTests.isOK(try ada.expect("cfg", ClusterProcessTests.answer(to: "cfg"))))
+        let bo = try Peer(client, port: bPort)
+        _ = try bo.join(room, name: "Bo")
+        ada.send(.start)
+        let focusEnds = try ada.expect("the running state", ClusterProcessTests.running)
+        _ = try bo.expect("the running state") { ClusterProcessTests.running($0) == focusEnds ? true : nil }
+
+        // From here the owner's commits wait, and with them its broadcasts (the focus's end, the break's state).
+        let blocker = try PostgresConnection(database)
+        try blocker.execute("BEGIN; LOCK TABLE room IN ACCESS EXCLUSIVE MODE")
+        var locked = true
+        defer { if locked { try? blocker.execute("ROLLBACK") } }
+        try #require(Date().timeIntervalSince1970 * 1000 < Double(focusEnds), "the focus ended before the lock")
+        // Bo hears the focus's seconds until it is over.
+        _ = try bo.expect("a second of the focus") { if case .tick(let tick) = $0, tick.endsAt == focusEnds { true } else { nil } }
+        #expect(TestTime.waitUntil(10) { Date().timeIntervalSince1970 * 1000 > Double(focusEnds) + 100 })
+
+        // Cy joins through b: the owner's welcome, at once, shows the break running; Cy hears its seconds.
+        let cy = try Peer(client, port: bPort)
+        let (_, seen) = try cy.join(room, name: "Cy")
+        try #require(seen.phase == .shortBreak && seen.status == .running, "the welcome shows \(seen.phase) \(seen.status)")
+        let breakEnds = try #require(seen.endsAt)
+        let (cyTick, _) = try cy.nextTick(timeout: 5)
+        #expect(cyTick.phase == .shortBreak && cyTick.endsAt == breakEnds)
+
+        // The commit goes through: Bo hears the focus's end and the break's state, and only then the break's ticks.
+        try blocker.execute("COMMIT")
+        locked = false
+        var heard: [String] = []
+        while true {
+            let message = try bo.next(timeout: 10)
+            switch message {
+            case .tick(let tick) where tick.endsAt == breakEnds: heard.append("tick")
+            case .state(let state) where state.endsAt == breakEnds: heard.append("state")
+            case .event(_, .phaseCompleted(.focus, .shortBreak, _, _), _): heard.append("phaseCompleted")
+            default: continue
+            }
+            if heard.last == "tick" { break }
+        }
+        #expect(heard.first == "phaseCompleted", "Bo heard \(heard)")
+        #expect(heard.firstIndex(of: "state").map { $0 < heard.firstIndex(of: "tick")! } == true, "Bo heard \(heard)")
     }
 }
