@@ -272,16 +272,19 @@ package final class ClusterNode: HubCluster, Sendable {
 
     /// Called before `start` by a router that subscribes to this node's channel itself, on its service loop:
     /// the node starts no bus thread, and hands `reconnect` the reason to subscribe again on a new connection.
-    /// The router reports its bus's events through `busEvent`.
+    /// The router reports its bus's events through `busEvent(_:telling: false)`.
     package func subscribesOnLoop(reconnect: @escaping @Sendable (String) -> Void) {
         shared.withLock { $0.loopBus = reconnect }
     }
 
-    /// On the bus's thread (or the loop's, `subscribesOnLoop`).
-    func busEvent(_ event: ClusterBus.Event) {
+    /// On the bus's thread (or the loop's, `subscribesOnLoop`). Returns whether the bus subscribed again after
+    /// losing Redis, which is told (`.resubscribed`) only when `telling`: a router that hears the bus on its
+    /// loop acts on it there, before the new subscription's first message (told, it would come after them).
+    @discardableResult
+    func busEvent(_ event: ClusterBus.Event, telling: Bool = true) -> Bool {
         switch event {
         case .message(_, let payload):
-            guard let message = try? BusMessage(decoding: payload) else { return }
+            guard let message = try? BusMessage(decoding: payload) else { return false }
             tell(.heard(message))
         case .subscribed:
             let now = monotonic()
@@ -289,10 +292,12 @@ package final class ClusterNode: HubCluster, Sendable {
                 defer { shared.busDown = false; shared.busSubscribedAt = now }
                 return shared.busDown
             }
-            if wasDown { tell(.resubscribed) }
+            if wasDown, telling { tell(.resubscribed) }
+            return wasDown
         case .disconnected:
             shared.withLock { $0.busDown = true }
         }
+        return false
     }
 
     package func report(completion: @escaping @Sendable (Result<ClusterPayload, ClusterReadError>) -> Void) {
