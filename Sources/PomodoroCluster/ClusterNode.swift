@@ -46,6 +46,8 @@ package final class ClusterNode: HubCluster, Sendable {
         var onEvent: (@Sendable (ClusterEvent) -> Void)?
         var followed: [RoomID: String] = [:]
         var busDown = false
+        /// When the bus last subscribed (monotonic): after Redis was away, whether it did so on a new connection.
+        var busSubscribedAt: Instant?
         var refusal: String?
         /// Set by a router that subscribes to this node's channel on its service loop (`subscribesOnLoop`).
         var loopBus: (@Sendable (String) -> Void)?
@@ -64,7 +66,7 @@ package final class ClusterNode: HubCluster, Sendable {
         waitingToAct = LoopBoundBox([:], loop: taking)
         fencesSeen = LoopBoundBox([:], loop: taking)
         redisAwayAt = LoopBoundBox(nil, loop: taking)
-        heartbeatFailed = LoopBoundBox(false, loop: taking)
+        heartbeatFailingSince = LoopBoundBox(nil, loop: taking)
         watchFailedAt = LoopBoundBox(nil, loop: watching)
         // A publish waits for Redis longer than a lease operation: one lost is a member's answer lost.
         publisher = LoopBound(RedisLeases(address: configuration.redis, timeout: 2), loop: publishing)
@@ -182,8 +184,8 @@ package final class ClusterNode: HubCluster, Sendable {
     }
 
     let registry = NodeRegistry()
-    /// Whether the last heartbeat could not reach Redis; on `queue` only.
-    private let heartbeatFailed: LoopBoundBox<Bool>
+    /// Since when the heartbeat could not reach Redis (nil: it reached it last time); on `queue` only.
+    private let heartbeatFailingSince: LoopBoundBox<Instant?>
     let heartbeat = Mutex<DispatchSourceTimer?>(nil)
 
     /// Starts renewing leases, and says every second in Redis that this node is alive and how many rooms it
@@ -199,14 +201,15 @@ package final class ClusterNode: HubCluster, Sendable {
                     try registry.heartbeat(node: node, roomsOwned: keeper.held.count, on: leases.value)
                     noteCredentials(refused: nil)
                     // Redis was away: the bus may still listen on one that was only paused and, with sentinels,
-                    // is no longer the master. It subscribes again on a new connection.
-                    if heartbeatFailed.value {
+                    // is no longer the master. It subscribes again on a new connection, unless it lost Redis
+                    // itself and subscribes (or subscribed) again on its own (`busLost`).
+                    if let since = heartbeatFailingSince.value, !busLost(since: since) {
                         self.bus.withLock { $0 }?.reconnect(because: "Redis was away")
                         shared.withLock { $0.loopBus }?("Redis was away")
                     }
-                    heartbeatFailed.value = false
+                    heartbeatFailingSince.value = nil
                 } catch {
-                    heartbeatFailed.value = true
+                    if heartbeatFailingSince.value == nil { heartbeatFailingSince.value = monotonic() }
                     redisAwayAt.value = monotonic()
                     if error.isAuthenticationRefused { noteCredentials(refused: error.message) }
                 }
@@ -239,6 +242,15 @@ package final class ClusterNode: HubCluster, Sendable {
 
     package var busIsDown: Bool { shared.withLock { $0.busDown } }
 
+    /// Whether the bus noticed Redis gone by itself since `since`: it is down (and subscribes again on a new
+    /// connection by itself), or it subscribed on a new connection since. Made to subscribe once more (a
+    /// Redis restarted), every node would bring its members up to date a second time, each at its own
+    /// moment, and an owner whose bus came back last would take the connections that other nodes had opened
+    /// again before it for lost (`ClusterRooms.resyncLimit`) and close them.
+    private func busLost(since: Instant) -> Bool {
+        shared.withLock { $0.busDown || ($0.busSubscribedAt.map { $0 >= since } ?? false) }
+    }
+
     /// Redis refused this node's credentials on a new connection (`refused`), or took them again (nil): said
     /// once in the log each time it changes. Meanwhile the node can take, keep and relay nothing: its rooms
     /// stop at the end of their terms, as when Redis is away, and `/healthz` answers 503.
@@ -260,26 +272,32 @@ package final class ClusterNode: HubCluster, Sendable {
 
     /// Called before `start` by a router that subscribes to this node's channel itself, on its service loop:
     /// the node starts no bus thread, and hands `reconnect` the reason to subscribe again on a new connection.
-    /// The router reports its bus's events through `busEvent`.
+    /// The router reports its bus's events through `busEvent(_:telling: false)`.
     package func subscribesOnLoop(reconnect: @escaping @Sendable (String) -> Void) {
         shared.withLock { $0.loopBus = reconnect }
     }
 
-    /// On the bus's thread (or the loop's, `subscribesOnLoop`).
-    func busEvent(_ event: ClusterBus.Event) {
+    /// On the bus's thread (or the loop's, `subscribesOnLoop`). Returns whether the bus subscribed again after
+    /// losing Redis, which is told (`.resubscribed`) only when `telling`: a router that hears the bus on its
+    /// loop acts on it there, before the new subscription's first message (told, it would come after them).
+    @discardableResult
+    func busEvent(_ event: ClusterBus.Event, telling: Bool = true) -> Bool {
         switch event {
         case .message(_, let payload):
-            guard let message = try? BusMessage(decoding: payload) else { return }
+            guard let message = try? BusMessage(decoding: payload) else { return false }
             tell(.heard(message))
         case .subscribed:
+            let now = monotonic()
             let wasDown = shared.withLock { shared in
-                defer { shared.busDown = false }
+                defer { shared.busDown = false; shared.busSubscribedAt = now }
                 return shared.busDown
             }
-            if wasDown { tell(.resubscribed) }
+            if wasDown, telling { tell(.resubscribed) }
+            return wasDown
         case .disconnected:
             shared.withLock { $0.busDown = true }
         }
+        return false
     }
 
     package func report(completion: @escaping @Sendable (Result<ClusterPayload, ClusterReadError>) -> Void) {

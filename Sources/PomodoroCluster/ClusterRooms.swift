@@ -117,10 +117,16 @@ package final class ClusterRooms: RoomRouter {
     }
 
     /// Subscribes to this node's bus channel on the service loop: each message is decoded once and heard
-    /// here without a hand-off; the subscription's own events (subscribed, lost) go to `changed`, the node's.
-    func listen(on subscriber: RedisLoopClient, changed: @escaping (ClusterBus.Event) -> Void) {
+    /// here without a hand-off; the subscription's own events (subscribed, lost) go to `changed`, the node's,
+    /// which says whether the bus is back after losing Redis. That is heard here at once, before the new
+    /// subscription's first message: posted, it came after the first joins other nodes sent again, and the
+    /// owner took those connections for ones from before the outage (`resynchronise`) and closed them.
+    func listen(on subscriber: RedisLoopClient, changed: @escaping (ClusterBus.Event) -> Bool) {
         subscriber.subscribe([BusMessage.nodeChannel(cluster.node)]) { [weak self] event in
-            guard case .message(_, let payload) = event else { return changed(event) }
+            guard case .message(_, let payload) = event else {
+                if changed(event) { self?.heard(.resubscribed) }
+                return
+            }
             guard let self, let message = try? BusMessage(decoding: payload) else { return }
             heard(.heard(message))
         }

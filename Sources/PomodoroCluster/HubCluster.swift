@@ -142,7 +142,7 @@ extension ClusterConfiguration: RoomRouting {
                 node.start()
                 limits.start()
                 if let subscriber {
-                    post { handle.rooms?.listen(on: subscriber.value) { node.busEvent($0) } }
+                    post { handle.rooms?.listen(on: subscriber.value) { node.busEvent($0, telling: false) } }
                 }
             },
             handOff: { [logger = context.logger] bound, done in
