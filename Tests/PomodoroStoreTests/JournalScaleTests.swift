@@ -79,8 +79,11 @@ import PomodoroTestSupport
             #expect(r.members.map(\.name) == ["Ada", "Bob"])
             #expect(r.members.first?.totals.focusSeconds == Int64(Self.sessions))
             #expect(r.totals.longestStreak == 5)
-            // Before the running totals this read the whole journal: 490 MB in a release build.
-            #expect(grown < 32 * 1024, "peak memory grew by \(grown) KiB")
+            // Before the running totals this read the whole journal: 490 MB in a release build. A sanitizer's
+            // allocator keeps what is freed for a while and adds its shadow, so its bound is looser (still an
+            // eighth of the whole journal's).
+            let bound = TestTime.underSanitizer ? 64 * 1024 : 32 * 1024
+            #expect(grown < bound, "peak memory grew by \(grown) KiB")
         }
     }
 }
