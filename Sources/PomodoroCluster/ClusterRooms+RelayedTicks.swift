@@ -114,7 +114,7 @@ extension ClusterRooms {
         // Woken at the next tick; after the last one, at the phase's end if what follows is known here.
         if let next = replicated.nextTick ?? (replicated.following() != nil && now.monotonic < replicated.deadline
                                                ? replicated.deadline : nil) {
-            followed.timer.schedule(afterNanoseconds: max(0, (next - now.monotonic).nanoseconds))
+            followed.timer.schedule(at: next, on: hub.clock)
         } else {
             followed.timer.cancel()
         }

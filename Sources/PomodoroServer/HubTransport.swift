@@ -42,6 +42,16 @@ package protocol HubTimer: AnyObject {
     func cancel()
 }
 
+extension HubTimer {
+    /// Arms the timer for `deadline` on `clock`, its delay counted from a reading taken now. A caller's own
+    /// `now` is as old as the work it did since: a room's tick reads the clock, then writes to every member
+    /// (tens of milliseconds in a room of thousands), and a delay counted from that reading would make the
+    /// next tick that much late, and the one after it as late again.
+    package func schedule(at deadline: Instant, on clock: any ServerClock) {
+        schedule(afterNanoseconds: max(0, (deadline - clock.now().monotonic).nanoseconds))
+    }
+}
+
 /// Answers one HTTP request, once, from any thread (`HTTPResponder` over a socket; a recorder in tests).
 package protocol HTTPAnswering: Sendable {
     @discardableResult

@@ -119,16 +119,17 @@ extension RoomHub {
         // A room kept past its empty lifetime (members within their grace, a scheduled start coming) has that
         // moment behind it: not a wake-up.
         if let wakeup = entry.room.nextWakeup(after: now.monotonic) {
-            arm(entry.timer, afterNanoseconds: (wakeup - now.monotonic).nanoseconds)
+            arm(entry.timer, for: wakeup)
         } else {
             entry.timer.cancel()
         }
     }
 
-    /// Arms a room's timer, unless the server is stopping (see `stopRoomTimers`).
-    private func arm(_ timer: any HubTimer, afterNanoseconds nanoseconds: Int64) {
+    /// Arms a room's timer for `deadline`, unless the server is stopping (see `stopRoomTimers`). Not from the
+    /// `now` of the publish: that is older by the broadcasts just written (`HubTimer.schedule(at:on:)`).
+    private func arm(_ timer: any HubTimer, for deadline: Instant) {
         guard !roomTimersStopped else { return }
-        timer.schedule(afterNanoseconds: nanoseconds)
+        timer.schedule(at: deadline, on: clock)
     }
 
     /// Whether a crowd's member-only state may go out now; if not, one is scheduled for when it may.
@@ -136,7 +137,7 @@ extension RoomHub {
         guard let last = entry.lastStateAt, now.monotonic - last < Self.crowdStateInterval else { return true }
         if !entry.statePending {
             entry.statePending = true
-            arm(entry.stateTimer, afterNanoseconds: (last + Self.crowdStateInterval - now.monotonic).nanoseconds)
+            arm(entry.stateTimer, for: last + Self.crowdStateInterval)
         }
         return false
     }

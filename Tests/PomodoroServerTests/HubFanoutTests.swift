@@ -205,6 +205,24 @@ import Testing
         #expect(ticks.allSatisfy { $0.phase == .focus })
     }
 
+    @Test func aTickThatTakesLongToWriteDoesNotMakeTheNextOneLate() throws {
+        let t = TestHub()
+        let members = (0..<40).map { t.connect(peer: "203.0.113.\($0 + 1)") }
+        for (i, member) in members.enumerated() { t.send(Self.join("M\(i)"), from: member) }
+        t.send(.start, from: members[0])
+        let started = t.clock.now().monotonic
+        t.transport.clearSent()
+        // Each frame takes 2 ms to write: every tick's pass over the 40 members ends 80 ms after it began.
+        t.transport.sendTakes = .milliseconds(2)
+        t.pass(.milliseconds(1500))
+        // The room's timer is armed for the next second itself, not for a second after the pass began.
+        #expect(t.transport.nextDeadline == started + .seconds(2))
+        t.pass(.seconds(3))
+        #expect(t.transport.nextDeadline == started + .seconds(5))
+        let ticks = try t.messages(to: members[39]).compactMap(\.tick)
+        #expect(ticks.map(\.remainingMs) == [1_499_000, 1_498_000, 1_497_000, 1_496_000])
+    }
+
     @Test func anEmptyRoomExpiresAfterItsLifetime() throws {
         var configuration = ServerConfiguration(port: 0, webRoot: nil)
         configuration.roomPolicy.emptyRoomLifetime = .seconds(600)

@@ -38,6 +38,9 @@ package final class FakeTransport: HubTransport, @unchecked Sendable {
     package private(set) var closes: [ConnectionID: Close] = [:]
     package var connectionCount: Int { open.count }
     package var droppedSlowClients = 0
+    /// How long queuing one frame takes on the clock, as a write to a socket takes the service thread's time:
+    /// a broadcast to many members then ends later than it began.
+    package var sendTakes: Duration = .zero
 
     package init(clock: ManualServerClock) {
         self.clock = clock
@@ -51,6 +54,7 @@ package final class FakeTransport: HubTransport, @unchecked Sendable {
     package func send(_ frame: OutboundFrame, to connection: ConnectionID) -> Bool {
         guard open.contains(connection), closes[connection] == nil else { return false }
         sent[connection, default: []].append(Array(frame.payload))
+        if sendTakes > .zero { clock.advance(by: sendTakes) }
         return true
     }
 
