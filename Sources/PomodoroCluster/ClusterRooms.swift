@@ -248,6 +248,8 @@ package final class ClusterRooms: RoomRouter {
     }
 
     package func outgoing(_ message: ServerMessage, to connection: ConnectionID) -> ServerMessage? {
+        // A session kept aside after Redis returned (`keepAside`) reaches nobody: not even counted as sent.
+        if keptAside.contains(connection) { return nil }
         var message = message
         if quietJoins.remove(connection) != nil {
             switch message {
