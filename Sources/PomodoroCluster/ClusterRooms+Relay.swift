@@ -180,8 +180,9 @@ extension ClusterRooms {
             hub.transport.close(connection, code: code, reason: reason)
         case .opened(let from, _, let peer):
             // Opened again (its node's bus lost our answers and sends its join anew): a fresh start, the old
-            // session disconnected as a dropped connection is.
-            if let earlier = relaying.remotes.existing(from) { hub.closed(earlier) }
+            // session disconnected as a dropped connection is; but a member's from before the bus lost Redis
+            // is kept aside for its join with the member's token (`keepAside`).
+            if let earlier = relaying.remotes.existing(from), !keepAside(earlier) { hub.closed(earlier) }
             let (connection, _) = relaying.remotes.id(for: from)
             hub.opened(connection, peer: peer.isEmpty ? from.node : peer)
         case .frame(let from, _, let frame):

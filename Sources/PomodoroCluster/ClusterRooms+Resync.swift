@@ -10,7 +10,8 @@ import PomodoroServer
 // (`rehome`), and the member hears the room as it is now as a `state` (PROTOCOL.md §11: what a resume
 // sends). The owner keeps other nodes' connections from before the outage until their node opens them
 // again; those still unopened after `resyncLimit` (their member left meanwhile, or could not be joined
-// again) are closed as before.
+// again) are closed as before. A member's connection opened again resumes the member without a presence
+// change (`keepAside`): nobody hears that they left or came back.
 
 extension ClusterRooms {
     /// How long after the bus came back an owner waits for other nodes to open their connections again, and
@@ -76,6 +77,23 @@ extension ClusterRooms {
         return true
     }
 
+    /// Another node opens again one of its connections from before the outage (`BusMessage.opened`, sent by
+    /// its `resynchronise`). A member's session is not disconnected: it is kept aside, no longer reached, for
+    /// the join with the member's token that follows on the connection's new number. That join proves it is
+    /// the same member and takes the member over as one that joined again from another connection (the hub
+    /// lets the older session go without a presence change): the member stays connected, with their place,
+    /// task and focus credit. A session kept aside that no such join took over is disconnected at
+    /// `resyncLimit`, as a connection not opened again. Returns whether `earlier` was kept aside.
+    func keepAside(_ earlier: ConnectionID) -> Bool {
+        guard var unconfirmed = unconfirmedRemotes, unconfirmed.connections.contains(earlier),
+              hub.holdsMember(earlier) else { return false }
+        unconfirmed.connections.remove(earlier)
+        unconfirmedRemotes = unconfirmed
+        relaying.remotes.forget(earlier)   // what the hub sends it goes nowhere; the remote gets a new number
+        keptAside.insert(earlier)
+        return true
+    }
+
     /// While this node could not read the registry (Redis away) nobody's silence was seen: the nodes it knew
     /// are counted as heard when it reads it again, so that a node whose first beat on a Redis that came back
     /// empty is not in yet keeps its connections here (`nodesAlive`; a node dead meanwhile is still let go
@@ -107,5 +125,8 @@ extension ClusterRooms {
             hub.transport.close(connection, code: 4005, reason: "room moved")
             hub.closed(connection)
         }
+        // Taken over by their member's join (a session without a member now), or still the member's: let go.
+        for connection in keptAside.sorted(by: { $0.rawValue < $1.rawValue }) { hub.closed(connection) }
+        keptAside = []
     }
 }

@@ -69,6 +69,9 @@ package final class ClusterRooms: RoomRouter {
     /// Other nodes' connections in this node's rooms from before the bus lost Redis, not opened again by their
     /// node yet, and when the bus came back (`ClusterRooms+Resync.swift`).
     var unconfirmedRemotes: (connections: Set<ConnectionID>, since: Instant)?
+    /// Members' sessions from before the outage whose node opened their connection again, kept aside for the
+    /// join with the member's token that takes them over (`ClusterRooms+Resync.swift`).
+    var keptAside: Set<ConnectionID> = []
     /// When the node last read the registry of live nodes (`ClusterEvent.nodesAlive`).
     var nodesReadAt: Instant?
     /// Every room with schedules, kept run by some node.
@@ -245,6 +248,8 @@ package final class ClusterRooms: RoomRouter {
     }
 
     package func outgoing(_ message: ServerMessage, to connection: ConnectionID) -> ServerMessage? {
+        // A session kept aside after Redis returned (`keepAside`) reaches nobody: not even counted as sent.
+        if keptAside.contains(connection) { return nil }
         var message = message
         if quietJoins.remove(connection) != nil {
             switch message {

@@ -206,6 +206,8 @@ extension RoomHub {
     package func peer(of connection: ConnectionID) -> String? { sessions[connection]?.peer }
     /// Whether `connection` is open here.
     package func isOpen(_ connection: ConnectionID) -> Bool { sessions[connection] != nil }
+    /// Whether `connection` speaks for a member of a room here.
+    package func holdsMember(_ connection: ConnectionID) -> Bool { sessions[connection]?.member != nil }
 
     static let badTimeZone = "tz must be an IANA time zone name such as Europe/Berlin"
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import PomodoroNet
+import PomodoroProtocol
 import PomodoroTestSupport
 import Testing
 
@@ -16,6 +17,35 @@ struct ClusterBusReturnTests {
     static func metric(_ name: String, port: Int) throws -> Double? {
         try httpGet(port: port, path: "/metrics").body.split(separator: "\n")
             .first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ").last!) }
+    }
+
+    static let reconnects = "pomodoro_cluster_bus_reconnects_total"
+
+    /// Redis away long enough for the nodes' heartbeats and buses to find it so, then back, empty: returns
+    /// when it was started again, once each node's bus has subscribed again (or 5 s later, recorded).
+    static func restart(_ redis: RedisTestServer, under nodes: [ClusterScheduleTests.Node]) throws -> Date {
+        redis.halt()
+        usleep(useconds_t(2_500_000 * TestTime.scale))
+        try redis.start()
+        let returned = Date()
+        let back = try TestTime.waitUntil(5) {
+            try nodes.allSatisfy { try metric(reconnects, port: $0.port) ?? 0 >= 1 }
+        }
+        #expect(back, "each node's bus subscribed again")
+        return returned
+    }
+
+    /// What `peer` heard until `until`, decoded; a close is recorded as an issue.
+    static func heard(by peer: Peer, until: Date, who: String) throws -> [ServerMessage] {
+        var heard: [ServerMessage] = []
+        while let event = peer.inbox.next(timeout: max(0, until.timeIntervalSinceNow)) {
+            switch event {
+            case .text(let bytes): heard.append(try WireCodec.decodeServerMessage(bytes))
+            case .closed(let code, _): Issue.record("\(who) was closed (\(String(describing: code)))")
+            default: break
+            }
+        }
+        return heard
     }
 
     @Test func aRestartedRedisBringsRelayedMembersUpToDateOnceAndClosesNone() async throws {
@@ -46,16 +76,8 @@ struct ClusterBusReturnTests {
         }
         for member in members { _ = try member.peer.nextTick() }
 
-        // Redis away long enough for both nodes' heartbeats and buses to find it so, then back, empty.
-        redis.halt()
-        usleep(useconds_t(2_500_000 * TestTime.scale))
-        try redis.start()
-        let returned = Date()
-        let reconnects = "pomodoro_cluster_bus_reconnects_total"
-        let back = try TestTime.waitUntil(5) {
-            try nodes.allSatisfy { try Self.metric(reconnects, port: $0.port) ?? 0 >= 1 }
-        }
-        #expect(back, "each node's bus subscribed again")
+        let returned = try Self.restart(redis, under: nodes)
+        let reconnects = Self.reconnects
 
         // Past the owners' wait for the connections opened again (5 s), a beat (1 s) and a margin: every
         // member still hears its room's ticks, none is closed.
@@ -70,6 +92,74 @@ struct ClusterBusReturnTests {
         for node in nodes {
             #expect(try Self.metric(reconnects, port: node.port) == 1,
                     "node \(node.name): its bus subscribed again once, not once more at its heartbeat's moment")
+        }
+    }
+
+    /// The owner takes back a relayed member whose node opens its connection again after the outage (the join
+    /// with its token) without a presence change: before, it dropped the member's session first, and every
+    /// member heard "Bo lost the connection", then "Bo is back", the relayed member about itself.
+    @Test func aRelayedMemberResumedAfterRedisReturnedNeverShowsAsGone() async throws {
+        let client = try WebSocketClient()
+        client.start()
+        defer {
+            client.stop()
+            client.waitUntilFinished()
+        }
+        let redis = try RedisTestServer()
+        defer { redis.stop() }
+        let database = try await PostgresTestServer.makeDatabase()
+        let nodes = try ["a", "b"].map { try ClusterScheduleTests.Node($0, redis: redis.url, database: database) }
+        defer { for node in nodes { node.process.kill() } }
+
+        // A room on node a in a running focus: Ada on a, Bo relayed through b, with a task.
+        let ada = try Peer(client, port: nodes[0].port)
+        _ = try ada.join("bus-resume", name: "Ada")
+        ada.send(.start)
+        _ = try ada.expect("a running state", ClusterRedisRestartTests.runningEndsAt)
+        let bo = try Peer(client, port: nodes[1].port)
+        let boID = try bo.join("bus-resume", name: "Bo").you.id
+        bo.send(.task(text: "write the report"))
+        for peer in [ada, bo] {
+            _ = try peer.expect("Bo's task") { message -> Bool? in
+                guard case .state(let room) = message else { return nil }
+                return room.members.contains { $0.id == boID && $0.task == "write the report" } ? true : nil
+            }
+        }
+        for peer in [ada, bo] { _ = try peer.nextTick() }
+
+        let returned = try Self.restart(redis, under: nodes)
+        // Past the owner's wait for the connections opened again (5 s), a beat (1 s) and a margin.
+        let until = returned.addingTimeInterval(8 * TestTime.scale)
+        for (who, peer) in [("Ada", ada), ("Bo", bo)] {
+            let messages = try Self.heard(by: peer, until: until, who: who)
+            var states = 0
+            for message in messages {
+                switch message {
+                case .state(let room), .welcome(_, let room, _, _, _):
+                    states += 1
+                    guard let shown = room.members.first(where: { $0.id == boID }) else {
+                        Issue.record("\(who) was shown a room without Bo")
+                        continue
+                    }
+                    #expect(shown.connected && shown.present, "\(who) was shown Bo gone: \(shown)")
+                    #expect(shown.task == "write the report", "\(who) was shown Bo's task lost")
+                    #expect(shown.stats.interruptions == 0, "\(who) was shown Bo's focus interrupted")
+                case .event(_, let event, _):
+                    switch event {
+                    case .memberLeft(boID, _), .memberReturned(boID), .memberAway(boID, _), .memberBack(boID):
+                        Issue.record("\(who) heard of Bo's presence: \(event)")
+                    default: break
+                    }
+                case .error(let code, let text, _, _):
+                    Issue.record("\(who) was sent an error: \(code) \(text)")
+                default: break
+                }
+            }
+            #expect(messages.contains { if case .tick = $0 { true } else { false } }, "\(who) hears the room's ticks")
+            if who == "Bo" { #expect(states >= 1, "Bo was brought up to date with a state") }
+        }
+        for node in nodes {
+            #expect(try Self.metric(Self.reconnects, port: node.port) == 1, "node \(node.name): one resubscription")
         }
     }
 }

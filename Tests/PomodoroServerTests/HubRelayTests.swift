@@ -348,6 +348,68 @@ struct HubRelayTests {
         #expect(pair.relay.transport.closes[cy] == nil)
     }
 
+    /// Bob's member as the last `state` Ada heard shows him, or nil.
+    static func bob(heardBy ada: ConnectionID, on hub: TestHub) throws -> MemberPayload? {
+        try hub.messages(to: ada).compactMap { if case .state(let room) = $0 { room } else { nil } }.last?
+            .members.first { $0.name == "Bob" }
+    }
+
+    @Test func aRelayedMemberJoinedAgainWithItsTokenAfterTheBusLostRedisNeverShowsAsGone() throws {
+        let pair = try Pair()
+        let bob = pair.relayedJoin("Bob")
+        let ada = pair.owner.connect()
+        pair.owner.send(.join(room: "team", name: "Ada", token: nil), from: ada)
+        pair.owner.send(.start, from: ada)
+        pair.pump()
+        pair.owner.transport.clearSent()
+        pair.relay.transport.clearSent()
+
+        // The owner's node opens Bob's connection again and joins him with his token: taken back as he was.
+        pair.owner.router!.heard(.resubscribed)
+        pair.relay.router!.heard(.resubscribed)
+        pair.pump()
+        pair.pass(.seconds(6))
+        pair.owner.router!.heard(.nodesAlive(["o", "r"]))
+        pair.pump()
+        let adaHeard = try pair.owner.messages(to: ada)
+        #expect(!adaHeard.contains { $0.label.hasPrefix("event") }, "Ada heard \(adaHeard.map(\.label))")
+        for case .state(let room) in adaHeard {
+            #expect(room.members.allSatisfy { $0.connected && $0.stats.interruptions == 0 })
+        }
+        #expect(try Self.bob(heardBy: ada, on: pair.owner)?.connected == true)
+        let bobHeard = try pair.relay.messages(to: bob)
+        #expect(!bobHeard.contains { $0.label.hasPrefix("event") || $0.label.hasPrefix("error") }, "Bob heard \(bobHeard.map(\.label))")
+        #expect(pair.relay.transport.closes[bob] == nil)
+    }
+
+    @Test func aConnectionOpenedAgainThatDoesNotProveItsMemberLeavesItToBeDisconnectedAtTheLimit() throws {
+        let pair = try Pair()
+        let bob = pair.relayedJoin("Bob")
+        let ada = pair.owner.connect()
+        pair.owner.send(.join(room: "team", name: "Ada", token: nil), from: ada)
+        pair.pump()
+        pair.owner.transport.clearSent()
+
+        // After the outage, Bob's connection is opened again with a join that carries no token.
+        pair.owner.router!.heard(.resubscribed)
+        let remote = BusMessage.RemoteConnection(node: "r", connection: bob.rawValue)
+        let join = String(decoding: WireCodec.encode(ClientFrame(.join(room: "team", name: "Bob", token: nil), ref: nil)),
+                          as: UTF8.self)
+        pair.owner.router!.heard(.heard(.opened(remote, room: "team", peer: "")))
+        pair.owner.router!.heard(.heard(.frame(from: remote, room: "team", frame: join)))
+        pair.owner.settle()
+        // A new member; the Bob from before the outage is not his, and is let go at the owner's limit.
+        let members = try pair.owner.messages(to: ada).compactMap { if case .state(let room) = $0 { room } else { nil } }
+            .last?.members.filter { $0.name == "Bob" }
+        #expect(members?.count == 2 && members?.allSatisfy(\.connected) == true)
+        pair.pass(.seconds(6))
+        pair.owner.router!.heard(.nodesAlive(["o", "r"]))
+        pair.owner.settle()
+        let after = try pair.owner.messages(to: ada).compactMap { if case .state(let room) = $0 { room } else { nil } }
+            .last?.members.filter { $0.name == "Bob" }
+        #expect(after?.filter(\.connected).count == 1, "the Bob from before the outage is disconnected: \(String(describing: after))")
+    }
+
     @Test func membersOfANodeThatWentSilentAreDisconnected() throws {
         let pair = try Pair()
         let bob = pair.relayedJoin("Bob")
