@@ -48,7 +48,9 @@ struct ClusterBusReturnTests {
         return heard
     }
 
-    @Test func aRestartedRedisBringsRelayedMembersUpToDateOnceAndClosesNone() async throws {
+    /// Runs `body` with a client, a Redis and two nodes on one new database, all stopped whatever happens.
+    static func withTwoNodes(_ body: (WebSocketClient, RedisTestServer, [ClusterScheduleTests.Node]) async throws -> Void)
+        async throws {
         let client = try WebSocketClient()
         client.start()
         defer {
@@ -60,38 +62,43 @@ struct ClusterBusReturnTests {
         let database = try await PostgresTestServer.makeDatabase()
         let nodes = try ["a", "b"].map { try ClusterScheduleTests.Node($0, redis: redis.url, database: database) }
         defer { for node in nodes { node.process.kill() } }
+        try await body(client, redis, nodes)
+    }
 
-        // Each node owns a room in a running focus, with a member on it and one relayed through the other
-        // node: whichever node's bus comes back last, one owner has another node's connections.
-        var members: [(room: String, who: String, peer: Peer)] = []
-        for (index, node) in nodes.enumerated() {
-            let room = "bus-return-\(index)"
-            let owner = try Peer(client, port: node.port)
-            _ = try owner.join(room, name: "Ada")
-            owner.send(.start)
-            _ = try owner.expect("a running state", ClusterRedisRestartTests.runningEndsAt)
-            let relayed = try Peer(client, port: nodes[1 - index].port)
-            _ = try relayed.join(room, name: "Bo")
-            members += [(room, "on its owner's node", owner), (room, "relayed", relayed)]
-        }
-        for member in members { _ = try member.peer.nextTick() }
-
-        let returned = try Self.restart(redis, under: nodes)
-        let reconnects = Self.reconnects
-
-        // Past the owners' wait for the connections opened again (5 s), a beat (1 s) and a margin: every
-        // member still hears its room's ticks, none is closed.
-        let until = returned.addingTimeInterval(8 * TestTime.scale)
-        for member in members {
-            do {
-                _ = try ClusterRedisRestartTests.ticks(of: member.peer, until: until)
-            } catch {
-                Issue.record("\(member.room), the member \(member.who): \(error) (closed: \(String(describing: try? member.peer.expectClose(timeout: 0.1))))")
+    @Test func aRestartedRedisBringsRelayedMembersUpToDateOnceAndClosesNone() async throws {
+        try await Self.withTwoNodes { client, redis, nodes in
+            // Each node owns a room in a running focus, with a member on it and one relayed through the other
+            // node: whichever node's bus comes back last, one owner has another node's connections.
+            var members: [(room: String, who: String, peer: Peer)] = []
+            for (index, node) in nodes.enumerated() {
+                let room = "bus-return-\(index)"
+                let owner = try Peer(client, port: node.port)
+                _ = try owner.join(room, name: "Ada")
+                owner.send(.start)
+                _ = try owner.expect("a running state", ClusterRedisRestartTests.runningEndsAt)
+                let relayed = try Peer(client, port: nodes[1 - index].port)
+                _ = try relayed.join(room, name: "Bo")
+                members += [(room, "on its owner's node", owner), (room, "relayed", relayed)]
             }
-        }
-        for node in nodes {
-            #expect(try Self.metric(reconnects, port: node.port) == 1,
-                    "node \(node.name): its bus subscribed again once, not once more at its heartbeat's moment")
+            for member in members { _ = try member.peer.nextTick() }
+
+            let returned = try Self.restart(redis, under: nodes)
+            let reconnects = Self.reconnects
+
+            // Past the owners' wait for the connections opened again (5 s), a beat (1 s) and a margin: every
+            // member still hears its room's ticks, none is closed.
+            let until = returned.addingTimeInterval(8 * TestTime.scale)
+            for member in members {
+                do {
+                    _ = try ClusterRedisRestartTests.ticks(of: member.peer, until: until)
+                } catch {
+                    Issue.record("\(member.room), the member \(member.who): \(error) (closed: \(String(describing: try? member.peer.expectClose(timeout: 0.1))))")
+                }
+            }
+            for node in nodes {
+                #expect(try Self.metric(reconnects, port: node.port) == 1,
+                        "node \(node.name): its bus subscribed again once, not once more at its heartbeat's moment")
+            }
         }
     }
 
@@ -99,67 +106,57 @@ struct ClusterBusReturnTests {
     /// with its token) without a presence change: before, it dropped the member's session first, and every
     /// member heard "Bo lost the connection", then "Bo is back", the relayed member about itself.
     @Test func aRelayedMemberResumedAfterRedisReturnedNeverShowsAsGone() async throws {
-        let client = try WebSocketClient()
-        client.start()
-        defer {
-            client.stop()
-            client.waitUntilFinished()
-        }
-        let redis = try RedisTestServer()
-        defer { redis.stop() }
-        let database = try await PostgresTestServer.makeDatabase()
-        let nodes = try ["a", "b"].map { try ClusterScheduleTests.Node($0, redis: redis.url, database: database) }
-        defer { for node in nodes { node.process.kill() } }
-
-        // A room on node a in a running focus: Ada on a, Bo relayed through b, with a task.
-        let ada = try Peer(client, port: nodes[0].port)
-        _ = try ada.join("bus-resume", name: "Ada")
-        ada.send(.start)
-        _ = try ada.expect("a running state", ClusterRedisRestartTests.runningEndsAt)
-        let bo = try Peer(client, port: nodes[1].port)
-        let boID = try bo.join("bus-resume", name: "Bo").you.id
-        bo.send(.task(text: "write the report"))
-        for peer in [ada, bo] {
-            _ = try peer.expect("Bo's task") { message -> Bool? in
-                guard case .state(let room) = message else { return nil }
-                return room.members.contains { $0.id == boID && $0.task == "write the report" } ? true : nil
-            }
-        }
-        for peer in [ada, bo] { _ = try peer.nextTick() }
-
-        let returned = try Self.restart(redis, under: nodes)
-        // Past the owner's wait for the connections opened again (5 s), a beat (1 s) and a margin.
-        let until = returned.addingTimeInterval(8 * TestTime.scale)
-        for (who, peer) in [("Ada", ada), ("Bo", bo)] {
-            let messages = try Self.heard(by: peer, until: until, who: who)
-            var states = 0
-            for message in messages {
-                switch message {
-                case .state(let room), .welcome(_, let room, _, _, _):
-                    states += 1
-                    guard let shown = room.members.first(where: { $0.id == boID }) else {
-                        Issue.record("\(who) was shown a room without Bo")
-                        continue
-                    }
-                    #expect(shown.connected && shown.present, "\(who) was shown Bo gone: \(shown)")
-                    #expect(shown.task == "write the report", "\(who) was shown Bo's task lost")
-                    #expect(shown.stats.interruptions == 0, "\(who) was shown Bo's focus interrupted")
-                case .event(_, let event, _):
-                    switch event {
-                    case .memberLeft(boID, _), .memberReturned(boID), .memberAway(boID, _), .memberBack(boID):
-                        Issue.record("\(who) heard of Bo's presence: \(event)")
-                    default: break
-                    }
-                case .error(let code, let text, _, _):
-                    Issue.record("\(who) was sent an error: \(code) \(text)")
-                default: break
+        try await Self.withTwoNodes { client, redis, nodes in
+            // A room on node a in a running focus: Ada on a, Bo relayed through b, with a task.
+            let ada = try Peer(client, port: nodes[0].port)
+            _ = try ada.join("bus-resume", name: "Ada")
+            ada.send(.start)
+            _ = try ada.expect("a running state", ClusterRedisRestartTests.runningEndsAt)
+            let bo = try Peer(client, port: nodes[1].port)
+            let boID = try bo.join("bus-resume", name: "Bo").you.id
+            bo.send(.task(text: "write the report"))
+            for peer in [ada, bo] {
+                _ = try peer.expect("Bo's task") { message -> Bool? in
+                    guard case .state(let room) = message else { return nil }
+                    return room.members.contains { $0.id == boID && $0.task == "write the report" } ? true : nil
                 }
             }
-            #expect(messages.contains { if case .tick = $0 { true } else { false } }, "\(who) hears the room's ticks")
-            if who == "Bo" { #expect(states >= 1, "Bo was brought up to date with a state") }
-        }
-        for node in nodes {
-            #expect(try Self.metric(Self.reconnects, port: node.port) == 1, "node \(node.name): one resubscription")
+            for peer in [ada, bo] { _ = try peer.nextTick() }
+
+            let returned = try Self.restart(redis, under: nodes)
+            // Past the owner's wait for the connections opened again (5 s), a beat (1 s) and a margin.
+            let until = returned.addingTimeInterval(8 * TestTime.scale)
+            for (who, peer) in [("Ada", ada), ("Bo", bo)] {
+                let messages = try Self.heard(by: peer, until: until, who: who)
+                var states = 0
+                for message in messages {
+                    switch message {
+                    case .state(let room), .welcome(_, let room, _, _, _):
+                        states += 1
+                        guard let shown = room.members.first(where: { $0.id == boID }) else {
+                            Issue.record("\(who) was shown a room without Bo")
+                            continue
+                        }
+                        #expect(shown.connected && shown.present, "\(who) was shown Bo gone: \(shown)")
+                        #expect(shown.task == "write the report", "\(who) was shown Bo's task lost")
+                        #expect(shown.stats.interruptions == 0, "\(who) was shown Bo's focus interrupted")
+                    case .event(_, let event, _):
+                        switch event {
+                        case .memberLeft(boID, _), .memberReturned(boID), .memberAway(boID, _), .memberBack(boID):
+                            Issue.record("\(who) heard of Bo's presence: \(event)")
+                        default: break
+                        }
+                    case .error(let code, let text, _, _):
+                        Issue.record("\(who) was sent an error: \(code) \(text)")
+                    default: break
+                    }
+                }
+                #expect(messages.contains { if case .tick = $0 { true } else { false } }, "\(who) hears the room's ticks")
+                if who == "Bo" { #expect(states >= 1, "Bo was brought up to date with a state") }
+            }
+            for node in nodes {
+                #expect(try Self.metric(Self.reconnects, port: node.port) == 1, "node \(node.name): one resubscription")
+            }
         }
     }
 }
