@@ -239,11 +239,14 @@ public final class RedisLeases {
 
     private static let lapsedReply = "lapsed"
 
-    /// This node's liveness key lapsed under `lapsed`: a new generation is set in it (unless another of the
-    /// node's clients did so already). The rooms kept under the old one stay free.
+    /// This node's liveness key no longer holds `lapsed`: the node's next generation is set in it (a new one
+    /// unless another of the node's clients set one already). The rooms kept under the old one stay free.
+    /// Set whatever the key holds: one that holds another generation is a predecessor's under the same node
+    /// id (a node restarted at once after it was stopped or killed), whose rooms are given up or its own to
+    /// free. Node ids are unique in a cluster (two live processes under one id would free each other's rooms).
     private func establish(node: String, lapsed: String, timeToLive: Duration) throws(RedisError) {
         let generation = layout.lapsed(lapsed)
-        try command(["SET", Self.aliveKey(node), generation, "PX", String(timeToLive.milliseconds), "NX"])
+        try command(["SET", Self.aliveKey(node), generation, "PX", String(timeToLive.milliseconds)])
     }
 
     /// Extends the lease `holder` has on the room to `timeToLive` from now; false when it is no longer
