@@ -281,30 +281,27 @@ public final class RedisLeases {
         return renewed
     }
 
-    /// Answers each key, then whether the liveness key held the generation (1) or lapsed (0).
-    private static let renewAllScript = parseLua + """
+    /// Answers each key, then whether the liveness key held the generation (1) or lapsed (0). Each key is
+    /// compared whole with what this node would have written in either layout (no parsing per room).
+    private static let renewAllScript = """
         local n = #KEYS
         local ttl, node, gen, perRoom = ARGV[n + 1], ARGV[n + 2], ARGV[n + 3], ARGV[n + 4] == '1'
-        local mine = alivekey(node)
+        local mine = 'pomodoro:alive:' .. node
         local live = redis.call('GET', mine) == gen
         if live then redis.call('PEXPIRE', mine, ttl) end
+        local prefix = '@' .. gen .. '|'
         local result = {}
         for first = 1, n, 1000 do
             local last = math.min(first + 999, n)
             local held = redis.call('MGET', unpack(KEYS, first, last))
             for i = first, last do
                 local v, done = held[i - first + 1], 0
-                if v then
-                    local lease, _, g = parse(v)
-                    if lease == ARGV[i] then
-                        if perRoom then
-                            if not g then done = redis.call('PEXPIRE', KEYS[i], ttl)
-                            elseif g == gen then redis.call('SET', KEYS[i], lease, 'PX', ttl); done = 1 end
-                        elseif live then
-                            if g == gen then done = 1
-                            elseif not g then redis.call('SET', KEYS[i], '@' .. gen .. '|' .. lease); done = 1 end
-                        end
-                    end
+                if perRoom then
+                    if v == ARGV[i] then done = redis.call('PEXPIRE', KEYS[i], ttl)
+                    elseif v == prefix .. ARGV[i] then redis.call('SET', KEYS[i], ARGV[i], 'PX', ttl); done = 1 end
+                elseif live then
+                    if v == prefix .. ARGV[i] then done = 1
+                    elseif v == ARGV[i] then redis.call('SET', KEYS[i], prefix .. ARGV[i]); done = 1 end
                 end
                 result[i] = done
             end
@@ -413,26 +410,46 @@ public final class RedisLeases {
         try holders(rooms: [room])[0]
     }
 
-    /// Who holds each of `rooms`' leases now (nil for a room nobody holds), in their order: one script per
-    /// `batch` rooms, each one `MGET` of the leases and one of their holders' liveness keys, for a node
-    /// looking for rooms that must run and have no owner, or following the owners of rooms.
+    /// Who holds each of `rooms`' leases now (nil for a room nobody holds), in their order, for a node
+    /// looking for rooms that must run and have no owner, or following the owners of rooms: per `batch` rooms
+    /// one `MGET` of the leases, and one more of their holders' liveness keys when any is of that layout (no
+    /// script: Redis does no work per room beyond the reads). The two reads are not one instant: a lease
+    /// given back between them is reported as still held, as by a read a moment earlier.
     public func holders(rooms: [String], batch: Int = 1000) throws(RedisError) -> [LeaseHolder?] {
         var holders: [LeaseHolder?] = []
         holders.reserveCapacity(rooms.count)
         var start = 0
         while start < rooms.count {
             let part = rooms[start..<min(start + batch, rooms.count)]
-            let reply = try command(["EVAL", Self.holdersScript, String(part.count)] + part.map(Self.leaseKey))
+            let reply = try command(["MGET"] + part.map(Self.leaseKey))
             guard case .array(let values) = reply, values.count == part.count else {
                 throw unexpected(reply, "reading leases")
             }
+            var found: [(holder: LeaseHolder, generation: String?)?] = []
             for value in values {
                 switch value {
-                case .null: holders.append(nil)
+                case .null: found.append(nil)
                 case .string(let text):
-                    guard let holder = LeaseHolder(stored: text) else { throw unexpected(value, "reading a lease") }
-                    holders.append(holder)
+                    guard let lease = Self.parse(text) else { throw unexpected(value, "reading a lease") }
+                    found.append(lease)
                 default: throw unexpected(value, "reading a lease")
+                }
+            }
+            let nodes = Array(Set(found.compactMap { $0?.generation == nil ? nil : $0?.holder.node }))
+            var alive: [String: String] = [:]
+            if !nodes.isEmpty {
+                let reply = try command(["MGET"] + nodes.map(Self.aliveKey))
+                guard case .array(let generations) = reply, generations.count == nodes.count else {
+                    throw unexpected(reply, "reading liveness keys")
+                }
+                for (node, generation) in zip(nodes, generations) { alive[node] = generation.text }
+            }
+            for lease in found {
+                guard let lease else { holders.append(nil); continue }
+                if let generation = lease.generation, alive[lease.holder.node] != generation {
+                    holders.append(nil)
+                } else {
+                    holders.append(lease.holder)
                 }
             }
             start += batch
@@ -440,28 +457,14 @@ public final class RedisLeases {
         return holders
     }
 
-    private static let holdersScript = parseLua + """
-        local held = redis.call('MGET', unpack(KEYS))
-        local result, names, want = {}, {}, {}
-        for i = 1, #KEYS do
-            result[i] = false
-            if held[i] then
-                local lease, node, gen = parse(held[i])
-                result[i] = lease
-                if gen then
-                    names[#names + 1] = alivekey(node)
-                    want[i] = {#names, gen}
-                end
-            end
-        end
-        if #names > 0 then
-            local alive = redis.call('MGET', unpack(names))
-            for i, w in pairs(want) do
-                if alive[w[1]] ~= w[2] then result[i] = false end
-            end
-        end
-        return result
-        """
+    /// A stored lease in either layout (`@GENERATION|EPOCH|NODE` or `EPOCH|NODE`), as `parse` in the scripts.
+    static func parse(_ stored: String) -> (holder: LeaseHolder, generation: String?)? {
+        guard stored.hasPrefix("@") else { return LeaseHolder(stored: stored).map { ($0, nil) } }
+        let rest = stored.dropFirst()
+        guard let bar = rest.firstIndex(of: "|"),
+              let holder = LeaseHolder(stored: String(rest[rest.index(after: bar)...])) else { return nil }
+        return (holder, String(rest[..<bar]))
+    }
 
     /// The highest epoch the room has had (0 when it never had an owner).
     public func epoch(room: String) throws(RedisError) -> Int64 {
