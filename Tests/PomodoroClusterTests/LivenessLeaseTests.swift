@@ -186,6 +186,34 @@ final class LivenessLeaseTests {
         #expect(losses.current.isEmpty)
     }
 
+    /// A node stopped past its term (its clock jumps as a `SIGSTOP`ped process sees it when continued) stops
+    /// owning at the term's end whatever Redis says, and gives the room's key back: by liveness the key has no
+    /// expiry of its own and would otherwise name the node for as long as its liveness key lives.
+    @Test func aStalledOwnerStopsAtItsTermsEndAndGivesItsKeyBack() throws {
+        let clock = Locked(LeaseKeeperTests.monotonic())
+        let layout = LeaseLayout(perRoom: false)
+        let keeper = LeaseKeeper(leases: RedisLeases(address: address, timeout: 0.3, layout: layout), node: "a",
+                                 clock: { clock.current }) { [losses] room, epoch, loss in
+            losses.update { $0.append((room, epoch, loss)) }
+        }
+        let room = roomID("stalled")
+        let writer = RedisLeases(address: address, layout: layout), reader = leases(perRoom: false)
+        let sent = clock.current
+        guard case .granted(let epoch) = try writer.acquire(room: room.rawValue, node: "a") else {
+            throw LaunchFailure("the room was not free")
+        }
+        keeper.hold(room, term: LeaseTerm(epoch: epoch, requestedAt: sent))
+        keeper.start()
+        defer { keeper.stop() }
+        #expect(keeper.isValid(room, at: clock.current))
+        clock.update { $0 = $0 + .seconds(5) }
+        #expect(!keeper.isValid(room, at: clock.current))
+        #expect(TestTime.waitUntil(3) { !losses.current.isEmpty })
+        #expect(losses.current.first?.2 == .expired)
+        #expect(try TestTime.waitUntil(3) { try reader.command(["EXISTS", "pomodoro:lease:stalled"]).integerValue == 0 })
+        #expect(try reader.acquire(room: room.rawValue, node: "b") == .granted(epoch: epoch + 1))
+    }
+
     /// A heartbeat of an earlier build (its script writes the node's beat and room count only) lists the node
     /// as one that reads per-room leases only; one of this build, as one that reads liveness.
     @Test func theRegistryTellsEarlierBuildsApart() throws {
