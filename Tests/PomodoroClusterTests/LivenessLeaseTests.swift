@@ -87,6 +87,8 @@ final class LivenessLeaseTests {
         #expect(attempt == .granted(epoch: 2))
         #expect(free * 1000 > Double((LeaseTerm.timeToLive - LeaseTerm.margin).milliseconds),
                 "taken before a's term could have ended")
+        // And within the time to live of a's last extension of its liveness (the take), with a bounded slack.
+        #expect(free * 1000 < Double(LeaseTerm.timeToLive.milliseconds + 500) * TestTime.scale, "free after \(free) s")
         #expect(try a.holder(room: "r") == LeaseHolder(node: "b", epoch: 2))
         // a, running again, finds its room gone: its round renews nothing of it.
         #expect(try a.renew([(room: "r", holder: LeaseHolder(node: "a", epoch: 1))]) == [false])
