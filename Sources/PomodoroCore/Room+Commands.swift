@@ -67,7 +67,9 @@ extension Room {
     private mutating func pause(by id: MemberID, now: Instant, into outcome: inout Outcome) throws(RoomError) {
         guard case .running(let deadline) = timer else { throw .invalidState("the timer is not running") }
         countInterruption(at: now)
-        timer = .paused(remaining: deadline - now)
+        // In whole milliseconds, as it is stored and sent: never more than was left when it last ran (its
+        // deadline is on a whole millisecond, at most 1 ms after now + what was left, `run`).
+        timer = .paused(remaining: .milliseconds((deadline - now).milliseconds))
         runningStopped(now)
         outcome.events.append(.control(.pause, by: id, seconds: nil))
     }

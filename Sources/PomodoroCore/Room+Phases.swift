@@ -28,11 +28,21 @@ extension Room {
     }
 
     mutating func run(remaining: Duration, now: Instant) {
-        timer = .running(deadline: now + remaining)
+        timer = .running(deadline: onWholeWallMillisecond(now + remaining))
         shownSeconds = remaining.secondsRoundedUp
         if phase == .focus { credit.focusRuns(from: now) }
         recreditAll(at: now)
         quietSince = nil
+    }
+
+    /// `instant`, or the first instant after it that falls on a whole millisecond of the wall clock (at most
+    /// 1 ms later). Clients are told a deadline in whole milliseconds (`endsAt`) and count the seconds from
+    /// it; a deadline between two of them would make every second's tick leave up to a millisecond after the
+    /// moment the clients were told. Later phases follow on from it and stay on whole milliseconds.
+    func onWholeWallMillisecond(_ instant: Instant) -> Instant {
+        let past = (instant.nanoseconds + wallOffsetNanoseconds) % 1_000_000
+        let rest = past < 0 ? -past : (past == 0 ? 0 : 1_000_000 - past)
+        return Instant(nanoseconds: instant.nanoseconds + rest)
     }
 
     mutating func runningStopped(_ now: Instant) {

@@ -195,7 +195,7 @@ import PomodoroCore
     // MARK: Pause and resume
 
     @Test(arguments: [Duration.nanoseconds(1), .nanoseconds(123_456_789_012), .seconds(1499) + .nanoseconds(999_999_999)])
-    func pauseAndResumeKeepTheRemainingTimeToTheNanosecond(runFor: Duration) throws {
+    func pauseAndResumeKeepTheRemainingTimeToTheMillisecond(runFor: Duration) throws {
         var t = TestRoom()
         let ada = try t.add("Ada")
         try t.send(.start, by: ada)
@@ -203,7 +203,9 @@ import PomodoroCore
 
         let paused = try t.send(.pause, by: ada)
         #expect(paused.events == [.control(.pause, by: ada, seconds: nil)])
-        let left = Duration.seconds(1500) - runFor
+        // What was left, in whole milliseconds as it is stored and sent, never more.
+        let left = Duration.milliseconds((Duration.seconds(1500) - runFor).milliseconds)
+        #expect(left <= .seconds(1500) - runFor && .seconds(1500) - runFor - left < .milliseconds(1))
         #expect(t.room.timer == .paused(remaining: left))
         #expect(t.snapshot.status == .paused)
         #expect(t.snapshot.deadline == nil)
@@ -213,14 +215,41 @@ import PomodoroCore
         #expect(t.remaining == left)
         #expect(t.room.timer == .paused(remaining: left))
 
+        // Resumed at an instant off the wall clock's milliseconds: the new deadline is the first whole
+        // millisecond at or after resumedAt + left, and the time left counts down from it.
         try t.send(.resume, by: ada)
         let resumedAt = t.now
-        #expect(t.deadline == resumedAt + left)
+        let deadline = try #require(t.deadline)
+        #expect(deadline >= resumedAt + left && deadline < resumedAt + left + .milliseconds(1))
+        #expect((deadline.nanoseconds + t.room.wallOffsetNanoseconds) % 1_000_000 == 0)
         for step in [Duration.nanoseconds(1), .nanoseconds(333_333_333), .seconds(17)] where step < left {
             var probe = t
             probe.advance(by: step)
-            #expect(probe.remaining == left - (probe.now - resumedAt))
+            #expect(probe.remaining == deadline - probe.now)
         }
+    }
+
+    /// Clients are told deadlines in whole milliseconds (`endsAt`) and count seconds from them: a phase that
+    /// starts between two milliseconds of the wall clock ends on the next one, so each second's tick is due
+    /// at the very moment the clients were told, not up to a millisecond after it.
+    @Test(arguments: [Int64(0), 17, 999_999, -250_001])
+    func aPhaseEndsOnAWholeMillisecondOfTheWallClock(offsetNs: Int64) throws {
+        var t = TestRoom(settings: RoomSettings(autoStart: true))
+        t.room.wallOffsetNanoseconds = 1_700_000_000_000_000_000 + offsetNs
+        let ada = try t.add("Ada")
+        let startedAt = t.now
+        try t.send(.start, by: ada)
+        let deadline = try #require(t.deadline)
+        #expect((deadline.nanoseconds + t.room.wallOffsetNanoseconds) % 1_000_000 == 0)
+        #expect(deadline >= startedAt + .seconds(1500) && deadline < startedAt + .seconds(1500) + .milliseconds(1))
+        // The next second's tick is due exactly at endsAt - 1499 s, the boundary a client computes.
+        #expect(t.room.nextWakeup(after: t.now) == deadline - .seconds(1499))
+        let endsAtMs = deadline.wallMilliseconds(offsetNanoseconds: t.room.wallOffsetNanoseconds)
+        #expect(Int64(endsAtMs) * 1_000_000 - t.room.wallOffsetNanoseconds == deadline.nanoseconds)
+        // The phase after it follows on from it, whole too.
+        _ = t.advance(to: deadline)
+        let next = try #require(t.deadline)
+        #expect((next.nanoseconds + t.room.wallOffsetNanoseconds) % 1_000_000 == 0)
     }
 
     @Test func pauseAndResumeAreRefusedInTheWrongState() throws {
