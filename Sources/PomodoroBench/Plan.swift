@@ -206,6 +206,20 @@ public struct BenchPlan: Equatable, Sendable {
                      autoStart: true)
     }
 
+    /// When the rooms start: slices of rooms, each at a moment after the first (in milliseconds), spread
+    /// evenly over `startSpread` and at most one slice a millisecond. A room's ticks fall where its start
+    /// fell, every second: rooms started in the same slice tick in the same millisecond, and one server
+    /// thread writes all their members' frames one after the other, so that a slice of 50 rooms of 10 makes
+    /// the last of them wait for 500 writes. Rooms started by people each start at their own moment; so
+    /// does each room here while there are no more rooms than milliseconds in the spread.
+    public var startSlices: [(atMs: Double, rooms: Range<Int>)] {
+        let count = max(1, min(rooms, Int((startSpread * 1000).rounded(.down))))
+        return (0..<count).map { slice in
+            (atMs: startSpread * 1000 * Double(slice) / Double(count),
+             rooms: (rooms * slice / count)..<(rooms * (slice + 1) / count))
+        }
+    }
+
     /// Seconds the connections take to open at `joinRate`.
     public var rampSeconds: Double { joinRate > 0 ? Double(members) / joinRate : 0 }
 

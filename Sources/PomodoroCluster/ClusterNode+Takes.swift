@@ -55,6 +55,12 @@ extension ClusterNode {
                     if waitingToAct.value[room] != nil { return waitingToAct.value[room]!.append(completion) }
                     return completion(.elsewhere(node: node))
                 }
+                // A lease naming this node under an epoch it no longer holds (its term ended, and the key
+                // outlived it): given back, and the room taken again.
+                if holder.node == node {
+                    _ = try leases.value.release(room: room.rawValue, holder: holder)
+                    return retry(room, giveUpAt: giveUpAt, completion: completion)
+                }
                 // A live owner runs the room for this node's members too (relayed over the bus).
                 if holder.node != node, listening(holder.node) { return completion(.elsewhere(node: holder.node)) }
                 guard monotonic() < giveUpAt else { return completion(.elsewhere(node: holder.node)) }

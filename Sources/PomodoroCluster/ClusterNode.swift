@@ -62,7 +62,9 @@ package final class ClusterNode: HubCluster, Sendable {
         self.logger = logger
         store = FencedRoomStore(base: base)
         takeover = RoomTakeover(node: configuration.node)
-        leases = LoopBound(RedisLeases(address: configuration.redis), loop: taking)
+        let layout = LeaseLayout()
+        self.layout = layout
+        leases = LoopBound(RedisLeases(address: configuration.redis, layout: layout), loop: taking)
         waitingToAct = LoopBoundBox([:], loop: taking)
         fencesSeen = LoopBoundBox([:], loop: taking)
         redisAwayAt = LoopBoundBox(nil, loop: taking)
@@ -76,7 +78,7 @@ package final class ClusterNode: HubCluster, Sendable {
         self.monotonic = monotonic
         let fenced = store
         let box = LostBox()
-        keeper = LeaseKeeper(leases: RedisLeases(address: configuration.redis), fences: base,
+        keeper = LeaseKeeper(leases: RedisLeases(address: configuration.redis, layout: layout), fences: base,
                              node: configuration.node, clock: monotonic, lost: { room, _, _ in
                                  // Writes stop here, on the keeper's thread, before the hub hears of it.
                                  fenced.disown(room)
@@ -184,6 +186,9 @@ package final class ClusterNode: HubCluster, Sendable {
     }
 
     let registry = NodeRegistry()
+    /// How this node's leases are written: one key per room while a node of an earlier build is listed (or
+    /// before the registry was first read), by liveness key otherwise (`LeaseLayout`).
+    package let layout: LeaseLayout
     /// Since when the heartbeat could not reach Redis (nil: it reached it last time); on `queue` only.
     private let heartbeatFailingSince: LoopBoundBox<Instant?>
     let heartbeat = Mutex<DispatchSourceTimer?>(nil)
@@ -214,6 +219,7 @@ package final class ClusterNode: HubCluster, Sendable {
                     if error.isAuthenticationRefused { noteCredentials(refused: error.message) }
                 }
                 if let seen = try? registry.nodes(on: leases.value) {
+                    layout.perRoom = seen.contains { !$0.readsLiveness }
                     tell(.nodesAlive(Set(seen.filter { $0.silentForMs < 2_000 }.map(\.node)).union([node])))
                 }
             }

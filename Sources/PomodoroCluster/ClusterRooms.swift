@@ -168,23 +168,14 @@ package final class ClusterRooms: RoomRouter {
         }
     }
 
-    /// Reads a lease's holder and whether any node listens on its channel (one killed leaves its lease
-    /// behind for up to a time to live), in one script.
-    private static let liveOwnerScript = """
-        local held = redis.call('GET', KEYS[1])
-        if not held then return false end
-        local bar = string.find(held, '|', 1, true)
-        if not bar then return false end
-        return {held, redis.call('PUBSUB', 'NUMSUB', ARGV[1] .. string.sub(held, bar + 1))[2]}
-        """
-
     /// The live node other than this one that holds `id`'s lease, read on the service loop without a hand-off
-    /// (`publisher`); nil when there is none (free, this node's, a node nobody hears), when Redis could not
+    /// in one script (`RedisLeases.liveOwnerScript`: the lease, and whether any node listens on its holder's
+    /// channel, since one killed leaves its lease behind for up to a time to live), over `publisher`; nil when there is none (free, this node's, a node nobody hears), when Redis could not
     /// answer, or without a loop connection: the caller then asks the cluster's threads, as before.
     func liveOwner(of id: RoomID, _ answer: @escaping (String?) -> Void) {
         guard let publisher else { return answer(nil) }
         let prefix = BusMessage.nodeChannel("")
-        publisher.value.send(["EVAL", Self.liveOwnerScript, "1", RedisLeases.leaseKey(id.rawValue), prefix]) { [node = cluster.node] reply in
+        publisher.value.send(["EVAL", RedisLeases.liveOwnerScript, "1", RedisLeases.leaseKey(id.rawValue), prefix]) { [node = cluster.node] reply in
             guard case .success(.array(let parts)) = reply, parts.count == 2, let stored = parts[0].text,
                   case .integer(let listeners) = parts[1], listeners > 0,
                   let holder = LeaseHolder(stored: stored), holder.node != node else { return answer(nil) }

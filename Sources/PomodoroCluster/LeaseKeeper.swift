@@ -125,6 +125,9 @@ public final class LeaseKeeper: @unchecked Sendable {  // safe: `terms`, `stoppi
                 return ended.map { ($0.key, $0.value.epoch) }
             }
             for (room, epoch) in expired { lost(room, epoch, .expired) }
+            // Their keys too, if still ours: one renewed after its term ended (the answer came late) would
+            // otherwise name this node for as long as its liveness key lives.
+            if !expired.isEmpty { lock.withLock { releasing.append(contentsOf: expired) } }
             let pause = Double((nextRound - clock()).nanoseconds) / 1e9
             lock.withLock {
                 if !stopping && releasing.isEmpty && pause > 0 { _ = lock.wait(until: Date().addingTimeInterval(pause)) }

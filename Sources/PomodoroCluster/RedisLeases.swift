@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The node holding a room's lease, and the epoch it took it with.
 public struct LeaseHolder: Equatable, Sendable, CustomStringConvertible {
     public var node: String
@@ -27,29 +29,84 @@ public enum LeaseAttempt: Equatable, Sendable {
     case held(by: LeaseHolder)
 }
 
-/// Rooms' leases in Redis: one key per room, `pomodoro:lease:ROOM`, holding `EPOCH|NODE`, that expires
-/// unless its holder renews it; and one counter per room, `pomodoro:epoch:ROOM`, that rises with each new
-/// holder and expires a day after the room's last take (`epochTimeToLive`; the store's fence covers a
-/// counter that is gone).
+/// Which lease layout this node writes (docs/CLUSTER.md, "Leases" and "Upgrading"), shared by the node's
+/// lease clients, and the generation of its liveness key.
+///
+/// - Per room (`perRoom`, the layout of earlier builds): each room's key holds `EPOCH|NODE` with its own
+///   expiry, renewed room by room. Written while any node of an earlier build is listed in the registry
+///   (`NodeRegistry`), since those nodes read nothing else; and until this node has first read the registry.
+/// - By liveness (otherwise): each room's key holds `@GENERATION|EPOCH|NODE` and no expiry, and is held while
+///   the node's liveness key `pomodoro:alive:NODE` holds that generation; a round renews that one key, so its
+///   cost does not grow with the rooms held. A key that lapsed never comes back under the same generation
+///   (`lapsed`): the rooms it kept are free for good, even if their keys still name this node.
+public final class LeaseLayout: Sendable {
+    private struct State {
+        var perRoom: Bool
+        var generation: String
+    }
+    private let state: Mutex<State>
+
+    public init(perRoom: Bool = true) {
+        state = Mutex(State(perRoom: perRoom, generation: Self.newGeneration()))
+    }
+
+    /// Whether leases are written one key per room with its own expiry (see above).
+    public var perRoom: Bool {
+        get { state.withLock { $0.perRoom } }
+        set { state.withLock { $0.perRoom = newValue } }
+    }
+
+    /// The generation the liveness key must hold now.
+    public var generation: String { state.withLock { $0.generation } }
+
+    var now: (perRoom: Bool, generation: String) { state.withLock { ($0.perRoom, $0.generation) } }
+
+    /// Redis no longer holds `generation` in the liveness key (it lapsed: this node stalled or could not
+    /// reach Redis for a time to live, or Redis forgot it): a new one, once per lapsed generation.
+    func lapsed(_ generation: String) -> String {
+        state.withLock { state in
+            if state.generation == generation { state.generation = Self.newGeneration() }
+            return state.generation
+        }
+    }
+
+    private static func newGeneration() -> String {
+        String(UInt64.random(in: 1...UInt64.max), radix: 36)
+    }
+}
+
+/// Rooms' leases in Redis: one key per room, `pomodoro:lease:ROOM`, that names the room's holder and its
+/// epoch; one counter per room, `pomodoro:epoch:ROOM`, that rises with each new holder and expires a day
+/// after the room's last take (`epochTimeToLive`; the store's fence covers a counter that is gone); and one
+/// liveness key per node, `pomodoro:alive:NODE`. How a lease stays held depends on the writer's
+/// `LeaseLayout`: by the room key's own expiry (`EPOCH|NODE`, renewed room by room, the layout earlier builds
+/// read) or by the holder's liveness key (`@GENERATION|EPOCH|NODE`, no expiry of its own). Every reader here
+/// understands both; a node of an earlier build reads only the first (it refuses the second as unexpected,
+/// and so never takes such a room).
 ///
 /// Each operation is one Lua script, so that checking and changing a key happen at once in Redis: taking a
-/// lease is "set if absent" and "count up the epoch" together (a node can never hold a lease with an epoch
-/// it did not count), renewing and releasing touch the key only while it still names the caller's epoch.
+/// lease is "set if absent or its holder's liveness lapsed" and "count up the epoch" together (a node can
+/// never hold a lease with an epoch it did not count), renewing and releasing touch the key only while it
+/// still names the caller's epoch.
 ///
 /// Blocking: for the cluster's own thread, never the service thread. Not for sharing between threads.
 public final class RedisLeases {
     public let address: RedisAddress
     /// How long a request may wait for Redis, in seconds.
     public let timeout: Double
+    /// How this client writes leases (shared by a node's clients).
+    public let layout: LeaseLayout
     private var connection: RedisConnection?
 
-    public init(address: RedisAddress, timeout: Double = 0.5) {
+    public init(address: RedisAddress, timeout: Double = 0.5, layout: LeaseLayout = LeaseLayout()) {
         self.address = address
         self.timeout = timeout
+        self.layout = layout
     }
 
     static func leaseKey(_ room: String) -> String { "pomodoro:lease:\(room)" }
     static func epochKey(_ room: String) -> String { "pomodoro:epoch:\(room)" }
+    static func aliveKey(_ node: String) -> String { "pomodoro:alive:\(node)" }
 
     /// How long a room's epoch counter outlives the last take of the room (docs/CLUSTER.md, "Epochs expire").
     /// Any span is safe: a counter that is gone counts from 1 again, the store's fence refuses a claim that is
@@ -58,21 +115,33 @@ public final class RedisLeases {
     /// rooms held longer than that without a move), and one key per room name ever used to a day's worth.
     public static let epochTimeToLive: Duration = .seconds(86_400)
 
-    private static let acquireScript = """
+    /// Shared by the scripts: a stored lease as its `EPOCH|NODE`, its node and its generation (nil for a key
+    /// that keeps itself by its own expiry). Keys are named inside the scripts (the liveness keys are only
+    /// known once the leases are read): for one Redis, not a Redis Cluster, like the rest of the cluster.
+    static let parseLua = """
+        local function alivekey(node) return 'pomodoro:alive:' .. node end
+        local function parse(v)
+            local gen, lease = nil, v
+            if string.byte(v, 1) == 64 then
+                gen, lease = string.match(v, '^@([^|]*)|(.*)$')
+                if not gen then return v, '', nil end
+            end
+            local bar = string.find(lease, '|', 1, true)
+            if not bar then return lease, '', gen end
+            return lease, string.sub(lease, bar + 1), gen
+        end
+
+        """
+
+    /// For `ClusterRooms.liveOwner`: the lease (`EPOCH|NODE`) of `KEYS[1]` if it is held, with the number of
+    /// listeners on its holder's channel (`ARGV[1]` followed by the node id); false when nobody holds it.
+    public static let liveOwnerScript = parseLua + """
         local held = redis.call('GET', KEYS[1])
-        if held then return {0, held} end
-        local epoch = redis.call('INCR', KEYS[2])
-        redis.call('PEXPIRE', KEYS[2], ARGV[3])
-        redis.call('SET', KEYS[1], epoch .. '|' .. ARGV[1], 'PX', ARGV[2])
-        return {1, tostring(epoch)}
-        """
-    private static let renewScript = """
-        if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-        return 0
-        """
-    private static let releaseScript = """
-        if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-        return 0
+        if not held then return false end
+        local lease, node, gen = parse(held)
+        if node == '' then return false end
+        if gen and redis.call('GET', alivekey(node)) ~= gen then return false end
+        return {lease, redis.call('PUBSUB', 'NUMSUB', ARGV[1] .. node)[2]}
         """
 
     /// Raises the room's epoch counter to at least `floor`, so that the next owner's epoch is above it: for
@@ -92,30 +161,28 @@ public final class RedisLeases {
     /// Takes the room's lease for `node` for `timeToLive` if nobody holds it.
     public func acquire(room: String, node: String,
                         timeToLive: Duration = LeaseTerm.timeToLive) throws(RedisError) -> LeaseAttempt {
-        let reply = try command(["EVAL", Self.acquireScript, "2", Self.leaseKey(room), Self.epochKey(room), node,
-                                 String(timeToLive.milliseconds), String(Self.epochTimeToLive.milliseconds)])
-        guard case .array(let parts) = reply, parts.count == 2 else { throw unexpected(reply, "taking a lease") }
-        switch (parts[0], parts[1].text) {
-        case (.integer(1), let text?):
-            guard let epoch = Int64(text) else { throw unexpected(reply, "taking a lease") }
-            return .granted(epoch: epoch)
-        case (.integer(0), let text?):
-            guard let holder = LeaseHolder(stored: text) else { throw unexpected(reply, "taking a lease") }
-            return .held(by: holder)
-        default:
-            throw unexpected(reply, "taking a lease")
-        }
+        try acquire(rooms: [room], node: node, timeToLive: timeToLive)[0]
     }
 
     /// Takes the leases of `rooms` nobody holds for `node`, in one script (one round trip: a node taking the
     /// rooms a draining node handed it, docs/CLUSTER.md "Draining a node"); answers, in order, as `acquire`
-    /// does for each: each lease taken counts its room's epoch up, as one `acquire` would.
+    /// does for each: each lease taken counts its room's epoch up, as one `acquire` would. By liveness, the
+    /// script first checks that this node's liveness key still holds its generation (one that lapsed is
+    /// replaced, `establish`, and the script run again) and extends it: the term of a lease taken here is
+    /// counted from the request's sending, so it ends before the liveness key can lapse.
     public func acquire(rooms: [String], node: String,
                         timeToLive: Duration = LeaseTerm.timeToLive) throws(RedisError) -> [LeaseAttempt] {
         guard !rooms.isEmpty else { return [] }
         let keys = rooms.flatMap { [Self.leaseKey($0), Self.epochKey($0)] }
-        let reply = try command(["EVAL", Self.acquireAllScript, String(keys.count)] + keys
-                                + [node, String(timeToLive.milliseconds), String(Self.epochTimeToLive.milliseconds)])
+        var reply = RedisValue.null
+        for _ in 0..<2 {
+            let (perRoom, generation) = layout.now
+            reply = try command(["EVAL", Self.acquireScript, String(keys.count)] + keys
+                                + [node, String(timeToLive.milliseconds), String(Self.epochTimeToLive.milliseconds),
+                                   generation, perRoom ? "1" : "0"])
+            guard reply.text == Self.lapsedReply else { break }
+            try establish(node: node, lapsed: generation, timeToLive: timeToLive)
+        }
         guard case .array(let parts) = reply, parts.count == rooms.count * 2 else {
             throw unexpected(reply, "taking leases")
         }
@@ -136,18 +203,33 @@ public final class RedisLeases {
         return attempts
     }
 
-    private static let acquireAllScript = """
-        local node, ttl, epochTtl = ARGV[1], ARGV[2], ARGV[3]
+    /// `lapsed` alone: this node's liveness key no longer holds its generation (by liveness only).
+    private static let acquireScript = parseLua + """
+        local node, ttl, epochTtl, gen, perRoom = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5] == '1'
+        local mine = alivekey(node)
+        if not perRoom then
+            if redis.call('GET', mine) ~= gen then return 'lapsed' end
+            redis.call('PEXPIRE', mine, ttl)
+        end
         local result = {}
         for i = 1, #KEYS, 2 do
             local held = redis.call('GET', KEYS[i])
+            local lease, holder, g
+            if held then
+                lease, holder, g = parse(held)
+                if g and redis.call('GET', alivekey(holder)) ~= g then held = false end
+            end
             if held then
                 result[#result + 1] = 0
-                result[#result + 1] = held
+                result[#result + 1] = lease
             else
                 local epoch = redis.call('INCR', KEYS[i + 1])
                 redis.call('PEXPIRE', KEYS[i + 1], epochTtl)
-                redis.call('SET', KEYS[i], epoch .. '|' .. node, 'PX', ttl)
+                if perRoom then
+                    redis.call('SET', KEYS[i], epoch .. '|' .. node, 'PX', ttl)
+                else
+                    redis.call('SET', KEYS[i], '@' .. gen .. '|' .. epoch .. '|' .. node)
+                end
                 result[#result + 1] = 1
                 result[#result + 1] = tostring(epoch)
             end
@@ -155,26 +237,39 @@ public final class RedisLeases {
         return result
         """
 
+    private static let lapsedReply = "lapsed"
+
+    /// This node's liveness key no longer holds `lapsed`: the node's next generation is set in it (a new one
+    /// unless another of the node's clients set one already). The rooms kept under the old one stay free.
+    /// Set whatever the key holds: one that holds another generation is a predecessor's under the same node
+    /// id (a node restarted at once after it was stopped or killed), whose rooms are given up or its own to
+    /// free. Node ids are unique in a cluster (two live processes under one id would free each other's rooms).
+    private func establish(node: String, lapsed: String, timeToLive: Duration) throws(RedisError) {
+        let generation = layout.lapsed(lapsed)
+        try command(["SET", Self.aliveKey(node), generation, "PX", String(timeToLive.milliseconds)])
+    }
+
     /// Extends the lease `holder` has on the room to `timeToLive` from now; false when it is no longer
     /// theirs (it expired, and perhaps another node took it).
     public func renew(room: String, holder: LeaseHolder,
                       timeToLive: Duration = LeaseTerm.timeToLive) throws(RedisError) -> Bool {
-        let reply = try command(["EVAL", Self.renewScript, "1", Self.leaseKey(room), holder.stored,
-                                 String(timeToLive.milliseconds)])
-        guard case .integer(let done) = reply else { throw unexpected(reply, "renewing a lease") }
-        return done == 1
+        try renew([(room: room, holder: holder)], timeToLive: timeToLive)[0]
     }
 
-    /// Renews several leases in one script (one round trip, one script run in Redis: see docs/CLUSTER.md,
-    /// the capacity estimate); answers, in order, whether each was still its holder's and is renewed.
+    /// Renews several leases of one node in one script (one round trip, one script run in Redis: see
+    /// docs/CLUSTER.md, the capacity estimate); answers, in order, whether each was still its holder's and is
+    /// renewed. By liveness, that is the liveness key's `PEXPIRE` and one `MGET` per thousand rooms (the
+    /// keys checked, none written); per room, a `PEXPIRE` per room as well. A key in the other layout is
+    /// rewritten in this one (once, when the layout changes).
     public func renew(_ held: [(room: String, holder: LeaseHolder)],
                       timeToLive: Duration = LeaseTerm.timeToLive) throws(RedisError) -> [Bool] {
-        guard !held.isEmpty else { return [] }
+        guard let node = held.first?.holder.node else { return [] }
         let keys = held.map { Self.leaseKey($0.room) }
         let values = held.map(\.holder.stored)
+        let (perRoom, generation) = layout.now
         let reply = try command(["EVAL", Self.renewAllScript, String(held.count)] + keys + values
-                                + [String(timeToLive.milliseconds)])
-        guard case .array(let items) = reply, items.count == held.count else {
+                                + [String(timeToLive.milliseconds), node, generation, perRoom ? "1" : "0"])
+        guard case .array(let items) = reply, items.count == held.count + 1 else {
             throw unexpected(reply, "renewing leases")
         }
         var renewed: [Bool] = []
@@ -182,22 +277,36 @@ public final class RedisLeases {
             guard case .integer(let done) = item else { throw unexpected(reply, "renewing leases") }
             renewed.append(done == 1)
         }
+        if renewed.removeLast() == false { try establish(node: node, lapsed: generation, timeToLive: timeToLive) }
         return renewed
     }
 
-    /// Reads the keys in one `MGET` per thousand (Lua's `unpack` is bounded), then extends those still
-    /// naming their holder: Redis counts each call inside a script as a command, so a round costs one call per
-    /// room and one per thousand rooms instead of two per room.
+    /// Answers each key, then whether the liveness key held the generation (1) or lapsed (0). Each key is
+    /// compared whole with what this node would have written in either layout (no parsing per room).
     private static let renewAllScript = """
-        local ttl = ARGV[#KEYS + 1]
+        local n = #KEYS
+        local ttl, node, gen, perRoom = ARGV[n + 1], ARGV[n + 2], ARGV[n + 3], ARGV[n + 4] == '1'
+        local mine = 'pomodoro:alive:' .. node
+        local live = redis.call('GET', mine) == gen
+        if live then redis.call('PEXPIRE', mine, ttl) end
+        local prefix = '@' .. gen .. '|'
         local result = {}
-        for first = 1, #KEYS, 1000 do
-            local last = math.min(first + 999, #KEYS)
+        for first = 1, n, 1000 do
+            local last = math.min(first + 999, n)
             local held = redis.call('MGET', unpack(KEYS, first, last))
             for i = first, last do
-                if held[i - first + 1] == ARGV[i] then result[i] = redis.call('PEXPIRE', KEYS[i], ttl) else result[i] = 0 end
+                local v, done = held[i - first + 1], 0
+                if perRoom then
+                    if v == ARGV[i] then done = redis.call('PEXPIRE', KEYS[i], ttl)
+                    elseif v == prefix .. ARGV[i] then redis.call('SET', KEYS[i], ARGV[i], 'PX', ttl); done = 1 end
+                elseif live then
+                    if v == prefix .. ARGV[i] then done = 1
+                    elseif v == ARGV[i] then redis.call('SET', KEYS[i], prefix .. ARGV[i]); done = 1 end
+                end
+                result[i] = done
             end
         end
+        result[n + 1] = live and 1 or 0
         return result
         """
 
@@ -210,11 +319,18 @@ public final class RedisLeases {
     /// holder's now.
     public func restore(_ held: [(room: String, holder: LeaseHolder)],
                         timeToLive: Duration = LeaseTerm.timeToLive) throws(RedisError) -> [Bool] {
-        guard !held.isEmpty else { return [] }
+        guard let node = held.first?.holder.node else { return [] }
         let keys = held.flatMap { [Self.leaseKey($0.room), Self.epochKey($0.room)] }
         let values = held.flatMap { [$0.holder.stored, String($0.holder.epoch)] }
-        let reply = try command(["EVAL", Self.restoreScript, String(keys.count)] + keys + values
-                                + [String(timeToLive.milliseconds), String(Self.epochTimeToLive.milliseconds)])
+        var reply = RedisValue.null
+        for _ in 0..<2 {
+            let (perRoom, generation) = layout.now
+            reply = try command(["EVAL", Self.restoreScript, String(keys.count)] + keys + values
+                                + [String(timeToLive.milliseconds), String(Self.epochTimeToLive.milliseconds),
+                                   node, generation, perRoom ? "1" : "0"])
+            guard reply.text == Self.lapsedReply else { break }
+            try establish(node: node, lapsed: generation, timeToLive: timeToLive)
+        }
         guard case .array(let items) = reply, items.count == held.count else {
             throw unexpected(reply, "restoring leases")
         }
@@ -226,17 +342,26 @@ public final class RedisLeases {
         return restored
     }
 
-    private static let restoreScript = """
-        local ttl = ARGV[#KEYS + 1]
-        local epochTtl = ARGV[#KEYS + 2]
+    /// `lapsed` alone: this node's liveness key no longer holds its generation (by liveness only).
+    private static let restoreScript = parseLua + """
+        local n = #KEYS
+        local ttl, epochTtl, node, gen, perRoom = ARGV[n + 1], ARGV[n + 2], ARGV[n + 3], ARGV[n + 4], ARGV[n + 5] == '1'
+        if not perRoom then
+            local mine = alivekey(node)
+            if redis.call('GET', mine) ~= gen then return 'lapsed' end
+            redis.call('PEXPIRE', mine, ttl)
+        end
         local result = {}
-        for i = 1, #KEYS, 2 do
+        for i = 1, n, 2 do
             local held = redis.call('GET', KEYS[i])
             local done = 0
-            if held == ARGV[i] then
-                done = redis.call('PEXPIRE', KEYS[i], ttl)
-            elseif not held or (tonumber(string.match(held, '^(%d+)|')) or 0) <= tonumber(ARGV[i + 1]) then
-                redis.call('SET', KEYS[i], ARGV[i], 'PX', ttl)
+            local lease = held and parse(held)
+            if not held or lease == ARGV[i] or (tonumber(string.match(lease, '^(%d+)|')) or 0) <= tonumber(ARGV[i + 1]) then
+                if perRoom then
+                    redis.call('SET', KEYS[i], ARGV[i], 'PX', ttl)
+                else
+                    redis.call('SET', KEYS[i], '@' .. gen .. '|' .. ARGV[i])
+                end
                 local epoch = tonumber(redis.call('GET', KEYS[i + 1]) or '0')
                 if epoch < tonumber(ARGV[i + 1]) then redis.call('SET', KEYS[i + 1], ARGV[i + 1], 'PX', epochTtl) end
                 done = 1
@@ -250,13 +375,11 @@ public final class RedisLeases {
     /// `holder`'s; true when it was.
     @discardableResult
     public func release(room: String, holder: LeaseHolder) throws(RedisError) -> Bool {
-        let reply = try command(["EVAL", Self.releaseScript, "1", Self.leaseKey(room), holder.stored])
-        guard case .integer(let done) = reply else { throw unexpected(reply, "releasing a lease") }
-        return done == 1
+        try release([(room: room, holder: holder)])[0]
     }
 
-    /// Gives several leases up in one script (a node draining), each only if it is still its holder's;
-    /// answers, in order, whether each was.
+    /// Gives several leases up in one script (a node draining), each only if it is still its holder's (in
+    /// either layout); answers, in order, whether each was.
     @discardableResult
     public func release(_ held: [(room: String, holder: LeaseHolder)]) throws(RedisError) -> [Bool] {
         guard !held.isEmpty else { return [] }
@@ -273,28 +396,25 @@ public final class RedisLeases {
         return released
     }
 
-    private static let releaseAllScript = """
+    private static let releaseAllScript = parseLua + """
         local result = {}
         for i, key in ipairs(KEYS) do
-            if redis.call('GET', key) == ARGV[i] then result[i] = redis.call('DEL', key) else result[i] = 0 end
+            local held = redis.call('GET', key)
+            if held and parse(held) == ARGV[i] then result[i] = redis.call('DEL', key) else result[i] = 0 end
         end
         return result
         """
 
     /// Who holds the room's lease now, if anyone.
     public func holder(room: String) throws(RedisError) -> LeaseHolder? {
-        let reply = try command(["GET", Self.leaseKey(room)])
-        switch reply {
-        case .null: return nil
-        case .string(let text):
-            guard let holder = LeaseHolder(stored: text) else { throw unexpected(reply, "reading a lease") }
-            return holder
-        default: throw unexpected(reply, "reading a lease")
-        }
+        try holders(rooms: [room])[0]
     }
 
-    /// Who holds each of `rooms`' leases now (nil for a room nobody holds), in their order: one `MGET` per
-    /// `batch` rooms, for a node looking for rooms that must run and have no owner.
+    /// Who holds each of `rooms`' leases now (nil for a room nobody holds), in their order, for a node
+    /// looking for rooms that must run and have no owner, or following the owners of rooms: per `batch` rooms
+    /// one `MGET` of the leases, and one more of their holders' liveness keys when any is of that layout (no
+    /// script: Redis does no work per room beyond the reads). The two reads are not one instant: a lease
+    /// given back between them is reported as still held, as by a read a moment earlier.
     public func holders(rooms: [String], batch: Int = 1000) throws(RedisError) -> [LeaseHolder?] {
         var holders: [LeaseHolder?] = []
         holders.reserveCapacity(rooms.count)
@@ -305,18 +425,45 @@ public final class RedisLeases {
             guard case .array(let values) = reply, values.count == part.count else {
                 throw unexpected(reply, "reading leases")
             }
+            var found: [(holder: LeaseHolder, generation: String?)?] = []
             for value in values {
                 switch value {
-                case .null: holders.append(nil)
+                case .null: found.append(nil)
                 case .string(let text):
-                    guard let holder = LeaseHolder(stored: text) else { throw unexpected(value, "reading a lease") }
-                    holders.append(holder)
+                    guard let lease = Self.parse(text) else { throw unexpected(value, "reading a lease") }
+                    found.append(lease)
                 default: throw unexpected(value, "reading a lease")
+                }
+            }
+            let nodes = Array(Set(found.compactMap { $0?.generation == nil ? nil : $0?.holder.node }))
+            var alive: [String: String] = [:]
+            if !nodes.isEmpty {
+                let reply = try command(["MGET"] + nodes.map(Self.aliveKey))
+                guard case .array(let generations) = reply, generations.count == nodes.count else {
+                    throw unexpected(reply, "reading liveness keys")
+                }
+                for (node, generation) in zip(nodes, generations) { alive[node] = generation.text }
+            }
+            for lease in found {
+                guard let lease else { holders.append(nil); continue }
+                if let generation = lease.generation, alive[lease.holder.node] != generation {
+                    holders.append(nil)
+                } else {
+                    holders.append(lease.holder)
                 }
             }
             start += batch
         }
         return holders
+    }
+
+    /// A stored lease in either layout (`@GENERATION|EPOCH|NODE` or `EPOCH|NODE`), as `parse` in the scripts.
+    static func parse(_ stored: String) -> (holder: LeaseHolder, generation: String?)? {
+        guard stored.hasPrefix("@") else { return LeaseHolder(stored: stored).map { ($0, nil) } }
+        let rest = stored.dropFirst()
+        guard let bar = rest.firstIndex(of: "|"),
+              let holder = LeaseHolder(stored: String(rest[rest.index(after: bar)...])) else { return nil }
+        return (holder, String(rest[..<bar]))
     }
 
     /// The highest epoch the room has had (0 when it never had an owner).

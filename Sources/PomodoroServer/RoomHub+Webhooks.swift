@@ -17,6 +17,9 @@ final class WebhookBook {
     var changes: [RoomID: Int] = [:]
     var tasks: [RoomID: [String: String]] = [:]
     var names: [RoomID: [String: String]] = [:]
+    /// Rooms taken from another node whose webhooks are being read again: what they report meanwhile (the
+    /// phases that ended while nobody ran the room come first) waits here for the hooks read.
+    var reading: [RoomID: [(events: [WebhookEvent], snapshot: SnapshotPayload)]] = [:]
     var deliverer: WebhookDeliverer?
     var store: (any WebhookStore)?
 }
@@ -39,20 +42,33 @@ extension RoomHub {
         return deliverer
     }
 
-    /// The router took a room another server ran: that server may have changed its webhooks meanwhile, so
-    /// they are read again (what the room queues until then follows the copy this server had).
+    /// The router took a room another server ran: that server may have changed its webhooks meanwhile (this
+    /// one may never have had them), so they are read again. What the room reports until then, first the
+    /// phases that ended while nobody ran it, waits for them (`webhookBook.reading`) and is queued for the
+    /// hooks read, in order.
     func webhooksBroughtBack(_ id: RoomID) {
         // In one process this server's copy is the store's: nobody else changes a room's webhooks.
         guard router.takesRoomsFromOtherNodes, let store, webhookBook.store != nil else { return }
+        guard webhookBook.reading[id] == nil else { return }
+        webhookBook.reading[id] = []
         let asked = webhookBook.changes[id, default: 0]
         store.read({ base throws(StoreError) -> [WebhookRecord]? in
             guard let s = base as? any WebhookStore else { return nil }
             return try s.webhooks(room: id)
         }, completion: back { [weak self] result in
-            guard case .success(let hooks?) = result, let self else { return }
+            guard let self else { return }
             // A change made here meanwhile is newer than what was read.
-            guard webhookBook.changes[id, default: 0] == asked else { return }
-            webhookBook.hooks[id] = hooks.isEmpty ? nil : hooks
+            if case .success(let hooks?) = result, webhookBook.changes[id, default: 0] == asked {
+                webhookBook.hooks[id] = hooks.isEmpty ? nil : hooks
+            }
+            let waiting = webhookBook.reading.removeValue(forKey: id) ?? []
+            guard let hooks = webhookBook.hooks[id], hooks.contains(where: \.enabled) else {
+                // No webhook after all: nothing was reported, and no task is remembered for a later one.
+                webhookBook.tasks[id] = nil
+                return
+            }
+            let rows = waiting.flatMap { queue($0.events, for: hooks, in: id, snapshot: $0.snapshot) }
+            if let entry = rooms[id] { commit(rows, of: entry) } else if !rows.isEmpty { self.store?.enqueue(rows, completion: nil) }
         })
     }
 
@@ -61,7 +77,8 @@ extension RoomHub {
     /// The outbox rows a room call's outcome queues for the room's webhooks, to be written with its changes.
     func webhookChanges(_ outcome: Outcome, in entry: RoomEntry, at now: ClockReading) -> [StoreChange] {
         let id = entry.room.id
-        guard let hooks = webhookBook.hooks[id], hooks.contains(where: \.enabled) else { return [] }
+        let hooks = webhookBook.hooks[id] ?? []
+        guard webhookBook.reading[id] != nil || hooks.contains(where: \.enabled) else { return [] }
         // A tick alone (every second of a running phase) reports nothing.
         guard outcome.stateChanged || !outcome.events.isEmpty || outcome.scheduleEnded != nil else { return [] }
         let snapshot = snapshot(of: entry, at: now)
@@ -117,6 +134,10 @@ extension RoomHub {
         }
         webhookBook.tasks[id] = tasks
         webhookBook.names[id] = names
+        if webhookBook.reading[id] != nil {
+            if !events.isEmpty { webhookBook.reading[id]!.append((events, snapshot)) }
+            return []
+        }
         return queue(events, for: hooks, in: id, snapshot: snapshot)
     }
 
@@ -157,7 +178,8 @@ extension RoomHub {
     /// A schedule's warning or start (`scheduleTimerFired`): queued and written on their own.
     func webhookScheduleEvents(_ scheduleEvents: [ScheduleEventPayload], in entry: RoomEntry, at now: ClockReading) {
         let id = entry.room.id
-        guard let hooks = webhookBook.hooks[id], hooks.contains(where: \.enabled) else { return }
+        let hooks = webhookBook.hooks[id] ?? []
+        guard webhookBook.reading[id] != nil || hooks.contains(where: \.enabled) else { return }
         let snapshot = snapshot(of: entry, at: now)
         var events: [WebhookEvent] = []
         for scheduleEvent in scheduleEvents {
@@ -172,6 +194,10 @@ extension RoomHub {
                                                              atMs: now.wallMs)))
             default: break
             }
+        }
+        if webhookBook.reading[id] != nil {
+            if !events.isEmpty { webhookBook.reading[id]!.append((events, snapshot)) }
+            return
         }
         commit(queue(events, for: hooks, in: id, snapshot: snapshot), of: entry)
     }

@@ -61,13 +61,13 @@ struct Generator {
         let cpuAfterJoins = servers.count == 1 ? System.cpuTime(of: servers[0].pid) : nil
         System.progress("\(progress.welcomed) of \(plan.members) joined in \(String(format: "%.2f", (System.wallNowMs() - firstConnect) / 1000)) s")
 
-        // Start: the rooms' starters, in slices spread over the start spread.
-        let slices = max(1, min(plan.rooms, Int(plan.startSpread * 20)))
+        // Start: the rooms' starters, in slices spread evenly over the start spread (`BenchPlan.startSlices`),
+        // each slice handed to the threads that hold its starters only.
         let startBegan = System.wallNowMs()
-        for slice in 0..<slices where plan.startsRooms {
-            System.sleep(untilMs: startBegan + plan.startSpread * 1000 * Double(slice) / Double(slices))
-            let range = (plan.rooms * slice / slices)..<(plan.rooms * (slice + 1) / slices)
-            for group in groups { group.startRooms(range) }
+        for slice in plan.startSlices where plan.startsRooms {
+            System.sleep(untilMs: startBegan + slice.atMs)
+            let threads = Set(slice.rooms.map { plan.thread(ofMember: $0) })
+            for thread in threads.sorted() { groups[thread].startRooms(slice.rooms) }
         }
         System.sleep(untilMs: startBegan + plan.startSpread * 1000 + plan.warmup * 1000)
 

@@ -78,6 +78,11 @@ struct Join: AsyncParsableCommand {
         "A shell command to run at every phase change (repeatable; see LOCAL HOOKS).", valueName: "command"))
     var onPhase: [String] = []
 
+    @Option(help: ArgumentHelp(
+        "Give up on a connection that is not open and welcomed within this many seconds (each try, a reconnection's too).",
+        valueName: "seconds"))
+    var timeout: Double = 10
+
     enum ColorChoice: String, ExpressibleByArgument, CaseIterable {
         case auto, always, never
     }
@@ -85,6 +90,7 @@ struct Join: AsyncParsableCommand {
     func validate() throws {
         try validateRoom(room)
         if let name { try validateName(name) }
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
     }
 
     func run() async throws {
@@ -104,7 +110,8 @@ struct Join: AsyncParsableCommand {
         do {
             session = try RoomSession(address: address,
                                       configuration: SessionConfiguration(room: room, name: name, token: token,
-                                                                          passcode: server.effectivePasscode))
+                                                                          passcode: server.effectivePasscode,
+                                                                          connectTimeoutMs: Int64(timeout * 1000)))
         } catch {
             throw fail("cannot start the WebSocket client: \(error)", status: PomoExit.unavailable)
         }

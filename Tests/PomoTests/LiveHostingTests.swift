@@ -27,7 +27,7 @@ import Testing
                        stay: Bool = false) async throws -> TmuxSession {
         let tmux = try TmuxSession(columns: 80, rows: 24, environment: ["XDG_STATE_HOME": state, "LANG": "C.UTF-8"])
         try tmux.type("\(ProcessLauncher.pomo) join \(room) --name \(name) --passcode '\(passcode)' --server \(server.url) "
-                      + "--no-notify; echo pomo-exited-$?")
+                      + "--no-notify \(joinTimeoutTyped); echo pomo-exited-$?")
         try tmux.press("Enter")
         try await tmux.waitFor("\(name) live") { $0.contains("● live") && $0.contains("\(name) (you)") }
         if !stay {
@@ -95,8 +95,9 @@ import Testing
                 "\(ended)")
         // Back with the stored token: refused until the ban ends (a join let in would run on: `timeout`
         // ends it, with 124).
-        let back = try ProcessLauncher.run("/usr/bin/timeout", ["10", ProcessLauncher.pomo, "join", room, "--name", "Ivo",
-                                                                "--passcode", "new soup", "--plain", "--server", server.url],
+        let back = try ProcessLauncher.run("/usr/bin/timeout", ["\(TestTime.seconds(15))", ProcessLauncher.pomo, "join", room,
+                                                                "--name", "Ivo", "--passcode", "new soup", "--plain",
+                                                                "--server", server.url] + joinTimeout,
                                            environment: Self.environment(ivo))
         #expect(back.status == 1 && back.errors.contains("[banned]") && back.errors.contains("minutes"), "\(back)")
 

@@ -60,7 +60,7 @@ struct LivePomoTests {
         let tmux = try await TmuxSession.start(environment: ["XDG_STATE_HOME": state, "LANG": "C.UTF-8"])
         defer { tmux.kill() }
 
-        try tmux.type("\(ProcessLauncher.pomo) join live --name Ada --server \(server.url) --no-notify; echo pomo-exited-$?")
+        try tmux.type("\(ProcessLauncher.pomo) join live --name Ada --server \(server.url) --no-notify \(joinTimeoutTyped); echo pomo-exited-$?")
         try tmux.press("Enter")
         try await tmux.waitFor("the view") { $0.contains("● live") && $0.contains("Ada (you)") && $0.contains("IDLE") }
 
@@ -120,13 +120,13 @@ struct LivePomoTests {
         defer { try? FileManager.default.removeItem(atPath: state) }
         let tmux = try await TmuxSession.start(columns: 40, rows: 24, environment: ["XDG_STATE_HOME": state, "LANG": "C.UTF-8"])
         defer { tmux.kill() }
-        try tmux.type("\(ProcessLauncher.pomo) join takeover --name Ada --server \(server.url); echo pomo-exited-$?")
+        try tmux.type("\(ProcessLauncher.pomo) join takeover --name Ada --server \(server.url) \(joinTimeoutTyped); echo pomo-exited-$?")
         try tmux.press("Enter")
         try await tmux.waitFor("the narrow view") { $0.contains("● live") && $0.contains("Ada (you)") }
 
         // The same person joins again elsewhere (plain lines, into a pipe): same token, same member.
         let second = try ProcessLauncher.start(ProcessLauncher.pomo,
-                                               ["join", "takeover", "--name", "Ada", "--server", server.url],
+                                               ["join", "takeover", "--name", "Ada", "--server", server.url] + joinTimeout,
                                                environment: ["XDG_STATE_HOME": state, "PATH": "/usr/bin:/bin"],
                                                errors: .discard)
         defer { second.stop() }
@@ -195,6 +195,25 @@ struct LivePomoTests {
         result = try await runPomo(["status", "scripted", "--format", "%o %s"],
                                 environment: env.merging(["POMO_SERVER": server.url]) { $1 })
         #expect(result.output == "scripted running\n")
+    }
+
+    /// `join --timeout`: a server that takes the connection and never answers the join is given up on after
+    /// the seconds asked for (the live tests stretch it under a sanitizer this way), not the default 10 s.
+    @Test func joinGivesUpOnASilentServerAfterItsOwnTimeout() async throws {
+        let silent = try LiveStatsTests.StandIn { _ in nil }
+        defer { silent.stop() }
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("pomo-timeout-\(UUID().uuidString)").path
+        let began = Date()
+        let result = try await runPomo(["join", "quiet", "--name", "Ada", "--plain", "--timeout", "0.5",
+                                        "--server", silent.url],
+                                       environment: ["PATH": "/usr/bin:/bin", "XDG_STATE_HOME": state, "LANG": "C.UTF-8"])
+        let took = Date().timeIntervalSince(began)
+        #expect(result.status == 69, "\(result)")
+        #expect(result.errors == "pomo: cannot reach \(silent.url): no answer from the server (is pomodoro-server running there?)\n",
+                "\(result.errors)")
+        #expect(took < 10, "ended after \(took) s: the default timeout, not --timeout's")
+        #expect(silent.received.count == 1 && silent.received[0].contains(#""type":"join""#), "\(silent.received)")
+        #expect(try await runPomo(["join", "quiet", "--timeout", "0", "--server", silent.url]).status == 64)
     }
 
     @Test func watchStreamsOneJSONObjectPerLine() async throws {

@@ -17,7 +17,7 @@ import Testing
         defer { server.stop() }
         let state = NSTemporaryDirectory() + "pomo-silence-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         defer { try? FileManager.default.removeItem(atPath: state) }
-        let join = "\(ProcessLauncher.pomo) join quiet --name Ada --server \(server.url) --no-notify; echo pomo-exited-$?"
+        let join = "\(ProcessLauncher.pomo) join quiet --name Ada --server \(server.url) --no-notify \(joinTimeoutTyped); echo pomo-exited-$?"
         // Two-second phases that run one after another, so each run sees a phase end soon.
         let configure = try await runPomo(["configure", "quiet", "--focus", "2s", "--short-break", "2s",
                                      "--long-break", "2s", "--auto-start", "--server", server.url, "-q"])

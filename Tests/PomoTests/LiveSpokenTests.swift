@@ -30,7 +30,7 @@ import Testing
         let tmux = try await TmuxSession.start(environment: ["XDG_STATE_HOME": state, "LANG": "ko_KR.UTF-8",
                                                              "TERM": "dumb"])
         defer { tmux.kill() }
-        try tmux.type("\(ProcessLauncher.pomo) join spoken --name Ada --server \(server.url); echo pomo-exited-$?")
+        try tmux.type("\(ProcessLauncher.pomo) join spoken --name Ada --server \(server.url) \(joinTimeoutTyped); echo pomo-exited-$?")
         try tmux.press("Enter")
         try await tmux.waitFor("the Korean sentences") {
             $0.contains("Ada(m1) 이름으로 spoken에 참여했어요") && $0.contains("타이머가 아직 시작되지 않았어요, 1명 참여 중")
@@ -51,7 +51,7 @@ import Testing
         let tmux = try await TmuxSession.start(environment: ["XDG_STATE_HOME": state, "LANG": "C.UTF-8",
                                                              "TERM": "xterm-256color", "NO_COLOR": "1"])
         defer { tmux.kill() }
-        try tmux.type("\(ProcessLauncher.pomo) join plain-room --plain --name Lin --server \(server.url); echo pomo-exited-$?")
+        try tmux.type("\(ProcessLauncher.pomo) join plain-room --plain --name Lin --server \(server.url) \(joinTimeoutTyped); echo pomo-exited-$?")
         try tmux.press("Enter")
         try await tmux.waitFor("the plain lines") { $0.contains("Joined plain-room as Lin (m1)") }
         try await Self.command(["start", "plain-room"], server: server)
@@ -67,7 +67,7 @@ import Testing
         defer { server.stop() }
         let state = Self.state()
         defer { try? FileManager.default.removeItem(atPath: state) }
-        let join = try ProcessLauncher.start(ProcessLauncher.pomo, ["join", "piped", "--name", "Ada", "--server", server.url],
+        let join = try ProcessLauncher.start(ProcessLauncher.pomo, ["join", "piped", "--name", "Ada", "--server", server.url] + joinTimeout,
                                              environment: ["XDG_STATE_HOME": state, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"],
                                              errors: .discard)
         defer { join.stop() }

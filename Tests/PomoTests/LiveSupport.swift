@@ -8,6 +8,12 @@ func runPomo(_ arguments: [String], environment: [String: String]? = nil) async 
     try await ProcessLauncher.running(ProcessLauncher.pomo, arguments, environment: environment)
 }
 
+/// `pomo join`'s own connect timeout (10 s unless told) stretched as every bound of the live tests is
+/// (`TestTime`): under a sanitizer the server may take longer than 10 s to welcome a join.
+let joinTimeout = ["--timeout", "\(TestTime.seconds(10))"]
+/// `joinTimeout` as it is typed into a shell.
+var joinTimeoutTyped: String { joinTimeout.joined(separator: " ") }
+
 /// The real `pomodoro-server` executable on a free loopback port.
 final class ServerProcess: Sendable {
     let process: LaunchedProcess

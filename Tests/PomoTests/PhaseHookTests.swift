@@ -203,7 +203,7 @@ struct LivePhaseHookTests {
         let dnd = "if [ \"$POMO_FOCUS\" = 1 ]; then echo \"$POMO_ENDS_AT\" > \(flag); else rm -f \(flag); fi"
         let tmux = try await TmuxSession.start(environment: ["XDG_STATE_HOME": state, "LANG": "C.UTF-8"])
         defer { tmux.kill() }
-        try tmux.type("\(ProcessLauncher.pomo) join hooked --name Ada --server \(server.url) --no-notify "
+        try tmux.type("\(ProcessLauncher.pomo) join hooked --name Ada --server \(server.url) --no-notify \(joinTimeoutTyped) "
                       + "--on-phase '\(slow)' --on-phase '\(dnd)'; echo pomo-exited-$?")
         try tmux.press("Enter")
         try await tmux.waitFor("the view") { $0.contains("Ada (you)") && $0.contains("IDLE") }

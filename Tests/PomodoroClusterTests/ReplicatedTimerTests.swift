@@ -197,4 +197,41 @@ import Testing
         let next = try #require(ReplicatedTimer(pending, wallOffsetNanoseconds: Self.offset)?.following())
         #expect(next.phase == .shortBreak && next.endsAt == pending.endsAt! + 7_000, "the pending settings apply at the end")
     }
+
+    /// A relaying node reads a `state`'s timer without decoding its member list (`ClusterRooms.timerOfState`):
+    /// what it reads is the whole decode's room with an empty list, whatever the members' names and tasks
+    /// hold, the very bytes the cut looks for among them; and the copy ticks the same.
+    @Test func aStatesTimerIsReadWithoutItsMemberList() throws {
+        let id = try RoomID(validating: "team-delta")
+        var now = Self.origin
+        var room = Room(id: id, settings: RoomSettings(focus: 60, shortBreak: 60, autoStart: true), policy: .standard, now: now)
+        let tricky = [#"],"memberCount":9"#, #""members":["#, #"x\"],"memberCount":1,"seq":99"#, "Ada"]
+        var members: [MemberID] = []
+        for (index, name) in tricky.enumerated() {
+            members.append(try room.join(name: name, token: nil, freshToken: ResumeToken("token-\(index)"), now: now).memberID)
+        }
+        _ = try room.handle(.setTask(#"ends with ],"memberCount":"#), from: members[3], now: now)
+        _ = try room.handle(.start, from: members[0], now: now)
+        now = now + .milliseconds(4_321)
+        var settings = RoomSettings(focus: 90, shortBreak: 30, autoStart: false)
+        settings.aligned = nil
+        _ = try room.handle(.configure(settings), from: members[0], now: now)
+        let whole = Self.snapshot(room, at: now)
+        #expect(whole.members.count == 4)
+        let frame = String(decoding: WireCodec.encode(ServerMessage.state(whole)), as: UTF8.self)
+        let read = try #require(ClusterRooms.timerOfState(frame))
+        var expected = whole
+        expected.members = []
+        #expect(read == expected)
+        #expect(ClusterRooms.replicatedSnapshot(in: frame) == expected)
+        #expect(ReplicatedTimer(read, wallOffsetNanoseconds: Self.offset) == ReplicatedTimer(whole, wallOffsetNanoseconds: Self.offset))
+        // An empty list, and a frame whose list is not where the encoder puts it (decoded whole).
+        var empty = whole
+        empty.members = []
+        let emptyFrame = String(decoding: WireCodec.encode(ServerMessage.state(empty)), as: UTF8.self)
+        #expect(ClusterRooms.timerOfState(emptyFrame) == empty)
+        let moved = frame.replacing(#""memberCount":"#, with: #""memberTally":0,"memberCount":"#)
+        #expect(ClusterRooms.timerOfState(moved)?.members.count == 4)
+        #expect(ClusterRooms.timerOfState(#"{"type":"tick"}"#) == nil)
+    }
 }
