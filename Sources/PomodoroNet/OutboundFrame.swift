@@ -12,11 +12,16 @@ public final class OutboundFrame: @unchecked Sendable {  // safe: once built, on
     var storage: [UInt8]
     public var count: Int { storage.count - LWS.pre }
 
+    /// One allocation: the headroom zeroed and the payload copied behind it.
     public init(_ payload: [UInt8]) {
-        var storage = [UInt8](repeating: 0, count: LWS.pre)
-        storage.reserveCapacity(LWS.pre + payload.count)
-        storage.append(contentsOf: payload)
-        self.storage = storage
+        let pre = LWS.pre
+        storage = [UInt8](unsafeUninitializedCapacity: pre + payload.count) { buffer, initialized in
+            buffer.baseAddress!.initialize(repeating: 0, count: pre)
+            payload.withUnsafeBufferPointer { bytes in
+                if let base = bytes.baseAddress { (buffer.baseAddress! + pre).initialize(from: base, count: bytes.count) }
+            }
+            initialized = pre + payload.count
+        }
     }
 
     public convenience init(_ text: String) { self.init(Array(text.utf8)) }

@@ -130,10 +130,10 @@ public final class SQLiteRoomStore: RoomStore {
         let s = Self.statements
         let (rooms, members, bans, schedules, tokens) = try withStoreError("loading room \(id) from \(path)") {
             try pool.read { db in
-                (try db.rows(s.load(.room, room: id)), try db.rows(s.load(.member, room: id)),
-                 try db.rows(s.load(.ban, room: id)),
+                (try db.cachedRows(s.load(.room, room: id)), try db.cachedRows(s.load(.member, room: id)),
+                 try db.cachedRows(s.load(.ban, room: id)),
                  // The room comes back whole: a room in memory without its schedules would save over them.
-                 try db.rows(s.schedules(room: id)), try db.rows(s.load(.apiToken, room: id)))
+                 try db.cachedRows(s.schedules(room: id)), try db.cachedRows(s.load(.apiToken, room: id)))
             }
         }
         guard let row = rooms.first else { return nil }

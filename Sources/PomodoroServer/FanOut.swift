@@ -29,7 +29,11 @@ final class FanOut {
         if !entry.streams.isEmpty { stream(payload, type: message.type, in: entry) }
         guard toSockets else { return }
         let frame = OutboundFrame(payload)
-        let recipients = entry.connections.values.filter { $0 != skip } + entry.observers.filter { $0 != skip }
+        // One array for both, built in one pass: this runs for every broadcast of every room.
+        var recipients = [ConnectionID]()
+        recipients.reserveCapacity(entry.connections.count + entry.observers.count)
+        for connection in entry.connections.values where connection != skip { recipients.append(connection) }
+        for connection in entry.observers where connection != skip { recipients.append(connection) }
         // A tick's write pass is timed: its first frame is written as it begins, its last as it ends.
         if let tick { metrics.tick(tick, reached: .firstWrite, at: clock.now().monotonic) }
         let sent = transport.send(frame, toAll: recipients)
