@@ -98,12 +98,19 @@ struct FencingTests {
             #expect(try rooms.allSatisfy { try store.loadRoom($0) == nil })
             #expect(try store.sessions(room: rooms[4], endedFrom: nil, before: nil, limit: nil).isEmpty)
         }
-        // Without the fenced room the same batch lands, and raises each fence to its epoch.
+        // Without the fenced room the same batch lands, and raises each fence to its epoch; a fence already at
+        // its epoch is locked, not written again (its row version stays the same).
+        let version = { (room: RoomID) throws -> [String] in
+            try store.column(sql: "SELECT xmin::text FROM room_fence WHERE room_id = '\(room.rawValue)'")
+        }
+        let before = (try version(rooms[0]), try version(rooms[1]))
         try store.apply([.saveRoom(Sample.roomRecord(rooms[0], seq: 9), passcode: nil),
                          .saveRoom(Sample.roomRecord(rooms[4], seq: 9), passcode: nil),
                          .focusCompleted(Sample.session(rooms[4], endedAtMs: 1_795_000_000_000))],
                         fences: [rooms[0]: 3, rooms[1]: 4, rooms[4]: 5])
         #expect(try rooms.map { try store.fence(room: $0) } == [3, 4, 7, 3, 5])
+        #expect(try version(rooms[0]) == before.0)
+        #expect(try version(rooms[1]) != before.1)
         #expect(try store.loadRoom(rooms[4])?.record.seq == 9)
         #expect(try store.sessions(room: rooms[4], endedFrom: nil, before: nil, limit: nil).count == 1)
     }
