@@ -119,6 +119,51 @@ extension PostgresRoomStore {
             """, [room.rawValue, String(epoch)])
     }
 
+    /// Raises the error `PostgresError.fenced` inside PostgreSQL, for `fencesStatements`: a fenced write fails
+    /// the statement, and with it the pipeline and the transaction it went in, without a round trip of its
+    /// own. Created (again) with the fence table, outside the versioned history.
+    static let fenceRefusal = """
+        CREATE OR REPLACE FUNCTION pomodoro_fence_refused(room text, epoch bigint) RETURNS void
+        LANGUAGE plpgsql AS $$
+        BEGIN
+            RAISE EXCEPTION 'room % belongs to a newer owner than epoch %', room, epoch USING ERRCODE = 'PF001';
+        END
+        $$
+        """
+
+    /// Two statements that raise the fence of every room of a batch to its epoch (a write's rule:
+    /// `raiseFence` without `strictly`) and fail with `PostgresError.fenced`, naming the first room whose
+    /// fence is higher. Their answers need not be read: they are sent ahead of the batch's changes, in its
+    /// first pipeline, and a refusal fails the pipeline and the transaction before any change is written.
+    ///
+    /// The first locks every room's fence row, in the rooms' order (as `claim(rooms:)` takes them, so that
+    /// the two never wait for each other in a cycle), inserts the new ones and updates only those lower than
+    /// the epoch: `ON CONFLICT DO UPDATE` locks the row even where its `WHERE` is false, so the owner
+    /// writing again under its own epoch, the common case, writes no new row version. The second, in a
+    /// snapshot taken after those locks (READ COMMITTED), finds a fence above its epoch: a claim committed
+    /// before the lock was taken; none can commit after it until this transaction ends.
+    static func fencesStatements(_ fences: [RoomID: Int64]) -> [PostgresStatement] {
+        let order = fences.sorted { $0.key.rawValue < $1.key.rawValue }
+        let parameters = [FenceReader.arrayLiteral(order.map(\.key.rawValue)),
+                          "{" + order.map { String($0.value) }.joined(separator: ",") + "}"]
+        return [
+            PostgresStatement("""
+                INSERT INTO room_fence (room_id, epoch)
+                SELECT room_id, epoch FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS c(room_id, epoch, n)
+                ORDER BY n
+                ON CONFLICT (room_id) DO UPDATE SET epoch = excluded.epoch
+                WHERE room_fence.epoch < excluded.epoch
+                """, parameters),
+            PostgresStatement("""
+                SELECT pomodoro_fence_refused(w.room_id, w.epoch)
+                FROM (SELECT c.room_id, c.epoch
+                      FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS c(room_id, epoch, n)
+                      JOIN room_fence f ON f.room_id = c.room_id AND f.epoch > c.epoch
+                      ORDER BY c.n LIMIT 1) AS w
+                """, parameters),
+        ]
+    }
+
     /// Throws `PostgresError.fenced` unless `fenceStatement`'s answer `rows` says the fence was raised.
     static func checkFence(_ rows: PostgresRows, room: RoomID, epoch: Int64, strictly: Bool = false) throws(PostgresError) {
         guard rows.affected == 1 else {

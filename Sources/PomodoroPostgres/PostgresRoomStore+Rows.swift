@@ -132,20 +132,15 @@ final class PostgresWriting: SQLWriting {
         return Array(try connection.pipeline(statements, prepared: prepared).suffix(last.count))
     }
 
-    /// Raises the fence of each room to its epoch, as `raiseFence` does, and takes an id for each of the
-    /// `sessions` the batch inserts, in one round trip with what is held.
+    /// Raises the fence of each room to its epoch (`fencesStatements`: two statements for all), held to go first in
+    /// the batch's first pipeline: a fenced room fails it, and so the transaction, before any change is
+    /// written. Then takes an id for each of the `sessions` the batch inserts (one round trip, when there are
+    /// any).
     func start(fences: [RoomID: Int64], sessions: Int) throws(PostgresError) {
-        let order = fences.sorted { $0.key.rawValue < $1.key.rawValue }
-        var reads = order.map { PostgresRoomStore.fenceStatement(room: $0.key, epoch: $0.value) }
-        if sessions > 0 { reads.append(PostgresStatement(PostgresRoomStore.reserveSessionIDs, [String(sessions)])) }
-        guard !reads.isEmpty else { return }
-        let rows = try flush(then: reads)
-        for ((room, epoch), answer) in zip(order, rows) {
-            try PostgresRoomStore.checkFence(answer, room: room, epoch: epoch)
-        }
-        if sessions > 0, let ids = rows.last {
-            sessionIDs = ArraySlice(ids.values.compactMap { $0.first.flatMap { $0 }.flatMap { Int64($0) } })
-        }
+        if !fences.isEmpty { held.append(contentsOf: PostgresRoomStore.fencesStatements(fences)) }
+        guard sessions > 0 else { return }
+        let ids = try flush(then: [PostgresStatement(PostgresRoomStore.reserveSessionIDs, [String(sessions)])])[0]
+        sessionIDs = ArraySlice(ids.values.compactMap { $0.first.flatMap { $0 }.flatMap { Int64($0) } })
     }
 }
 

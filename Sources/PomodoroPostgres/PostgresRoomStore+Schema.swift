@@ -73,6 +73,7 @@ extension PostgresRoomStore {
             // Outside the versioned history, like schema_migrations: a cluster's fences (see
             // PostgresRoomStore+Fencing), which a single server never reads.
             try connection.execute(fenceTable)
+            try connection.execute(fenceRefusal)
             let applied = try connection.query("SELECT version FROM schema_migrations ORDER BY version")
                 .values.compactMap { $0[0] }
             let known = Set(migrationVersions)

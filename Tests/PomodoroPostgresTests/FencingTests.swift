@@ -74,6 +74,47 @@ struct FencingTests {
         #expect(try store.loadRoom(b) == nil)
     }
 
+    /// A batch's fences are raised by one statement sent ahead of its changes: one room fenced among many
+    /// refuses the whole batch (sessions or none), names that room, and raises no other room's fence.
+    @Test func oneFencedRoomAmongManyRefusesTheBatchAndRaisesNoFence() throws {
+        let store = try PostgresRoomStore.open(url: try server.makeDatabase())
+        let rooms = (0..<5).map { roomID("room-\($0)") }
+        for room in rooms { _ = try store.claim(room: room, epoch: 3) }
+        _ = try store.claim(room: rooms[2], epoch: 7)   // a newer owner took room-2
+        for withSession in [false, true] {
+            var changes: [StoreChange] = rooms.map { .saveRoom(Sample.roomRecord($0, seq: 9), passcode: nil) }
+            if withSession { changes.append(.focusCompleted(Sample.session(rooms[4], endedAtMs: 1_795_000_000_000))) }
+            // room-0 under its own epoch again, room-1 and room-3 higher, room-4 higher still: all would pass alone.
+            let fences: [RoomID: Int64] = [rooms[0]: 3, rooms[1]: 4, rooms[2]: 6, rooms[3]: 4, rooms[4]: 5]
+            do {
+                try store.apply(changes, fences: fences)
+                Issue.record("a batch with a fenced room landed")
+            } catch {
+                #expect(error.isFenced)
+                #expect(!error.isTransient)
+                #expect(error.message.contains("room-2") && error.message.contains("epoch 6"))
+            }
+            #expect(try rooms.map { try store.fence(room: $0) } == [3, 3, 7, 3, 3])
+            #expect(try rooms.allSatisfy { try store.loadRoom($0) == nil })
+            #expect(try store.sessions(room: rooms[4], endedFrom: nil, before: nil, limit: nil).isEmpty)
+        }
+        // Without the fenced room the same batch lands, and raises each fence to its epoch; a fence already at
+        // its epoch is locked, not written again (its row version stays the same).
+        let version = { (room: RoomID) throws -> [String] in
+            try store.column(sql: "SELECT xmin::text FROM room_fence WHERE room_id = '\(room.rawValue)'")
+        }
+        let before = (try version(rooms[0]), try version(rooms[1]))
+        try store.apply([.saveRoom(Sample.roomRecord(rooms[0], seq: 9), passcode: nil),
+                         .saveRoom(Sample.roomRecord(rooms[4], seq: 9), passcode: nil),
+                         .focusCompleted(Sample.session(rooms[4], endedAtMs: 1_795_000_000_000))],
+                        fences: [rooms[0]: 3, rooms[1]: 4, rooms[4]: 5])
+        #expect(try rooms.map { try store.fence(room: $0) } == [3, 4, 7, 3, 5])
+        #expect(try version(rooms[0]) == before.0)
+        #expect(try version(rooms[1]) != before.1)
+        #expect(try store.loadRoom(rooms[4])?.record.seq == 9)
+        #expect(try store.sessions(room: rooms[4], endedFrom: nil, before: nil, limit: nil).count == 1)
+    }
+
     @Test func aNodeWritesNothingForARoomItDoesNotOwn() throws {
         let store = FencedRoomStore(base: try PostgresRoomStore.open(url: try server.makeDatabase()))
         let room = Sample.room
