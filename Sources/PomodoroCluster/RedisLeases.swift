@@ -282,7 +282,11 @@ public final class RedisLeases {
     }
 
     /// Answers each key, then whether the liveness key held the generation (1) or lapsed (0). Each key is
-    /// compared whole with what this node would have written in either layout (no parsing per room).
+    /// compared whole with what this node would have written in either layout (no parsing per room). By
+    /// liveness, a key still in the per-room layout is this node's by its own expiry whatever the liveness key
+    /// holds: renewed per room when the liveness key lapsed (or was never set: a node that held its rooms per
+    /// room until it first read the registry), and moved once `establish` set it. Counting it lost would drop a
+    /// room whose key still names this node for up to a time to live: nobody runs it, nobody may take it.
     private static let renewAllScript = """
         local n = #KEYS
         local ttl, node, gen, perRoom = ARGV[n + 1], ARGV[n + 2], ARGV[n + 3], ARGV[n + 4] == '1'
@@ -302,6 +306,10 @@ public final class RedisLeases {
                 elseif live then
                     if v == prefix .. ARGV[i] then done = 1
                     elseif v == ARGV[i] then redis.call('SET', KEYS[i], prefix .. ARGV[i]); done = 1 end
+                elseif v == ARGV[i] then
+                    -- A key of the per-room layout is held by its own expiry, not by the liveness key (which a
+                    -- node that only wrote per-room keys never set): renewed as such, moved next round.
+                    done = redis.call('PEXPIRE', KEYS[i], ttl)
                 end
                 result[i] = done
             end

@@ -188,6 +188,42 @@ final class LivenessLeaseTests {
         #expect(losses.current.isEmpty)
     }
 
+    /// A node that took its rooms per room before it first read the registry never set its liveness key: its
+    /// first round by liveness renews them per room (their keys are its own by their expiry) and sets the
+    /// liveness key, and the next moves them. None is lost meanwhile (counted lost, its key would go on naming
+    /// the node, which no longer runs the room, until it expired).
+    @Test func aKeeperWhoseFirstRoundIsByLivenessKeepsTheRoomsItTookPerRoom() throws {
+        let layout = LeaseLayout()   // per room until the registry says otherwise
+        let keeper = LeaseKeeper(leases: RedisLeases(address: address, timeout: 0.3, layout: layout), node: "a",
+                                 clock: LeaseKeeperTests.monotonic) { [losses] room, epoch, loss in
+            losses.update { $0.append((room, epoch, loss)) }
+        }
+        let writer = RedisLeases(address: address, layout: layout), reader = leases(perRoom: true)
+        let room = roomID("switched")
+        let sent = LeaseKeeperTests.monotonic()
+        guard case .granted(let epoch) = try writer.acquire(room: room.rawValue, node: "a") else {
+            throw LaunchFailure("the room was not free")
+        }
+        #expect(try reader.command(["GET", "pomodoro:lease:switched"]).text == "1|a")
+        #expect(try reader.command(["EXISTS", "pomodoro:alive:a"]).integerValue == 0)
+        layout.perRoom = false   // the registry is read before the keeper's first round
+        keeper.hold(room, term: LeaseTerm(epoch: epoch, requestedAt: sent))
+        keeper.start()
+        defer { keeper.stop() }
+
+        let deadline = TestTime.deadline(3)
+        var moved = false
+        while Date() < deadline && !moved {
+            let value = try reader.command(["GET", "pomodoro:lease:switched"]).text ?? ""
+            moved = value.hasPrefix("@") && value.hasSuffix("|1|a")
+            if !moved { usleep(20_000) }
+        }
+        #expect(moved)
+        #expect(losses.current.isEmpty, "\(losses.current)")
+        #expect(keeper.isValid(room, at: LeaseKeeperTests.monotonic()))
+        #expect(try reader.holder(room: room.rawValue) == LeaseHolder(node: "a", epoch: 1))
+    }
+
     /// A node stopped past its term (its clock jumps as a `SIGSTOP`ped process sees it when continued) stops
     /// owning at the term's end whatever Redis says, and gives the room's key back: by liveness the key has no
     /// expiry of its own and would otherwise name the node for as long as its liveness key lives.

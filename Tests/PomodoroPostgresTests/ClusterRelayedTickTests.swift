@@ -113,9 +113,10 @@ struct ClusterRelayedTickTests {
         #expect(publishes == 0, "\(publishes) publishes while the rooms ticked")
         #expect(sentAfter == sentBefore)
         #expect(relayedTicksAfter - relayedTicksBefore >= Double(rooms.count * (seconds - 1)))
-        // b reads the six leases it follows in one MGET a turn (every 200 ms); a GET per room and turn would be
-        // 30 a second on top of the owner's renewal scripts (a GET per room, twice a second: 12), which is all
-        // that is left.
+        // b reads the six leases it follows in one MGET a turn (every 200 ms), and their holder's liveness key
+        // in one more; a GET per room and turn would be 30 a second. The owner's renewal script, twice a second,
+        // reads its own liveness key (one GET) and its rooms' keys (one MGET) whatever the number of rooms: the
+        // GETs left are those few, well under one per room and turn.
         let mgets = (callsAfter["mget"] ?? 0) - (callsBefore["mget"] ?? 0)
         let gets = (callsAfter["get"] ?? 0) - (callsBefore["get"] ?? 0)
         #expect(Double(mgets) >= 3 * elapsed, "\(mgets) MGETs in \(elapsed) s")
