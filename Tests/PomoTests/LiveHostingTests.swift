@@ -50,7 +50,8 @@ import Testing
         let hana = Self.stateFolder("hana"), ivo = Self.stateFolder("ivo"), jun = Self.stateFolder("jun")
         defer { for folder in [hana, ivo, jun] { try? FileManager.default.removeItem(atPath: folder) } }
         func pomo(_ arguments: [String], as state: String) async throws -> ProcessResult {
-            try await runPomo(arguments + ["--server", server.url], environment: Self.environment(state))
+            // Stretched like `pomo join`'s: under a sanitizer a passcode's hash alone takes seconds.
+            try await runPomo(arguments + ["--server", server.url] + joinTimeout, environment: Self.environment(state))
         }
 
         let hanaView = try await Self.joined("Hana", room: room, passcode: "old soup", server: server, state: hana)
@@ -126,7 +127,8 @@ import Testing
         let hana = Self.stateFolder("hana"), ivo = Self.stateFolder("ivo"), jun = Self.stateFolder("jun")
         defer { for folder in [hana, ivo, jun] { try? FileManager.default.removeItem(atPath: folder) } }
         func pomo(_ arguments: [String], as state: String) async throws -> ProcessResult {
-            try await runPomo(arguments + ["--server", server.url], environment: Self.environment(state))
+            // Stretched like `pomo join`'s: under a sanitizer a passcode's hash alone takes seconds.
+            try await runPomo(arguments + ["--server", server.url] + joinTimeout, environment: Self.environment(state))
         }
 
         let hanaView = try await Self.joined("Hana", room: room, passcode: "old soup", server: server, state: hana, stay: true)
