@@ -135,21 +135,27 @@ final class LivenessLeaseTests {
         #expect(try a.renew([(room: "kept", holder: LeaseHolder(node: "a", epoch: 1))]) == [true])
     }
 
-    /// While a node of an earlier build is listed, leases are written as it reads them (`EPOCH|NODE`, with
-    /// their own expiry, renewed room by room); the keeper moves its keys to the other layout on its next round
-    /// when the layout changes, either way, and the terms go on.
-    @Test func theKeeperMovesItsKeysBetweenTheLayoutsAndKeepsItsTerms() throws {
-        let layout = LeaseLayout()   // per room until the registry says otherwise
+    /// Node a's keeper on a layout that writes per room (as until the registry is first read), and `name`
+    /// taken per room by a; the keeper is not yet holding it or started. `reader` reads as earlier builds do.
+    func tookPerRoom(_ name: String) throws -> (layout: LeaseLayout, keeper: LeaseKeeper, reader: RedisLeases,
+                                                 room: RoomID, epoch: Int64, sent: Instant) {
+        let layout = LeaseLayout()
         let keeper = LeaseKeeper(leases: RedisLeases(address: address, timeout: 0.3, layout: layout), node: "a",
                                  clock: LeaseKeeperTests.monotonic) { [losses] room, epoch, loss in
             losses.update { $0.append((room, epoch, loss)) }
         }
-        let writer = RedisLeases(address: address, layout: layout), reader = leases(perRoom: true)
-        let room = roomID("moving")
+        let room = roomID(name)
         let sent = LeaseKeeperTests.monotonic()
-        guard case .granted(let epoch) = try writer.acquire(room: room.rawValue, node: "a") else {
-            throw LaunchFailure("the room was not free")
-        }
+        guard case .granted(let epoch) = try RedisLeases(address: address, layout: layout)
+            .acquire(room: room.rawValue, node: "a") else { throw LaunchFailure("the room was not free") }
+        return (layout, keeper, leases(perRoom: true), room, epoch, sent)
+    }
+
+    /// While a node of an earlier build is listed, leases are written as it reads them (`EPOCH|NODE`, with
+    /// their own expiry, renewed room by room); the keeper moves its keys to the other layout on its next round
+    /// when the layout changes, either way, and the terms go on.
+    @Test func theKeeperMovesItsKeysBetweenTheLayoutsAndKeepsItsTerms() throws {
+        let (layout, keeper, reader, room, epoch, sent) = try tookPerRoom("moving")
         keeper.hold(room, term: LeaseTerm(epoch: epoch, requestedAt: sent))
         keeper.start()
         defer { keeper.stop() }
@@ -193,17 +199,7 @@ final class LivenessLeaseTests {
     /// liveness key, and the next moves them. None is lost meanwhile (counted lost, its key would go on naming
     /// the node, which no longer runs the room, until it expired).
     @Test func aKeeperWhoseFirstRoundIsByLivenessKeepsTheRoomsItTookPerRoom() throws {
-        let layout = LeaseLayout()   // per room until the registry says otherwise
-        let keeper = LeaseKeeper(leases: RedisLeases(address: address, timeout: 0.3, layout: layout), node: "a",
-                                 clock: LeaseKeeperTests.monotonic) { [losses] room, epoch, loss in
-            losses.update { $0.append((room, epoch, loss)) }
-        }
-        let writer = RedisLeases(address: address, layout: layout), reader = leases(perRoom: true)
-        let room = roomID("switched")
-        let sent = LeaseKeeperTests.monotonic()
-        guard case .granted(let epoch) = try writer.acquire(room: room.rawValue, node: "a") else {
-            throw LaunchFailure("the room was not free")
-        }
+        let (layout, keeper, reader, room, epoch, sent) = try tookPerRoom("switched")
         #expect(try reader.command(["GET", "pomodoro:lease:switched"]).text == "1|a")
         #expect(try reader.command(["EXISTS", "pomodoro:alive:a"]).integerValue == 0)
         layout.perRoom = false   // the registry is read before the keeper's first round
