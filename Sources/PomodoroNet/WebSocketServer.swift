@@ -272,14 +272,6 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {  // safe:
         return true
     }
 
-    /// The same frame to each of `ids` (a broadcast), as `send(_:to:)` does for one; how many took it.
-    @discardableResult
-    public func send(_ frame: OutboundFrame, toAll ids: [ConnectionID]) -> Int {
-        var sent = 0
-        for id in ids where send(frame, to: id) { sent += 1 }
-        return sent
-    }
-
     /// Writes one frame now; false (and the connection is dropped) when the socket failed.
     func write(_ frame: OutboundFrame, to connection: Connection) -> Bool {
         let length = frame.count
