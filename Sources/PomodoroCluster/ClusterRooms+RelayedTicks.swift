@@ -77,9 +77,9 @@ extension ClusterRooms {
     /// (another encoder) is decoded whole.
     package static func timerOfState(_ frame: String) -> SnapshotPayload? {
         var bytes = Array(frame.utf8)
-        if let open = bytes.firstRange(of: membersOpen),
-           let close = bytes[open.upperBound...].firstRange(of: membersClose) {
-            bytes.removeSubrange(open.upperBound..<close.lowerBound)
+        if let open = firstIndex(of: membersOpen, in: bytes, from: 0),
+           let close = firstIndex(of: membersClose, in: bytes, from: open + membersOpen.count) {
+            bytes.removeSubrange(open + membersOpen.count..<close)
         }
         guard case .state(let room)? = try? WireCodec.decodeServerMessage(bytes) else { return nil }
         return room
@@ -87,6 +87,18 @@ extension ClusterRooms {
 
     private static let membersOpen = Array(#""members":["#.utf8)
     private static let membersClose = Array(#"],"memberCount":"#.utf8)
+
+    /// Where `pattern` first occurs in `bytes` at or after `start`.
+    private static func firstIndex(of pattern: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
+        guard let first = pattern.first, bytes.count - start >= pattern.count else { return nil }
+        var index = start
+        let last = bytes.count - pattern.count
+        while index <= last {
+            if bytes[index] == first, bytes[index..<index + pattern.count].elementsEqual(pattern) { return index }
+            index += 1
+        }
+        return nil
+    }
 
     /// The owner sent `connections` (relayed here, in `room`) the room as `snapshot`, and they have it: they hear
     /// its ticks from now on, and the room's countdown here follows the snapshot's timer.
