@@ -108,6 +108,13 @@ struct ClusterScheduleTests {
         if asleep > 0 { try await Task.sleep(for: .milliseconds(Int64(asleep * 1000))) }
     }
 
+    /// The next start of the room's first schedule as the node on `port` answers it, if any.
+    static func nextStart(of room: String, port: Int) throws -> Int64? {
+        let (status, body) = try httpGet(port: port, path: "/api/rooms/\(room)/schedules")
+        guard status == 200 else { return nil }
+        return try WireCodec.decodeSchedulesBody(Array(body.utf8)).schedules.first?.next
+    }
+
     static func journal(_ room: String, database: String) throws -> [FocusSessionRecord] {
         try PostgresRoomStore.open(url: database).sessions(room: try RoomID(validating: room), endedFrom: nil,
                                                            before: nil, limit: nil)
@@ -244,6 +251,15 @@ struct ClusterScheduleTests {
         }
         ada.send(.leave, ref: .number(3))
         _ = try ada.expect("ok leave") { if case .ok("leave", _, .number(3)?) = $0 { true } else { nil } }
+
+        // b has heard of the edit once it answers the room's schedules with it (a node answers them for a room
+        // another node runs from what it heard). a's notice goes out on a queue of its own after the commit, so
+        // killing a right after the list could beat the notice, leaving b to its next full reread (30 s).
+        let heard = TestTime.deadline(10)
+        while try Self.nextStart(of: room, port: b.port) != target * 1000 {
+            guard Date() < heard else { throw LiveTestFailure(description: "b never heard of the edited schedule") }
+            usleep(20_000)
+        }
 
         // a dies with nobody in the room: b, which heard of the room's schedule only from a, takes it a minute
         // before its start (a room with schedules is run by some node only near its start, docs/CLUSTER.md).
