@@ -60,6 +60,8 @@ final class RelayingTransport: HubTransport {
     /// Bus messages published.
     var published: Int { state.value.published }
 
+    package func refuseUpgrades() { base.refuseUpgrades() }
+
     @discardableResult
     package func send(_ frame: OutboundFrame, to connection: ConnectionID) -> Bool {
         guard connection.isRemote else { return base.send(frame, to: connection) }

@@ -11,10 +11,17 @@ extension WebSocketServer {
         switch reason {
 
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
-            // Only the WebSocket path upgrades: anything else, or anything while draining, gets a 403.
+            // A server about to stop takes no new WebSocket: a 503, which a proxy in front may pass on to
+            // another server (deploy/nginx-cluster.conf) and a client tries again. Only the WebSocket path
+            // upgrades: anything else gets a 403.
             guard let wsi else { return -1 }
             headDispatched(session: user)
-            if draining || header(wsi, WSI_TOKEN_GET_URI) != options.webSocketPath || !originAllowed(wsi) {
+            if draining || upgradesRefused {
+                refusedConnections += 1
+                lws_return_http_status(wsi, UInt32(HTTP_STATUS_SERVICE_UNAVAILABLE.rawValue), nil)
+                return 1
+            }
+            if header(wsi, WSI_TOKEN_GET_URI) != options.webSocketPath || !originAllowed(wsi) {
                 refusedConnections += 1
                 lws_return_http_status(wsi, UInt32(HTTP_STATUS_FORBIDDEN.rawValue), nil)
                 return 1

@@ -92,6 +92,13 @@ extension WebSocketServer {
         connection.pinged = false
     }
 
+    /// From now on a WebSocket upgrade is answered `503 Service Unavailable`, and everything else as before:
+    /// a server that has begun to stop sends no client into a connection it will close in seconds. A proxy
+    /// that retries on a 503 (deploy/nginx-cluster.conf) sends the client to another server at once.
+    public func refuseUpgrades() {
+        upgradesRefused = true
+    }
+
     /// Closes every connection with `code` (1001: going away), then ends the service loop once they are all
     /// gone or `graceSeconds` have passed. New connections are refused meanwhile.
     public func shutdown(code: UInt16 = 1001, reason: String = "server shutting down", graceSeconds: Int64 = 2) {

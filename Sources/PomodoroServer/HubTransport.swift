@@ -21,6 +21,8 @@ package protocol HubTransport: AnyObject, Sendable {
     func post(_ work: @escaping @Sendable () -> Void)
     /// A one-shot timer that runs `fire` on the service thread.
     func timer(firing fire: @escaping () -> Void) -> any HubTimer
+    /// From now on new WebSocket connections are refused (503): the server has begun to stop.
+    func refuseUpgrades()
     /// The loop whose service thread the hub's state belongs to (`LoopBound`).
     var loop: any LoopThread { get }
     /// For `/metrics`.

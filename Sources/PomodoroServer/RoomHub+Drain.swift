@@ -14,10 +14,12 @@ extension RoomHub {
     /// comes back through the proxy to another node (the schedules' sweep stopped with `stopTracking`).
     package var isHandingOff: Bool { handingOff }
 
-    /// From now on `/readyz` answers 503: called at the start of a shutdown, so that a proxy or Kubernetes
-    /// that still asks stops sending new clients here.
+    /// From now on `/readyz` answers 503 and a WebSocket upgrade too: called at the start of a shutdown, so
+    /// that a proxy or Kubernetes that still asks stops sending new clients here, and a client sent here all
+    /// the same is answered at once (a proxy that retries on a 503 sends it to another server).
     package func beginDraining() {
         draining = true
+        transport.refuseUpgrades()
     }
 
     package func beginHandOff() {

@@ -1,6 +1,7 @@
 @testable import PomodoroServer
 import PomodoroCore
 import PomodoroNet
+import PomodoroProtocol
 import PomodoroTestSupport
 import Testing
 
@@ -20,9 +21,11 @@ import Testing
     @Test func readyWithoutAStoreUntilTheShutdownBegins() throws {
         let t = TestHub()
         #expect(try Self.get("/readyz", from: t) == (200, "ready\n"))
+        #expect(!t.transport.upgradesRefused)
         t.hub.beginDraining()
         #expect(try Self.get("/readyz", from: t) == (503, "not ready: shutting down\n"))
         #expect(try Self.get("/healthz", from: t) == (200, "ok\n"), "a draining server is still alive")
+        #expect(t.transport.upgradesRefused, "no new WebSocket once the shutdown has begun")
     }
 
     @Test func aClusterNodeIsNotReadyWhileItsRedisCannotBeRead() throws {
@@ -40,16 +43,29 @@ import Testing
     }
 
     /// Through the real transport: `/readyz` is one of the server's dynamic paths, and `shutdown()` begins
-    /// by turning it to 503.
+    /// by turning it to 503, and a WebSocket upgrade with it (a proxy may send that client to another
+    /// server: deploy/nginx-cluster.conf), while a member already in stays and the rest is served.
     @Test func theServerAnswersReadyzOverHTTP() throws {
         let server = try PomodoroServer(configuration: ServerConfiguration(port: 0, webRoot: nil))
         server.start()
         defer { server.shutdown(); server.waitUntilFinished() }
-        let ready = try httpGet(port: server.port, path: "/readyz")
+        let port = server.port, host = "127.0.0.1:\(server.port)"
+        let ready = try httpGet(port: port, path: "/readyz")
         #expect(ready.status == 200 && ready.body == "ready\n")
+        #expect(try RawWebSocket.handshakeStatus(port: port, host: host, origin: nil) == 101)
+        let client = try WebSocketClient()
+        client.start()
+        defer { client.stop() }
+        let ada = try Peer(client, port: port)
+        _ = try ada.join("drain-room", name: "Ada")
+
         server.beginDraining()
-        let draining = try httpGet(port: server.port, path: "/readyz")
+        let draining = try httpGet(port: port, path: "/readyz")
         #expect(draining.status == 503 && draining.body == "not ready: shutting down\n")
-        #expect(try httpGet(port: server.port, path: "/healthz").status == 200)
+        #expect(try httpGet(port: port, path: "/healthz").status == 200)
+        #expect(try httpGet(port: port, path: "/api/rooms/drain-room").status == 200)
+        #expect(try RawWebSocket.handshakeStatus(port: port, host: host, origin: nil) == 503)
+        ada.send(.ping, ref: .number(1))
+        _ = try ada.expect("pong") { if case .pong(_, .number(1)?) = $0 { true } else { nil } }
     }
 }

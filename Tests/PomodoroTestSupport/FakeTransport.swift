@@ -38,6 +38,8 @@ package final class FakeTransport: HubTransport, @unchecked Sendable {
     package private(set) var closes: [ConnectionID: Close] = [:]
     package var connectionCount: Int { open.count }
     package var droppedSlowClients = 0
+    /// Whether the hub said to refuse new WebSocket connections (`refuseUpgrades`).
+    package private(set) var upgradesRefused = false
     /// How long queuing one frame takes on the clock, as a write to a socket takes the service thread's time:
     /// a broadcast to many members then ends later than it began.
     package var sendTakes: Duration = .zero
@@ -50,6 +52,8 @@ package final class FakeTransport: HubTransport, @unchecked Sendable {
     package let loop: any LoopThread = TestThreadLoop()
 
     // MARK: HubTransport
+
+    package func refuseUpgrades() { upgradesRefused = true }
 
     package func send(_ frame: OutboundFrame, to connection: ConnectionID) -> Bool {
         guard open.contains(connection), closes[connection] == nil else { return false }
