@@ -14,16 +14,13 @@
 /// put into another (`set(key, builder)`, `append(builder)`) is copied there and must be complete by then:
 /// it is closed, and writing into it afterwards is a programming error (checked in debug builds).
 final class JSONBuilder {
-    private var bytes: [UInt8]
-    private let closing: UInt8
-    private var isEmpty = true
-    private var isClosed = false
+    // The bytes live in a struct written through one access per member: a class's own array property has
+    // each append checked for exclusive access (1.2 µs to write a tick instead of 0.5). The struct keeps
+    // them in a buffer of its own, as Array's appends of a few bytes each cost more than the bytes.
+    private var text: JSONText
 
     private init(opening: UInt8, closing: UInt8, capacity: Int) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
-        bytes.append(opening)
-        self.closing = closing
+        text = JSONText(opening: opening, closing: closing, capacity: capacity)
     }
 
     /// An empty object; `capacity` is a guess of its length in bytes (it grows as needed).
@@ -53,151 +50,232 @@ final class JSONBuilder {
 
     // MARK: Objects
 
-    /// Adds `value` under `key`. Keys are not checked for repeats: each encoder sets each key once.
+    // Keys are not checked for repeats: each encoder sets each key once.
+
     func set(_ key: StaticString, _ value: Value?) {
-        member(key)
-        write(value ?? .null)
+        switch value ?? .null {
+        case .null: text.member(key, literal: "null")
+        case .integer(let n): text.member(key, n)
+        case .string(let s): text.member(key, s)
+        case .json(let builder): set(key, builder)
+        }
     }
-    func set(_ key: StaticString, _ value: String) {
-        member(key)
-        writeString(value)
-    }
-    func set(_ key: StaticString, _ value: Int64) {
-        member(key)
-        writeDecimal(value)
-    }
-    func set(_ key: StaticString, _ value: Int) {
-        member(key)
-        writeDecimal(Int64(value))
-    }
-    func set(_ key: StaticString, _ value: UInt64) {
-        member(key)
-        writeDecimal(value)
-    }
-    func set(_ key: StaticString, _ value: Bool) {
-        member(key)
-        writeLiteral(value ? "true" : "false")
-    }
+    func set(_ key: StaticString, _ value: String) { text.member(key, value) }
+    func set(_ key: StaticString, _ value: Int64) { text.member(key, value) }
+    func set(_ key: StaticString, _ value: Int) { text.member(key, Int64(value)) }
+    func set(_ key: StaticString, _ value: UInt64) { text.member(key, value) }
+    func set(_ key: StaticString, _ value: Bool) { text.member(key, literal: value ? "true" : "false") }
     func set(_ key: StaticString, _ value: JSONBuilder) {
-        member(key)
-        writeBuilder(value)
+        assert(value !== self, "a JSON builder cannot hold itself")
+        value.text.close()
+        text.member(key, json: value.text)
     }
 
     // MARK: Arrays
 
     func append(_ value: JSONBuilder) {
-        element()
-        writeBuilder(value)
+        assert(value !== self, "a JSON builder cannot hold itself")
+        value.text.close()
+        text.element(json: value.text)
     }
     func append(_ value: Value) {
-        element()
-        write(value)
+        switch value {
+        case .null: text.element(literal: "null")
+        case .integer(let n): text.element(n)
+        case .string(let s): text.element(s)
+        case .json(let builder): append(builder)
+        }
     }
 
     // MARK: The result
 
     /// Closes this object or array and hands over its text.
     func serialize() -> [UInt8] {
-        close()
-        var result: [UInt8] = []
-        swap(&result, &bytes)
-        return result
+        text.close()
+        return text.bytes
+    }
+}
+
+/// The bytes of one object or array, and the writing of its members.
+private struct JSONText: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    private var count = 0
+    private var capacity: Int
+    private let closing: UInt8
+    private var isEmpty = true
+    private var isClosed = false
+
+    init(opening: UInt8, closing: UInt8, capacity: Int) {
+        self.capacity = max(capacity, 16)
+        base = .allocate(capacity: self.capacity)
+        self.closing = closing
+        put(opening)
     }
 
-    // MARK: Writing
+    deinit { base.deallocate() }
 
-    private func close() {
+    mutating func member(_ key: StaticString, _ value: String) {
+        name(key)
+        string(value)
+    }
+    mutating func member(_ key: StaticString, _ value: Int64) {
+        name(key)
+        decimal(value)
+    }
+    mutating func member(_ key: StaticString, _ value: UInt64) {
+        name(key)
+        decimal(value)
+    }
+    mutating func member(_ key: StaticString, literal: StaticString) {
+        name(key)
+        literal.withUTF8Buffer { put($0) }
+    }
+    mutating func member(_ key: StaticString, json: borrowing JSONText) {
+        name(key)
+        put(json.buffer)
+    }
+
+    mutating func element(_ value: String) {
+        separator()
+        string(value)
+    }
+    mutating func element(_ value: Int64) {
+        separator()
+        decimal(value)
+    }
+    mutating func element(literal: StaticString) {
+        separator()
+        literal.withUTF8Buffer { put($0) }
+    }
+    mutating func element(json: borrowing JSONText) {
+        separator()
+        put(json.buffer)
+    }
+
+    /// Writes the closing bracket: the text is complete.
+    mutating func close() {
         assert(!isClosed, "a JSON builder is closed once: when it is serialized or put into another")
         isClosed = true
-        bytes.append(closing)
+        put(closing)
+    }
+
+    /// The text so far, copied out.
+    var bytes: [UInt8] { [UInt8](buffer) }
+
+    private var buffer: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
+
+    // MARK: Bytes
+
+    /// Room for `more` bytes after the text.
+    @inline(__always)
+    private mutating func reserve(_ more: Int) {
+        guard count + more > capacity else { return }
+        capacity = max(count + more, 2 * capacity)
+        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        grown.initialize(from: base, count: count)
+        base.deallocate()
+        base = grown
+    }
+
+    @inline(__always)
+    private mutating func put(_ byte: UInt8) {
+        reserve(1)
+        base[count] = byte
+        count += 1
+    }
+
+    @inline(__always)
+    private mutating func put(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        reserve(bytes.count)
+        (base + count).initialize(from: source, count: bytes.count)
+        count += bytes.count
+    }
+
+    // MARK: JSON
+
+    /// The separator before the next element of an array or member of an object.
+    private mutating func separator() {
+        assert(!isClosed, "a JSON builder was written into after it was put into another or serialized")
+        if isEmpty { isEmpty = false } else { put(UInt8(ascii: ",")) }
     }
 
     /// The separator and the key of the next member of an object.
-    private func member(_ key: StaticString) {
-        element()
-        key.withUTF8Buffer(writeQuoted)
-        bytes.append(UInt8(ascii: ":"))
+    private mutating func name(_ key: StaticString) {
+        separator()
+        key.withUTF8Buffer { quoted($0) }
+        put(UInt8(ascii: ":"))
     }
 
-    /// The separator before the next element of an array (or member of an object).
-    private func element() {
-        assert(!isClosed, "a JSON builder was written into after it was put into another or serialized")
-        if isEmpty { isEmpty = false } else { bytes.append(UInt8(ascii: ",")) }
-    }
-
-    private func write(_ value: Value) {
-        switch value {
-        case .null: writeLiteral("null")
-        case .integer(let n): writeDecimal(n)
-        case .string(let s): writeString(s)
-        case .json(let builder): writeBuilder(builder)
-        }
-    }
-
-    private func writeBuilder(_ child: JSONBuilder) {
-        assert(child !== self, "a JSON builder cannot hold itself")
-        child.close()
-        bytes.append(contentsOf: child.bytes)
-    }
-
-    private func writeLiteral(_ text: StaticString) {
-        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
-    }
-
-    private func writeString(_ value: String) {
+    private mutating func string(_ value: String) {
         var value = value
-        value.withUTF8(writeQuoted)
+        value.withUTF8 { quoted($0) }
     }
 
     /// `utf8` in quotes, escaped as json_escape_str escapes it with JSON_C_TO_STRING_NOSLASHESCAPE. Runs of
-    /// bytes that need no escape are copied whole.
-    private func writeQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
-        bytes.append(UInt8(ascii: "\""))
-        var start = 0
-        for i in utf8.indices {
-            let c = utf8[i]
-            guard c < 0x20 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") else { continue }
-            if start < i { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<i])) }
-            start = i + 1
-            let short: UInt8
-            switch c {
-            case 0x08: short = UInt8(ascii: "b")
-            case 0x0A: short = UInt8(ascii: "n")
-            case 0x0D: short = UInt8(ascii: "r")
-            case 0x09: short = UInt8(ascii: "t")
-            case 0x0C: short = UInt8(ascii: "f")
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): short = c
-            default:
-                // \u00xx, lowercase as json-c's json_hex_chars.
-                let hex: StaticString = "0123456789abcdef"
-                let digits = hex.utf8Start
-                writeLiteral("\\u00")
-                bytes.append(digits[Int(c >> 4)])
-                bytes.append(digits[Int(c & 0xF)])
+    /// bytes that need no escape are copied whole, found eight bytes at a time.
+    private mutating func quoted(_ utf8: UnsafeBufferPointer<UInt8>) {
+        reserve(utf8.count + 2)
+        put(UInt8(ascii: "\""))
+        var start = 0, i = 0
+        let raw = UnsafeRawBufferPointer(utf8)
+        while i < utf8.count {
+            if i + 8 <= utf8.count && !Self.mayNeedEscape(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) {
+                i += 8
                 continue
             }
-            bytes.append(UInt8(ascii: "\\"))
-            bytes.append(short)
+            let c = utf8[i]
+            i += 1
+            guard c < 0x20 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") else { continue }
+            put(UnsafeBufferPointer(rebasing: utf8[start..<(i - 1)]))
+            start = i
+            put(UInt8(ascii: "\\"))
+            switch c {
+            case 0x08: put(UInt8(ascii: "b"))
+            case 0x0A: put(UInt8(ascii: "n"))
+            case 0x0D: put(UInt8(ascii: "r"))
+            case 0x09: put(UInt8(ascii: "t"))
+            case 0x0C: put(UInt8(ascii: "f"))
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): put(c)
+            default:
+                // u00xx, in lowercase hex as json-c's json_hex_chars.
+                let hex: StaticString = "0123456789abcdef"
+                put(UInt8(ascii: "u"))
+                put(UInt8(ascii: "0"))
+                put(UInt8(ascii: "0"))
+                put(hex.utf8Start[Int(c >> 4)])
+                put(hex.utf8Start[Int(c & 0xF)])
+            }
         }
-        if start < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...])) }
-        bytes.append(UInt8(ascii: "\""))
+        put(UnsafeBufferPointer(rebasing: utf8[start...]))
+        put(UInt8(ascii: "\""))
     }
 
-    private func writeDecimal(_ value: Int64) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        writeDecimal(value.magnitude)
+    /// Whether any of the eight bytes in `word` is below 0x20, a quote or a backslash (never false when one
+    /// is; the byte loop then looks at them one by one).
+    @inline(__always)
+    private static func mayNeedEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ v: UInt64) -> Bool { (v &- ones) & ~v & highs != 0 }
+        let below0x20 = (word &- 0x20 &* ones) & ~word & highs != 0
+        return below0x20 || hasZeroByte(word ^ (0x22 &* ones)) || hasZeroByte(word ^ (0x5C &* ones))
     }
 
-    private func writeDecimal(_ value: UInt64) {
+    private mutating func decimal(_ value: Int64) {
+        if value < 0 { put(UInt8(ascii: "-")) }
+        decimal(value.magnitude)
+    }
+
+    private mutating func decimal(_ value: UInt64) {
         var scratch = (UInt64(0), UInt64(0), UInt64(0))  // 24 bytes: room for UInt64.max's 20 digits
-        withUnsafeMutableBytes(of: &scratch) { buffer in
-            var rest = value, start = buffer.count
+        withUnsafeMutableBytes(of: &scratch) { digits in
+            var rest = value, start = digits.count
             repeat {
                 start -= 1
-                buffer[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+                digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
                 rest /= 10
             } while rest > 0
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start...]))
+            put(UnsafeRawBufferPointer(rebasing: digits[start...]).assumingMemoryBound(to: UInt8.self))
         }
     }
 }
