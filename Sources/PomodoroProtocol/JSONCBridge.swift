@@ -1,6 +1,6 @@
 import CJSONC
 
-// The thin layer over json-c: parsing into a borrowed read-only view, building and serializing.
+// The thin layer over json-c: parsing into a borrowed read-only view (writing is JSONBuilder's, in Swift).
 // This file is the only Swift code that touches json-c (the WireCodec files speak to it through these types);
 // nothing here is public and no C type leaves the module.
 
@@ -256,63 +256,4 @@ func withBytes<T>(of bytes: [UInt8], _ body: (UnsafeRawBufferPointer) throws(Pro
         Result { () throws(ProtocolError) -> T in try body(buffer) }
     }
     return try result.get()
-}
-
-// MARK: Writing
-
-/// A json-c object under construction. Whoever creates the root releases it (`serialize` does);
-/// values added to an object or array belong to it from then on.
-struct JSONBuilder {
-    let raw: OpaquePointer
-
-    static func object() -> JSONBuilder { JSONBuilder(raw: made(json_object_new_object())) }
-    static func array(capacity: Int) -> JSONBuilder {
-        JSONBuilder(raw: made(json_object_new_array_ext(Int32(clamping: max(capacity, 1)))))
-    }
-
-    /// Adds `value` under a key this object does not have yet (json-c then skips its duplicate check).
-    func set(_ key: String, _ value: OpaquePointer?) {
-        check(json_object_object_add_ex(raw, key, value, UInt32(JSON_C_OBJECT_ADD_KEY_IS_NEW)))
-    }
-    func set(_ key: String, _ value: String) { set(key, JSONBuilder.string(value)) }
-    func set(_ key: String, _ value: Int64) { set(key, made(json_object_new_int64(value))) }
-    func set(_ key: String, _ value: Int) { set(key, made(json_object_new_int64(Int64(value)))) }
-    func set(_ key: String, _ value: UInt64) { set(key, made(json_object_new_uint64(value))) }
-    func set(_ key: String, _ value: Bool) { set(key, made(json_object_new_boolean(value ? 1 : 0))) }
-    func set(_ key: String, _ value: JSONBuilder) { set(key, value.raw) }
-
-    func append(_ value: JSONBuilder) { check(json_object_array_add(raw, value.raw)) }
-
-    static func integer(_ value: Int64) -> OpaquePointer { made(json_object_new_int64(value)) }
-
-    static func string(_ value: String) -> OpaquePointer {
-        var value = value
-        return value.withUTF8 { utf8 in
-            utf8.withMemoryRebound(to: CChar.self) { chars in
-                // By length, which keeps embedded NULs; "" may come without a buffer.
-                guard let base = chars.baseAddress else { return made(json_object_new_string("")) }
-                return made(json_object_new_string_len(base, Int32(chars.count)))
-            }
-        }
-    }
-
-    /// Serializes this root as compact JSON into Swift-owned bytes, then releases the json-c tree.
-    consuming func serialize() -> [UInt8] {
-        defer { json_object_put(raw) }
-        var length = 0
-        let text = json_object_to_json_string_length(
-            raw, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &length)
-        guard let text else { fatalError("json-c could not serialize (out of memory)") }
-        return [UInt8](UnsafeRawBufferPointer(start: text, count: length))
-    }
-}
-
-/// json-c returns NULL only when memory runs out, which this process does not survive anyway.
-private func made(_ object: OpaquePointer?) -> OpaquePointer {
-    guard let object else { fatalError("json-c ran out of memory") }
-    return object
-}
-
-private func check(_ result: Int32) {
-    if result != 0 { fatalError("json-c could not add a value (out of memory)") }
 }

@@ -129,7 +129,7 @@ extension WireCodec {
 
     private static func strings(_ list: [String]) -> JSONBuilder {
         let array = JSONBuilder.array(capacity: list.count)
-        for item in list { array.append(JSONBuilder(raw: JSONBuilder.string(item))) }
+        for item in list { array.append(.string(item)) }
         return array
     }
 

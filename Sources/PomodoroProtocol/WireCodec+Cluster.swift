@@ -45,7 +45,7 @@ extension WireCodec {
         let object = JSONBuilder.object()
         object.set("node", payload.node)
         let rooms = JSONBuilder.array(capacity: payload.rooms.count)
-        for room in payload.rooms { rooms.append(JSONBuilder(raw: JSONBuilder.string(room))) }
+        for room in payload.rooms { rooms.append(.string(room)) }
         object.set("rooms", rooms)
         let nodes = JSONBuilder.array(capacity: payload.nodes.count)
         for node in payload.nodes {

@@ -34,12 +34,12 @@ extension WireCodec {
         object.set("date", f.date.map(JSONBuilder.string))
         if let days = f.days {
             let array = JSONBuilder.array(capacity: days.count)
-            for day in days { array.append(JSONBuilder(raw: JSONBuilder.string(day))) }
+            for day in days { array.append(.string(day)) }
             object.set("days", array)
         } else {
-            object.set("days", nil as OpaquePointer?)
+            object.set("days", .null)
         }
-        object.set("settings", f.settings.map { settingsObject($0).raw })
+        object.set("settings", f.settings.map { settingsObject($0).value })
         object.set("sessions", f.sessions.map { JSONBuilder.integer(Int64($0)) })
         if let warning = f.warning { object.set("warning", warning) }
         if let enabled = f.enabled { object.set("enabled", enabled) }

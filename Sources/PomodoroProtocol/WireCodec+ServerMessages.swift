@@ -7,13 +7,7 @@ import PomodoroCore
 extension WireCodec {
     /// Encodes a server message as one compact JSON object.
     public static func encode(_ message: ServerMessage) -> [UInt8] {
-        if case .tick(let tick) = message, let bytes = tickBytes(tick) { return bytes }
-        return encodeThroughTree(message)
-    }
-
-    /// Every message through a json-c tree (a tick too, when `tickBytes` cannot write it).
-    static func encodeThroughTree(_ message: ServerMessage) -> [UInt8] {
-        let object = JSONBuilder.object()
+        let object = JSONBuilder.object(capacity: 256)
         object.set("type", message.type)
         switch message {
         case let .welcome(you, room, serverTime, limits, ref):

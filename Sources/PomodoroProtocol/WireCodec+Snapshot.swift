@@ -14,7 +14,7 @@ extension WireCodec {
         object.set("endsAt", s.endsAt.map(JSONBuilder.integer))  // always present: null when not running
         object.set("cycle", s.cycle)
         object.set("settings", settingsObject(s.settings))
-        object.set("pendingSettings", s.pendingSettings.map { settingsObject($0).raw })  // always present
+        object.set("pendingSettings", s.pendingSettings.map { settingsObject($0).value })  // always present
         let members = JSONBuilder.array(capacity: s.members.count)
         for member in s.members {
             let m = JSONBuilder.object()
