@@ -235,7 +235,11 @@ public final class WebSocketClient: ServiceLoop, @unchecked Sendable {  // safe:
             }
 
         case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-            let why = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "connection error"
+            var why = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "connection error"
+            // An upgrade refused with a status says which: a 503 is a server that has begun to stop
+            // (docs/PROTOCOL.md §9), not one that is no Pomodoro server.
+            let status = lws_http_client_http_response(wsi)
+            if status > 0 && status != 101 { why = "the server answered \(status) to the upgrade (\(why))" }
             end(connection, with: .failed(why))
 
         case LWS_CALLBACK_CLIENT_CLOSED:

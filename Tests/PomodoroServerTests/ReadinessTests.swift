@@ -65,6 +65,12 @@ import Testing
         #expect(try httpGet(port: port, path: "/healthz").status == 200)
         #expect(try httpGet(port: port, path: "/api/rooms/drain-room").status == 200)
         #expect(try RawWebSocket.handshakeStatus(port: port, host: host, origin: nil) == 503)
+        // The client says what the refusal was (`pomo` shows it as a restart, not as a server of another kind).
+        let failure = Inbox()
+        _ = client.connect(host: "127.0.0.1", port: port) { event in failure.add(event) }
+        let event = failure.next(timeout: Double(TestTime.seconds(10)))
+        guard case .failed(let why)? = event else { Issue.record("no failure but \(String(describing: event))"); return }
+        #expect(why.contains("answered 503"), "\(why)")
         ada.send(.ping, ref: .number(1))
         _ = try ada.expect("pong") { if case .pong(_, .number(1)?) = $0 { true } else { nil } }
     }

@@ -138,6 +138,7 @@ public final class RoomSession: Sendable {
             return "unknown host"
         }
         if lower.contains("timed out") || lower.contains("timeout") { return "timed out" }
+        if lower.contains("answered 503") { return "the server is restarting" }
         if lower.contains("403") || lower.contains("404") || lower.contains("upgrade") {
             return "not a Pomodoro server (\(why))"
         }
