@@ -702,8 +702,8 @@ class Run:
         focus_body(self.a)
         self.a.find_element(By.TAG_NAME, "body").send_keys(Keys.SPACE)
         wait(self.b, lambda d: body_data(d, "status") == "running", "space to start the timer")
-        c = controls(self.a)
-        assert c["action"] == "pause", c
+        # The other window may hear the state before this one has drawn it: wait for this one too.
+        wait(self.a, lambda d: controls(d)["action"] == "pause", "Pause on the main button")
         # A space typed into a text field is text, not a command.
         task = by_id(self.a, "my-task")
         task.click()
