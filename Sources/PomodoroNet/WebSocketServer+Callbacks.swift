@@ -16,14 +16,12 @@ extension WebSocketServer {
             // upgrades: anything else gets a 403.
             guard let wsi else { return -1 }
             headDispatched(session: user)
-            if draining || upgradesRefused {
+            let refusal = upgradesRefused ? HTTP_STATUS_SERVICE_UNAVAILABLE
+                : header(wsi, WSI_TOKEN_GET_URI) != options.webSocketPath || !originAllowed(wsi) ? HTTP_STATUS_FORBIDDEN
+                : nil
+            if let refusal {
                 refusedConnections += 1
-                lws_return_http_status(wsi, UInt32(HTTP_STATUS_SERVICE_UNAVAILABLE.rawValue), nil)
-                return 1
-            }
-            if header(wsi, WSI_TOKEN_GET_URI) != options.webSocketPath || !originAllowed(wsi) {
-                refusedConnections += 1
-                lws_return_http_status(wsi, UInt32(HTTP_STATUS_FORBIDDEN.rawValue), nil)
+                lws_return_http_status(wsi, UInt32(refusal.rawValue), nil)
                 return 1
             }
 

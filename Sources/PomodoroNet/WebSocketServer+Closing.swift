@@ -104,6 +104,7 @@ extension WebSocketServer {
     public func shutdown(code: UInt16 = 1001, reason: String = "server shutting down", graceSeconds: Int64 = 2) {
         guard !draining else { return }
         draining = true
+        refuseUpgrades()
         for connection in connections.values { beginClose(connection, code: code, reason: reason) }
         let timer = makeTimer { [unowned self] in self.finishDraining() }
         timer.schedule(afterNanoseconds: graceSeconds * 1_000_000_000)

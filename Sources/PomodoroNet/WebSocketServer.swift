@@ -57,7 +57,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {  // safe:
     /// Where each piece of a body is copied behind the library's headroom before it is written.
     var httpScratch = [UInt8]()
     var draining = false
-    /// From `refuseUpgrades()` on, a WebSocket upgrade is answered 503 (a server about to stop).
+    /// From `refuseUpgrades()` (or `shutdown`) on, a WebSocket upgrade is answered 503 (a server about to stop).
     var upgradesRefused = false
     var drainTimer: LoopTimer?
     /// The keep-alive sweep, once a second over every connection (KeepAlive below).

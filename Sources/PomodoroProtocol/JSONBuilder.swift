@@ -28,6 +28,13 @@ final class JSONBuilder {
         JSONBuilder(opening: UInt8(ascii: "{"), closing: UInt8(ascii: "}"), capacity: capacity)
     }
 
+    /// An array of `list`'s strings.
+    static func strings(_ list: [String]) -> JSONBuilder {
+        let array = JSONBuilder.array(capacity: list.count)
+        for item in list { array.append(.string(item)) }
+        return array
+    }
+
     /// An empty array of about `capacity` elements.
     static func array(capacity: Int) -> JSONBuilder {
         JSONBuilder(opening: UInt8(ascii: "["), closing: UInt8(ascii: "]"), capacity: 2 + 16 * min(max(capacity, 0), 1024))

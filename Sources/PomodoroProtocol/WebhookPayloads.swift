@@ -121,16 +121,10 @@ extension WireCodec {
 
     private static func set(_ f: WebhookFields, into object: JSONBuilder) {
         if let url = f.url { object.set("url", url) }
-        if let events = f.events { object.set("events", strings(events)) }
+        if let events = f.events { object.set("events", JSONBuilder.strings(events)) }
         if let format = f.format { object.set("format", format) }
         if let language = f.language { object.set("language", language) }
         if let enabled = f.enabled { object.set("enabled", enabled) }
-    }
-
-    private static func strings(_ list: [String]) -> JSONBuilder {
-        let array = JSONBuilder.array(capacity: list.count)
-        for item in list { array.append(.string(item)) }
-        return array
     }
 
     static func set(_ payload: WebhooksPayload, into object: JSONBuilder) {
@@ -140,7 +134,7 @@ extension WireCodec {
             let h = JSONBuilder.object()
             h.set("id", hook.id)
             h.set("url", hook.url)
-            h.set("events", strings(hook.events))
+            h.set("events", JSONBuilder.strings(hook.events))
             h.set("format", hook.format)
             h.set("language", hook.language)
             h.set("enabled", hook.enabled)

@@ -44,9 +44,7 @@ extension WireCodec {
     public static func encodeClusterBody(_ payload: ClusterPayload) -> [UInt8] {
         let object = JSONBuilder.object()
         object.set("node", payload.node)
-        let rooms = JSONBuilder.array(capacity: payload.rooms.count)
-        for room in payload.rooms { rooms.append(.string(room)) }
-        object.set("rooms", rooms)
+        object.set("rooms", JSONBuilder.strings(payload.rooms))
         let nodes = JSONBuilder.array(capacity: payload.nodes.count)
         for node in payload.nodes {
             let entry = JSONBuilder.object()

@@ -33,9 +33,7 @@ extension WireCodec {
         object.set("zone", f.zone)
         object.set("date", f.date.map(JSONBuilder.string))
         if let days = f.days {
-            let array = JSONBuilder.array(capacity: days.count)
-            for day in days { array.append(.string(day)) }
-            object.set("days", array)
+            object.set("days", JSONBuilder.strings(days))
         } else {
             object.set("days", .null)
         }
