@@ -77,16 +77,20 @@ final class RelayingTransport: HubTransport {
     /// replicated deadline (`ReplicatedTimer`), so no tick crosses Redis.
     package func send(_ frame: OutboundFrame, toAll connections: [ConnectionID]) -> Int {
         var byNode: [String: [UInt64]] = [:]
+        var local = [ConnectionID]()
+        local.reserveCapacity(connections.count)
         var sent = 0
         let relayed = !Self.isTick(frame)
         for connection in connections {
             if !connection.isRemote {
-                if base.send(frame, to: connection) { sent += 1 }
+                local.append(connection)
             } else if relayed, let remote = remotes.remote(connection) {
                 byNode[remote.node, default: []].append(remote.connection)
                 sent += 1
             }
         }
+        // This node's own members in one call: a big room's are written over two threads.
+        if !local.isEmpty { sent += base.send(frame, toAll: local) }
         guard !byNode.isEmpty else { return sent }
         let text = Self.text(frame)
         for (node, numbers) in byNode {

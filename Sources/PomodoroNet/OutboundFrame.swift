@@ -27,6 +27,27 @@ public final class OutboundFrame: @unchecked Sendable {  // safe: once built, on
     public convenience init(_ text: String) { self.init(Array(text.utf8)) }
 
     public var payload: ArraySlice<UInt8> { storage[LWS.pre...] }
+
+    /// The whole frame as a server sends it (FIN, text, unmasked, the payload's length, the payload), its
+    /// header written into the headroom: the same bytes for every connection, for writing them directly.
+    /// Service thread only, like every write of the headroom.
+    func withWireBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        let length = count
+        var header: [UInt8] = [0x81]
+        if length < 126 {
+            header.append(UInt8(length))
+        } else if length <= 0xFFFF {
+            header += [126, UInt8(length >> 8), UInt8(length & 0xFF)]
+        } else {
+            header.append(127)
+            for shift in stride(from: 56, through: 0, by: -8) { header.append(UInt8((UInt64(length) >> UInt64(shift)) & 0xFF)) }
+        }
+        let start = LWS.pre - header.count
+        return storage.withUnsafeMutableBytes { buffer in
+            for (offset, byte) in header.enumerated() { buffer[start + offset] = byte }
+            return body(UnsafeRawBufferPointer(rebasing: buffer[start...]))
+        }
+    }
 }
 
 /// How a received message went wrong before it reached the application.

@@ -9,7 +9,12 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {  // safe:
     public private(set) var port = 0
     public weak var delegate: WebSocketServerDelegate?
     /// Connections dropped because their outbound queue overflowed.
-    public private(set) var droppedSlowClients = 0
+    public internal(set) var droppedSlowClients = 0
+    /// The second thread of a big fan-out's write pass (WebSocketServer+FanOut.swift).
+    let fanOutWriter = FanOutWriter()
+    /// What the two-thread write passes did: passes, frames written whole, frames a socket took only part of
+    /// (the rest handed to the library), frames a full socket did not take (queued for its next turn).
+    public internal(set) var fanOutCounts = FanOutCounts()
 
     final class Connection {
         let id: ConnectionID
@@ -304,5 +309,6 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {  // safe:
         closeTimer = nil
         adoptTimer = nil
         closeHeldConnections()
+        fanOutWriter.stop()
     }
 }

@@ -68,6 +68,10 @@ public struct WebSocketServerOptions: Sendable {
     /// that the library's list of pending timeouts stays short, large enough that a storm of connections
     /// fills each turn.
     public var acceptsPerTurn = 64
+    /// A frame for at least this many connections at once (a big room's second) is written on two threads,
+    /// the service thread's and a writer's (`FanOutWriter`); 0 writes every frame on the service thread. The
+    /// default: from 256 connections where the machine has more than one processor, else never.
+    public var parallelWriteMinimum = ProcessInfo.processInfo.activeProcessorCount > 1 ? 256 : 0
     /// Seconds a connection may take to complete its HTTP request or WebSocket handshake.
     public var handshakeTimeoutSeconds = Defaults.handshakeTimeoutSeconds
     /// PEM certificate (chain) and private key: when both are set the port speaks TLS (https and wss).

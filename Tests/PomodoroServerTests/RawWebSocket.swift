@@ -133,9 +133,15 @@ final class RawWebSocket {
             return buffer
         }
         guard let head = exactly(2) else { return nil }
+        // The 7-bit length, or 126 and 16 bits after it, or 127 and 64 bits (a 16-bit length of 127 is a length).
         var length = Int(head[1] & 0x7f)
-        if length == 126 { guard let ext = exactly(2) else { return nil }; length = Int(ext[0]) << 8 | Int(ext[1]) }
-        if length == 127 { guard let ext = exactly(8) else { return nil }; length = ext.reduce(0) { $0 << 8 | Int($1) } }
+        if length == 126 {
+            guard let ext = exactly(2) else { return nil }
+            length = Int(ext[0]) << 8 | Int(ext[1])
+        } else if length == 127 {
+            guard let ext = exactly(8) else { return nil }
+            length = ext.reduce(0) { $0 << 8 | Int($1) }
+        }
         guard let payload = exactly(length) else { return nil }
         return (head[0] & 0x0f, payload)
     }

@@ -1,0 +1,160 @@
+import Dispatch
+import Foundation
+import Glibc
+import PomodoroNet
+import PomodoroTestSupport
+import Testing
+
+/// A frame for many connections written straight to their sockets over two threads
+/// (WebSocketServer+FanOut.swift): every member gets every frame whole and in order, whatever its length,
+/// and one whose socket is full gets the rest later, in order, as a single write would have left it.
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(2))))
+struct FanOutWriteTests {
+    @Test func everyMemberGetsEveryFrameWholeAndInOrder() throws {
+        let fixture = try Fixture(members: 24) { $0.parallelWriteMinimum = 2 }
+        defer { fixture.finish() }
+        // Lengths in each of the header's three forms: 7 bits, 16 bits, 64 bits.
+        let lengths = [0, 1, 125, 126, 127, 4000, 65535, 65536, 70_001]
+        let frames = lengths.enumerated().map { Fixture.payload(number: $0.offset, length: $0.element) }
+        let counts = fixture.onServiceThread { server, ids in
+            for payload in frames { #expect(server.send(OutboundFrame(payload), toAll: ids) == ids.count) }
+            return server.fanOutCounts
+        }
+        #expect(counts.passes == frames.count, "each frame was one two-thread pass")
+        for (index, client) in fixture.clients.enumerated() {
+            for (number, payload) in frames.enumerated() {
+                let frame = client.readFrame()
+                #expect(frame?.opcode == 1, "member \(index), frame \(number): a text frame")
+                let whole = frame?.payload == payload  // compared here: a failure names the frame, not its bytes
+                #expect(whole, "member \(index), frame \(number): the whole payload")
+            }
+        }
+    }
+
+    /// Members that read nothing while megabytes are sent them: their sockets fill, a frame at a time. A big
+    /// frame is taken in part by a socket with some room left, and the library is handed the rest; a small one
+    /// is taken whole or not at all, and then waits in the connection's queue; the frames after either wait in
+    /// the queue. When the members read again, every frame comes out whole and in order.
+    @Test(arguments: [(frameBytes: 20_000, frames: 300), (frameBytes: 1000, frames: 6000)])
+    func membersWhoseSocketsFillGetTheRestInOrder(frameBytes: Int, frames count: Int) throws {
+        let fixture = try Fixture(members: 3, slowReaders: 1) {
+            $0.parallelWriteMinimum = 2
+            $0.maxQueuedFrames = count
+            $0.maxQueuedBytes = 64 << 20
+        }
+        defer { fixture.finish() }
+        let frames = (0..<count).map { Fixture.payload(number: $0, length: frameBytes + $0 % 7) }
+        let counts = fixture.onServiceThread { server, ids in
+            for payload in frames { #expect(server.send(OutboundFrame(payload), toAll: ids) == ids.count) }
+            return server.fanOutCounts
+        }
+        #expect(counts.passes > 0)
+        if frameBytes > 10_000 {
+            #expect(counts.restHandedOn >= 1, "a full socket took part of a big frame")
+        } else {
+            #expect(counts.queued >= 1, "a full socket took none of a small frame")
+        }
+        for (index, client) in fixture.clients.enumerated() {
+            for (number, payload) in frames.enumerated() {
+                let frame = client.readFrame()
+                let whole = frame?.payload == payload  // compared here: a failure names the frame, not its bytes
+                #expect(whole, "member \(index), frame \(number) of \(count): whole and in order")
+                if !whole { break }
+            }
+        }
+        let after = fixture.onServiceThread { server, _ in server.connectionCount }
+        #expect(after == fixture.clients.count, "nobody was dropped")
+    }
+
+    /// Below the minimum, or with the two-thread pass off, frames take the single writes' path.
+    @Test func aSmallAudienceIsWrittenOneByOne() throws {
+        let fixture = try Fixture(members: 3) { $0.parallelWriteMinimum = 4 }
+        defer { fixture.finish() }
+        let payload = Fixture.payload(number: 7, length: 300)
+        let counts = fixture.onServiceThread { server, ids in
+            #expect(server.send(OutboundFrame(payload), toAll: ids) == ids.count)
+            return server.fanOutCounts
+        }
+        #expect(counts == FanOutCounts())
+        for client in fixture.clients {
+            let whole = client.readFrame()?.payload == payload
+            #expect(whole)
+        }
+    }
+}
+
+/// A server and its raw members; the members' connection ids as the server knows them.
+private final class Fixture: WebSocketServerDelegate, @unchecked Sendable {  // safe: `opened` under `lock`
+    let server: WebSocketServer
+    private(set) var clients: [RawWebSocket] = []
+    private let lock = NSCondition()
+    private var opened: [ConnectionID] = []
+
+    /// `slowReaders` of the members have a small receive buffer (they are the first ones).
+    init(members: Int, slowReaders: Int = 0, configure: (inout WebSocketServerOptions) -> Void) throws {
+        var options = WebSocketServerOptions(host: "127.0.0.1", port: 0)
+        configure(&options)
+        server = try WebSocketServer(options: options)
+        server.delegate = self
+        server.start()
+        for index in 0..<members {
+            clients.append(try RawWebSocket(port: server.port, receiveBuffer: index < slowReaders ? 2048 : nil))
+        }
+        lock.lock()
+        let deadline = TestTime.deadline(10)
+        while opened.count < members && lock.wait(until: deadline) {}
+        lock.unlock()
+    }
+
+    func finish() {
+        server.post { [server] in server.shutdown() }
+        server.waitUntilFinished()
+    }
+
+    /// Runs `work` on the service thread with the members' ids in the order they connected, and waits for
+    /// what it returns.
+    func onServiceThread<T: Sendable>(_ work: @escaping @Sendable (WebSocketServer, [ConnectionID]) -> T) -> T {
+        let ids = lock.withLock { opened }
+        #expect(ids.count == clients.count, "every member connected")
+        let result = ResultBox<T>()
+        server.post { [server] in result.put(work(server, ids)) }
+        return result.take()
+    }
+
+    static func payload(number: Int, length: Int) -> [UInt8] {
+        (0..<length).map { UInt8(0x61 + ($0 + number) % 26) }
+    }
+
+    func server(_ server: WebSocketServer, didOpen connection: ConnectionID, peer: String) {
+        lock.withLock {
+            opened.append(connection)
+            lock.broadcast()
+        }
+    }
+    func server(_ server: WebSocketServer, didReceive text: [UInt8], from connection: ConnectionID) {}
+    func server(_ server: WebSocketServer, didReject problem: ReceiveProblem, from connection: ConnectionID) {}
+    func server(_ server: WebSocketServer, didClose connection: ConnectionID) {}
+    func server(_ server: WebSocketServer, didReceiveHTTP request: HTTPRequest, responder: HTTPResponder) {
+        responder.respond(HTTPResponse(status: 404, text: "none\n"))
+    }
+}
+
+/// One value handed from the service thread to the waiting test.
+private final class ResultBox<T>: @unchecked Sendable {  // safe: `value` under `condition`
+    private let condition = NSCondition()
+    private var value: T?
+
+    func put(_ new: T) {
+        condition.withLock {
+            value = new
+            condition.broadcast()
+        }
+    }
+
+    func take() -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        while value == nil { condition.wait() }
+        return value!
+    }
+}
