@@ -51,6 +51,10 @@ public struct BenchPlan: Equatable, Sendable {
     /// `ref` once a second during the window and time its `ok`: one member on each node the room spans,
     /// so that on a cluster one sends to the room's owner and the others through another node.
     public var commandRooms: Int
+    /// Members sending timed commands in each of those rooms; nil: one on each node the room spans, and at
+    /// least two. Set it to compare a cluster with one server under the same commands: a split room on three
+    /// nodes has three senders, one server's room two, unless both are given three.
+    public var commandSenders: Int?
     /// Whether members follow a close with 1012 (a node restarting): connect again within a jittered
     /// second, to the next node as a proxy would send them, and join with their token. Without, such a
     /// close is a problem like any other.
@@ -111,6 +115,7 @@ public struct BenchPlan: Equatable, Sendable {
         if probeMembers < 0 { found.append("--probe-members must be 0 or more") }
         if !(1...16).contains(nodes) { found.append("give 1–16 servers (--url)") }
         if commandRooms < 0 || commandRooms > rooms { found.append("--command-rooms must be 0–\(rooms) (the rooms)") }
+        if let commandSenders, commandSenders < 1 { found.append("--command-senders must be at least 1") }
         if (try? RoomID(validating: roomName(rooms - 1))) == nil || roomPrefix.isEmpty {
             found.append("--room-prefix must be letters, digits, '_' or '-', short enough for room names of at most 64 characters")
         }
@@ -185,12 +190,13 @@ public struct BenchPlan: Equatable, Sendable {
     }
 
     /// Whether member `index` times commands: in the last `commandRooms` rooms, the first member on each
-    /// node the room spans (with one server, the first two members, both on the owner).
+    /// node the room spans (with one server, the first two members, both on the owner), or the first
+    /// `commandSenders` (with `.split`, on the nodes in turn).
     public func isCommandSender(_ index: Int) -> Bool {
         let room = room(ofMember: index)
         guard room >= rooms - commandRooms else { return false }
         let spanned = placement == .split ? nodes : 1
-        return ordinal(ofMember: index) < min(max(2, spanned), membersIn(room: room))
+        return ordinal(ofMember: index) < min(commandSenders ?? max(2, spanned), membersIn(room: room))
     }
 
     /// The first member of each room configures and starts it; the others only join.

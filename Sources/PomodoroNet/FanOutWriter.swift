@@ -12,7 +12,7 @@ import Synchronization
 /// It knows only descriptors and bytes: the caller decides which sockets may be written directly (nothing of
 /// theirs waiting in the library) and what to do with what a socket did not take. While `write` runs the
 /// caller's thread is inside it, so no socket of the job can be closed under the writer.
-final class FanOutWriter: @unchecked Sendable {  // safe: `job` and `phase` under `condition`; a job's slices are shared through `next`, one atomic counter
+final class FanOutWriter: @unchecked Sendable {  // safe: `job` and `phase` under `condition`; a job's slices are shared through `next`, one atomic counter; `sendInstead` set before any job
     /// Sockets taken per turn by either thread: small enough to share a pass evenly, large enough that the
     /// counter is not contended.
     static let slice = 32
@@ -31,6 +31,9 @@ final class FanOutWriter: @unchecked Sendable {  // safe: `job` and `phase` unde
     private var stopping = false
     private var started = false
     private let next = Atomic<Int>(0)
+    /// In place of the socket's `send` (tests: a socket that takes part of a frame, none of it, or fails, on
+    /// demand). Set before the first `write`, never after.
+    var sendInstead: (@Sendable (Int32, UnsafeRawBufferPointer) -> Int)?
 
     /// Writes `bytes` to each of `sockets` once, without blocking: `results[i]` is how many bytes socket `i`
     /// took (0 when its buffer was full), or -1 when it failed (the peer is gone). Returns when both threads
@@ -47,7 +50,7 @@ final class FanOutWriter: @unchecked Sendable {  // safe: `job` and `phase` unde
         condition.signal()
         condition.unlock()
 
-        Self.takeSlices(of: job, from: next)
+        takeSlices(of: job)
 
         condition.lock()
         if phase == .posted {
@@ -85,7 +88,7 @@ final class FanOutWriter: @unchecked Sendable {  // safe: `job` and `phase` unde
             guard let job else { continue }
             phase = .running
             condition.unlock()
-            Self.takeSlices(of: job, from: next)
+            takeSlices(of: job)
             condition.lock()
             self.job = nil
             phase = .done
@@ -94,19 +97,19 @@ final class FanOutWriter: @unchecked Sendable {  // safe: `job` and `phase` unde
         condition.unlock()
     }
 
-    private static func takeSlices(of job: Job, from next: borrowing Atomic<Int>) {
+    private func takeSlices(of job: Job) {
         let count = job.sockets.count
         while true {
-            let start = next.wrappingAdd(slice, ordering: .relaxed).oldValue
+            let start = next.wrappingAdd(Self.slice, ordering: .relaxed).oldValue
             guard start < count else { return }
-            for index in start..<min(count, start + slice) {
-                job.results[index] = sendAll(job.bytes, to: job.sockets[index])
+            for index in start..<min(count, start + Self.slice) {
+                job.results[index] = sendInstead?(job.sockets[index], job.bytes) ?? Self.sendAll(job.bytes, to: job.sockets[index])
             }
         }
     }
 
     /// One non-blocking send (retried only when a signal interrupted it).
-    private static func sendAll(_ bytes: UnsafeRawBufferPointer, to socket: Int32) -> Int {
+    static func sendAll(_ bytes: UnsafeRawBufferPointer, to socket: Int32) -> Int {
         while true {
             let written = send(socket, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
             if written >= 0 { return written }

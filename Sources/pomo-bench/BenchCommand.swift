@@ -54,6 +54,11 @@ struct BenchCommand: ParsableCommand {
                                valueName: "count"))
     var commandRooms: Int?
 
+    @Option(name: .customLong("command-senders"),
+            help: ArgumentHelp("Members sending timed commands in each of those rooms (default: one on each node the room spans, at least two); give a cluster and one server the same number to compare them under the same commands.",
+                               valueName: "count"))
+    var commandSenders: Int?
+
     @Option(help: "The server's address (default 127.0.0.1).")
     var host: String?
 
@@ -198,6 +203,7 @@ struct BenchCommand: ParsableCommand {
         plan.nodes = max(1, url.count)
         plan.placement = BenchPlan.Placement(rawValue: placement) ?? .split
         if let commandRooms { plan.commandRooms = commandRooms }
+        plan.commandSenders = commandSenders
         plan.followsRestarts = followRestarts
         return plan
     }

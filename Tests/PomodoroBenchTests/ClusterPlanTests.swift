@@ -54,6 +54,16 @@ import Testing
         #expect(senders.filter { split.isOnOwnerNode($0) }.count == 2)
         let single = BenchPlan(members: 100, rooms: 10, commandRooms: 1)
         #expect((0..<100).filter(single.isCommandSender) == [9, 19])
+        // The same commands as the split cluster's: three senders in the room, all on the one server.
+        var same = single
+        same.commandSenders = 3
+        #expect((0..<100).filter(same.isCommandSender) == [9, 19, 29])
+        var three = split
+        three.commandSenders = 3
+        #expect((0..<100).filter(three.isCommandSender) == senders, "three on three nodes: one on each, as without")
+        var none = single
+        none.commandSenders = 0
+        #expect(!none.problems().isEmpty)
         #expect(!BenchPlan(members: 10, rooms: 2, commandRooms: 3).problems().isEmpty)
         #expect(!BenchPlan(members: 10, rooms: 2, nodes: 0).problems().isEmpty)
     }

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
-import PomodoroNet
+@testable import PomodoroNet
 import PomodoroTestSupport
 import Testing
 
@@ -49,11 +49,11 @@ struct FanOutWriteTests {
             return server.fanOutCounts
         }
         #expect(counts.passes > 0)
-        if frameBytes > 10_000 {
-            #expect(counts.restHandedOn >= 1, "a full socket took part of a big frame")
-        } else {
-            #expect(counts.queued >= 1, "a full socket took none of a small frame")
-        }
+        // Megabytes fill a socket that is not read: it takes part of a frame (the rest goes to the library) or
+        // none of it (the frame waits in the queue); which one depends on where its buffer runs out. A big
+        // frame runs it out in the middle.
+        #expect(counts.restHandedOn + counts.queued >= 1, "a socket filled")
+        if frameBytes > 10_000 { #expect(counts.restHandedOn >= 1, "a full socket took part of a big frame") }
         for (index, client) in fixture.clients.enumerated() {
             for (number, payload) in frames.enumerated() {
                 let frame = client.readFrame()
@@ -64,6 +64,38 @@ struct FanOutWriteTests {
         }
         let after = fixture.onServiceThread { server, _ in server.connectionCount }
         #expect(after == fixture.clients.count, "nobody was dropped")
+    }
+
+    /// Each way a socket can answer, on demand: four members whose sockets take every frame whole, half of each
+    /// frame (the rest goes to the library), none of it (the frame waits in the queue, and so do those after
+    /// it until the queue is written), or fail (the member is hung up on). The first three read every frame
+    /// whole and in order; the fourth's connection ends, and the others go on.
+    @Test func eachAnswerOfASocketGoesOnAsASingleWriteWould() throws {
+        let outcomes = SocketOutcomes()
+        let fixture = try Fixture(members: 4, sendInstead: outcomes.send) { $0.parallelWriteMinimum = 2 }
+        defer { fixture.finish() }
+        let frames = (0..<20).map { Fixture.payload(number: $0, length: 200 + $0) }
+        let counts = fixture.onServiceThread { server, ids in
+            for payload in frames { _ = server.send(OutboundFrame(payload), toAll: ids) }
+            return server.fanOutCounts
+        }
+        #expect(counts.passes == frames.count)
+        #expect(counts.writtenWhole == frames.count, "the whole member took every frame directly")
+        #expect(counts.restHandedOn == frames.count, "the half member took every frame directly, in two writes")
+        #expect(counts.queued == 1, "the none member's first frame was queued, the others joined it")
+        var whole = 0, ended = 0
+        for client in fixture.clients {
+            let first = client.readFrame()
+            if first == nil {
+                ended += 1
+                continue
+            }
+            var inOrder = first?.payload == frames[0]
+            for payload in frames.dropFirst() where inOrder { inOrder = client.readFrame()?.payload == payload }
+            if inOrder { whole += 1 }
+        }
+        #expect(whole == 3, "three members read every frame whole and in order")
+        #expect(ended == 1, "the member whose socket failed was hung up on")
     }
 
     /// Below the minimum, or with the two-thread pass off, frames take the single writes' path.
@@ -91,10 +123,12 @@ private final class Fixture: WebSocketServerDelegate, @unchecked Sendable {  // 
     private var opened: [ConnectionID] = []
 
     /// `slowReaders` of the members have a small receive buffer (they are the first ones).
-    init(members: Int, slowReaders: Int = 0, configure: (inout WebSocketServerOptions) -> Void) throws {
+    init(members: Int, slowReaders: Int = 0, sendInstead: (@Sendable (Int32, UnsafeRawBufferPointer) -> Int)? = nil,
+         configure: (inout WebSocketServerOptions) -> Void) throws {
         var options = WebSocketServerOptions(host: "127.0.0.1", port: 0)
         configure(&options)
         server = try WebSocketServer(options: options)
+        server.fanOutWriter.sendInstead = sendInstead
         server.delegate = self
         server.start()
         for index in 0..<members {
@@ -156,5 +190,28 @@ private final class ResultBox<T>: @unchecked Sendable {  // safe: `value` under 
         defer { condition.unlock() }
         while value == nil { condition.wait() }
         return value!
+    }
+}
+
+/// A socket's answers by the order in which the sockets are first met: the first takes each frame whole, the
+/// second half of it, the third none, the fourth fails. Called on both writing threads.
+private final class SocketOutcomes: @unchecked Sendable {  // safe: `order` under `lock`
+    private let lock = NSLock()
+    private var order: [Int32: Int] = [:]
+
+    var send: @Sendable (Int32, UnsafeRawBufferPointer) -> Int {
+        { [self] socket, bytes in
+            let place = lock.withLock { () -> Int in
+                if let known = order[socket] { return known }
+                order[socket] = order.count
+                return order.count - 1
+            }
+            switch place {
+            case 0: return FanOutWriter.sendAll(bytes, to: socket)
+            case 1: return FanOutWriter.sendAll(UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count / 2)]), to: socket)
+            case 2: return 0
+            default: return -1
+            }
+        }
     }
 }

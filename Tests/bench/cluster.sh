@@ -12,8 +12,8 @@
 # While pomo-bench measures, it reads Redis's CPU time (/proc/PID/stat) and its PUBLISH count
 # (INFO commandstats), and each node's count of rooms it runs (GET /api/cluster). Then prints one table:
 # medians over the rounds with their ranges. Everything is stopped whatever happens.
-# CLUSTER_MEMBERS (3000), CLUSTER_ROOMS (300), CLUSTER_DURATION (20), CLUSTER_COMMAND_ROOMS (30) size the
-# load; CLUSTER_OUT keeps each run's JSON report and figures; CLUSTER_SMOKE=1 is a short delivery check
+# CLUSTER_MEMBERS (3000), CLUSTER_ROOMS (300), CLUSTER_DURATION (20), CLUSTER_COMMAND_ROOMS (30) and
+# CLUSTER_COMMAND_SENDERS (3 in each of those rooms, in every mode) size the load; CLUSTER_OUT keeps each run's JSON report and figures; CLUSTER_SMOKE=1 is a short delivery check
 # (300 members, 30 rooms, split only, one round, --expect-all: exit 1 unless everything was delivered).
 # With CLUSTER_OUT, each run's Redis INFO commandstats at both ends of the window are kept beside its report
 # (MODE-ROUND.commandstats.first and .last; Tests/bench/commandstats.py tells what each command cost).
@@ -32,6 +32,9 @@ members="${CLUSTER_MEMBERS:-3000}"
 rooms="${CLUSTER_ROOMS:-300}"
 duration="${CLUSTER_DURATION:-20}"
 command_rooms="${CLUSTER_COMMAND_ROOMS:-30}"
+# Senders of timed commands in each of those rooms, the same in every mode (one per node when split), so
+# that every mode carries the same commands.
+command_senders="${CLUSTER_COMMAND_SENDERS:-3}"
 outage="${CLUSTER_OUTAGE:-0}"
 outage_after="${CLUSTER_OUTAGE_AFTER:-5}"
 case "$outage$outage_after" in *[!0-9]*) echo "cluster.sh: CLUSTER_OUTAGE and CLUSTER_OUTAGE_AFTER are whole seconds" >&2; exit 64 ;; esac
@@ -153,7 +156,7 @@ redis_reading() {
   echo "$(date +%s.%N) $stat ${publish:-0} ${total:-0}"
 }
 
-echo "cluster benchmark: $members members in $rooms rooms, window $duration s, timed commands in $command_rooms rooms;" \
+echo "cluster benchmark: $members members in $rooms rooms, window $duration s, timed commands from $command_senders members in each of $command_rooms rooms;" \
   "modes: $modes; $runs rounds; pomo-bench options: ${*:-none}"
 echo "started $(date -u '+%Y-%m-%d %H:%M:%S') UTC on $(nproc) CPUs; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 failed=0
@@ -175,7 +178,7 @@ for round in $(seq "$runs"); do
     : >"$log"
     status=0
     "$bin/pomo-bench" "${extra[@]}" --members "$members" --rooms "$rooms" --duration "$duration" \
-      --command-rooms "$command_rooms" "${args[@]}" --json "$@" >"$report" 2>"$log" &
+      --command-rooms "$command_rooms" --command-senders "$command_senders" "${args[@]}" --json "$@" >"$report" 2>"$log" &
     bench_pid=$!
     run_started_ms="$(date +%s%3N)"
     # Redis and the nodes' rooms read inside the generator's window, which opens 0.1 s after it says so.
