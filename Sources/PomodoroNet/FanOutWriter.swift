@@ -75,7 +75,7 @@ final class FanOutWriter: @unchecked Sendable {  // safe: `job` and `phase` unde
     private func startThread() {
         started = true
         let thread = Thread { [self] in run() }
-        thread.name = "pomodoro-writer"
+        thread.name = "pomodoro-fanout"
         thread.stackSize = 1 << 18
         thread.start()
     }
