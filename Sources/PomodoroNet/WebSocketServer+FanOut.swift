@@ -38,7 +38,7 @@ extension WebSocketServer {
         for id in ids {
             guard let connection = connections[id], connection.closeCode == nil else { continue }
             let socket = lws_get_socket_fd(connection.wsi)
-            if socket >= 0 && connection.queue.isEmpty && !connection.pingDue && lws_partial_buffered(connection.wsi) == 0 {
+            if socket >= 0 && writesAtOnce(connection) {
                 direct.append(connection)
                 sockets.append(socket)
             } else if send(frame, to: id) {

@@ -265,7 +265,7 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {  // safe:
         guard let connection = connections[id], connection.closeCode == nil else { return false }
         // Nothing waiting: written at once, without a turn of the loop. What the socket does not take the
         // library keeps and finishes when it is writable (`lws_partial_buffered`).
-        if connection.queue.isEmpty && !connection.pingDue && lws_partial_buffered(connection.wsi) == 0 {
+        if writesAtOnce(connection) {
             if write(frame, to: connection) { return true }
             return false
         }
@@ -277,6 +277,12 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {  // safe:
         }
         lws_callback_on_writable(connection.wsi)
         return true
+    }
+
+    /// Nothing waits to be written to `connection` (no frame queued, no ping due, nothing the library kept of
+    /// a write): a frame may go to its socket at once, ahead of nothing.
+    func writesAtOnce(_ connection: Connection) -> Bool {
+        connection.queue.isEmpty && !connection.pingDue && lws_partial_buffered(connection.wsi) == 0
     }
 
     /// Writes one frame now; false (and the connection is dropped) when the socket failed.

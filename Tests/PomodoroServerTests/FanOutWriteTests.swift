@@ -16,7 +16,7 @@ struct FanOutWriteTests {
         // Lengths in each of the header's three forms: 7 bits, 16 bits, 64 bits.
         let lengths = [0, 1, 125, 126, 127, 4000, 65535, 65536, 70_001]
         let frames = lengths.enumerated().map { Fixture.payload(number: $0.offset, length: $0.element) }
-        let counts = fixture.onServiceThread { server, ids in
+        let counts = try fixture.onServiceThread { server, ids in
             for payload in frames { #expect(server.send(OutboundFrame(payload), toAll: ids) == ids.count) }
             return server.fanOutCounts
         }
@@ -46,7 +46,7 @@ struct FanOutWriteTests {
         }
         defer { fixture.finish() }
         let payload = { @Sendable (number: Int) in Fixture.payload(number: number, length: frameBytes + number % 7) }
-        let (sent, counts) = fixture.onServiceThread { server, ids in
+        let (sent, counts) = try fixture.onServiceThread { server, ids in
             var sent = 0, after = 0
             while sent < limit && after < 5 {
                 #expect(server.send(OutboundFrame(payload(sent)), toAll: ids) == ids.count)
@@ -66,7 +66,7 @@ struct FanOutWriteTests {
                 if !whole { break }
             }
         }
-        let after = fixture.onServiceThread { server, _ in server.connectionCount }
+        let after = try fixture.onServiceThread { server, _ in server.connectionCount }
         #expect(after == fixture.clients.count, "nobody was dropped")
     }
 
@@ -79,7 +79,7 @@ struct FanOutWriteTests {
         let fixture = try Fixture(members: 4, sendInstead: outcomes.send) { $0.parallelWriteMinimum = 2 }
         defer { fixture.finish() }
         let frames = (0..<20).map { Fixture.payload(number: $0, length: 200 + $0) }
-        let counts = fixture.onServiceThread { server, ids in
+        let counts = try fixture.onServiceThread { server, ids in
             for payload in frames { _ = server.send(OutboundFrame(payload), toAll: ids) }
             return server.fanOutCounts
         }
@@ -107,7 +107,7 @@ struct FanOutWriteTests {
         let fixture = try Fixture(members: 3) { $0.parallelWriteMinimum = 4 }
         defer { fixture.finish() }
         let payload = Fixture.payload(number: 7, length: 300)
-        let counts = fixture.onServiceThread { server, ids in
+        let counts = try fixture.onServiceThread { server, ids in
             #expect(server.send(OutboundFrame(payload), toAll: ids) == ids.count)
             return server.fanOutCounts
         }
@@ -150,13 +150,19 @@ private final class Fixture: WebSocketServerDelegate, @unchecked Sendable {  // 
     }
 
     /// Runs `work` on the service thread with the members' ids in the order they connected, and waits for
-    /// what it returns.
-    func onServiceThread<T: Sendable>(_ work: @escaping @Sendable (WebSocketServer, [ConnectionID]) -> T) -> T {
+    /// what it returns (a bound, stretched under a sanitizer).
+    func onServiceThread<T: Sendable>(_ work: @escaping @Sendable (WebSocketServer, [ConnectionID]) -> T) throws -> T {
         let ids = lock.withLock { opened }
         #expect(ids.count == clients.count, "every member connected")
-        let result = ResultBox<T>()
-        server.post { [server] in result.put(work(server, ids)) }
-        return result.take()
+        let result = Locked<T?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        server.post { [server] in
+            let value = work(server, ids)
+            result.update { $0 = value }
+            done.signal()
+        }
+        #expect(waitFor(done, seconds: 60 * TestTime.scale), "the service thread ran the work")
+        return try #require(result.current)
     }
 
     static func payload(number: Int, length: Int) -> [UInt8] {
@@ -174,26 +180,6 @@ private final class Fixture: WebSocketServerDelegate, @unchecked Sendable {  // 
     func server(_ server: WebSocketServer, didClose connection: ConnectionID) {}
     func server(_ server: WebSocketServer, didReceiveHTTP request: HTTPRequest, responder: HTTPResponder) {
         responder.respond(HTTPResponse(status: 404, text: "none\n"))
-    }
-}
-
-/// One value handed from the service thread to the waiting test.
-private final class ResultBox<T>: @unchecked Sendable {  // safe: `value` under `condition`
-    private let condition = NSCondition()
-    private var value: T?
-
-    func put(_ new: T) {
-        condition.withLock {
-            value = new
-            condition.broadcast()
-        }
-    }
-
-    func take() -> T {
-        condition.lock()
-        defer { condition.unlock() }
-        while value == nil { condition.wait() }
-        return value!
     }
 }
 

@@ -68,7 +68,7 @@ import Testing
         // The client says what the refusal was (`pomo` shows it as a restart, not as a server of another kind).
         let failure = Inbox()
         _ = client.connect(host: "127.0.0.1", port: port) { event in failure.add(event) }
-        let event = failure.next(timeout: Double(TestTime.seconds(10)))
+        let event = failure.next(timeout: 10)
         guard case .failed(let why)? = event else { Issue.record("no failure but \(String(describing: event))"); return }
         #expect(why.contains("answered 503"), "\(why)")
         ada.send(.ping, ref: .number(1))
