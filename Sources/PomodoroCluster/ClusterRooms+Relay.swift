@@ -154,7 +154,7 @@ extension ClusterRooms {
             }
             // A room's state replicated here: its relayed members' ticks are counted down from it, once the
             // frame is out (those of the seconds it missed on its way come after it, as the owner's do).
-            let snapshot = Self.replicatedSnapshot(in: frame)
+            let snapshot = replicatedSnapshot(in: frame)
             let shownTo = snapshot == nil ? [] : connections.map(ConnectionID.init(rawValue:)).filter(current)
             let room = shownTo.first.flatMap { relays[$0]?.room }
             defer { if let snapshot, let room { replicated(snapshot, room: room, to: shownTo) } }

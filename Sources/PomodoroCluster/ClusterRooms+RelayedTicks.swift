@@ -55,10 +55,11 @@ final class RelayedRoomTimer {
 
 extension ClusterRooms {
     /// The room a frame the owner sent carries, when it is a `state`, `welcome` or `observing` (decoded
-    /// only then: `type` comes first). A `state`'s member list is left out (`timerOfState`).
-    package static func replicatedSnapshot(in frame: String) -> SnapshotPayload? {
+    /// only then: `type` comes first). A `state`'s member list is left out, and its room decoded only when
+    /// more than the list and the values that change each time changed (`StateTimerReader`).
+    func replicatedSnapshot(in frame: String) -> SnapshotPayload? {
         let head = frame.utf8.prefix(24)
-        if head.starts(with: #"{"type":"state""#.utf8) { return timerOfState(frame) }
+        if head.starts(with: #"{"type":"state""#.utf8) { return stateReader.room(of: frame) }
         guard head.starts(with: #"{"type":"welcome""#.utf8) || head.starts(with: #"{"type":"observing""#.utf8) else {
             return nil
         }
@@ -66,38 +67,6 @@ extension ClusterRooms {
         case .welcome(_, let room, _, _, _)?, .observing(let room, _, _)?: return room
         default: return nil
         }
-    }
-
-    /// A `state`'s room decoded without its member list (`members` empty; the counts stay): all a relaying
-    /// node reads of it is the timer, and the list is most of the frame. Every `task`, presence change or
-    /// join of a split room sends one to each node with members, so decoding it whole was the largest part
-    /// of a relaying node's bus messages (docs/PERFORMANCE.md §7). The list is cut as bytes: `WireCodec`
-    /// writes `"members":[` and then `],"memberCount":` at its end, and neither can occur inside the list,
-    /// since a `"` inside a JSON string is escaped and the members' own keys are others. A frame without them
-    /// (another encoder) is decoded whole.
-    package static func timerOfState(_ frame: String) -> SnapshotPayload? {
-        var bytes = Array(frame.utf8)
-        if let open = firstIndex(of: membersOpen, in: bytes, from: 0),
-           let close = firstIndex(of: membersClose, in: bytes, from: open + membersOpen.count) {
-            bytes.removeSubrange(open + membersOpen.count..<close)
-        }
-        guard case .state(let room)? = try? WireCodec.decodeServerMessage(bytes) else { return nil }
-        return room
-    }
-
-    private static let membersOpen = Array(#""members":["#.utf8)
-    private static let membersClose = Array(#"],"memberCount":"#.utf8)
-
-    /// Where `pattern` first occurs in `bytes` at or after `start`.
-    private static func firstIndex(of pattern: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
-        guard let first = pattern.first, bytes.count - start >= pattern.count else { return nil }
-        var index = start
-        let last = bytes.count - pattern.count
-        while index <= last {
-            if bytes[index] == first, bytes[index..<index + pattern.count].elementsEqual(pattern) { return index }
-            index += 1
-        }
-        return nil
     }
 
     /// The owner sent `connections` (relayed here, in `room`) the room as `snapshot`, and they have it: they hear
@@ -178,6 +147,7 @@ extension ClusterRooms {
     /// Nobody here is relayed to the room any more: its countdown stops.
     func stopRelayedTicks(of room: RoomID) {
         relayedTimers.removeValue(forKey: room)?.timer.cancel()
+        stateReader.forget(room.rawValue)
     }
 
     /// The server is stopping (its library context is about to be destroyed): no relayed tick from now on.

@@ -61,6 +61,8 @@ package final class ClusterRooms: RoomRouter {
     var relayedTimers: [RoomID: RelayedRoomTimer] = [:]
     /// Set once the server stops its timers (`stopRelayedTicks`): no relayed tick is armed again.
     var relayedTicksStopped = false
+    /// Reads the timer of the `state`s owners send (their rooms' last frames kept, per room).
+    var stateReader = StateTimerReader()
     /// When each node with connections in this node's rooms was last heard of (`ClusterEvent.nodesAlive`).
     var nodesLastSeen: [String: Instant] = [:]
     /// This node's relayed members joined again to their owner after the bus lost Redis, with when that join

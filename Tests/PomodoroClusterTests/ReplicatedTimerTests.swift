@@ -198,14 +198,106 @@ import Testing
         #expect(next.phase == .shortBreak && next.endsAt == pending.endsAt! + 7_000, "the pending settings apply at the end")
     }
 
-    /// A relaying node reads a `state`'s timer without decoding its member list (`ClusterRooms.timerOfState`):
-    /// what it reads is the whole decode's room with an empty list, whatever the members' names and tasks
-    /// hold, the very bytes the cut looks for among them; and the copy ticks the same.
+    /// A relaying node reads a `state`'s timer without decoding its member list (`StateTimerReader`): what
+    /// it reads is the whole decode's room with an empty list, whatever the members' names and tasks hold,
+    /// the very bytes the cut looks for among them; and the copy ticks the same.
     @Test func aStatesTimerIsReadWithoutItsMemberList() throws {
+        let (whole, frame) = try Self.trickyState()
+        var reader = StateTimerReader()
+        let first = reader.room(of: frame)
+        let read = try #require(first)
+        var expected = whole
+        expected.members = []
+        #expect(read == expected)
+        #expect(ReplicatedTimer(read, wallOffsetNanoseconds: Self.offset) == ReplicatedTimer(whole, wallOffsetNanoseconds: Self.offset))
+        // An empty list, and a frame whose list is not where the encoder puts it (decoded whole).
+        var empty = whole
+        empty.members = []
+        let emptyFrame = String(decoding: WireCodec.encode(ServerMessage.state(empty)), as: UTF8.self)
+        let readEmpty = reader.room(of: emptyFrame)
+        #expect(readEmpty == empty)
+        let moved = frame.replacing(#""memberCount":"#, with: #""memberTally":0,"memberCount":"#)
+        let readMoved = reader.room(of: moved)
+        #expect(readMoved?.members.count == 4)
+        let tick = reader.room(of: #"{"type":"tick"}"#)
+        let bad = reader.room(of: #"{"type":"state","room":{"id":"x"}}"#)
+        #expect(tick == nil && bad == nil)
+        #expect(reader.decoded == 4 && reader.reused == 1, "the empty list's frame is the first one's but for the list")
+    }
+
+    /// The `state`s of a room that differ from the last one read only in their members, `remainingMs`, the
+    /// counts, the room's stats, `seq` and `serverTime` are read without decoding, and read exactly as a
+    /// decode reads them; any other change (the timer, the settings, the host) is decoded; each room keeps its
+    /// own.
+    @Test func aStatesTimerIsDecodedOnlyWhenMoreThanItsListChanged() throws {
+        let (whole, _) = try Self.trickyState()
+        var reader = StateTimerReader()
+        func frame(_ room: SnapshotPayload) -> String {
+            String(decoding: WireCodec.encode(ServerMessage.state(room)), as: UTF8.self)
+        }
+        func expect(_ room: SnapshotPayload, decoded: Int, reused: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+            var listless = room
+            listless.members = []
+            let read = reader.room(of: frame(room))
+            #expect(read == listless, sourceLocation: sourceLocation)
+            #expect(reader.decoded == decoded && reader.reused == reused, sourceLocation: sourceLocation)
+        }
+        expect(whole, decoded: 1, reused: 0)
+        var next = whole
+        next.members[1].task = "a task"
+        next.members.removeLast()
+        next.remainingMs -= 1_234
+        next.seq += 1
+        next.serverTime += 1_234
+        expect(next, decoded: 1, reused: 1)
+        next.seq = UInt64.max
+        next.remainingMs = -5
+        next.serverTime = Int64.min
+        next.memberCount = 1_000
+        next.presentCount = 0
+        next.membersTruncated = true
+        next.stats = StatsPayload(focusCompleted: 12, focusSeconds: Int64.max, interruptions: 3)
+        expect(next, decoded: 1, reused: 2)
+        var other = next
+        other.room = "team-echo"
+        expect(other, decoded: 2, reused: 2)
+        expect(next, decoded: 2, reused: 3)
+        for change in [{ (r: inout SnapshotPayload) in r.endsAt = r.endsAt.map { $0 + 1 } },
+                       { $0.cycle += 1 }, { $0.settings.focus += 60 }, { $0.pendingSettings = nil },
+                       { $0.phaseLengthMs += 1 }, { $0.host = "m9" }, { $0.running = false }, { $0.locked = true }] {
+            var changed = next
+            change(&changed)
+            let before = reader.decoded
+            expect(changed, decoded: before + 1, reused: reader.reused)
+            expect(changed, decoded: before + 1, reused: reader.reused + 1)
+        }
+        reader.forget(next.room)
+        let decodedBefore = reader.decoded
+        let again = reader.room(of: frame(next))
+        #expect(again?.seq == next.seq)
+        #expect(reader.decoded == decodedBefore + 1, "a room forgotten is decoded again")
+    }
+
+    /// At most `limit` rooms are kept: past it, the kept ones are forgotten and read again.
+    @Test func theRoomsKeptAreBounded() throws {
+        let (whole, _) = try Self.trickyState()
+        var reader = StateTimerReader(limit: 2)
+        for name in ["a", "b", "c", "a"] {
+            var room = whole
+            room.room = name
+            let read = reader.room(of: String(decoding: WireCodec.encode(ServerMessage.state(room)), as: UTF8.self))
+            #expect(read?.room == name)
+        }
+        #expect(reader.decoded == 4 && reader.reused == 0, "\"c\" made room by forgetting \"a\" and \"b\"")
+    }
+
+    /// A room whose members' names and task hold the very bytes the cut looks for, running and reconfigured
+    /// (its pending settings set), and its `state` frame.
+    static func trickyState() throws -> (SnapshotPayload, String) {
         let id = try RoomID(validating: "team-delta")
         var now = Self.origin
         var room = Room(id: id, settings: RoomSettings(focus: 60, shortBreak: 60, autoStart: true), policy: .standard, now: now)
-        let tricky = [#"],"memberCount":9"#, #""members":["#, #"x\"],"memberCount":1,"seq":99"#, "Ada"]
+        let tricky = [#"],"memberCount":9"#, #""members":["#, #"x\"],"memberCount":1,"seq":99"#, #","seq":1,"serverTime":2,"#]
         var members: [MemberID] = []
         for (index, name) in tricky.enumerated() {
             members.append(try room.join(name: name, token: nil, freshToken: ResumeToken("token-\(index)"), now: now).memberID)
@@ -217,21 +309,7 @@ import Testing
         settings.aligned = nil
         _ = try room.handle(.configure(settings), from: members[0], now: now)
         let whole = Self.snapshot(room, at: now)
-        #expect(whole.members.count == 4)
-        let frame = String(decoding: WireCodec.encode(ServerMessage.state(whole)), as: UTF8.self)
-        let read = try #require(ClusterRooms.timerOfState(frame))
-        var expected = whole
-        expected.members = []
-        #expect(read == expected)
-        #expect(ClusterRooms.replicatedSnapshot(in: frame) == expected)
-        #expect(ReplicatedTimer(read, wallOffsetNanoseconds: Self.offset) == ReplicatedTimer(whole, wallOffsetNanoseconds: Self.offset))
-        // An empty list, and a frame whose list is not where the encoder puts it (decoded whole).
-        var empty = whole
-        empty.members = []
-        let emptyFrame = String(decoding: WireCodec.encode(ServerMessage.state(empty)), as: UTF8.self)
-        #expect(ClusterRooms.timerOfState(emptyFrame) == empty)
-        let moved = frame.replacing(#""memberCount":"#, with: #""memberTally":0,"memberCount":"#)
-        #expect(ClusterRooms.timerOfState(moved)?.members.count == 4)
-        #expect(ClusterRooms.timerOfState(#"{"type":"tick"}"#) == nil)
+        #expect(whole.members.count == 4 && whole.pendingSettings != nil && whole.running)
+        return (whole, String(decoding: WireCodec.encode(ServerMessage.state(whole)), as: UTF8.self))
     }
 }
