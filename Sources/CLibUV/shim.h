@@ -11,6 +11,8 @@
 static inline uv_handle_t *pomodoro_uv_timer_handle(uv_timer_t *timer) { return (uv_handle_t *)timer; }
 static inline uv_handle_t *pomodoro_uv_async_handle(uv_async_t *async) { return (uv_handle_t *)async; }
 static inline uv_handle_t *pomodoro_uv_poll_handle(uv_poll_t *poll) { return (uv_handle_t *)poll; }
+static inline uv_handle_t *pomodoro_uv_check_handle(uv_check_t *check) { return (uv_handle_t *)check; }
+static inline uv_handle_t *pomodoro_uv_prepare_handle(uv_prepare_t *prepare) { return (uv_handle_t *)prepare; }
 
 /* The loop's precise timer: a timerfd on CLOCK_MONOTONIC (the clock of uv_hrtime), armed for an absolute
    moment in nanoseconds, so a wake-up is not rounded to libuv's millisecond. */

@@ -42,6 +42,8 @@ final class RedisLoopClient {
     /// Whether the subscriber said `.disconnected` since it last subscribed.
     private var reportedDown = false
     private var retryTimer: LoopTimer?
+    /// Whether a write is queued for the end of this turn of the loop (`writeAtEndOfTurn`).
+    private var writeScheduled = false
 
     static let waitingLimit = 10_000
     static let pause = 0.25
@@ -82,7 +84,20 @@ final class RedisLoopClient {
         }
         inFlight.append((done, Self.now))
         armTimer()
-        write()
+        writeAtEndOfTurn()
+    }
+
+    /// The commands sent in this turn of the loop go out together once its callbacks are done: a `state`
+    /// published to two nodes, the answers of one read pass, in one write (and one read by Redis) rather
+    /// than one each. Nothing is scheduled while the socket is full (its writable callback writes).
+    private func writeAtEndOfTurn() {
+        guard !writeScheduled, watch?.wantsWritable != true else { return }
+        writeScheduled = true
+        loop.atEndOfTurn { [weak self] in
+            guard let self else { return }
+            writeScheduled = false
+            write()
+        }
     }
 
     /// Makes this client a subscriber to `channels` (the bus on the service loop, as `ClusterBus` on a thread):
@@ -101,6 +116,7 @@ final class RedisLoopClient {
 
     /// Closes the connection; what waits fails. Service thread only.
     func stop() {
+        write()   // what was sent in this turn goes out before the connection closes
         stopped = true
         broken(RedisError(.connection, "Redis connection closed: the node stops"))
     }

@@ -8,6 +8,8 @@ public protocol DescriptorWatching: LoopThread {
     func watch(_ descriptor: Int32, ready: @escaping (_ readable: Bool, _ writable: Bool) -> Void) -> LoopWatch?
     /// A one-shot timer on the service thread. Service thread only.
     func makeTimer(_ fire: @escaping () -> Void) -> LoopTimer
+    /// Runs `work` once the callbacks of this turn of the loop are done (`ServiceLoop.atEndOfTurn`).
+    func atEndOfTurn(_ work: @escaping () -> Void)
 }
 
 extension ServiceLoop: DescriptorWatching {

@@ -6,7 +6,8 @@ import Foundation
 ///
 /// The loop is libuv's (epoll): a wake-up costs what is ready, not what is open. libwebsockets joins it as a
 /// foreign loop (`LWS_SERVER_OPTION_LIBUV` with `foreign_loops`), so what else runs on the thread is ours to
-/// put there: the cross-thread wake-up (`uv_async_t`), timers (`LoopTimer`, all on one timerfd: `TimerQueue`).
+/// put there: the cross-thread wake-up (`uv_async_t`), timers (`LoopTimer`, all on one timerfd: `TimerQueue`),
+/// and work run once a turn's callbacks are done (`atEndOfTurn`: a `uv_check_t` and a `uv_prepare_t`).
 ///
 /// Everything the loop owns (connections, timers, the application state behind its delegate) is touched
 /// only on the service thread. Other threads hand work in through `post`, the one thread-safe entry point,
@@ -21,6 +22,11 @@ public class ServiceLoop: @unchecked Sendable {  // safe: state is the service t
     /// `deinit`, after the loop is closed.
     let loop: UnsafeMutablePointer<uv_loop_t>
     private let wakeup: UnsafeMutablePointer<uv_async_t>
+    /// Run after the callbacks of a turn (the check phase) and before the loop waits (the prepare phase, for
+    /// work queued by libuv's own timers, which run before it): `atEndOfTurn`'s work.
+    private let turnEnd: UnsafeMutablePointer<uv_check_t>
+    private let beforeWaiting: UnsafeMutablePointer<uv_prepare_t>
+    private var turnEndWork: [() -> Void] = []
     /// `foreign_loops` for the context's creation info: one loop, the only service thread.
     let foreignLoops: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     /// Every `LoopTimer` of the loop, and when each is due.
@@ -64,8 +70,20 @@ public class ServiceLoop: @unchecked Sendable {  // safe: state is the service t
         contextSlot.initialize(to: nil)
         foreignLoops = .allocate(capacity: 1)
         foreignLoops.initialize(to: UnsafeMutableRawPointer(loop))
+        turnEnd = .allocate(capacity: 1)
+        turnEnd.initialize(to: uv_check_t())
+        uv_check_init(loop, turnEnd)
+        beforeWaiting = .allocate(capacity: 1)
+        beforeWaiting.initialize(to: uv_prepare_t())
+        uv_prepare_init(loop, beforeWaiting)
         wakeup.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         timers.start(on: loop, owner: Unmanaged.passUnretained(self).toOpaque(), fired: timersFired)
+        turnEnd.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        uv_check_start(turnEnd, turnEndFired)
+        uv_unref(pomodoro_uv_check_handle(turnEnd))
+        beforeWaiting.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        uv_prepare_start(beforeWaiting, beforeWaitingFired)
+        uv_unref(pomodoro_uv_prepare_handle(beforeWaiting))
     }
 
     /// A service thread nobody waited for is detached, so its stack is given back. Runs only once the thread's
@@ -83,6 +101,8 @@ public class ServiceLoop: @unchecked Sendable {  // safe: state is the service t
         }
         if loopClosed {
             wakeup.deallocate()
+            turnEnd.deallocate()
+            beforeWaiting.deallocate()
             loop.deallocate()
         }
     }
@@ -228,10 +248,14 @@ public class ServiceLoop: @unchecked Sendable {  // safe: state is the service t
         eventPipe.release()
     }
 
-    /// Closes the wake-up and the timers' descriptor; the timers forget the loop.
+    /// Closes the wake-up, the turn's end and the timers' descriptor (the work queued for the turn's end runs
+    /// first); the timers forget the loop.
     private func closeOwnHandles() {
         inboxLock.withLock { wakeable = false }
         uv_close(pomodoro_uv_async_handle(wakeup), nil)
+        runTurnEnd()
+        uv_close(pomodoro_uv_check_handle(turnEnd), nil)
+        uv_close(pomodoro_uv_prepare_handle(beforeWaiting), nil)
         timers.close()
     }
 
@@ -286,6 +310,27 @@ public class ServiceLoop: @unchecked Sendable {  // safe: state is the service t
             if timers.anyDue(at: uv_hrtime()) { runDueTimers() }
         }
         if exitRequested { uv_stop(loop) }
+        checkLibraryTimers()
+    }
+
+    /// Runs `work` once on the service thread when the callbacks of this turn of the loop are done, before it
+    /// waits for anything again: what several callbacks of one turn queue (commands to one socket) goes out
+    /// together. Work queued while that work runs runs in the same pass. Service thread only.
+    /// Once the loop has ended (its handles closed: the context's destruction runs its last callbacks), the
+    /// work runs at once.
+    public func atEndOfTurn(_ work: @escaping () -> Void) {
+        if loopHasEnded { return work() }
+        turnEndWork.append(work)
+    }
+
+    /// Runs the work queued for the end of the turn.
+    fileprivate func runTurnEnd() {
+        guard !turnEndWork.isEmpty else { return }
+        while !turnEndWork.isEmpty {
+            let work = turnEndWork
+            turnEndWork.removeAll(keepingCapacity: true)
+            for item in work { item() }
+        }
         checkLibraryTimers()
     }
 
@@ -357,6 +402,16 @@ private func freeTimerHandle(_ handle: UnsafeMutablePointer<uv_handle_t>?) {
         timer.deinitialize(count: 1)
         timer.deallocate()
     }
+}
+
+private func turnEndFired(_ check: UnsafeMutablePointer<uv_check_t>?) {
+    guard let owner = check?.pointee.data else { return }
+    Unmanaged<ServiceLoop>.fromOpaque(owner).takeUnretainedValue().runTurnEnd()
+}
+
+private func beforeWaitingFired(_ prepare: UnsafeMutablePointer<uv_prepare_t>?) {
+    guard let owner = prepare?.pointee.data else { return }
+    Unmanaged<ServiceLoop>.fromOpaque(owner).takeUnretainedValue().runTurnEnd()
 }
 
 private func wakeupFired(_ async: UnsafeMutablePointer<uv_async_t>?) {

@@ -47,6 +47,46 @@ struct ServiceLoopTests {
         server.post { kept.value.removeAll() }
     }
 
+    /// Work queued for the end of a turn (`atEndOfTurn`, how the Redis clients write what a turn sent in one
+    /// go) runs once the callback that queued it has returned, in the order queued, with what it queues in
+    /// turn, before the loop handles anything posted meanwhile; from a timer's callback too; and at once
+    /// once the loop has ended.
+    @Test func workQueuedForTheEndOfATurnRunsOnceTheTurnsCallbacksAreDone() throws {
+        let server = try WebSocketServer(options: WebSocketServerOptions(host: "127.0.0.1", port: 0))
+        server.start()
+        let order = LoopTestCell<[String]>([])
+        let done = DispatchSemaphore(value: 0)
+        let kept = LoopTestCell<[LoopTimer]>([])
+        server.post {
+            server.atEndOfTurn {
+                order.value.append("end 1")
+                server.atEndOfTurn { order.value.append("end 3") }
+            }
+            server.atEndOfTurn { order.value.append("end 2") }
+            server.post {
+                order.value.append("posted")
+                let timer = server.makeTimer {
+                    server.atEndOfTurn {
+                        order.value.append("timer's end")
+                        done.signal()
+                    }
+                    order.value.append("timer")
+                }
+                timer.schedule(afterNanoseconds: 1_000_000)
+                kept.value.append(timer)
+            }
+            order.value.append("callback")
+        }
+        #expect(done.wait(timeout: .now() + 5) == .success)
+        server.post { kept.value.removeAll() }
+        server.post { server.shutdown() }
+        server.waitUntilFinished()
+        #expect(order.value == ["callback", "end 1", "end 2", "end 3", "posted", "timer", "timer's end"])
+        var ranAtOnce = false
+        server.atEndOfTurn { ranAtOnce = true }
+        #expect(ranAtOnce, "the loop has ended: nothing else would run it")
+    }
+
     /// The loop's timers share one timerfd: each fires at its own moment, in the order of those moments; one
     /// cancelled, re-armed or freed before its moment does not fire then (a re-armed one fires at its new one).
     @Test func timersFireInTheOrderOfTheirMomentsAndOnlyWhileArmed() throws {
