@@ -103,9 +103,12 @@ final class TimerQueue {
 
     /// Fires every timer due by now, earliest first; timers armed by those callbacks wait for the next wake-up
     /// (even if due at once), so that none can keep the loop here.
+    ///
+    /// The descriptor's expiration is cleared by arming it again for the next timer (`timerfd_settime` sets
+    /// its count back to zero, so it is no longer readable), and read only when no timer is left: one
+    /// system call per wake-up rather than two.
     func runDue() {
         guard descriptor >= 0 else { return }
-        pomodoro_timerfd_clear(descriptor)
         armedFor = nil
         let now = uv_hrtime()
         var due: [Entry] = []
@@ -121,7 +124,11 @@ final class TimerQueue {
             timer.fire()
         }
         while let top = heap.first, live[top.serial]?.arming != top.arming { _ = pop() }
-        if let top = heap.first { setDescriptor(top.due) }
+        if let top = heap.first {
+            setDescriptor(top.due)
+        } else {
+            pomodoro_timerfd_clear(descriptor)
+        }
     }
 
     private func setDescriptor(_ due: UInt64) {
