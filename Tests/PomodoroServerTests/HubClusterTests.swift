@@ -97,6 +97,37 @@ struct HubClusterTests {
         #expect(t.store!.pendingCommits == 0)
     }
 
+    /// A node whose term on a room ended neither shows nor acts on the room it still has in memory, whatever
+    /// reaches it first: a control-API command that arrives before anything woke the room (an idle room has
+    /// no timer) is not carried out and answered 200 here, for a change no store would take. The room leaves
+    /// (its members closed with 4005, to resume where it runs now) and the command goes to the room's holder.
+    @Test func aCommandReachingANodeWhoseTermEndedGoesToTheRoomsHolder() throws {
+        let (t, cluster) = try Self.make()
+        let a = t.connect()
+        t.send(.join(room: "team", name: "Ada", token: nil), from: a)
+        t.send(.apiToken(.create(name: "bot")), from: a)
+        t.settle()
+        let created = try #require(try HubControlAPITests.tokens(t, a)?.created)
+        // No renewal lands: the term (1.35 s) runs out, and nothing wakes the idle room. Another node takes it.
+        t.pass(.seconds(2))
+        #expect(t.hub.roomCount == 1 && t.transport.closes[a] == nil, "nothing woke the room")
+        cluster.held(Self.team, by: "node-b")
+        let start = HubClusterControlAPITests.post(t, "/api/rooms/team/commands", #"{"type":"start"}"#, token: created.token)
+        #expect(start.response == nil, "answered here: \(HubClusterControlAPITests.text(start.response))")
+        #expect(t.transport.closes[a]?.code == 4005)
+        #expect(t.hub.roomCount == 0)
+        guard case .controlAPI(.command(_, _, let room, _, _))? = cluster.published.last?.message else {
+            Issue.record("the command did not go to the room's holder: \(cluster.published)")
+            return
+        }
+        #expect(room == "team" && cluster.published.last?.node == "node-b")
+        // Nor is a look at the room answered from what this node no longer runs.
+        let snapshot = RecordedResponse()
+        t.hub.receivedHTTP(HTTPRequest(method: .get, path: "/api/rooms/team", peer: "127.0.0.1"), responder: snapshot)
+        t.settle()
+        #expect(snapshot.response?.status != 200, "\(HubClusterControlAPITests.text(snapshot.response))")
+    }
+
     @Test func theClusterEndpointsAnswerOnANodeAndAreNotFoundOnASingleServer() throws {
         let single = TestHub()
         let missing = RecordedResponse()
