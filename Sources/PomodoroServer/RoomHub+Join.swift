@@ -22,8 +22,9 @@ extension RoomHub {
             refuse(error, ref: request.ref, to: connection)
             return
         }
-        // Catching up may also find the room expired and drop it: then the join creates it anew.
-        if let existing = rooms[id] { catchUp(existing, at: now) }
+        // Catching up may also find the room expired and drop it, or one another server took: then the join
+        // creates it anew, or is relayed to where it runs (`openRoom`).
+        _ = openRoom(id, at: now)
         // A room not in memory may be made or brought back: the join takes its place in the address's
         // rooms-per-minute first (a round trip when the limits are counted elsewhere; its frames wait meanwhile).
         if rooms[id] == nil, roomPlaces[connection] == nil, configuration.limits.roomsCreatedPerAddressPerMinute > 0 {
@@ -35,7 +36,7 @@ extension RoomHub {
                 }
                 roomPlaces[connection] = reservation.map(RoomPlace.reserved) ?? .refused
                 let now = clock.now()
-                if let existing = rooms[id] { catchUp(existing, at: now) }
+                _ = openRoom(id, at: now)
                 startJoin(request, room: id, connection: connection, at: now)
                 resume(connection)
             }

@@ -128,6 +128,25 @@ struct HubClusterTests {
         #expect(snapshot.response?.status != 200, "\(HubClusterControlAPITests.text(snapshot.response))")
     }
 
+    /// A member's command reaching the node after its term ended, before anything woke the room, is not
+    /// answered `ok` there: the room leaves, and its members are closed with 4005 to resume where it runs.
+    @Test func aMembersCommandAfterTheTermEndedIsNotAnsweredThere() throws {
+        let (t, _) = try Self.make()
+        let a = t.connect()
+        t.send(.join(room: "team", name: "Ada", token: nil), from: a)
+        t.settle()
+        t.transport.clearSent()
+        t.pass(.seconds(2))
+        #expect(t.hub.roomCount == 1 && t.transport.closes[a] == nil, "nothing woke the room")
+        t.send(.task(text: "write the report"), ref: "t", from: a)
+        t.settle()
+        let answered = try t.messages(to: a)
+        #expect(answered.isEmpty, "answered: \(answered)")
+        #expect(t.transport.closes[a]?.code == 4005)
+        #expect(t.hub.roomCount == 0)
+        #expect(t.store!.pendingCommits == 0, "nothing written for it")
+    }
+
     @Test func theClusterEndpointsAnswerOnANodeAndAreNotFoundOnASingleServer() throws {
         let single = TestHub()
         let missing = RecordedResponse()
