@@ -189,7 +189,7 @@ extension RoomHub {
     }
 
     /// The room and member `connection` speaks for; nil (answered `not_joined`) for none. A room this server
-    /// may no longer act for (`ownsRoom`) leaves memory instead (`lostRoom`: its members closed with 4005,
+    /// may no longer act for (`keepsRoom`) leaves memory instead (`lostRoom`: its members closed with 4005,
     /// to resume where it runs now): no command is carried out and answered `ok` where no store would take it.
     func membership(of connection: ConnectionID, ref: Ref?) -> (RoomEntry, MemberID)? {
         guard let session = sessions[connection], let roomID = session.room, let member = session.member,
@@ -197,10 +197,7 @@ extension RoomHub {
             reply(.error(code: .notJoined, message: "join a room first", field: nil, ref: ref), to: connection)
             return nil
         }
-        guard ownsRoom(roomID, at: clock.now()) else {
-            lostRoom(roomID)
-            return nil
-        }
+        guard keepsRoom(roomID, at: clock.now()) else { return nil }
         return (entry, member)
     }
 

@@ -59,15 +59,12 @@ extension RoomHub {
     package static let noOpenRoom = Refusal(code: .notFound, message: "no room of that name is open", field: "room")
 
     /// The room in memory, caught up to `now` (which may find it expired and drop it); nil for one this server
-    /// may no longer act for (another server took it, `ownsRoom`), which leaves memory here and then, as when
+    /// may no longer act for (another server took it, `keepsRoom`), which leaves memory here and then, as when
     /// its timer finds it so (`lostRoom`): what reaches a room between its term's end and its next timer (an
     /// idle room has none) is not shown or carried out here, where no store would take its changes.
     func openRoom(_ id: RoomID, at now: ClockReading) -> RoomEntry? {
         guard let entry = rooms[id] else { return nil }
-        guard ownsRoom(id, at: now) else {
-            lostRoom(id)
-            return nil
-        }
+        guard keepsRoom(id, at: now) else { return nil }
         catchUp(entry, at: now)
         return rooms[id]
     }

@@ -62,7 +62,7 @@ extension RoomHub {
     private func timerFired(_ id: RoomID) {
         guard let entry = rooms[id] else { return }
         let now = clock.now()
-        guard ownsRoom(id, at: now) else { return lostRoom(id) }
+        guard keepsRoom(id, at: now) else { return }
         let outcome = entry.room.advance(to: now.monotonic)
         publish(outcome, in: entry, at: now)
     }
@@ -79,7 +79,7 @@ extension RoomHub {
                  stateAlreadySentTo skip: ConnectionID? = nil) {
         let roomID = entry.room.id
         // A server that may no longer act for the room neither writes nor broadcasts for it again.
-        guard ownsRoom(roomID, at: now) else { return lostRoom(roomID) }
+        guard keepsRoom(roomID, at: now) else { return }
         for case .memberLeft(let member, _) in outcome.events { entry.forget(member) }
         let crowd = entry.room.policy.isCrowd(memberCount: entry.room.memberCount)
         var messages: [ServerMessage] = outcome.events.filter { !(crowd && $0.isAboutOneMember) }.map {
@@ -156,7 +156,7 @@ extension RoomHub {
     private func stateDue(_ id: RoomID) {
         guard let entry = rooms[id], entry.statePending else { return }
         let now = clock.now()
-        guard ownsRoom(id, at: now) else { return lostRoom(id) }
+        guard keepsRoom(id, at: now) else { return }
         catchUp(entry, at: now)
         guard entry.statePending else { return }   // the catch-up's own state stood for it
         let state = ServerMessage.state(stateSent(in: entry, at: now))
@@ -217,9 +217,14 @@ extension RoomHub {
 
     // MARK: Rooms another server takes
 
-    /// Whether this server may act for the room now (`RoomRouter.owns`).
-    func ownsRoom(_ id: RoomID, at now: ClockReading) -> Bool {
-        router.owns(id, at: now)
+    /// Whether this server may act for the room now (`RoomRouter.owns`), asked at the moment it acts or
+    /// answers: one it may no longer act for leaves memory there and then (`lostRoom`), whoever asked.
+    func keepsRoom(_ id: RoomID, at now: ClockReading) -> Bool {
+        guard router.owns(id, at: now) else {
+            lostRoom(id)
+            return false
+        }
+        return true
     }
 
     /// The router says this server may no longer act for the room (another server took it): the room leaves
