@@ -20,7 +20,7 @@ import PomodoroProtocol
 /// escaped), so each is found where it is the key; a frame that does not follow the template is decoded
 /// whole each time.
 package struct StateTimerReader {
-    /// A room's last frame as read: its bytes but the four values, and its decode.
+    /// A room's last frame as read: its bytes but the list and the numbers (`Cut.rest`), and its decode.
     private struct Kept {
         var rest: [UInt8]
         var room: SnapshotPayload
@@ -29,7 +29,7 @@ package struct StateTimerReader {
     private var kept: [String: Kept] = [:]
     /// Rooms kept at most: past it, the kept ones are forgotten (a node follows far fewer).
     package let limit: Int
-    /// How many frames were decoded by json-c (for the tests, and the metric of what the reader saves).
+    /// How many frames were decoded by json-c (for the tests).
     package private(set) var decoded = 0
     /// How many were read from the bytes kept.
     package private(set) var reused = 0
@@ -51,8 +51,10 @@ package struct StateTimerReader {
             return room
         }
         let rest = cut.rest(of: bytes)
-        if var room = kept[cut.room]?.room, kept[cut.room]?.rest == rest {
+        let last = kept[cut.room]
+        if let last, last.rest == rest {
             reused += 1
+            var room = last.room
             cut.set(on: &room)
             return room
         }
@@ -64,7 +66,7 @@ package struct StateTimerReader {
             return nil
         }
         room.members = []
-        if kept.count >= limit, kept[cut.room] == nil { kept = [:] }
+        if kept.count >= limit, last == nil { kept = [:] }
         kept[cut.room] = Kept(rest: rest, room: room)
         return room
     }
@@ -203,8 +205,8 @@ package struct StateTimerReader {
         }
 
         mutating func boolean() -> Bool? {
-            if literal(Array("true".utf8)) { return true }
-            if literal(Array("false".utf8)) { return false }
+            if literal(StateTimerReader.trueLiteral) { return true }
+            if literal(StateTimerReader.falseLiteral) { return false }
             return nil
         }
     }
@@ -220,6 +222,8 @@ package struct StateTimerReader {
     private static let interruptionsKey = Array(#","interruptions":"#.utf8)
     private static let seqKey = Array(#"},"seq":"#.utf8)
     private static let serverTimeKey = Array(#","serverTime":"#.utf8)
+    private static let trueLiteral = Array("true".utf8)
+    private static let falseLiteral = Array("false".utf8)
 
     /// Where `pattern` first occurs in `bytes` at or after `start`.
     static func firstIndex(of pattern: [UInt8], in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
