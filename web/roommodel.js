@@ -27,7 +27,7 @@ import { limitsFrom, DEFAULT_LIMITS } from './limits.js';
 
 /** Every message type the server sends (docs/PROTOCOL.md). Others, from later versions, are ignored. */
 export const SERVER_MESSAGES = Object.freeze(['welcome', 'observing', 'state', 'tick', 'event', 'ok', 'error', 'pong', 'stats',
-  'schedules', 'apiTokens']);
+  'schedules', 'apiTokens', 'you']);
 
 /** Every event kind the page has words for. Others, from later versions, are ignored. */
 export const EVENT_KINDS = Object.freeze([
@@ -52,6 +52,8 @@ export function initialState(limits = DEFAULT_LIMITS) {
     room: null,
     seq: -1,
     me: null,
+    /** Me as the server told me alone (`you`): a big room's list may leave me out (PROTOCOL.md, "Big rooms"). */
+    self: null,
     /** Member id to name, for members the snapshot no longer lists (they left, or a big room leaves them out). */
     names: {},
     /** What this join asked of a new room ({ passcode, control }), until its welcome says whether it applied. */
@@ -84,6 +86,7 @@ export function joinStarted(state, roomName, access = {}) {
     room: null,
     seq: -1,
     me: null,
+    self: null,
     observing: false,
     settingsDirty: false,
     names: {},
@@ -166,8 +169,22 @@ export function nameOf(state, id) {
   return state.names[id] || null;
 }
 
+/** My member object: as the room lists me, or as the server told me alone when a big room's list leaves me out. */
+export function myMember(state) {
+  if (!state.me || !state.room) return null;
+  return state.room.members.find((m) => m.id === state.me)
+    ?? (state.self?.id === state.me ? state.self : null);
+}
+
+/** The members to draw: the room's list, with me first when the list leaves me out and I know myself. */
+export function shownMembers(state) {
+  const members = state.room?.members ?? [];
+  const mine = myMember(state);
+  return mine && !members.includes(mine) ? [mine, ...members] : members;
+}
+
 export function myName(state) {
-  return state.room?.members.find((m) => m.id === state.me)?.name ?? '';
+  return myMember(state)?.name ?? '';
 }
 
 /** The server time in a message, where it has one (a snapshot carries it inside its room). */
@@ -198,6 +215,7 @@ export function reduce(state, message, { now = 0 } = {}) {
     case 'stats': next = stats(state, message, effects); break;
     case 'schedules': next = schedules(state, message, effects); break;
     case 'apiTokens': next = apiTokens(state, message, effects); break;
+    case 'you': next = you(state, message, effects); break;
     default: break; // pong (its server time is all it brings), and message types from later versions
   }
   return { state: next, effects };
@@ -209,7 +227,7 @@ function welcome(state, message, effects) {
     next = { ...next, limits: limitsFrom(message.limits) };
     effects.push({ type: 'limits', limits: next.limits });
   }
-  next = snapshot({ ...next, me: message.you.id, seq: -1, observing: false }, message.room, true, effects);
+  next = snapshot({ ...next, me: message.you.id, self: null, seq: -1, observing: false }, message.room, true, effects);
   effects.push({ type: 'welcomed' });
   // A passcode or host-only choice only shapes a new room: joining one that already existed, say so.
   const asked = next.asked;
@@ -225,9 +243,29 @@ function welcome(state, message, effects) {
 
 /** The answer to `observe` (the wall display): the room, with nobody in it who is me. */
 function observing(state, message, effects) {
-  const next = snapshot({ ...state, me: null, seq: -1, observing: true }, message.room, true, effects);
+  const next = snapshot({ ...state, me: null, self: null, seq: -1, observing: true }, message.room, true, effects);
   effects.push({ type: 'welcomed' });
   return next;
+}
+
+/** How the room sees me, to me alone, when its list leaves me out: my row, my task field, my away switch. */
+function you(state, message, effects) {
+  const member = message.member;
+  if (!state.room || message.room !== state.room.id || !member || member.id !== state.me) return state;
+  const before = myMember(state);
+  let { taskSent: sent } = state;
+  if (sent !== null && member.task === sent) sent = null;
+  else if (before && before.task !== member.task) announceTask(effects, member.task);
+  effects.push({ type: 'render' });
+  return { ...state, self: member, names: { ...state.names, [member.id]: member.name }, taskSent: sent };
+}
+
+/** My task changed, not by this page: said, since it happened where I was not looking. */
+function announceTask(effects, task) {
+  effects.push({
+    type: 'announce',
+    text: task ? { key: 'announceTask', values: { task } } : { key: 'announceTaskCleared', values: {} },
+  });
 }
 
 /** A whole room: taken unless it is older than the one shown (a welcome's is always taken). */
@@ -240,15 +278,10 @@ function snapshot(state, room, fresh, effects) {
   // My task changed, not by this page (in pomo or another tab that took the member over, seen when this page
   // takes it back, or by the server): said, since it happened where I was not looking.
   let { taskSent: sent } = state;
-  const before = state.me && state.room?.id === room.id ? state.room.members.find((m) => m.id === state.me) : undefined;
+  const before = state.me && state.room?.id === room.id ? myMember(state) ?? undefined : undefined;
   const after = state.me ? room.members.find((m) => m.id === state.me) : undefined;
   if (after && sent !== null && after.task === sent) sent = null;
-  else if (before && after && before.task !== after.task) {
-    effects.push({
-      type: 'announce',
-      text: after.task ? { key: 'announceTask', values: { task: after.task } } : { key: 'announceTaskCleared', values: {} },
-    });
-  }
+  else if (before && after && before.task !== after.task) announceTask(effects, after.task);
   return { ...state, seq: room.seq, room, names, taskSent: sent };
 }
 

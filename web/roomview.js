@@ -6,6 +6,7 @@ import {
   renderClock, renderDialStatus, renderPhase, renderControls, renderMembers, renderSettings, renderRoomStats,
   titleFor, setText, mayControl,
 } from './render.js';
+import { myMember, shownMembers } from './roommodel.js';
 
 export function createRoomView({ els, page, clock, favicon, handoff, hosting, announce, wireTaskInput }) {
   let lastTitle = '';
@@ -18,11 +19,13 @@ export function createRoomView({ els, page, clock, favicon, handoff, hosting, an
     renderPhase(els, room);
     if (!favicon.hasColors() || phaseBefore !== room.phase) favicon.refreshColors();
     renderDialStatus(els, room, clock);
-    renderMembers(els.members, room.members, me, room.host, { wireTaskInput, makeHost: handoff.ask, removeMember: hosting.remove });
-    renderMemberCounts(room);
+    // A big room's list may leave me out: the server tells me myself, and my row comes first.
+    const shown = shownMembers(page.model);
+    renderMembers(els.members, shown, me, room.host, { wireTaskInput, makeHost: handoff.ask, removeMember: hosting.remove });
+    renderMemberCounts(room, shown.length);
     renderEmptyRoom(room, me);
     renderAccess(room);
-    const mine = room.members.find((m) => m.id === me);
+    const mine = myMember(page.model);
     const away = !!mine && mine.connected && !mine.present;
     els.away.setAttribute('aria-pressed', String(away));
     setText(els.awayLabel, t(away ? 'imBack' : 'stepAway'));
@@ -55,14 +58,14 @@ export function createRoomView({ els, page, clock, favicon, handoff, hosting, an
    * The headline counts cover the whole room; a big room lists only its first members (PROTOCOL.md, "Big
    * rooms"), and says how many more there are under the list.
    */
-  function renderMemberCounts(room) {
+  function renderMemberCounts(room, shown) {
     const total = room.memberCount ?? room.members.length;
     const present = room.presentCount ?? room.members.filter((m) => m.present).length;
     const count = (n) => n.toLocaleString(language());
     setText(els.membersCount, count(total));
     const title = t('presentOfMembers', { present: count(present), n: count(total) });
     if (els.membersCount.title !== title) els.membersCount.title = title;
-    const more = total - room.members.length;
+    const more = total - shown;
     if (els.membersMore.hidden === more > 0) els.membersMore.hidden = !(more > 0);
     setText(els.membersMore, more > 0 ? t('moreMembers', { n: count(more), present: count(present) }) : '');
   }

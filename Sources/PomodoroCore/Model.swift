@@ -85,6 +85,12 @@ public struct Member: Sendable {
 
     /// Present means connected and not away: only present members earn focus time and sessions.
     public var isPresent: Bool { connected && !away }
+
+    /// The member as everyone sees them at `now`.
+    func snapshot(at now: Instant) -> MemberSnapshot {
+        MemberSnapshot(id: id, name: name, present: isPresent, connected: connected, task: task,
+                       stats: earned(at: now).stats)
+    }
 }
 
 /// Why a member is away.
@@ -136,6 +142,11 @@ public enum RoomEvent: Equatable, Sendable {
     case controlModeChanged(ControlMode, by: MemberID)
     /// The host locked the room with a new passcode (`locked`), or unlocked it.
     case lockChanged(locked: Bool, by: MemberID)
+
+    /// A focus phase ended complete: its present members earned it.
+    public var completesFocus: Bool {
+        if case .phaseCompleted(completed: .focus, _, _, _) = self { true } else { false }
+    }
 
     /// One member came, went, or stepped away or back: news for a small room, noise in a crowd.
     public var isAboutOneMember: Bool {

@@ -15,6 +15,14 @@ extension Room {
         /// Host only: hand the host role to another member.
         case handOff(to: MemberID)
 
+        /// Commands that change the member object of the member who gives them (their task, their presence).
+        public var changesOwnMember: Bool {
+            switch self {
+            case .setTask, .setAway: true
+            default: false
+            }
+        }
+
         /// Commands that only the host may give in `host` mode (and `setControlMode`/`handOff` always).
         var needsHost: Bool {
             switch self {

@@ -105,11 +105,26 @@ public struct Room: Sendable {
             id: id, phase: phase, status: status, remaining: remaining(at: now), phaseLength: phaseLength,
             deadline: deadline, cycle: cycle, settings: settings, pendingSettings: pendingSettings,
             members: roster.ids.prefix(max(0, policy.memberListLimit)).compactMap { roster[$0] }.map {
-                MemberSnapshot(id: $0.id, name: $0.name, present: $0.isPresent, connected: $0.connected,
-                               task: $0.task, stats: $0.earned(at: now).stats)
+                $0.snapshot(at: now)
             },
             memberCount: roster.count, presentCount: roster.presentCount,
             stats: stats, seq: seq, controlMode: controlMode, host: hostID, scheduledRun: scheduledRun)
+    }
+
+    /// Member `id` as everyone would see them at `now`, when the room's snapshot leaves them out (they joined
+    /// after its first `policy.memberListLimit` members); nil for a listed member or one not in the room.
+    public func unlistedMember(_ id: MemberID, at now: Instant) -> MemberSnapshot? {
+        guard let member = roster[id], !roster.ids.prefix(max(0, policy.memberListLimit)).contains(id) else {
+            return nil
+        }
+        return member.snapshot(at: now)
+    }
+
+    /// The connected members the room's snapshot leaves out, in join order, as seen at `now`.
+    public func unlistedConnectedMembers(at now: Instant) -> [MemberSnapshot] {
+        roster.ids.dropFirst(max(0, policy.memberListLimit)).compactMap { roster[$0] }.filter(\.connected).map {
+            $0.snapshot(at: now)
+        }
     }
 
     /// The next instant at which `advance(to:)` has something to do: a tick boundary, the phase's end,

@@ -38,10 +38,7 @@ extension SnapshotPayload {
             remainingMs: snapshot.remaining.milliseconds, phaseLengthMs: snapshot.phaseLength.milliseconds,
             endsAt: snapshot.deadline.map(clock.wallMs(of:)), cycle: snapshot.cycle, settings: snapshot.settings,
             pendingSettings: snapshot.pendingSettings,
-            members: snapshot.members.map {
-                MemberPayload(id: $0.id.rawValue, name: $0.name, present: $0.present, connected: $0.connected,
-                              task: $0.task, stats: StatsPayload($0.stats))
-            },
+            members: snapshot.members.map(MemberPayload.init),
             memberCount: snapshot.memberCount, presentCount: snapshot.presentCount,
             membersTruncated: snapshot.membersTruncated,
             stats: StatsPayload(snapshot.stats), seq: snapshot.seq, serverTime: clock.wallMs,
@@ -98,5 +95,12 @@ extension ScheduleEventPayload {
     public static func missed(_ schedule: Schedule, at occurrence: WallTime, inSession: Bool) -> Self {
         .missed(schedule: schedule.id.description, name: schedule.name, occurrence: occurrence.milliseconds,
                 busy: inSession)
+    }
+}
+
+extension MemberPayload {
+    public init(_ member: MemberSnapshot) {
+        self.init(id: member.id.rawValue, name: member.name, present: member.present, connected: member.connected,
+                  task: member.task, stats: StatsPayload(member.stats))
     }
 }

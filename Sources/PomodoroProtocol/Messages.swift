@@ -362,6 +362,9 @@ public enum ServerMessage: Equatable, Sendable {
     /// The room's API tokens: the reply to `apiToken` (with the new token once, to its maker only).
     case apiTokens(APITokensPayload, ref: Ref?)
     case webhooks(WebhooksPayload, ref: Ref?)
+    /// Your own member object, to you alone, when the room's `members` leaves you out (a big room): after
+    /// your `welcome`, your `task` or `presence`, and a focus you earned.
+    case you(room: String, member: MemberPayload)
 
     public var type: String {
         switch self {
@@ -377,6 +380,7 @@ public enum ServerMessage: Equatable, Sendable {
         case .schedules: "schedules"
         case .apiTokens: "apiTokens"
         case .webhooks: "webhooks"
+        case .you: "you"
         }
     }
 }

@@ -63,6 +63,9 @@ extension WireCodec {
         case let .webhooks(payload, ref):
             set(payload, into: object)
             if let ref { set(ref, into: object) }
+        case let .you(room, member):
+            object.set("room", room)
+            object.set("member", memberObject(member))
         }
         return object.serialize()
     }
@@ -116,6 +119,8 @@ extension WireCodec {
                     return .apiTokens(try fields.apiTokens(), ref: ref)
                 case "webhooks":
                     return .webhooks(try fields.webhooks(), ref: ref)
+                case "you":
+                    return .you(room: try fields.string("room"), member: try fields.object("member").member())
                 case let type:
                     throw ProtocolError(.unknownType, "unknown message type\(quotedIfShort(type))", field: "type",
                                         ref: ref)

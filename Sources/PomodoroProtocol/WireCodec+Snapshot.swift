@@ -16,16 +16,7 @@ extension WireCodec {
         object.set("settings", settingsObject(s.settings))
         object.set("pendingSettings", s.pendingSettings.map { settingsObject($0).value })  // always present
         let members = JSONBuilder.array(capacity: s.members.count)
-        for member in s.members {
-            let m = JSONBuilder.object()
-            m.set("id", member.id)
-            m.set("name", member.name)
-            m.set("present", member.present)
-            m.set("connected", member.connected)
-            m.set("task", member.task)
-            m.set("stats", stats(member.stats))
-            members.append(m)
-        }
+        for member in s.members { members.append(memberObject(member)) }
         object.set("members", members)
         object.set("memberCount", s.memberCount)
         object.set("presentCount", s.presentCount)
@@ -62,6 +53,18 @@ extension WireCodec {
         if let zone = settings.aligned { object.set("aligned", zone.identifier) }
     }
 
+    /// A member object: `{id, name, present, connected, task, stats}` (a snapshot's `members`, and `you`).
+    static func memberObject(_ member: MemberPayload) -> JSONBuilder {
+        let m = JSONBuilder.object()
+        m.set("id", member.id)
+        m.set("name", member.name)
+        m.set("present", member.present)
+        m.set("connected", member.connected)
+        m.set("task", member.task)
+        m.set("stats", stats(member.stats))
+        return m
+    }
+
     static func settingsObject(_ settings: RoomSettings) -> JSONBuilder {
         let object = JSONBuilder.object()
         set(settings, into: object)
@@ -73,11 +76,7 @@ extension FieldReader {
     func snapshot() throws(ProtocolError) -> SnapshotPayload {
         let endsAt: Int64? = optionalValue("endsAt") == nil ? nil : try int64("endsAt")
         var members: [MemberPayload] = []
-        for m in try objects("members") {
-            members.append(MemberPayload(id: try m.string("id"), name: try m.string("name"),
-                                         present: try m.bool("present"), connected: try m.bool("connected"),
-                                         task: try m.string("task"), stats: try m.object("stats").stats()))
-        }
+        for m in try objects("members") { members.append(try m.member()) }
         return SnapshotPayload(
             room: try string("id"), phase: try enumeration("phase"), status: try enumeration("status"),
             running: try bool("running"), remainingMs: try int64("remainingMs"),
@@ -89,6 +88,11 @@ extension FieldReader {
             serverTime: try int64("serverTime"), control: try enumeration("control"),
             host: try optionalString("host"), locked: try bool("locked"), nextSession: try nextSession(),
             scheduledRun: try scheduledRun())
+    }
+
+    func member() throws(ProtocolError) -> MemberPayload {
+        MemberPayload(id: try string("id"), name: try string("name"), present: try bool("present"),
+                      connected: try bool("connected"), task: try string("task"), stats: try object("stats").stats())
     }
 
     func stats() throws(ProtocolError) -> StatsPayload {

@@ -259,6 +259,10 @@ extension RoomHub {
                            limits: LimitsPayload(entry.room.policy, passcodeLength: PasscodeVerifier.allowedLength),
                            ref: request.ref),
                   to: connection)
+            // A big room's list may leave the member out: they hear how the room sees them alone.
+            if let unlisted = entry.room.unlistedMember(result.memberID, at: now.monotonic) {
+                reply(.you(room: roomID.rawValue, member: MemberPayload(unlisted)), to: connection)
+            }
             publish(result.outcome, in: entry, at: now, stateAlreadySentTo: connection)
         } catch {
             refuse(error, ref: request.ref, to: connection)

@@ -115,6 +115,10 @@ extension RoomHub {
             if !tickFirst { sendTick() }
             if let state { fanOut.broadcast(state, in: entry, except: skip) }
         }
+        // A focus completed: the members the crowd's list leaves out earned it, and hear it alone.
+        if crowd, outcome.events.contains(where: \.completesFocus) {
+            tellUnlisted(entry.room.unlistedConnectedMembers(at: now.monotonic).filter(\.present), in: entry)
+        }
         if dropIfExpired(roomID, entry, at: now) { return }
         // A room kept past its empty lifetime (members within their grace, a scheduled start coming) has that
         // moment behind it: not a wake-up.
@@ -122,6 +126,20 @@ extension RoomHub {
             arm(entry.timer, for: wakeup)
         } else {
             entry.timer.cancel()
+        }
+    }
+
+    /// Tells each of `members`, whom the room's list leaves out (a big room, docs/PROTOCOL.md "Big rooms"), how
+    /// the room sees them (`you`), after the room's broadcasts of the change and behind the same commit; to the
+    /// member's connection at that moment, if they still have one.
+    func tellUnlisted(_ members: [MemberSnapshot], in entry: RoomEntry) {
+        guard !members.isEmpty else { return }
+        let roomID = entry.room.id.rawValue
+        entry.announce { [self] in
+            for member in members {
+                guard let connection = entry.connections[member.id] else { continue }
+                _ = fanOut.send(.you(room: roomID, member: MemberPayload(member)), to: connection)
+            }
         }
     }
 

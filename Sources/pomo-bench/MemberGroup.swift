@@ -269,7 +269,7 @@ final class GroupMembers {
             apply(.welcome(atMs: arrived), to: slot)
         case .event(_, .phaseCompleted(_, let next, _, let cycle), _):
             members[slot].tally.phaseCompleted(next: PhaseMark(next.rawValue, cycle: cycle), window: window)
-        case .state, .event, .pong, .stats, .observing, .schedules, .apiTokens, .webhooks:
+        case .state, .event, .pong, .stats, .observing, .schedules, .apiTokens, .webhooks, .you:
             break
         }
     }

@@ -62,6 +62,24 @@ import Testing
         #expect(!text.contains("offline ·"), "no per-state counts from a partial list")
     }
 
+    @Test func aBigRoomShowsMeFirstWhenItsListLeavesMeOut() throws {
+        var room = Fixture.runningFocus(startedAt: Fixture.serverEpoch - 700_300, at: Fixture.serverEpoch, cycle: 3,
+                                        members: RendererScenes.members)
+        room.memberCount = 5000
+        room.presentCount = 4870
+        room.membersTruncated = true
+        var d = Fixture.dashboard(room, id: "m150")
+        _ = d.handle(.message(.you(room: room.room, member: Fixture.member("m150", "Cy", present: false,
+                                                                          task: "Write the report", done: 2)),
+                              raw: [], receivedAt: Fixture.local(1)))
+        let lines = draw(d, 80, 24).text.split(separator: "\n").map(String.init)
+        let header = try #require(lines.firstIndex { $0.contains("MEMBERS") })
+        #expect(lines[header + 1].contains("◐ Cy (you)") && lines[header + 1].contains("away · Write the report"))
+        #expect(lines[header + 1].hasSuffix("2"))
+        // The three listed, me, and the rest: 5,000 − 3 − 1.
+        #expect(lines.contains { $0.contains("… and 4,996 more") })
+    }
+
     @Test func aRunningFocusAt40Columns() {
         let frame = draw(RendererScenes.runningFocus, 40, 24)
         expectFits(frame)

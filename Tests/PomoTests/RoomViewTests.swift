@@ -113,3 +113,45 @@ import Testing
         #expect(view.myID == "m4")
     }
 }
+
+/// A big room lists its first members only: the member it leaves out knows themselves from `you`.
+@Suite struct UnlistedMeTests {
+    static let bigRoom = Fixture.snapshot(members: [Fixture.member("m1", "Ada"), Fixture.member("m2", "Bo")])
+
+    @Test func aMemberTheListLeavesOutIsWhatTheirYouSays() {
+        var view = RoomView()
+        view.apply(Fixture.welcome(Self.bigRoom, id: "m150"), receivedAt: Fixture.local(0))
+        #expect(view.me == nil)
+        let me = Fixture.member("m150", "Cy", present: false, task: "write the report", done: 2)
+        #expect(view.apply(.you(room: "team-alpha", member: me), receivedAt: Fixture.local(10)) == .applied)
+        #expect(view.me == me && view.iAmAway)
+        #expect(view.others.map(\.id) == ["m1", "m2"])
+        // A later state that still leaves me out keeps me; one that lists me is taken.
+        view.apply(.state(Fixture.snapshot(members: Self.bigRoom.members, seq: 3)), receivedAt: Fixture.local(20))
+        #expect(view.me?.task == "write the report")
+        let listed = Fixture.member("m150", "Cy", task: "review")
+        view.apply(.state(Fixture.snapshot(members: [Fixture.member("m1", "Ada"), listed], seq: 4)),
+                   receivedAt: Fixture.local(30))
+        #expect(view.me == listed && !view.iAmAway)
+    }
+
+    @Test func aYouForSomeoneElseOrAnotherRoomIsIgnored() {
+        var view = RoomView()
+        view.apply(Fixture.welcome(Self.bigRoom, id: "m150"), receivedAt: Fixture.local(0))
+        #expect(view.apply(.you(room: "team-alpha", member: Fixture.member("m151", "Dee")), receivedAt: Fixture.local(1)) == .stale)
+        #expect(view.apply(.you(room: "other", member: Fixture.member("m150", "Cy")), receivedAt: Fixture.local(2)) == .stale)
+        #expect(view.me == nil)
+        // A new welcome (a reconnection) forgets what the last `you` said until the next one.
+        view.apply(.you(room: "team-alpha", member: Fixture.member("m150", "Cy", task: "x")), receivedAt: Fixture.local(3))
+        view.apply(Fixture.welcome(Self.bigRoom, id: "m150", resumed: true), receivedAt: Fixture.local(4))
+        #expect(view.me == nil)
+    }
+
+    @Test func theDashboardShowsTheTaskOfAnUnlistedMe() {
+        var d = Fixture.dashboard(Self.bigRoom, id: "m150")
+        _ = d.handle(.message(.you(room: "team-alpha", member: Fixture.member("m150", "Cy", present: false, task: "write")),
+                              raw: [], receivedAt: Fixture.local(5)))
+        #expect(d.room.me?.task == "write")
+        #expect(d.awayRequestedOrShown)
+    }
+}

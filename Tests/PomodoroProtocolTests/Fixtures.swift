@@ -200,6 +200,9 @@ enum Fixtures {
         for text in awkwardStrings {
             messages.append(.error(code: .badRequest, message: text, field: text, ref: .string(text)))
             messages.append(.event(room: "r", .memberJoined(member: text, name: text), serverTime: 0))
+            messages.append(.you(room: text, member: MemberPayload(id: text, name: text, present: false, connected: true,
+                                                                   task: text, stats: StatsPayload(focusCompleted: 1,
+                                                                   focusSeconds: .max, interruptions: 0))))
         }
         return messages
     }

@@ -107,6 +107,9 @@ struct GoldenFixtureTests {
         ("server/state.json", .server(.state(running))),
         ("server/state-idle.json", .server(.state(idle))),
         ("server/state-big-room.json", .server(.state(paused))),
+        ("server/you.json", .server(.you(room: "team-alpha", member: MemberPayload(
+            id: "m150", name: "Cy", present: false, connected: true, task: "Write the report",
+            stats: StatsPayload(focusCompleted: 2, focusSeconds: 3000, interruptions: 1))))),
         ("server/tick.json", .server(.tick(TickPayload(room: "team-alpha", phase: .focus, remainingMs: 1_498_000,
                                                        endsAt: epoch + 1_499_000, cycle: 2, seq: 42,
                                                        serverTime: epoch + 1001)))),

@@ -279,7 +279,7 @@ struct ProtocolDocumentTests {
         for line in lines {
             let bytes = [UInt8](line.utf8)
             let value = try JSONValue.parse(bytes)
-            let serverTypes: Set = ["welcome", "observing", "state", "tick", "event", "ok", "error", "pong", "apiTokens"]
+            let serverTypes: Set = ["welcome", "observing", "state", "tick", "event", "ok", "error", "pong", "apiTokens", "you"]
             do {
                 switch value["type"] {
                 case .string("stats")?:

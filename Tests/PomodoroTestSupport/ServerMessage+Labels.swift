@@ -17,6 +17,7 @@ extension ServerMessage {
         case .schedules: "schedules"
         case .apiTokens: "apiTokens"
         case .webhooks: "webhooks"
+        case .you: "you"
         }
     }
 
@@ -31,6 +32,11 @@ extension ServerMessage {
     /// Who a `welcome` says the joiner is.
     package var you: YouPayload? {
         if case .welcome(let you, _, _, _, _) = self { you } else { nil }
+    }
+
+    /// The member a `you` tells its recipient they are.
+    package var yourself: MemberPayload? {
+        if case .you(_, let member) = self { member } else { nil }
     }
 
     package var tick: TickPayload? {

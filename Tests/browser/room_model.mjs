@@ -148,6 +148,37 @@ fixture('state-big-room.json', 'a big room: the counts are the whole room\'s, th
   assert.equal(M.myName(state), 'Member 1');
 });
 
+fixture('you.json', 'a member a big room leaves out knows themselves: their row first, their task, their away', () => {
+  // Joined as m150: the welcome's room lists m1 and m2, not me.
+  const welcome = { ...golden('welcome'), you: { ...golden('welcome').you, id: 'm150' } };
+  let { state } = run([welcome]);
+  assert.equal(M.myMember(state), null);
+  assert.equal(M.myName(state), '');
+  const message = golden('you');
+  const stepped = step(state, message);
+  state = stepped.state;
+  assert.deepEqual(M.myMember(state), message.member);
+  assert.equal(M.myName(state), 'Cy');
+  assert.deepEqual(M.shownMembers(state).map((m) => m.id), ['m150', 'm1', 'm2']);
+  assert.equal(ofType(stepped.effects, 'render').length, 1);
+  // Not sent by this page: my task changed elsewhere, and is said.
+  assert.equal(ofType(stepped.effects, 'announce').length, 0, 'nothing to compare with before the first');
+  const changed = step(state, { ...message, member: { ...message.member, task: 'Review' } });
+  assert.equal(ofType(changed.effects, 'announce').length, 1);
+  // Sent by this page: its echo is not news.
+  const sent = step(M.taskSent(state, 'Plan'), { ...message, member: { ...message.member, task: 'Plan' } });
+  assert.equal(ofType(sent.effects, 'announce').length, 0);
+  assert.equal(sent.state.taskSent, null);
+  // Someone else's, or another room's: ignored.
+  assert.equal(step(state, { ...message, member: { ...message.member, id: 'm151' } }).state, state);
+  assert.equal(step(state, { ...message, room: 'elsewhere' }).state, state);
+  // A state that lists me is taken over the `you`; a welcome forgets it.
+  const listed = { ...golden('state'), room: { ...golden('state').room, seq: 99,
+    members: [...golden('state').room.members, { ...message.member, task: 'Listed now' }] } };
+  assert.equal(M.myMember(step(state, listed).state).task, 'Listed now');
+  assert.equal(M.myMember(step(state, welcome).state), null);
+});
+
 // MARK: ticks
 
 fixture('tick.json', 'a tick moves the clock: the remaining time runs from endsAt', () => {

@@ -1214,6 +1214,60 @@ class Run:
             stop_server(server)
             log.close()
 
+    def a_member_a_big_room_leaves_out_has_their_own_row(self):
+        """101 members joined before me from one page's WebSockets: the room lists its first 100, not me. The
+        server tells me myself (`you`): my row comes first, with my task field and my away state."""
+        if not self.server_bin:
+            raise AssertionError("no --server-bin given")
+        port = free_port()
+        log = open(os.path.join(self.out, "server-big-room.log"), "ab")
+        server = start_server([self.server_bin, "--port", str(port), "--host", "127.0.0.1", "--web-root", "web",
+                               "--max-connections-per-address", "0", "--members-per-address-per-room", "0"], log, port)
+        driver = make_driver()
+        base = f"http://127.0.0.1:{port}"
+        room = "big-" + secrets.token_hex(4)
+        try:
+            # The crowd in a tab of its own, kept open while I join in another.
+            driver.get(base + "/")
+            driver.set_script_timeout(30)
+            joined = driver.execute_async_script(
+                """const [url, room, done] = arguments;
+                   window.crowd = [];
+                   let welcomed = 0;
+                   for (let i = 1; i <= 101; i++) {
+                     const ws = new WebSocket(url);
+                     window.crowd.push(ws);
+                     ws.onopen = () => ws.send(JSON.stringify({ type: 'join', room, name: `Member ${i}`, ref: `j${i}` }));
+                     ws.onmessage = (m) => { if (JSON.parse(m.data).type === 'welcome' && ++welcomed === 101) done(welcomed); };
+                     ws.onerror = () => done(-i);
+                   }""",
+                f"ws://127.0.0.1:{port}/ws?room={room}", room)
+            assert joined == 101, f"the crowd joined: {joined}"
+            driver.switch_to.new_window("tab")
+            join(driver, base, "/r/" + room, "Cy")
+            rows = member_rows(driver)
+            assert rows[0][1] == "Cy" and rows[0][4], f"my own row first: {rows[:2]}"
+            assert len(rows) == 101, f"the 100 listed and me: {len(rows)}"
+            assert "+1 more" in by_id(driver, "members-more").text, by_id(driver, "members-more").text
+            task = by_id(driver, "my-task")
+            task.click()
+            task.send_keys("Write the report", Keys.ENTER)
+            wait(driver, lambda d: member_rows(d)[0][2] == "Write the report", "my task kept in my row")
+            away = by_id(driver, "btn-away")
+            away.click()
+            wait(driver, lambda d: by_id(d, "btn-away").get_attribute("aria-pressed") == "true", "the away switch on")
+            wait(driver, lambda d: member_rows(d)[0][3] == "away", "my row says away")
+            self.shot(driver, "big-room-unlisted-me.png")
+            # The server's view, not the page's: the task is mine on the server (my `you` brought it back after a
+            # reload, the room's list still leaving me out).
+            driver.refresh()
+            wait(driver, is_joined, "back in the room after a reload")
+            wait(driver, lambda d: member_rows(d)[0][2] == "Write the report", "my task after the reload")
+        finally:
+            driver.quit()
+            stop_server(server)
+            log.close()
+
     def comes_back_at_once_after_a_restart_close(self):
         """A server that stops closes with 1012 (service restart): the page opens its next socket within its
         restart window (0.25 s) rather than on its back-off, and is the same member once a server is back."""
@@ -1725,6 +1779,8 @@ class Run:
                 ("another tab replaces this one (4001), no auto-reconnect", self.another_tab_replaces_this_one),
                 ("reconnects by itself after the server restarts", self.reconnects_after_the_server_restarts),
                 ("a close with 1012 at a restart: back at once, the same member", self.comes_back_at_once_after_a_restart_close),
+                ("a big room: a member its list leaves out has their own row, task and away",
+                 self.a_member_a_big_room_leaves_out_has_their_own_row),
                 ("leave: gone for the others, and for this browser", self.leave_forgets_the_member),
                 ("a refused join explains itself (bad name, room limit)", self.refused_join_explains_itself),
                 ("schedules: added a minute ahead, edited with its own lengths, started by itself, next on the landing",

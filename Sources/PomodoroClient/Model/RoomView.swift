@@ -12,6 +12,8 @@ public struct RoomView: Equatable, Sendable {
     public private(set) var snapshot: SnapshotPayload?
     /// My member id in the room, from `welcome`.
     public private(set) var myID: String?
+    /// Me as the server last told me alone (`you`), in a big room whose `members` leave me out.
+    public private(set) var unlistedMe: MemberPayload?
     /// The bounds the server checks, from `welcome`: the client checks its requests against these.
     public private(set) var limits: LimitsPayload?
     /// Whether the last `welcome` gave an earlier place back.
@@ -41,6 +43,7 @@ public struct RoomView: Equatable, Sendable {
             clock.sample(serverTime: room.serverTime, receivedAt: receivedAt)
             self.limits = limits
             myID = you.id
+            unlistedMe = nil
             resumed = you.resumed
             // A welcome starts a new session: a restarted server counts seq from the start again.
             snapshot = room
@@ -51,8 +54,13 @@ public struct RoomView: Equatable, Sendable {
             clock.sample(serverTime: serverTime, receivedAt: receivedAt)
             clock.sample(serverTime: room.serverTime, receivedAt: receivedAt)
             myID = nil
+            unlistedMe = nil
             snapshot = room
             seq = room.seq
+            return .applied
+        case let .you(room, member):
+            guard member.id == myID, room == snapshot?.room else { return .stale }
+            unlistedMe = member
             return .applied
         case .state(let room):
             clock.sample(serverTime: room.serverTime, receivedAt: receivedAt)
@@ -81,7 +89,10 @@ public struct RoomView: Equatable, Sendable {
     }
 
     /// Forgets who I am (after leaving); the last snapshot stays for display.
-    public mutating func forgetMembership() { myID = nil }
+    public mutating func forgetMembership() {
+        myID = nil
+        unlistedMe = nil
+    }
 
     // MARK: Derived
 
@@ -118,10 +129,11 @@ public struct RoomView: Equatable, Sendable {
         return (ms - 1) % 1000 + 1
     }
 
-    /// The member I am, when joined.
+    /// The member I am, when joined: as the room lists me, or as the server told me alone when it does not
+    /// (a big room lists its first members only).
     public var me: MemberPayload? {
         guard let myID else { return nil }
-        return snapshot?.members.first { $0.id == myID }
+        return snapshot?.members.first { $0.id == myID } ?? unlistedMe
     }
 
     /// Whether I said I am away.

@@ -428,7 +428,7 @@ public struct Dashboard: Sendable {
         case .observing:
             room.apply(message, receivedAt: now)
             connection = .live
-        case .state, .tick, .pong:
+        case .state, .tick, .pong, .you:
             room.apply(message, receivedAt: now)
             if let requested = requestedAway, requested.away == room.iAmAway { requestedAway = nil }
         case let .event(_, event, _):

@@ -203,7 +203,10 @@ public enum DashboardRenderer {
     static func members(_ d: Dashboard, _ s: SnapshotPayload, width: Int, rows: Int) -> [ScreenLine] {
         let me = d.room.myID
         let words = d.words
-        let ordered = s.members.filter { $0.id == me } + s.members.filter { $0.id != me }
+        // Me first: as listed, or as the server told me alone when a big room's list leaves me out.
+        let mine = d.room.me
+        let meUnlisted = mine != nil && !s.members.contains { $0.id == me }
+        let ordered = (mine.map { [$0] } ?? []) + s.members.filter { $0.id != me }
         var summary: String
         if s.membersTruncated {
             // A big room lists only its first members: the counts come from the room itself.
@@ -263,7 +266,7 @@ public enum DashboardRenderer {
                         m.stats.focusCompleted > 0 ? .bold : .dim)
             lines.append(line)
         }
-        let unlisted = max(0, s.memberCount - s.members.count)
+        let unlisted = max(0, s.memberCount - s.members.count - (meUnlisted ? 1 : 0))
         if unlisted > 0 {
             lines.append(ScreenLine(words(.andMore, ["n": Labels.grouped(ordered.count - fits + unlisted)]), .dim))
         } else if fits < ordered.count {

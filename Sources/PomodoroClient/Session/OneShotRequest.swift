@@ -108,7 +108,7 @@ public struct RequestMachine: Sendable {
         case let .error(_, _, _, r):
             guard let r else { return true }
             ref = r
-        case .state, .tick, .event: return false
+        case .state, .tick, .event, .you: return false
         }
         return ref != nil && ref == frame.ref
     }
