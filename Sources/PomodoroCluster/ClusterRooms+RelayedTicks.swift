@@ -125,16 +125,22 @@ extension ClusterRooms {
 
     private func sendRelayedTick(_ tick: TickPayload, in room: RoomID) {
         let timer = ShownTimer(tick)
-        let audience = (relayedByRoom[room] ?? []).filter {
-            relays[$0]?.hearsTicks == true && relays[$0]?.closing != true && relays[$0]?.shown == timer
+        // One look-up of each relayed connection of the room (a relay is a struct of strings and arrays).
+        var audience: [ConnectionID] = []
+        var sendsBack = false
+        for connection in relayedByRoom[room] ?? [] {
+            guard let relay = relays[connection], relay.hearsTicks, !relay.closing, relay.shown == timer else { continue }
+            audience.append(connection)
+            sendsBack = sendsBack || relay.sendBackAfterTick
         }
         guard !audience.isEmpty else { return }
+        audience.sort { $0.rawValue < $1.rawValue }
         let frame = OutboundFrame(WireCodec.encode(ServerMessage.tick(tick)))
-        let sent = hub.transport.send(frame, toAll: audience.sorted { $0.rawValue < $1.rawValue })
+        let sent = hub.transport.send(frame, toAll: audience)
         hub.framesSent += sent
         hub.metrics.sent(frames: sent, bytes: sent * frame.count)
         metrics.relayedTicks.increment()
-        sendBackAfterTick(audience)
+        if sendsBack { sendBackAfterTick(audience) }
     }
 
     /// The relayed connections of `room` shown `earlier` are shown `later` from now on.

@@ -1,3 +1,4 @@
+import PomodoroCore
 import PomodoroProtocol
 
 /// Reads the room of the `state`s an owner sends a relaying node, for its timer (docs/CLUSTER.md, "Ticks"),
@@ -9,16 +10,18 @@ import PomodoroProtocol
 /// the frame); what was left was still parsed by json-c for each `state` (a tokenizer, a tree, a string per
 /// key), the largest cost a relaying node had of its own (docs/PERFORMANCE.md §7). Between two `state`s of a
 /// room about a task, only the list and a few numbers differ: `remainingMs`, the counts, the room's stats
-/// (its focus seconds grow while it runs), `seq` and `serverTime`. The reader keeps, per room, the frame's
-/// other bytes and their decode, and for a frame whose other bytes are the same it sets the numbers, read
-/// as digits, on the decode it keeps. What it returns is exactly what decoding the frame with an empty
-/// member list returns.
+/// (its focus seconds grow while it runs), `seq` and `serverTime`; a phase that begins or ends changes the
+/// timer's values as well (`phase`, `status`, `running`, `remainingMs`, `phaseLengthMs`, `endsAt`, `cycle`).
+/// The reader keeps, per room, the frame's other bytes and their decode, and for a frame whose other bytes
+/// are the same it sets those values, read from their bytes, on the decode it keeps. What it returns is
+/// exactly what decoding the frame with an empty member list returns.
 ///
-/// The cut follows the order `WireCodec` writes a room in: `"remainingMs":` before the list, `"members":[`
-/// and the list, then `],"memberCount":N,"presentCount":N,"membersTruncated":B,"stats":{…three numbers…},
+/// The cut follows the order `WireCodec` writes a room in: the name, then `"phase":"…","status":"…",
+/// "running":B,"remainingMs":N,"phaseLengthMs":N,"endsAt":N|null,"cycle":N,` exactly, then `"members":[` and
+/// the list, then `],"memberCount":N,"presentCount":N,"membersTruncated":B,"stats":{…three numbers…},
 /// "seq":N,"serverTime":N,` exactly. None of these keys can occur inside a JSON string (its quotes are
-/// escaped), so each is found where it is the key; a frame that does not follow the template is decoded
-/// whole each time.
+/// escaped), so each is found where it is the key; a frame that does not follow the template (a phase or
+/// status this build does not know among them) is decoded whole each time.
 package struct StateTimerReader {
     /// A room's last frame as read: its bytes but the list and the numbers (`Cut.rest`), and its decode.
     private struct Kept {
@@ -92,11 +95,17 @@ package struct StateTimerReader {
         let room: String
         let listStart: Int
         let listEnd: Int
-        /// Where the value of `remainingMs` is, and where the part from the list's end to `serverTime`'s
-        /// value ends.
-        let remainingRange: Range<Int>
+        /// Where the timer's values are (from `phase`'s to `cycle`'s), and where the part from the list's end
+        /// to `serverTime`'s value ends.
+        let timerRange: Range<Int>
         let templateEnd: Int
+        let phase: Phase
+        let status: TimerStatus
+        let running: Bool
         let remainingMs: Int64
+        let phaseLengthMs: Int64
+        let endsAt: Int64?
+        let cycle: Int
         let memberCount: Int
         let presentCount: Int
         let membersTruncated: Bool
@@ -108,16 +117,27 @@ package struct StateTimerReader {
             guard bytes.starts(with: StateTimerReader.statePrefix) else { return nil }
             let nameStart = StateTimerReader.statePrefix.count
             guard let nameEnd = bytes[nameStart...].firstIndex(of: UInt8(ascii: "\"")),
-                  !bytes[nameStart..<nameEnd].contains(UInt8(ascii: "\\")),
-                  let remainingKey = StateTimerReader.firstIndex(of: StateTimerReader.remainingKey, in: bytes, from: nameEnd),
-                  let open = StateTimerReader.firstIndex(of: StateTimerReader.membersOpen, in: bytes, from: remainingKey),
+                  !bytes[nameStart..<nameEnd].contains(UInt8(ascii: "\\")) else { return nil }
+            var head = Scanner(bytes, at: nameEnd)
+            guard head.literal(StateTimerReader.phaseKey), let phase = head.word().flatMap(Phase.init(rawValue:)),
+                  head.literal(StateTimerReader.statusKey), let status = head.word().flatMap(TimerStatus.init(rawValue:)),
+                  head.literal(StateTimerReader.runningKey), let running = head.boolean(),
+                  head.literal(StateTimerReader.remainingKey), let remainingMs = head.integer(Int64.self),
+                  head.literal(StateTimerReader.phaseLengthKey), let phaseLengthMs = head.integer(Int64.self),
+                  head.literal(StateTimerReader.endsAtKey) else { return nil }
+            let endsAt: Int64?
+            if head.literal(StateTimerReader.nullLiteral) {
+                endsAt = nil
+            } else {
+                guard let value = head.integer(Int64.self) else { return nil }
+                endsAt = value
+            }
+            guard head.literal(StateTimerReader.cycleKey), let cycle = head.integer(Int.self), head.at(UInt8(ascii: ",")),
+                  let open = StateTimerReader.firstIndex(of: StateTimerReader.membersOpen, in: bytes, from: head.index),
                   let close = StateTimerReader.firstIndex(of: StateTimerReader.membersClose, in: bytes,
                                                           from: open + StateTimerReader.membersOpen.count) else { return nil }
-            var head = Scanner(bytes, at: remainingKey)
             var tail = Scanner(bytes, at: close)
-            guard head.literal(StateTimerReader.remainingKey), let remainingMs = head.integer(Int64.self),
-                  head.at(UInt8(ascii: ",")),
-                  tail.literal(StateTimerReader.membersClose), let memberCount = tail.integer(Int.self),
+            guard tail.literal(StateTimerReader.membersClose), let memberCount = tail.integer(Int.self),
                   tail.literal(StateTimerReader.presentKey), let presentCount = tail.integer(Int.self),
                   tail.literal(StateTimerReader.truncatedKey), let membersTruncated = tail.boolean(),
                   tail.literal(StateTimerReader.statsKey), let focusCompleted = tail.integer(Int.self),
@@ -129,9 +149,15 @@ package struct StateTimerReader {
             room = String(decoding: bytes[nameStart..<nameEnd], as: UTF8.self)
             listStart = open + StateTimerReader.membersOpen.count
             listEnd = close
-            remainingRange = remainingKey + StateTimerReader.remainingKey.count..<head.index
+            timerRange = nameEnd..<head.index
             templateEnd = tail.index
+            self.phase = phase
+            self.status = status
+            self.running = running
             self.remainingMs = remainingMs
+            self.phaseLengthMs = phaseLengthMs
+            self.endsAt = endsAt
+            self.cycle = cycle
             self.memberCount = memberCount
             self.presentCount = presentCount
             self.membersTruncated = membersTruncated
@@ -140,19 +166,25 @@ package struct StateTimerReader {
             self.serverTime = serverTime
         }
 
-        /// The frame's bytes but the list and the numbers.
+        /// The frame's bytes but the timer, the list and the numbers.
         func rest(of bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
             var rest: [UInt8] = []
-            rest.reserveCapacity(bytes.count - (templateEnd - listStart) - remainingRange.count)
-            rest.append(contentsOf: bytes[..<remainingRange.lowerBound])
-            rest.append(contentsOf: bytes[remainingRange.upperBound..<listStart])
+            rest.reserveCapacity(bytes.count - (templateEnd - listStart) - timerRange.count)
+            rest.append(contentsOf: bytes[..<timerRange.lowerBound])
+            rest.append(contentsOf: bytes[timerRange.upperBound..<listStart])
             rest.append(contentsOf: bytes[templateEnd...])
             return rest
         }
 
-        /// Sets this frame's numbers on the decode of a frame with the same other bytes.
+        /// Sets this frame's timer and numbers on the decode of a frame with the same other bytes.
         func set(on room: inout SnapshotPayload) {
+            room.phase = phase
+            room.status = status
+            room.running = running
             room.remainingMs = remainingMs
+            room.phaseLengthMs = phaseLengthMs
+            room.endsAt = endsAt
+            room.cycle = cycle
             room.memberCount = memberCount
             room.presentCount = presentCount
             room.membersTruncated = membersTruncated
@@ -204,6 +236,20 @@ package struct StateTimerReader {
             return value
         }
 
+        /// The letters of a string value up to its closing quote (which it passes), for a phase or a status:
+        /// nil at anything but ASCII letters.
+        mutating func word() -> String? {
+            var position = index
+            while position < bytes.count, bytes[position] != UInt8(ascii: "\"") {
+                guard (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(bytes[position] | 0x20) else { return nil }
+                position += 1
+            }
+            guard position < bytes.count, position > index else { return nil }
+            let word = String(decoding: bytes[index..<position], as: UTF8.self)
+            index = position + 1
+            return word
+        }
+
         mutating func boolean() -> Bool? {
             if literal(StateTimerReader.trueLiteral) { return true }
             if literal(StateTimerReader.falseLiteral) { return false }
@@ -212,7 +258,14 @@ package struct StateTimerReader {
     }
 
     private static let statePrefix = Array(#"{"type":"state","room":{"id":""#.utf8)
+    private static let phaseKey = Array(#"","phase":""#.utf8)
+    private static let statusKey = Array(#","status":""#.utf8)
+    private static let runningKey = Array(#","running":"#.utf8)
     private static let remainingKey = Array(#","remainingMs":"#.utf8)
+    private static let phaseLengthKey = Array(#","phaseLengthMs":"#.utf8)
+    private static let endsAtKey = Array(#","endsAt":"#.utf8)
+    private static let cycleKey = Array(#","cycle":"#.utf8)
+    private static let nullLiteral = Array("null".utf8)
     private static let membersOpen = Array(#""members":["#.utf8)
     private static let membersClose = Array(#"],"memberCount":"#.utf8)
     private static let presentKey = Array(#","presentCount":"#.utf8)

@@ -225,9 +225,9 @@ import Testing
         #expect(reader.decoded == 4 && reader.reused == 1, "the empty list's frame is the first one's but for the list")
     }
 
-    /// The `state`s of a room that differ from the last one read only in their members, `remainingMs`, the
-    /// counts, the room's stats, `seq` and `serverTime` are read without decoding, and read exactly as a
-    /// decode reads them; any other change (the timer, the settings, the host) is decoded; each room keeps its
+    /// The `state`s of a room that differ from the last one read only in their members, the timer's values,
+    /// the counts, the room's stats, `seq` and `serverTime` are read without decoding, and read exactly as a
+    /// decode reads them; any other change (the settings, the host, the lock) is decoded; each room keeps its
     /// own.
     @Test func aStatesTimerIsDecodedOnlyWhenMoreThanItsListChanged() throws {
         let (whole, _) = try Self.trickyState()
@@ -262,20 +262,39 @@ import Testing
         other.room = "team-echo"
         expect(other, decoded: 2, reused: 2)
         expect(next, decoded: 2, reused: 3)
+        // The timer's values (a phase that began or ended) are read from their bytes too.
         for change in [{ (r: inout SnapshotPayload) in r.endsAt = r.endsAt.map { $0 + 1 } },
-                       { $0.cycle += 1 }, { $0.settings.focus += 60 }, { $0.pendingSettings = nil },
-                       { $0.phaseLengthMs += 1 }, { $0.host = "m9" }, { $0.running = false }, { $0.locked = true }] {
+                       { $0.cycle += 1 }, { $0.phaseLengthMs += 1 }, { $0.running = false },
+                       { $0.phase = .longBreak; $0.status = .paused; $0.endsAt = nil; $0.remainingMs = 0 },
+                       { $0.phase = .idle; $0.status = .idle; $0.running = false; $0.endsAt = nil; $0.cycle = 0 },
+                       { $0.phase = .shortBreak; $0.status = .ready; $0.endsAt = Int64.max; $0.phaseLengthMs = Int64.min }] {
+            var changed = next
+            change(&changed)
+            let decoded = reader.decoded
+            expect(changed, decoded: decoded, reused: reader.reused + 1)
+        }
+        // Anything else is decoded, once.
+        for change in [{ (r: inout SnapshotPayload) in r.settings.focus += 60 }, { $0.pendingSettings = nil },
+                       { $0.host = "m9" }, { $0.locked = true }, { $0.control = .host }] {
             var changed = next
             change(&changed)
             let before = reader.decoded
             expect(changed, decoded: before + 1, reused: reader.reused)
             expect(changed, decoded: before + 1, reused: reader.reused + 1)
         }
-        reader.forget(next.room)
+        // A phase this build does not know (a later server's): the frame is decoded whole, and refused as the
+        // decode refuses it.
+        let unknown = frame(next).replacing(#""phase":"focus""#, with: #""phase":"siesta""#)
+            .replacing(#""phase":"shortBreak""#, with: #""phase":"siesta""#)
+            .replacing(#""phase":"longBreak""#, with: #""phase":"siesta""#)
         let decodedBefore = reader.decoded
+        #expect(reader.room(of: unknown) == nil)
+        #expect(reader.decoded == decodedBefore + 1)
+        reader.forget(next.room)
+        let forgottenBefore = reader.decoded
         let again = reader.room(of: frame(next))
         #expect(again?.seq == next.seq)
-        #expect(reader.decoded == decodedBefore + 1, "a room forgotten is decoded again")
+        #expect(reader.decoded == forgottenBefore + 1, "a room forgotten is decoded again")
     }
 
     /// At most `limit` rooms are kept: past it, the kept ones are forgotten and read again.
