@@ -105,9 +105,12 @@ public enum BusMessage: Equatable, Sendable {
     /// Reads the text form.
     /// - Throws: `Malformed` for another version, an unknown kind, or a header with the wrong fields.
     public init(decoding text: String) throws(Malformed) {
-        guard let newline = text.firstIndex(of: "\n") else { throw Malformed(description: "no header line") }
-        let header = text[..<newline].split(separator: " ", omittingEmptySubsequences: false).map(String.init)
-        let body = String(text[text.index(after: newline)...])
+        // Found in the UTF-8 bytes: the header is ASCII, and a state's body is kilobytes that a search by
+        // characters would walk grapheme by grapheme.
+        guard let newline = text.utf8.firstIndex(of: UInt8(ascii: "\n")) else { throw Malformed(description: "no header line") }
+        let header = text.utf8[..<newline].split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+            .map { String(decoding: $0, as: UTF8.self) }
+        let body = String(text[text.utf8.index(after: newline)...])
         guard header.first == Self.version else {
             throw Malformed(description: "not a \(Self.version) message: \(header.first ?? "")".prefix(80).description)
         }
