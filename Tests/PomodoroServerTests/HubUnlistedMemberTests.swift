@@ -15,10 +15,7 @@ import Testing
 
     /// A crowd hub (its list: the first two) with Ada and Bo listed and Cy left out.
     static func bigRoom() throws -> (TestHub, ada: ConnectionID, bo: ConnectionID, cy: ConnectionID) {
-        var configuration = ServerConfiguration(port: 0, webRoot: nil)
-        configuration.roomPolicy.memberListLimit = 2
-        configuration.limits.membersPerAddressPerRoom = 0
-        let t = TestHub(configuration: configuration)
+        let t = HubFanoutTests.crowdHub()
         let ada = t.connect(), bo = t.connect(), cy = t.connect()
         t.send(join("Ada"), from: ada)
         t.send(join("Bo"), from: bo)
@@ -103,10 +100,7 @@ import Testing
     }
 
     @Test func aRoomAtItsListsLimitSendsNoYou() throws {
-        var configuration = ServerConfiguration(port: 0, webRoot: nil)
-        configuration.roomPolicy.memberListLimit = 2
-        configuration.limits.membersPerAddressPerRoom = 0
-        let t = TestHub(configuration: configuration)
+        let t = HubFanoutTests.crowdHub()
         let ada = t.connect(), bo = t.connect()
         t.send(Self.join("Ada"), from: ada)
         t.send(Self.join("Bo"), from: bo)
