@@ -143,11 +143,6 @@ public enum RoomEvent: Equatable, Sendable {
     /// The host locked the room with a new passcode (`locked`), or unlocked it.
     case lockChanged(locked: Bool, by: MemberID)
 
-    /// A focus phase ended complete: its present members earned it.
-    public var completesFocus: Bool {
-        if case .phaseCompleted(completed: .focus, _, _, _) = self { true } else { false }
-    }
-
     /// One member came, went, or stepped away or back: news for a small room, noise in a crowd.
     public var isAboutOneMember: Bool {
         switch self {
@@ -183,6 +178,10 @@ public struct Outcome: Equatable, Sendable {
     public var appliesFrom: AppliesFrom?
     /// A scheduled session did its last focus and the room stopped.
     public var scheduleEnded: ScheduledRun?
+    /// Members whose own member object changed beyond what every call changes (their task, their presence,
+    /// their stats: a focus they earned or one stopped early): in a big room, those its list leaves out
+    /// hear themselves (`you`).
+    public var changedMembers: [MemberID] = []
     public init() {}
 
     /// The state changed only in its members (joins, leaves, presence, tasks), not in its timer, settings,

@@ -15,14 +15,6 @@ extension Room {
         /// Host only: hand the host role to another member.
         case handOff(to: MemberID)
 
-        /// Commands that change the member object of the member who gives them (their task, their presence).
-        public var changesOwnMember: Bool {
-            switch self {
-            case .setTask, .setAway: true
-            default: false
-            }
-        }
-
         /// Commands that only the host may give in `host` mode (and `setControlMode`/`handOff` always).
         var needsHost: Bool {
             switch self {
@@ -51,7 +43,9 @@ extension Room {
         case .reset: try reset(by: id, now: now, into: &outcome)
         case .extend(let seconds): try extend(by: seconds, from: id, now: now, into: &outcome)
         case .configure(let settings): try configure(settings, by: id, into: &outcome)
-        case .setTask(let text): try setTask(text, of: id)
+        case .setTask(let text):
+            try setTask(text, of: id)
+            outcome.changedMembers.append(id)
         case .setAway(let away): setAway(away, of: id, now: now, into: &outcome)
         case .setControlMode(let mode): try setControlMode(mode, by: id, into: &outcome)
         case .handOff(let target): try handOff(from: id, to: target, into: &outcome)
@@ -74,7 +68,7 @@ extension Room {
 
     private mutating func pause(by id: MemberID, now: Instant, into outcome: inout Outcome) throws(RoomError) {
         guard case .running(let deadline) = timer else { throw .invalidState("the timer is not running") }
-        countInterruption(at: now)
+        countInterruption(at: now, into: &outcome)
         // In whole milliseconds, as it is stored and sent: never more than was left when it last ran (its
         // deadline is on a whole millisecond, at most 1 ms after now + what was left, `run`).
         timer = .paused(remaining: .milliseconds((deadline - now).milliseconds))
@@ -90,14 +84,14 @@ extension Room {
 
     private mutating func skip(by id: MemberID, now: Instant, into outcome: inout Outcome) throws(RoomError) {
         guard phase != .idle else { throw .invalidState("there is no phase to skip") }
-        if isFocusRunning { countInterruption(at: now) }
+        if isFocusRunning { countInterruption(at: now, into: &outcome) }
         moveOn(at: now)
         outcome.events.append(.control(.skip, by: id, seconds: nil))
     }
 
     private mutating func reset(by id: MemberID, now: Instant, into outcome: inout Outcome) throws(RoomError) {
         guard phase != .idle || cycle != 1 else { throw .invalidState("the timer is already reset") }
-        if isFocusRunning { countInterruption(at: now) }
+        if isFocusRunning { countInterruption(at: now, into: &outcome) }
         endScheduledRun()
         phase = .idle
         timer = .idle
@@ -175,6 +169,7 @@ extension Room {
         }
         recredit(id, at: now)
         pending.memberChanged(id)
+        outcome.changedMembers.append(id)
         outcome.events.append(away ? .memberAway(id, reason: .away) : .memberBack(id))
     }
 }

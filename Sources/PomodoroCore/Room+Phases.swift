@@ -16,7 +16,7 @@ extension Room {
     }
 
     /// A running focus stopped early (pause, skip, reset): the room and everyone present count one.
-    mutating func countInterruption(at now: Instant) {
+    mutating func countInterruption(at now: Instant, into outcome: inout Outcome) {
         guard isFocusRunning else { return }
         stats.interruptions += 1
         pending.record(.interrupted(nil, name: nil, at: now))
@@ -24,6 +24,7 @@ extension Room {
             roster.update(id) { $0.stats.interruptions += 1 }
             pending.record(.interrupted(id, name: roster[id]!.name, at: now))
             pending.memberChanged(id)
+            outcome.changedMembers.append(id)
         }
     }
 
@@ -125,6 +126,7 @@ extension Room {
                 let member = roster[id]!
                 participants.append((id, member.name, member.task, member.sessionFocusTime))
                 pending.memberChanged(id)
+                outcome.changedMembers.append(id)
             }
             pending.record(.focusCompleted(startedAt: credit.focusStartedAt ?? t - phaseLength, endedAt: t,
                                            length: phaseLength, participants: participants))

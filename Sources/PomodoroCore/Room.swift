@@ -111,19 +111,17 @@ public struct Room: Sendable {
             stats: stats, seq: seq, controlMode: controlMode, host: hostID, scheduledRun: scheduledRun)
     }
 
-    /// Member `id` as everyone would see them at `now`, when the room's snapshot leaves them out (they joined
-    /// after its first `policy.memberListLimit` members); nil for a listed member or one not in the room.
-    public func unlistedMember(_ id: MemberID, at now: Instant) -> MemberSnapshot? {
-        guard let member = roster[id], !roster.ids.prefix(max(0, policy.memberListLimit)).contains(id) else {
-            return nil
-        }
-        return member.snapshot(at: now)
-    }
-
-    /// The connected members the room's snapshot leaves out, in join order, as seen at `now`.
-    public func unlistedConnectedMembers(at now: Instant) -> [MemberSnapshot] {
-        roster.ids.dropFirst(max(0, policy.memberListLimit)).compactMap { roster[$0] }.filter(\.connected).map {
-            $0.snapshot(at: now)
+    /// Those of `ids` the room's snapshot leaves out (they joined after its first `policy.memberListLimit`
+    /// members) and who are connected, each once, as everyone would see them at `now`.
+    public func unlistedMembers(_ ids: [MemberID], at now: Instant) -> [MemberSnapshot] {
+        guard roster.count > policy.memberListLimit, !ids.isEmpty else { return [] }
+        let listed = Set(roster.ids.prefix(max(0, policy.memberListLimit)))
+        var seen: Set<MemberID> = []
+        return ids.compactMap { id in
+            guard !listed.contains(id), seen.insert(id).inserted, let member = roster[id], member.connected else {
+                return nil
+            }
+            return member.snapshot(at: now)
         }
     }
 

@@ -363,7 +363,7 @@ public enum ServerMessage: Equatable, Sendable {
     case apiTokens(APITokensPayload, ref: Ref?)
     case webhooks(WebhooksPayload, ref: Ref?)
     /// Your own member object, to you alone, when the room's `members` leaves you out (a big room): after
-    /// your `welcome`, your `task` or `presence`, and a focus you earned.
+    /// your `welcome`, your `task` or `presence`, and a focus that ended while you were present.
     case you(room: String, member: MemberPayload)
 
     public var type: String {

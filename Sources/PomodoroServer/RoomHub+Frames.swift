@@ -145,9 +145,6 @@ extension RoomHub {
                 let outcome = try entry.room.handle(command, from: member, now: now.monotonic)
                 reply(.ok(command: frame.message.type, appliesFrom: outcome.appliesFrom, ref: frame.ref), to: connection)
                 publish(outcome, in: entry, at: now)
-                if command.changesOwnMember, let unlisted = entry.room.unlistedMember(member, at: now.monotonic) {
-                    tellUnlisted([unlisted], in: entry)
-                }
             } catch {
                 refuse(error, ref: frame.ref, to: connection)
             }

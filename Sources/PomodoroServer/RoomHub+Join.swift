@@ -260,7 +260,7 @@ extension RoomHub {
                            ref: request.ref),
                   to: connection)
             // A big room's list may leave the member out: they hear how the room sees them alone.
-            if let unlisted = entry.room.unlistedMember(result.memberID, at: now.monotonic) {
+            if let unlisted = entry.room.unlistedMembers([result.memberID], at: now.monotonic).first {
                 reply(.you(room: roomID.rawValue, member: MemberPayload(unlisted)), to: connection)
             }
             publish(result.outcome, in: entry, at: now, stateAlreadySentTo: connection)

@@ -115,9 +115,10 @@ extension RoomHub {
             if !tickFirst { sendTick() }
             if let state { fanOut.broadcast(state, in: entry, except: skip) }
         }
-        // A focus completed: the members the crowd's list leaves out earned it, and hear it alone.
-        if crowd, outcome.events.contains(where: \.completesFocus) {
-            tellUnlisted(entry.room.unlistedConnectedMembers(at: now.monotonic).filter(\.present), in: entry)
+        // Members the crowd's list leaves out, whose own object changed (a task, a presence, their stats), hear
+        // themselves alone.
+        if crowd, !outcome.changedMembers.isEmpty {
+            tellUnlisted(entry.room.unlistedMembers(outcome.changedMembers, at: now.monotonic), in: entry)
         }
         if dropIfExpired(roomID, entry, at: now) { return }
         // A room kept past its empty lifetime (members within their grace, a scheduled start coming) has that

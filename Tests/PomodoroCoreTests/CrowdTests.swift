@@ -113,6 +113,33 @@ import PomodoroCore
         #expect(!small.membersTruncated)
     }
 
+    /// What a call changed of members beyond the counts (`Outcome.changedMembers`): the one who set a task or
+    /// stepped away, everyone present at a focus's end or when it stopped early; and of those, the ones the
+    /// snapshot leaves out, connected, once each (`unlistedMembers`).
+    @Test func aCallNamesTheMembersWhoseOwnObjectChanged() throws {
+        var t = TestRoom(settings: RoomSettings(focus: 60, shortBreak: 60), policy: RoomPolicy(memberListLimit: 2))
+        let ids = try ["Ada", "Bo", "Cy", "Di", "Eve"].map { name throws(RoomError) in try t.add(name) }
+        #expect(try t.send(.setTask("notes"), by: ids[2]).changedMembers == [ids[2]])
+        #expect(try t.send(.setAway(true), by: ids[3]).changedMembers == [ids[3]])
+        #expect(try t.send(.setAway(true), by: ids[3]).changedMembers.isEmpty, "already away: nothing changed")
+        #expect(try t.send(.start, by: ids[0]).changedMembers.isEmpty)
+        t.advance(by: .seconds(10))
+        let paused = try t.send(.pause, by: ids[0])
+        #expect(paused.changedMembers == [ids[0], ids[1], ids[2], ids[4]], "the present ones count an interruption")
+        try t.send(.resume, by: ids[0])
+        t.disconnect(ids[4])
+        let ended = t.advance(by: .seconds(60))
+        #expect(ended.changedMembers == [ids[0], ids[1], ids[2]], "the present ones earned the focus")
+
+        #expect(t.room.unlistedMembers(ended.changedMembers + [ids[2], ids[3], ids[4]], at: t.now).map(\.id)
+                == [ids[2], ids[3]], "listed, repeated and disconnected members left out")
+        let cy = try #require(t.room.unlistedMembers([ids[2]], at: t.now).first)
+        #expect(cy.task == "notes" && cy.present && cy.stats.focusSessions == 1 && cy.stats.interruptions == 1)
+        t.leave(ids[0])
+        t.leave(ids[1])
+        #expect(t.room.unlistedMembers([ids[2], ids[3]], at: t.now).isEmpty, "three left: everyone is listed")
+    }
+
     @Test func theCountsFollowReturnsAndExpiries() throws {
         var t = TestRoom(policy: RoomPolicy(reconnectGrace: .seconds(10)))
         let ada = try t.add("Ada")

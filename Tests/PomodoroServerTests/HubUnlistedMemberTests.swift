@@ -82,6 +82,21 @@ import Testing
         #expect(Self.yous(try t.messages(to: ada)).isEmpty)
     }
 
+    @Test func aFocusStoppedEarlyReachesTheUnlistedMembersItInterrupted() throws {
+        let (t, ada, _, cy) = try Self.bigRoom()
+        t.send(.start, from: ada)
+        t.settle()
+        t.pass(.seconds(30))
+        t.transport.clearSent()
+        t.send(.pause, from: ada)
+        t.settle()
+        let heard = try t.messages(to: cy)
+        #expect(Self.yous(heard).map(\.stats.interruptions) == [1])
+        #expect(heard.map(\.label).firstIndex(of: "you")! > heard.map(\.label).firstIndex(of: "state")!,
+                "after the room's state of the pause")
+        #expect(Self.yous(try t.messages(to: ada)).isEmpty)
+    }
+
     @Test func anUnlistedMemberWhoComesBackHearsTheirTaskAgain() throws {
         let (t, _, _, cy) = try Self.bigRoom()
         let token = try #require(try t.messages(to: cy).first?.you?.token)
