@@ -92,8 +92,9 @@ import Testing
         t.settle()
         let heard = try t.messages(to: cy)
         #expect(Self.yous(heard).map(\.stats.interruptions) == [1])
-        #expect(heard.map(\.label).firstIndex(of: "you")! > heard.map(\.label).firstIndex(of: "state")!,
-                "after the room's state of the pause")
+        let you = try #require(heard.map(\.label).firstIndex(of: "you"))
+        let state = try #require(heard.map(\.label).firstIndex(of: "state"))
+        #expect(you > state, "after the room's state of the pause")
         #expect(Self.yous(try t.messages(to: ada)).isEmpty)
     }
 
