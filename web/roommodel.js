@@ -252,20 +252,27 @@ function observing(state, message, effects) {
 function you(state, message, effects) {
   const member = message.member;
   if (!state.room || message.room !== state.room.id || !member || member.id !== state.me) return state;
-  const before = myMember(state);
-  let { taskSent: sent } = state;
-  if (sent !== null && member.task === sent) sent = null;
-  else if (before && before.task !== member.task) announceTask(effects, member.task);
+  const sent = myTaskSeen(state, myMember(state), member, effects);
   effects.push({ type: 'render' });
   return { ...state, self: member, names: { ...state.names, [member.id]: member.name }, taskSent: sent };
 }
 
-/** My task changed, not by this page: said, since it happened where I was not looking. */
-function announceTask(effects, task) {
-  effects.push({
-    type: 'announce',
-    text: task ? { key: 'announceTask', values: { task } } : { key: 'announceTaskCleared', values: {} },
-  });
+/**
+ * My task as the server now shows me (`after`, as I was shown `before`): the echo of the task this page sent
+ * ends the wait for it; another change is news from elsewhere (pomo, another tab that took the member over,
+ * the server), said, since it happened where I was not looking. Returns the task still awaited.
+ */
+function myTaskSeen(state, before, after, effects) {
+  const sent = state.taskSent;
+  if (!after) return sent;
+  if (sent !== null && after.task === sent) return null;
+  if (before && before.task !== after.task) {
+    effects.push({
+      type: 'announce',
+      text: after.task ? { key: 'announceTask', values: { task: after.task } } : { key: 'announceTaskCleared', values: {} },
+    });
+  }
+  return sent;
 }
 
 /** A whole room: taken unless it is older than the one shown (a welcome's is always taken). */
@@ -275,13 +282,9 @@ function snapshot(state, room, fresh, effects) {
   const names = { ...state.names };
   for (const member of room.members) names[member.id] = member.name;
   effects.push({ type: 'render' });
-  // My task changed, not by this page (in pomo or another tab that took the member over, seen when this page
-  // takes it back, or by the server): said, since it happened where I was not looking.
-  let { taskSent: sent } = state;
-  const before = state.me && state.room?.id === room.id ? myMember(state) ?? undefined : undefined;
-  const after = state.me ? room.members.find((m) => m.id === state.me) : undefined;
-  if (after && sent !== null && after.task === sent) sent = null;
-  else if (before && after && before.task !== after.task) announceTask(effects, after.task);
+  const before = state.me && state.room?.id === room.id ? myMember(state) : null;
+  const after = state.me ? room.members.find((m) => m.id === state.me) : null;
+  const sent = myTaskSeen(state, before, after, effects);
   return { ...state, seq: room.seq, room, names, taskSent: sent };
 }
 

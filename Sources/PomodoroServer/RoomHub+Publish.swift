@@ -133,7 +133,7 @@ extension RoomHub {
     /// Tells each of `members`, whom the room's list leaves out (a big room, docs/PROTOCOL.md "Big rooms"), how
     /// the room sees them (`you`), after the room's broadcasts of the change and behind the same commit; to the
     /// member's connection at that moment, if they still have one.
-    func tellUnlisted(_ members: [MemberSnapshot], in entry: RoomEntry) {
+    private func tellUnlisted(_ members: [MemberSnapshot], in entry: RoomEntry) {
         guard !members.isEmpty else { return }
         let roomID = entry.room.id.rawValue
         entry.announce { [self] in
