@@ -176,11 +176,14 @@ export function myMember(state) {
     ?? (state.self?.id === state.me ? state.self : null);
 }
 
-/** The members to draw: the room's list, with me first when the list leaves me out and I know myself. */
+/**
+ * The members to draw: the room's list with my row first (as `pomo` draws it), whether the list holds me or,
+ * in a big room that leaves me out, the server told me myself.
+ */
 export function shownMembers(state) {
   const members = state.room?.members ?? [];
   const mine = myMember(state);
-  return mine && !members.includes(mine) ? [mine, ...members] : members;
+  return mine ? [mine, ...members.filter((m) => m !== mine)] : members;
 }
 
 export function myName(state) {

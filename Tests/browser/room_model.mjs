@@ -146,6 +146,10 @@ fixture('state-big-room.json', 'a big room: the counts are the whole room\'s, th
   assert.equal(state.room.members.length, 3);
   assert.equal(M.nameOf(state, 'm3'), 'Member 3');
   assert.equal(M.myName(state), 'Member 1');
+  // My row is drawn first, listed or not.
+  const second = { ...golden('welcome'), you: { ...golden('welcome').you, id: 'm2' } };
+  const listed = run([second, golden('state-big-room')]).state;
+  assert.deepEqual(M.shownMembers(listed).map((m) => m.id), ['m2', 'm1', 'm3']);
 });
 
 fixture('you.json', 'a member a big room leaves out knows themselves: their row first, their task, their away', () => {
