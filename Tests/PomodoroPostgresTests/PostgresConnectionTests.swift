@@ -1,4 +1,4 @@
-import PomodoroPostgres
+@testable import PomodoroPostgres
 import PomodoroTestSupport
 import Testing
 
@@ -37,6 +37,16 @@ struct PostgresConnectionTests {
         // Every other character goes through whole.
         try connection.query("INSERT INTO w VALUES ($1, $2)", ["2", "tab\tnew\nline \u{7f} ✓"])
         #expect(try connection.query("SELECT note FROM w WHERE id = 2")[0, "note"] == "tab\tnew\nline \u{7f} ✓")
+    }
+
+    /// The text arrays the fences' statements send (`FenceReader.arrayLiteral`) come back element by element,
+    /// whatever an element holds: quotes, backslashes, commas, braces, spaces, NULL's spelling, other scripts.
+    @Test func aTextArrayLiteralComesBackWhole() throws {
+        let items = ["room-1", "a\"b", "back\\slash", "{,}", " spaced ", "NULL", "", "ünïcødé ✓", "\\\""]
+        let rows = try connection.query("SELECT u FROM unnest($1::text[]) WITH ORDINALITY AS a(u, n) ORDER BY n",
+                                        [FenceReader.arrayLiteral(items)])
+        #expect(rows.values.map { $0[0] } == items)
+        #expect(try connection.query("SELECT cardinality($1::text[])::text AS n", [FenceReader.arrayLiteral([])])[0, "n"] == "0")
     }
 
     @Test func errorsCarryTheirSQLState() throws {
