@@ -132,11 +132,13 @@ final class PostgresWriting: SQLWriting {
         return Array(try connection.pipeline(statements, prepared: prepared).suffix(last.count))
     }
 
-    /// Raises the fence of each room to its epoch (`fencesStatements`: two statements for all), held to go first in
-    /// the batch's first pipeline: a fenced room fails it, and so the transaction, before any change is
-    /// written. Then takes an id for each of the `sessions` the batch inserts (one round trip, when there are
-    /// any).
-    func start(fences: [RoomID: Int64], sessions: Int) throws(PostgresError) {
+    /// With `begin`, `BEGIN` and the transaction's settings (`PostgresRoomStore.beginStatements`), held to go
+    /// first in the batch's first pipeline. Raises the fence of each room to its epoch (`fencesStatements`: two
+    /// statements for all), held to go next: a fenced room fails the pipeline, and so the transaction, before
+    /// any change is written. Then takes an id for each of the `sessions` the batch inserts (one round trip,
+    /// when there are any).
+    func start(begin: Bool = false, fences: [RoomID: Int64], sessions: Int) throws(PostgresError) {
+        if begin { held.append(contentsOf: PostgresRoomStore.beginStatements) }
         if !fences.isEmpty { held.append(contentsOf: PostgresRoomStore.fencesStatements(fences)) }
         guard sessions > 0 else { return }
         let ids = try flush(then: [PostgresStatement(PostgresRoomStore.reserveSessionIDs, [String(sessions)])])[0]

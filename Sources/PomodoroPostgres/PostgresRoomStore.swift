@@ -125,28 +125,40 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {  // safe:
         }
     }
 
+    /// `BEGIN` with the settings every write transaction sets itself: `SET LOCAL` as well as the session's
+    /// setting, because behind a pooler that hands each transaction to any server connection, only what the
+    /// transaction sets itself holds.
+    static let beginStatements = [PostgresStatement("BEGIN"), PostgresStatement("SET LOCAL synchronous_commit = on")]
+
     /// Runs `body` in one transaction on the writer connection: committed if it returns, rolled back if it
-    /// throws. A connection found broken at `BEGIN` (the database restarted since the last batch) is
-    /// replaced and the batch begun again: nothing of it had reached the server. A connection lost later
-    /// fails the batch, since a lost `COMMIT` may or may not have been applied.
-    func inWriteTransaction<T>(_ what: @autoclosure () -> String,
-                                       _ body: (PostgresConnection) throws(PostgresError) -> T) throws(StoreError) -> T {
+    /// throws. A connection found broken before anything of the batch reached the server (the database
+    /// restarted since the last batch) is replaced and the batch begun again. A connection lost later fails
+    /// the batch, since a lost `COMMIT` may or may not have been applied.
+    ///
+    /// With `beginsInBody`, `body` sends `beginStatements` itself, ahead of its first statements in one
+    /// pipeline (`PostgresWriting.start`), so that `BEGIN` costs no round trip of its own; a connection lost
+    /// in that body before `COMMIT` is replaced and the body run once more, since nothing of it committed.
+    func inWriteTransaction<T>(_ what: @autoclosure () -> String, beginsInBody: Bool = false,
+                               _ body: (PostgresConnection) throws(PostgresError) -> T) throws(StoreError) -> T {
         try withWriter(what()) { connection throws(PostgresError) -> T in
-            // SET LOCAL as well as the session's setting: behind a pooler that hands each transaction to
-            // any server connection, only what the transaction sets itself holds. One round trip.
-            let begin = "BEGIN; SET LOCAL synchronous_commit = on"
             var connection = connection
-            do throws(PostgresError) {
-                try connection.execute(begin)
-            } catch where !connection.isConnected {
-                writer = nil
-                connection = try Self.connect(url)
-                writer = connection
-                try connection.execute(begin)
+            let begin = Self.beginStatements.map(\.sql).joined(separator: "; ")
+            if !beginsInBody {
+                do throws(PostgresError) {
+                    try connection.execute(begin)
+                } catch where !connection.isConnected {
+                    connection = try reconnectWriter()
+                    try connection.execute(begin)
+                }
             }
             let result: T
             do throws(PostgresError) {
-                result = try body(connection)
+                do throws(PostgresError) {
+                    result = try body(connection)
+                } catch where beginsInBody && !connection.isConnected && error.code == nil {
+                    connection = try reconnectWriter()
+                    result = try body(connection)
+                }
             } catch {
                 if connection.isConnected { try? connection.execute("ROLLBACK") }
                 // Lost before COMMIT was sent (the primary went away, a failover): nothing of the batch
@@ -164,6 +176,14 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {  // safe:
                 throw error
             }
         }
+    }
+
+    /// A new writer connection in place of one found broken (called with the writer's lock held).
+    private func reconnectWriter() throws(PostgresError) -> PostgresConnection {
+        writer = nil
+        let connection = try Self.connect(url)
+        writer = connection
+        return connection
     }
 
     /// Runs `body` on a reader connection from the pool, waiting while all `maxReaders` are in use. Reads
@@ -296,9 +316,10 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {  // safe:
     /// (`StoreError.isFenced`) when any of those rooms has since been claimed under a higher epoch; see
     /// `claim(room:epoch:)`.
     ///
-    /// The batch's statements go to the server in a pipeline (`PostgresWriting`): after `BEGIN`, one round
-    /// trip raises the fences and takes the new sessions' ids (when there are any), one sends every change
-    /// (and reads whether a room is over the journal's cap), then `COMMIT`.
+    /// The batch's statements go to the server in a pipeline (`PostgresWriting`): one round trip begins the
+    /// transaction, raises the fences and takes the new sessions' ids (when there are any: otherwise these go
+    /// with the changes), one sends every change (and reads whether a room is over the journal's cap), then
+    /// `COMMIT`.
     public func apply(_ changes: [StoreChange], fences: [RoomID: Int64]) throws(StoreError) {
         guard !changes.isEmpty else { return }
         let retention = retention
@@ -309,7 +330,7 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {  // safe:
         let write = { (connection: PostgresConnection) throws(PostgresError) in
             let writing = PostgresWriting(connection: connection, prepared: self.preparesStatements)
             do throws(PostgresError) {
-                try writing.start(fences: fences, sessions: sessions)
+                try writing.start(begin: true, fences: fences, sessions: sessions)
                 try writing.apply(changes, retention: retention)
                 try writing.flush()
             } catch where error.code == PostgresError.preparedStatementMissing
@@ -322,9 +343,9 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {  // safe:
             }
         }
         do {
-            try inWriteTransaction("applying \(changes.count) changes", write)
+            try inWriteTransaction("applying \(changes.count) changes", beginsInBody: true, write)
         } catch where unprepared {
-            try inWriteTransaction("applying \(changes.count) changes", write)
+            try inWriteTransaction("applying \(changes.count) changes", beginsInBody: true, write)
         }
     }
 
