@@ -115,6 +115,37 @@ import Testing
         #expect(Self.yous(heard).first?.task == "write the report")
     }
 
+    /// A `you` held behind its commit goes to the member's connection as it is when it goes out: a member
+    /// removed while their task was being committed hears that they were removed, and nothing after it.
+    @Test func aMemberRemovedWhileTheirChangeCommitsHearsNoYouAfterIt() throws {
+        var configuration = ServerConfiguration(port: 0, webRoot: nil)
+        configuration.roomPolicy.memberListLimit = 2
+        configuration.limits.membersPerAddressPerRoom = 0
+        let store = try HeldStore()
+        let t = TestHub(configuration: configuration, store: store)
+        let ada = t.connect(), bo = t.connect(), cy = t.connect()
+        t.send(Self.join("Ada"), from: ada)
+        t.settle()
+        t.send(Self.join("Bo"), from: bo)
+        t.send(Self.join("Cy"), from: cy)
+        t.settle()
+        let cyID = try #require(try t.messages(to: cy).first?.you).id
+        #expect(try t.messages(to: ada).first?.snapshot?.host == (try t.messages(to: ada).first?.you?.id))
+        t.transport.clearSent()
+
+        t.send(.task(text: "write the report"), ref: "t", from: cy)
+        t.settle(commits: false)
+        #expect(store.pendingCommits == 1, "the task's commit held")
+        t.send(.kick(member: cyID), ref: "k", from: ada)
+        t.settle()
+        let heard = try t.messages(to: cy)
+        #expect(Self.yous(heard).isEmpty, "\(heard.map(\.label))")
+        #expect(heard.last?.label == "error removed")
+        #expect(t.transport.closes[cy]?.code == 4002)
+        #expect(try t.messages(to: ada).contains { $0.label == "ok kick" })
+        #expect(Self.yous(try t.messages(to: ada) + t.messages(to: bo)).isEmpty)
+    }
+
     @Test func aRoomAtItsListsLimitSendsNoYou() throws {
         let t = HubFanoutTests.crowdHub()
         let ada = t.connect(), bo = t.connect()
