@@ -158,6 +158,8 @@ extension ClusterRooms {
             let shownTo = snapshot == nil ? [] : connections.map(ConnectionID.init(rawValue:)).filter(current)
             let room = shownTo.first.flatMap { relays[$0]?.room }
             defer { if let snapshot, let room { replicated(snapshot, room: room, to: shownTo) } }
+            // A tick the owner's members heard ahead of it goes first (this node's timer woke later).
+            if let snapshot, let room { tickBefore(snapshot, in: room) }
             if connections.count == 1, current(ConnectionID(rawValue: connections[0])),
                answeredQuietly(ConnectionID(rawValue: connections[0]), frame) { return }
             let outbound = OutboundFrame(frame)

@@ -96,6 +96,17 @@ extension ClusterRooms {
         relayedTickDue(room)
     }
 
+    /// The owner sent `snapshot` of `room` to relayed members here, about to be forwarded: a tick its members
+    /// heard ahead of it and this node has not sent (its timer woke later than the snapshot came) goes first,
+    /// so that a relayed member hears what the owner's members heard, in the same order.
+    func tickBefore(_ snapshot: SnapshotPayload, in room: RoomID) {
+        guard !relayedTicksStopped, snapshot.room == room.rawValue, let followed = relayedTimers[room],
+              snapshot.seq >= followed.seq, var replicated = followed.replicated else { return }
+        let tick = replicated.tick(before: snapshot, at: hub.clock.now())
+        followed.replicated = replicated
+        if let tick { sendRelayedTick(tick, in: room) }
+    }
+
     /// The room's timer here fired (or its snapshot changed): sends the tick due, if any, to the room's
     /// relayed connections that are in it, and arms the timer for the next one.
     func relayedTickDue(_ room: RoomID) {

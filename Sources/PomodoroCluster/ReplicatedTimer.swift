@@ -85,6 +85,23 @@ package struct ReplicatedTimer: Equatable {
         return ticks
     }
 
+    /// The tick the owner's members heard ahead of `snapshot` that this node has not sent: the owner brings
+    /// its room up to the moment of a call before answering it, so the tick of a boundary passed by then goes
+    /// out before the call's `state` (PROTOCOL.md §7). A snapshot taken after a boundary this node's timer
+    /// has not reached yet (it woke late) is forwarded after that tick, as the owner's members heard them;
+    /// only the latest boundary passed, as the owner's room woken late ticks. The moment the snapshot was
+    /// taken: for this same running phase (same end), the seconds it shows; otherwise its `serverTime`.
+    package mutating func tick(before snapshot: SnapshotPayload, at now: ClockReading) -> TickPayload? {
+        let seconds: Int64?
+        if snapshot.running, snapshot.endsAt == endsAt, snapshot.phase == phase, snapshot.cycle == cycle {
+            seconds = countdown.tick(downTo: Duration.milliseconds(snapshot.remainingMs).secondsRoundedUp)
+        } else {
+            let taken = Instant(nanoseconds: snapshot.serverTime * 1_000_000 - now.wallOffsetNanoseconds)
+            seconds = countdown.tick(at: min(taken, now.monotonic))
+        }
+        return seconds.map { payload($0, at: now) }
+    }
+
     private func payload(_ seconds: Int64, at now: ClockReading) -> TickPayload {
         TickPayload(room: room, phase: phase, remainingMs: seconds * 1_000, endsAt: endsAt, cycle: cycle, seq: seq,
                     serverTime: now.wallMs)

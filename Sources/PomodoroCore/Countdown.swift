@@ -21,6 +21,14 @@ public struct Countdown: Equatable, Sendable {
         return seconds > 0 ? seconds : nil
     }
 
+    /// Shows `seconds` when fewer than shown and not yet none: the tick due by the moment a snapshot that
+    /// shows them was taken (its boundary is behind that moment). Nil when no tick is due by then.
+    public mutating func tick(downTo seconds: Int64) -> Int64? {
+        guard seconds < shown, seconds > 0 else { return nil }
+        shown = seconds
+        return seconds
+    }
+
     /// When the shown seconds next fall: the boundary below them, or the deadline once 1 is shown.
     public var nextBoundary: Instant { deadline - .seconds(max(0, shown - 1)) }
 

@@ -102,6 +102,50 @@ import Testing
         #expect(six?.remainingMs == 6_000 && six?.seq == 5)
     }
 
+    /// A `state` the owner took just after a boundary, heard here before this node's timer reached it (woken
+    /// late): the owner's members heard that boundary's tick before the state, so it is this node's to send
+    /// first; the copy made from the state then ticks nothing more for it. One taken before the boundary
+    /// brings none; a change of the timer (a pause) brings the tick due by its `serverTime`.
+    @Test func aStateTakenAfterABoundaryNotTickedHereBringsThatTickFirst() throws {
+        let endsAt: Int64 = 1_767_225_660_000
+        let deadline = Instant(nanoseconds: endsAt * 1_000_000 - Self.offset)
+        var copy = try #require(ReplicatedTimer(Self.running(remainingMs: 4_500, endsAt: endsAt, seq: 3),
+                                                wallOffsetNanoseconds: Self.offset))
+        let heardAt = Self.reading(deadline - .milliseconds(2_995))
+        // Taken 3.2 s before the end: nothing passed by then that this copy has not ticked.
+        #expect(copy.tick(before: Self.running(remainingMs: 4_200, endsAt: endsAt, seq: 4), at: heardAt) == nil)
+        // Taken 2.999 s before the end: the boundary at 3 s had passed.
+        let state = Self.running(remainingMs: 2_999, endsAt: endsAt, seq: 5)
+        let due = copy.tick(before: state, at: heardAt)
+        let first = try #require(due)
+        #expect(first.remainingMs == 3_000 && first.seq == 3 && first.endsAt == endsAt)
+        #expect(copy.tick(before: state, at: heardAt) == nil, "once")
+        var next = try #require(ReplicatedTimer(state, wallOffsetNanoseconds: Self.offset))
+        next.follows(copy)
+        #expect(next.ticksSinceShown(at: heardAt).isEmpty)
+        #expect(next.tick(at: heardAt) == nil)
+        #expect(next.tick(at: Self.reading(deadline - .seconds(2)))?.remainingMs == 2_000)
+
+        // Woken more than a second late: only the latest boundary, as the owner's room woken late.
+        var late = try #require(ReplicatedTimer(Self.running(remainingMs: 4_500, endsAt: endsAt, seq: 3),
+                                                wallOffsetNanoseconds: Self.offset))
+        let skipped = late.tick(before: Self.running(remainingMs: 1_990, endsAt: endsAt, seq: 6),
+                                at: Self.reading(deadline - .milliseconds(1_985)))
+        #expect(skipped?.remainingMs == 2_000)
+
+        // Paused 2.9 s before the end: the owner's members heard the tick at 3 s before the pause.
+        var paused = try #require(ReplicatedTimer(Self.running(remainingMs: 4_500, endsAt: endsAt, seq: 3),
+                                                  wallOffsetNanoseconds: Self.offset))
+        let pause = SnapshotPayload(room: "r", phase: .focus, status: .paused, running: false, remainingMs: 2_900,
+                                    phaseLengthMs: 60_000, endsAt: nil, cycle: 1, settings: .standard,
+                                    pendingSettings: nil, members: [],
+                                    stats: StatsPayload(focusCompleted: 0, focusSeconds: 0, interruptions: 0),
+                                    seq: 7, serverTime: endsAt - 2_900)
+        let beforePause = paused.tick(before: pause, at: Self.reading(deadline - .milliseconds(2_890)))
+        #expect(beforePause?.remainingMs == 3_000)
+        #expect(paused.tick(before: pause, at: Self.reading(deadline - .milliseconds(2_890))) == nil)
+    }
+
     /// A snapshot that arrives late (held for the owner's commit): every boundary passed meanwhile is ticked,
     /// in order, as the owner's members heard them when the commit let them out.
     @Test func aLateSnapshotTicksEveryBoundaryItMissed() throws {

@@ -216,6 +216,47 @@ struct HubRelayTests {
         #expect(try heardAlike())
     }
 
+    /// The relaying node's timer wakes late, after the owner answered a command taken just past a boundary:
+    /// the owner's member heard that second's tick, then the `state`; the relayed member hears the same, in
+    /// the same order, and the late timer adds nothing. (Without it the `state` stood in for the tick.)
+    @Test func aStateTakenPastABoundaryTheRelayHasNotTickedComesAfterThatTick() throws {
+        let pair = try Pair()
+        let ada = pair.owner.connect()
+        pair.owner.send(.join(room: "team", name: "Ada", token: nil), from: ada)
+        pair.owner.settle()
+        let bob = pair.relayedJoin("Bob")
+        pair.relay.send(.start, from: bob)
+        pair.pump()
+        pair.pass(.milliseconds(2_500))
+        pair.owner.transport.clearSent()
+        pair.relay.transport.clearSent()
+
+        // The next boundary is 0.5 s away: 3 ms past it, the owner's timer has fired, the relay's not yet.
+        let clock = pair.owner.clock
+        clock.advance(by: .milliseconds(503))
+        pair.ownerCluster.renewAll()
+        pair.owner.transport.fireDueTimers()
+        pair.owner.send(.task(text: "write the report"), from: ada)
+        pair.pump()
+        func timerFrames(_ hub: TestHub, _ connection: ConnectionID) throws -> [String] {
+            try hub.messages(to: connection).compactMap {
+                switch $0 {
+                case .tick(let tick): "tick \(tick.remainingMs)"
+                case .state(let room): "state \(room.remainingMs / 1_000 + 1)"
+                default: nil
+                }
+            }
+        }
+        #expect(try timerFrames(pair.owner, ada) == ["tick 1497000", "state 1497"])
+        #expect(try timerFrames(pair.relay, bob) == ["tick 1497000", "state 1497"])
+        pair.relay.transport.fireDueTimers()
+        pair.pump()
+        #expect(try timerFrames(pair.relay, bob) == ["tick 1497000", "state 1497"], "the late timer adds nothing")
+        pair.pass(.seconds(1))
+        #expect(try timerFrames(pair.relay, bob).last == "tick 1496000")
+        #expect(pair.ticksPublished == 0)
+    }
+
     @Test func aRelayedObserverIsBroughtUpToDateAfterTheBusLostMessagesNotClosed() throws {
         let pair = try Pair()
         let ada = pair.owner.connect()
