@@ -167,7 +167,8 @@ struct HubRelayTests {
         #expect(pair.relay.transport.armedTimers == 0)
     }
 
-    @Test func aRelayedMembersTicksFollowEveryChangeTheOwnerMakes() throws {
+    /// Ada on the owner, Bob relayed, and the room's focus started by Bob.
+    static func runningRoom() throws -> (Pair, ada: ConnectionID, bob: ConnectionID) {
         let pair = try Pair()
         let ada = pair.owner.connect()
         pair.owner.send(.join(room: "team", name: "Ada", token: nil), from: ada)
@@ -175,6 +176,11 @@ struct HubRelayTests {
         let bob = pair.relayedJoin("Bob")
         pair.relay.send(.start, from: bob)
         pair.pump()
+        return (pair, ada, bob)
+    }
+
+    @Test func aRelayedMembersTicksFollowEveryChangeTheOwnerMakes() throws {
+        let (pair, ada, bob) = try Self.runningRoom()
         func ticks(_ hub: TestHub, _ connection: ConnectionID) throws -> [TickPayload] {
             try hub.messages(to: connection).compactMap { if case .tick(let tick) = $0 { tick } else { nil } }
         }
@@ -220,13 +226,7 @@ struct HubRelayTests {
     /// the owner's member heard that second's tick, then the `state`; the relayed member hears the same, in
     /// the same order, and the late timer adds nothing. (Without it the `state` stood in for the tick.)
     @Test func aStateTakenPastABoundaryTheRelayHasNotTickedComesAfterThatTick() throws {
-        let pair = try Pair()
-        let ada = pair.owner.connect()
-        pair.owner.send(.join(room: "team", name: "Ada", token: nil), from: ada)
-        pair.owner.settle()
-        let bob = pair.relayedJoin("Bob")
-        pair.relay.send(.start, from: bob)
-        pair.pump()
+        let (pair, ada, bob) = try Self.runningRoom()
         pair.pass(.milliseconds(2_500))
         pair.owner.transport.clearSent()
         pair.relay.transport.clearSent()
