@@ -104,7 +104,8 @@ extension ClusterRooms {
               snapshot.seq >= followed.seq, var replicated = followed.replicated else { return }
         let tick = replicated.tick(before: snapshot, at: hub.clock.now())
         followed.replicated = replicated
-        if let tick { sendRelayedTick(tick, in: room) }
+        // Not the tick a draining node sends a member back after: the snapshot it comes before is theirs too.
+        if let tick { sendRelayedTick(tick, in: room, sendingBack: false) }
     }
 
     /// The room's timer here fired (or its snapshot changed): sends the tick due, if any, to the room's
@@ -134,7 +135,7 @@ extension ClusterRooms {
         }
     }
 
-    private func sendRelayedTick(_ tick: TickPayload, in room: RoomID) {
+    private func sendRelayedTick(_ tick: TickPayload, in room: RoomID, sendingBack: Bool = true) {
         let timer = ShownTimer(tick)
         // One look-up of each relayed connection of the room (a relay is a struct of strings and arrays).
         var audience: [ConnectionID] = []
@@ -151,7 +152,7 @@ extension ClusterRooms {
         hub.framesSent += sent
         hub.metrics.sent(frames: sent, bytes: sent * frame.count)
         metrics.relayedTicks.increment()
-        if sendsBack { sendBackAfterTick(audience) }
+        if sendsBack && sendingBack { sendBackAfterTick(audience) }
     }
 
     /// The relayed connections of `room` shown `earlier` are shown `later` from now on.
