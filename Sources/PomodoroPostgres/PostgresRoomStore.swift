@@ -129,6 +129,8 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {  // safe:
     /// setting, because behind a pooler that hands each transaction to any server connection, only what the
     /// transaction sets itself holds.
     static let beginStatements = [PostgresStatement("BEGIN"), PostgresStatement("SET LOCAL synchronous_commit = on")]
+    /// The same, as one text for `execute` (one round trip), where `BEGIN` goes on its own.
+    static let beginSQL = beginStatements.map(\.sql).joined(separator: "; ")
 
     /// Runs `body` in one transaction on the writer connection: committed if it returns, rolled back if it
     /// throws. A connection found broken before anything of the batch reached the server (the database
@@ -142,13 +144,12 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {  // safe:
                                _ body: (PostgresConnection) throws(PostgresError) -> T) throws(StoreError) -> T {
         try withWriter(what()) { connection throws(PostgresError) -> T in
             var connection = connection
-            let begin = Self.beginStatements.map(\.sql).joined(separator: "; ")
             if !beginsInBody {
                 do throws(PostgresError) {
-                    try connection.execute(begin)
+                    try connection.execute(Self.beginSQL)
                 } catch where !connection.isConnected {
                     connection = try reconnectWriter()
-                    try connection.execute(begin)
+                    try connection.execute(Self.beginSQL)
                 }
             }
             let result: T
