@@ -1556,16 +1556,26 @@ class Run:
             by_id(driver, "warn-input").click()
             assert js(driver, "return localStorage.getItem('pomodoro.warn')") == "on"
             configure(driver, "0:03", "1:03", "0:05", auto=True)
-            js(driver, "window.visibility = []; document.addEventListener('visibilitychange', () => visibility.push(document.visibilityState))")
-            by_id(driver, "btn-toggle").click()
-            wait(driver, lambda d: body_data(d, "status") == "running", "the focus running")
+            # The focus starts the moment the room's tab is hidden, not before: started first, a 3-second focus
+            # could end while a slow machine was still opening the other tab, with the room in view (no
+            # notification, rightly).
+            js(driver, """window.visibility = [];
+                          document.addEventListener('visibilitychange', () => {
+                            visibility.push(document.visibilityState);
+                            if (document.visibilityState === 'hidden' && visibility.length === 1) {
+                              document.getElementById('btn-toggle').click();
+                            }
+                          })""")
             first = driver.current_window_handle
             driver.switch_to.new_window("tab")  # the room's tab goes to the background
             driver.get(f"{self.base}/")
             shown = lambda d: js(d, """return navigator.serviceWorker.getRegistration('/').then(r => r.getNotifications())
                                         .then(ns => ns.map(n => ({title: n.title, body: n.body, tag: n.tag, url: n.data && n.data.url})))""")
-            wait(driver, lambda d: {n["tag"] for n in shown(d)} >= {"pomodoro-phase", "pomodoro-warning"},
-                 "the end of the focus and the 1-minute warning, as notifications of the registration", 20)
+            try:
+                wait(driver, lambda d: {n["tag"] for n in shown(d)} >= {"pomodoro-phase", "pomodoro-warning"},
+                     "the end of the focus and the 1-minute warning, as notifications of the registration", 20)
+            except AssertionError as e:
+                raise AssertionError(f"{e}; shown: {shown(driver)}") from None
             by_tag = {n["tag"]: n for n in shown(driver)}
             assert by_tag["pomodoro-phase"]["title"] == "Focus complete", by_tag
             assert by_tag["pomodoro-phase"]["body"] == "Time for a Short break.", by_tag
@@ -1574,7 +1584,8 @@ class Run:
             assert by_tag["pomodoro-warning"]["body"] == "Short break ends in a minute.", by_tag
             driver.close()
             driver.switch_to.window(first)
-            assert "hidden" in js(driver, "return window.visibility"), "the room's tab was never hidden"
+            assert js(driver, "return window.visibility")[0] == "hidden", "the room's tab was never hidden"
+            assert body_data(driver, "phase") == "shortBreak", body_data(driver, "phase")
         finally:
             self.done_with(driver)
 
