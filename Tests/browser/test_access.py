@@ -239,8 +239,8 @@ class AccessChecks:
             focus_body(a)
             ActionChains(a).send_keys("m").perform()
             wait(a, lambda d: by_id(d, "btn-sound").get_attribute("aria-pressed") == "false", "the sound off")
-            # A phase of 1:03 with the time said every minute.
-            configure(b, "1:03", "0:05", "0:10")
+            # A phase of 1:06 with the time said every minute: six seconds before the minute is crossed.
+            configure(b, "1:06", "0:05", "0:10")
             a.find_element(By.CSS_SELECTOR, "#alerts-details > summary").click()
             Select(by_id(a, "speak-select")).select_by_value("1")
             a.find_element(By.CSS_SELECTOR, "#alerts-details > summary").click()
