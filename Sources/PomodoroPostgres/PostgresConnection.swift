@@ -123,6 +123,11 @@ public final class PostgresConnection {
     /// network went away). A broken connection stays broken; make a new one.
     public var isConnected: Bool { !abandonedAnswer && PQstatus(connection) == CONNECTION_OK }
 
+    /// Whether a `ROLLBACK` has something to end: the connection is good and not idle outside a transaction
+    /// (in one, in a failed one, or with a command still under way). False after a failure that came before
+    /// any `BEGIN` reached the server, where a `ROLLBACK` would only earn the server's warning.
+    public var mayBeInTransaction: Bool { isConnected && PQtransactionStatus(connection) != PQTRANS_IDLE }
+
     /// The server's version as a number (150018 for 15.18).
     public var serverVersion: Int { Int(PQserverVersion(connection)) }
 

@@ -50,14 +50,7 @@ extension PostgresRoomStore {
         typealias Loaded = (rooms: PostgresRows, members: PostgresRows, tokens: PostgresRows, schedules: PostgresRows)
         let (raised, loaded) = try inWriteTransaction("claiming \(rooms.count) rooms") {
             connection throws(PostgresError) -> (PostgresRows, Loaded?) in
-            let raised = try connection.query("""
-                INSERT INTO room_fence (room_id, epoch)
-                SELECT room_id, epoch FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS c(room_id, epoch, n)
-                ORDER BY n
-                ON CONFLICT (room_id) DO UPDATE SET epoch = excluded.epoch
-                WHERE room_fence.epoch < excluded.epoch
-                RETURNING room_id
-                """, [FenceReader.arrayLiteral(order.map(\.key.rawValue)), "{" + order.map { String($0.value) }.joined(separator: ",") + "}"])
+            let raised = try connection.query(Self.raiseFencesSQL + "\nRETURNING room_id", Self.fenceParameters(order))
             let claimed = (0..<raised.count).compactMap { raised[$0, "room_id"] }
             guard !claimed.isEmpty else { return (raised, nil) }
             let list = [FenceReader.arrayLiteral(claimed)]
@@ -143,17 +136,9 @@ extension PostgresRoomStore {
     /// snapshot taken after those locks (READ COMMITTED), finds a fence above its epoch: a claim committed
     /// before the lock was taken; none can commit after it until this transaction ends.
     static func fencesStatements(_ fences: [RoomID: Int64]) -> [PostgresStatement] {
-        let order = fences.sorted { $0.key.rawValue < $1.key.rawValue }
-        let parameters = [FenceReader.arrayLiteral(order.map(\.key.rawValue)),
-                          "{" + order.map { String($0.value) }.joined(separator: ",") + "}"]
+        let parameters = fenceParameters(fences.sorted { $0.key.rawValue < $1.key.rawValue })
         return [
-            PostgresStatement("""
-                INSERT INTO room_fence (room_id, epoch)
-                SELECT room_id, epoch FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS c(room_id, epoch, n)
-                ORDER BY n
-                ON CONFLICT (room_id) DO UPDATE SET epoch = excluded.epoch
-                WHERE room_fence.epoch < excluded.epoch
-                """, parameters),
+            PostgresStatement(raiseFencesSQL, parameters),
             PostgresStatement("""
                 SELECT pomodoro_fence_refused(w.room_id, w.epoch)
                 FROM (SELECT c.room_id, c.epoch
@@ -162,6 +147,21 @@ extension PostgresRoomStore {
                       ORDER BY c.n LIMIT 1) AS w
                 """, parameters),
         ]
+    }
+
+    /// Raises the fence of each room of `$1` to its epoch in `$2` where it is lower, in the arrays' order; for
+    /// a claim (which adds `RETURNING`) and a writer's batch alike.
+    static let raiseFencesSQL = """
+        INSERT INTO room_fence (room_id, epoch)
+        SELECT room_id, epoch FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS c(room_id, epoch, n)
+        ORDER BY n
+        ON CONFLICT (room_id) DO UPDATE SET epoch = excluded.epoch
+        WHERE room_fence.epoch < excluded.epoch
+        """
+
+    /// `raiseFencesSQL`'s parameters (and the refusal's): the rooms, then their epochs, in `order`.
+    static func fenceParameters(_ order: [(key: RoomID, value: Int64)]) -> [String?] {
+        [FenceReader.arrayLiteral(order.map(\.key.rawValue)), "{" + order.map { String($0.value) }.joined(separator: ",") + "}"]
     }
 
     /// Throws `PostgresError.fenced` unless `fenceStatement`'s answer `rows` says the fence was raised.

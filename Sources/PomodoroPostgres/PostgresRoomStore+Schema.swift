@@ -92,7 +92,7 @@ extension PostgresRoomStore {
             try connection.execute("COMMIT")
             return .upToDate
         } catch {
-            try? connection.execute("ROLLBACK")
+            if connection.mayBeInTransaction { try? connection.execute("ROLLBACK") }
             throw error
         }
     }

@@ -128,6 +128,34 @@ struct PostgresConnectionTests {
         #expect(try connection.query("SELECT count(*) FROM f").values == [["1"]])
     }
 
+    /// What a `ROLLBACK` after a failure asks first: idle outside a transaction (the failure came before
+    /// `BEGIN` reached the server) there is nothing to end; in a transaction, or in one a statement failed,
+    /// there is.
+    @Test func whetherATransactionIsOpenIsKnownBeforeARollback() throws {
+        try connection.execute("CREATE TABLE r (id bigint PRIMARY KEY)")
+        #expect(!connection.mayBeInTransaction)
+        // A NUL refused before anything was sent leaves the connection idle.
+        #expect(throws: PostgresError.self) {
+            try connection.pipeline(PostgresRoomStore.beginStatements + [PostgresStatement("SELECT $1::text", ["a\u{0}b"])])
+        }
+        #expect(connection.isConnected && !connection.mayBeInTransaction)
+        try connection.execute(PostgresRoomStore.beginSQL)
+        #expect(connection.mayBeInTransaction)
+        try connection.query("INSERT INTO r VALUES ($1)", ["1"])
+        #expect(throws: PostgresError.self) { try connection.query("INSERT INTO r VALUES ($1)", ["1"]) }
+        #expect(connection.mayBeInTransaction)
+        try connection.execute("ROLLBACK")
+        #expect(!connection.mayBeInTransaction)
+        #expect(try connection.query("SELECT count(*) FROM r").values == [["0"]])
+        // A pipeline that began and then failed leaves the failed transaction open, to be rolled back.
+        #expect(throws: PostgresError.self) {
+            try connection.pipeline(PostgresRoomStore.beginStatements + [PostgresStatement("SELECT 1 / 0")])
+        }
+        #expect(connection.mayBeInTransaction)
+        try connection.execute("ROLLBACK")
+        #expect(!connection.mayBeInTransaction)
+    }
+
     /// A pipeline far larger than the sockets' buffers goes through: its answers are read while the rest is
     /// still being sent.
     @Test func aLongPipelineDoesNotStall() throws {
