@@ -45,12 +45,11 @@ extension PostgresRoomStore {
     /// rooms' order, as a writer's batch raises them, so that the two never wait for each other in a cycle.
     public func claim(rooms: [RoomID: Int64]) throws(StoreError) -> [RoomID: RoomClaim] {
         guard !rooms.isEmpty else { return [:] }
-        let order = rooms.sorted { $0.key.rawValue < $1.key.rawValue }
         let c = Self.statements.dialect.byteOrder
         typealias Loaded = (rooms: PostgresRows, members: PostgresRows, tokens: PostgresRows, schedules: PostgresRows)
         let (raised, loaded) = try inWriteTransaction("claiming \(rooms.count) rooms") {
             connection throws(PostgresError) -> (PostgresRows, Loaded?) in
-            let raised = try connection.query(Self.raiseFencesSQL + "\nRETURNING room_id", Self.fenceParameters(order))
+            let raised = try connection.query(Self.raiseFencesSQL + "\nRETURNING room_id", Self.fenceParameters(rooms))
             let claimed = (0..<raised.count).compactMap { raised[$0, "room_id"] }
             guard !claimed.isEmpty else { return (raised, nil) }
             let list = [FenceReader.arrayLiteral(claimed)]
@@ -136,7 +135,7 @@ extension PostgresRoomStore {
     /// snapshot taken after those locks (READ COMMITTED), finds a fence above its epoch: a claim committed
     /// before the lock was taken; none can commit after it until this transaction ends.
     static func fencesStatements(_ fences: [RoomID: Int64]) -> [PostgresStatement] {
-        let parameters = fenceParameters(fences.sorted { $0.key.rawValue < $1.key.rawValue })
+        let parameters = fenceParameters(fences)
         return [
             PostgresStatement(raiseFencesSQL, parameters),
             PostgresStatement("""
@@ -159,9 +158,11 @@ extension PostgresRoomStore {
         WHERE room_fence.epoch < excluded.epoch
         """
 
-    /// `raiseFencesSQL`'s parameters (and the refusal's): the rooms, then their epochs, in `order`.
-    static func fenceParameters(_ order: [(key: RoomID, value: Int64)]) -> [String?] {
-        [FenceReader.arrayLiteral(order.map(\.key.rawValue)), "{" + order.map { String($0.value) }.joined(separator: ",") + "}"]
+    /// `raiseFencesSQL`'s parameters (and the refusal's): the rooms, then their epochs, in the rooms' order,
+    /// the one order in which claims and writers' batches lock fences, so that they never wait in a cycle.
+    static func fenceParameters(_ fences: [RoomID: Int64]) -> [String?] {
+        let order = fences.sorted { $0.key.rawValue < $1.key.rawValue }
+        return [FenceReader.arrayLiteral(order.map(\.key.rawValue)), "{" + order.map { String($0.value) }.joined(separator: ",") + "}"]
     }
 
     /// Throws `PostgresError.fenced` unless `fenceStatement`'s answer `rows` says the fence was raised.
