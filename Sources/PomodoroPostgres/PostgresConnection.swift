@@ -128,6 +128,12 @@ public final class PostgresConnection {
     /// any `BEGIN` reached the server, where a `ROLLBACK` would only earn the server's warning.
     public var mayBeInTransaction: Bool { isConnected && PQtransactionStatus(connection) != PQTRANS_IDLE }
 
+    /// Ends the transaction a failure left open, if one may be: the `ROLLBACK` after a failed transaction
+    /// (its own failure ignored: the caller reports the first one).
+    public func rollBackAfterFailure() {
+        if mayBeInTransaction { try? execute("ROLLBACK") }
+    }
+
     /// The server's version as a number (150018 for 15.18).
     public var serverVersion: Int { Int(PQserverVersion(connection)) }
 

@@ -92,7 +92,7 @@ extension PostgresRoomStore {
             try connection.execute("COMMIT")
             return .upToDate
         } catch {
-            if connection.mayBeInTransaction { try? connection.execute("ROLLBACK") }
+            connection.rollBackAfterFailure()
             throw error
         }
     }

@@ -161,7 +161,7 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {  // safe:
                     result = try body(connection)
                 }
             } catch {
-                if connection.mayBeInTransaction { try? connection.execute("ROLLBACK") }
+                connection.rollBackAfterFailure()
                 // Lost before COMMIT was sent (the primary went away, a failover): nothing of the batch
                 // committed, so it is an outage, tried again in order, like a connection refused.
                 guard connection.isConnected || error.code != nil else {
@@ -173,7 +173,7 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {  // safe:
                 try connection.execute("COMMIT")
                 return result
             } catch {
-                if connection.mayBeInTransaction { try? connection.execute("ROLLBACK") }
+                connection.rollBackAfterFailure()
                 throw error
             }
         }
@@ -233,7 +233,7 @@ public final class PostgresRoomStore: RoomStore, @unchecked Sendable {  // safe:
             try connection.execute("COMMIT")
             return result
         } catch {
-            if connection.mayBeInTransaction { try? connection.execute("ROLLBACK") }
+            connection.rollBackAfterFailure()
             throw error
         }
     }
