@@ -95,6 +95,7 @@ struct LimitTests {
         let flooder = try Peer(client, port: server.port)
         let bystander = try Peer(client, port: server.port)
         _ = try bystander.join("calm", name: "Calm")
+        let sent = Date()
         for i in 0..<10 { flooder.send(.ping, ref: .number(Int64(i))) }
         var pongs = 0, limited = 0
         for _ in 0..<10 {
@@ -104,7 +105,10 @@ struct LimitTests {
             case let other: Issue.record("unexpected \(other)")
             }
         }
-        #expect(pongs >= 5 && pongs <= 6, "the burst goes through")
+        // The burst goes through, and what the rate refilled (one every 500 ms) while the ten were read: one
+        // more at most here, more only on a machine that took longer (a sanitizer beside the whole suite).
+        let refilled = max(1, Int(2 * Date().timeIntervalSince(sent)))
+        #expect(pongs >= 5 && pongs <= 5 + refilled, "the burst goes through: \(pongs) pongs")
         #expect(limited == 10 - pongs)
         for i in 0..<40 { flooder.send(.ping, ref: .number(Int64(i))) }
         #expect(try flooder.expectClose() == 1008)
