@@ -17,8 +17,8 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
 from test_room import (
-    DESKTOP, PHONE, by_id, body_data, configure, focus_body, is_joined, join, js, seconds_of, set_viewport, shown_time,
-    wait,
+    DESKTOP, PHONE, by_id, body_data, configure, focus_body, is_joined, join, js, landing_said, open_access, seconds_of,
+    set_viewport, shown_time, wait,
 )
 
 LANGUAGES = ("en", "zh-Hans", "zh-Hant", "ko")
@@ -184,16 +184,16 @@ class AccessChecks:
             problems += self.measure(b, "wall display", source)
             # A locked room with host-only controls, as someone who is not the host sees it.
             b.get(f"{self.base}/r/{locked}")
-            wait(b, lambda d: by_id(d, "room-input").get_attribute("value") == locked, "the landing page")
+            wait(b, lambda d: landing_said(d, locked), "the landing page, its line about the room shown")
             by_id(b, "name-input").clear()
             by_id(b, "name-input").send_keys("Hana")
-            b.find_element(By.CSS_SELECTOR, "#access-details > summary").click()
+            open_access(b)
             by_id(b, "passcode-input").send_keys("tomato soup")
             by_id(b, "host-only-input").click()
             by_id(b, "btn-join").click()
             wait(b, is_joined, "the host in the locked room")
             a.get(f"{self.base}/r/{locked}")
-            wait(a, lambda d: by_id(d, "room-input").get_attribute("value") == locked, "the landing page")
+            wait(a, lambda d: landing_said(d, locked), "the landing page, its line about the room shown")
             by_id(a, "btn-join").click()
             wait(a, lambda d: by_id(d, "passcode-error").is_displayed(), "the locked room's refusal")
             problems += self.measure(a, "locked room (refused)", source)
@@ -355,8 +355,8 @@ class AccessChecks:
             choose_language(b, "en")
             # A locked room says so, and where the passcode goes.
             a.get(f"{self.base}/r/{locked}")
-            wait(a, lambda d: by_id(d, "room-input").get_attribute("value") == locked, "the landing")
-            a.find_element(By.CSS_SELECTOR, "#access-details > summary").click()
+            wait(a, lambda d: landing_said(d, locked), "the landing, its line about the room shown")
+            open_access(a)
             by_id(a, "passcode-input").send_keys("tomato soup")
             by_id(a, "btn-join").click()
             wait(a, is_joined, "in the locked room")

@@ -223,6 +223,24 @@ def activity_lines(driver):
     return js(driver, "return [...document.querySelectorAll('#activity li span')].map(s => s.textContent)")
 
 
+def open_access(driver):
+    """Opens "Passcode and host control" on the landing with a click on its summary, and clicks again if a click
+    missed: the landing's line about the room (new, locked, its phase) comes a moment after the page, from a
+    look-up, and moves everything below it down, so a click aimed just before can land beside the summary."""
+
+    def opened(d):
+        if not by_id(d, "access-details").get_attribute("open"):
+            d.find_element(By.CSS_SELECTOR, "#access-details > summary").click()
+        return by_id(d, "passcode-input").is_displayed()
+
+    wait(driver, opened, "the passcode field")
+
+
+def landing_said(driver, room):
+    """The landing for `room`, with its line about the room shown: the form below it has stopped moving."""
+    return by_id(driver, "room-input").get_attribute("value") == room and by_id(driver, "landing-now").is_displayed()
+
+
 def landing_join(driver, name, passcode="", host_only=False):
     """Fills the landing form (on the page already loaded) and presses Join."""
     name_input = by_id(driver, "name-input")
@@ -232,9 +250,7 @@ def landing_join(driver, name, passcode="", host_only=False):
     box = by_id(driver, "host-only-input")
     if passcode or host_only != box.is_selected():
         # The passcode and the host-only box sit in a disclosure, closed until wanted.
-        if not by_id(driver, "access-details").get_attribute("open"):
-            driver.find_element(By.CSS_SELECTOR, "#access-details > summary").click()
-        wait(driver, lambda d: by_id(d, "passcode-input").is_displayed(), "the passcode field")
+        open_access(driver)
     if passcode:
         by_id(driver, "passcode-input").send_keys(passcode)
     if box.is_selected() != host_only:
