@@ -1,3 +1,4 @@
+import Foundation
 import Dispatch
 import PomodoroCore
 import PomodoroNet
@@ -90,15 +91,53 @@ package protocol BackgroundWork: Sendable {
     func run(_ work: @escaping @Sendable () -> Void)
 }
 
-/// Background work on a concurrent dispatch queue: several addresses' hashes run at once.
-package struct DispatchBackgroundWork: BackgroundWork {
-    private let queue: DispatchQueue
+/// Background work on threads of its own, at most one per processor at once; threads start when work is
+/// waiting and end when none is.
+///
+/// Not a concurrent dispatch queue: those share the process's dispatch threads for CPU work, one per
+/// processor, with the store's reads and every other queue that does not make threads of its own. A burst
+/// of passcode guesses (tenths of a second of CPU each) queued there held a join's read of its room behind
+/// every hash before it: seconds on a two-processor machine. On threads of their own, hashes share the
+/// processors with everything else, and nothing waits in line behind them.
+package final class HashingThreads: BackgroundWork {
+    private struct Pool {
+        var waiting: [@Sendable () -> Void] = []
+        var running = 0
+    }
+    private let pool = LockedState(Pool())
+    /// The threads' name, as `ps -L` and debuggers show it (15 bytes at most show).
+    private let name: String
+    /// How many of the pool's threads may run at once.
+    package let width: Int
 
-    package init(label: String) {
-        queue = DispatchQueue(label: label, attributes: .concurrent)
+    package init(name: String, width: Int = ProcessInfo.processInfo.activeProcessorCount) {
+        self.name = name
+        self.width = max(1, width)
     }
 
-    package func run(_ work: @escaping @Sendable () -> Void) { queue.async(execute: work) }
+    package func run(_ work: @escaping @Sendable () -> Void) {
+        let starts = pool.withLock { pool -> Bool in
+            pool.waiting.append(work)
+            guard pool.running < width else { return false }
+            pool.running += 1
+            return true
+        }
+        guard starts else { return }
+        let thread = Thread { [pool, name] in
+            // Named here: a name given before `start` is lost on Linux (the thread keeps its maker's).
+            Thread.current.name = name
+            while let work = pool.withLock({ pool -> (@Sendable () -> Void)? in
+                guard !pool.waiting.isEmpty else {
+                    pool.running -= 1
+                    return nil
+                }
+                return pool.waiting.removeFirst()
+            }) {
+                work()
+            }
+        }
+        thread.start()
+    }
 }
 
 extension StoreWriter: HubStore {}

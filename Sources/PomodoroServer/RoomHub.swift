@@ -117,10 +117,10 @@ package final class RoomHub {
 
     /// - Parameters:
     ///   - transport: set once here; the hub never reaches the network any other way.
-    ///   - hashing: where passcode hashes run; a concurrent queue unless a test runs them by hand.
+    ///   - hashing: where passcode hashes run; threads of their own unless a test runs them by hand.
     package init(configuration: ServerConfiguration, clock: any ServerClock, logger: Logger,
                  store: (any HubStore)?, transport: any HubTransport,
-                 hashing: any BackgroundWork = DispatchBackgroundWork(label: "pomodoro.passcodes"),
+                 hashing: any BackgroundWork = HashingThreads(name: "pomodoro-hash"),
                  router: (any RoomRouter)? = nil, addressLimits: (any AddressLimits)? = nil) {
         self.configuration = configuration
         self.addressLimits = addressLimits ?? LocalAddressLimits(configuration.limits, clock: clock)
