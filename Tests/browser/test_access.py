@@ -17,8 +17,8 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
 from test_room import (
-    DESKTOP, PHONE, by_id, body_data, configure, focus_body, is_joined, join, js, landing_said, open_access, seconds_of,
-    set_viewport, shown_time, wait,
+    DESKTOP, PHONE, by_id, body_data, configure, focus_body, is_joined, join, js, landing_said, open_access,
+    press_join, seconds_of, set_viewport, shown_time, wait,
 )
 
 LANGUAGES = ("en", "zh-Hans", "zh-Hant", "ko")
@@ -190,15 +190,15 @@ class AccessChecks:
             open_access(b)
             by_id(b, "passcode-input").send_keys("tomato soup")
             by_id(b, "host-only-input").click()
-            by_id(b, "btn-join").click()
+            press_join(b)
             wait(b, is_joined, "the host in the locked room")
             a.get(f"{self.base}/r/{locked}")
             wait(a, lambda d: landing_said(d, locked), "the landing page, its line about the room shown")
-            by_id(a, "btn-join").click()
+            press_join(a)
             wait(a, lambda d: by_id(d, "passcode-error").is_displayed(), "the locked room's refusal")
             problems += self.measure(a, "locked room (refused)", source)
             by_id(a, "passcode-input").send_keys("tomato soup")
-            by_id(a, "btn-join").click()
+            press_join(a)
             wait(a, is_joined, "in the locked room")
             wait(a, lambda d: by_id(d, "host-note").is_displayed(), "the host-only note")
             problems += self.measure(a, "locked room (member)", source)
@@ -358,7 +358,7 @@ class AccessChecks:
             wait(a, lambda d: landing_said(d, locked), "the landing, its line about the room shown")
             open_access(a)
             by_id(a, "passcode-input").send_keys("tomato soup")
-            by_id(a, "btn-join").click()
+            press_join(a)
             wait(a, is_joined, "in the locked room")
             b.get(f"{self.base}/r/{locked}")
             wait(b, lambda d: by_id(d, "landing-now").is_displayed(), "the locked room's line")
