@@ -347,6 +347,18 @@ class AccessChecks:
             text = by_id(b, "landing-now").text
             assert re.fullmatch(r"Now in this room: Focus, 25 minutes left, ends \d\d:\d\d( [AP]M)?, 1 person here\.", text), text
             assert "landing-now" in by_id(b, "room-input").get_attribute("aria-describedby")
+            # The lines about the room come a moment after the page: shown or not, they move nothing one aims at.
+            tops = js(b, """const lines = ['landing-now', 'landing-next'].map((id) => document.getElementById(id));
+                const was = lines.map((line) => [line.hidden, line.textContent]);
+                const tops = () => ['room-input', 'name-input', 'btn-join']
+                    .map((id) => document.getElementById(id).getBoundingClientRect().top);
+                lines.forEach((line) => { line.hidden = true; });
+                const without = tops();
+                lines.forEach((line) => { line.hidden = false; line.textContent ||= 'Next: Standup, Monday 09:00 (in 3 days)'; });
+                const with_ = tops();
+                lines.forEach((line, i) => { [line.hidden, line.textContent] = was[i]; });
+                return [without, with_]""")
+            assert tops[0] == tops[1], f"the room field, the name field and Join moved: {tops[0]} -> {tops[1]}"
             self.run.shot(b, "landing-now.png")
             choose_language(b, "zh-Hant")
             b.refresh()

@@ -159,8 +159,8 @@ def join(driver, base, path, name):
 
 def press_join(driver):
     """Clicks Join until the click has reached the form (its submit counted by a listener put on the page), and
-    only once then. The landing's line about the room comes a moment after the page, from a look-up, and moves
-    the button down: a click aimed just before can land above it, on nothing."""
+    only once then: a click that lands on nothing (the page still laying out, a notice passing over the button) is
+    clicked again, and one that landed is never doubled."""
     before = js(driver, """const form = document.getElementById('join-form');
         if (!form.checkPresses) {
           form.checkPresses = { count: 0 };
@@ -247,8 +247,7 @@ def activity_lines(driver):
 
 def open_access(driver):
     """Opens "Passcode and host control" on the landing with a click on its summary, and clicks again if a click
-    missed: the landing's line about the room (new, locked, its phase) comes a moment after the page, from a
-    look-up, and moves everything below it down, so a click aimed just before can land beside the summary."""
+    missed (the page still laying out)."""
 
     def opened(d):
         if not by_id(d, "access-details").get_attribute("open"):
@@ -259,7 +258,7 @@ def open_access(driver):
 
 
 def landing_said(driver, room):
-    """The landing for `room`, with its line about the room shown: the form below it has stopped moving."""
+    """The landing for `room`, with its line about the room (from a look-up a moment after the page) shown."""
     return by_id(driver, "room-input").get_attribute("value") == room and by_id(driver, "landing-now").is_displayed()
 
 
