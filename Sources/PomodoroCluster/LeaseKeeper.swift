@@ -86,8 +86,10 @@ public final class LeaseKeeper: @unchecked Sendable {  // safe: `terms`, `stoppi
 
     public func start() {
         lock.withLock { running = true }
-        let thread = Thread { [self] in run() }
-        thread.name = "pomodoro.cluster.leases"
+        let thread = Thread { [self] in
+            Thread.current.name = "pomodoro-leases"  // on Linux a name given before `start` is lost
+            run()
+        }
         thread.start()
     }
 

@@ -74,8 +74,10 @@ final class FanOutWriter: @unchecked Sendable {  // safe: `job` and `phase` unde
 
     private func startThread() {
         started = true
-        let thread = Thread { [self] in run() }
-        thread.name = "pomodoro-fanout"
+        let thread = Thread { [self] in
+            Thread.current.name = "pomodoro-fanout"  // on Linux a name given before `start` is lost
+            run()
+        }
         thread.stackSize = 1 << 18
         thread.start()
     }
