@@ -103,8 +103,12 @@ import Testing
             let task = try #require(requests.first { $0.json["type"] as? String == "task_changed" }?.json)
             #expect((task["data"] as? [String: Any])?["task"] as? String == "write the \"report\" ✓")
 
-            // The host sees the deliveries, newest first, with their status and attempts.
-            let deliveries = try #require(try Self.list(ada).webhooks.first?.deliveries)
+            // The host sees the deliveries, newest first, with their status and attempts: once the server has
+            // its answer for the last one (the receiver answers before the server has read the answer).
+            var deliveries: [WebhookDeliveryPayload] = []
+            let deadline = TestTime.deadline(10)
+            repeat { deliveries = try Self.list(ada, pause: true).webhooks.first?.deliveries ?? [] }
+            while !deliveries.allSatisfy({ $0.state == "delivered" }) && Date() < deadline
             #expect(deliveries.map(\.event) == ["phase_completed", "phase_started", "task_changed", "member_joined"])
             #expect(deliveries.allSatisfy { $0.state == "delivered" && $0.status == 200 })
             #expect(deliveries.last?.attempts == 3)
