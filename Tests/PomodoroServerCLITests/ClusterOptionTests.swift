@@ -1,12 +1,8 @@
 import PomodoroServerCLI
-import PomodoroTestSupport
 import Testing
 
 /// `--cluster` and `--node-id`: read from the three places, the password never shown, and a cluster node
 /// refused a database the nodes cannot share.
-///
-/// On threads of their own, as `PrecedenceTests` (a parse costs about a tenth of a second in a debug build).
-@Suite(.onOwnThreads)
 struct ClusterOptionTests {
     static let postgres = "postgres://focus@db/pomodoro"
 

@@ -1,11 +1,7 @@
 import PomodoroServerCLI
-import PomodoroTestSupport
 import Testing
 
 /// The config file: `name = value` lines, comments, quotes, and errors that name the line.
-///
-/// On threads of their own, as `PrecedenceTests` (a parse costs about a tenth of a second in a debug build).
-@Suite(.onOwnThreads)
 struct ConfigFileTests {
     func fileResolve(_ text: String) throws -> ResolvedConfiguration {
         try resolve(["--config", "/etc/pomodoro/pomodoro.conf"], files: ["/etc/pomodoro/pomodoro.conf": text])

@@ -1,13 +1,9 @@
 import PomodoroServer
 import PomodoroServerCLI
-import PomodoroTestSupport
 import Testing
 
 /// `--db` names a database by path or URL; a URL this server cannot use is refused in one line, and a
 /// PostgreSQL password never shows.
-///
-/// On threads of their own, as `PrecedenceTests` (a parse costs about a tenth of a second in a debug build).
-@Suite(.onOwnThreads)
 struct DatabaseTests {
     @Test(arguments: [
         ("none", DatabaseLocation.memory),

@@ -1,15 +1,9 @@
 import PomodoroNet
 import PomodoroServerCLI
 import PomodoroStore
-import PomodoroTestSupport
 import Testing
 
 /// Option > environment > config file > default, for every setting.
-///
-/// On threads of their own: a parse of the command line costs about a tenth of a second in a debug build (the
-/// parser checks its own definitions each time), and seconds of it on Swift concurrency's pool held every
-/// other test, time limits running, at the start of `make test`.
-@Suite(.onOwnThreads)
 struct PrecedenceTests {
     @Test func nothingGivenIsTheDefaults() throws {
         let resolved = try resolve()

@@ -1,11 +1,7 @@
 import PomodoroServerCLI
-import PomodoroTestSupport
 import Testing
 
 /// `--print-config` shows every setting's effective value and where it came from.
-///
-/// On threads of their own, as `PrecedenceTests` (a parse costs about a tenth of a second in a debug build).
-@Suite(.onOwnThreads)
 struct PrintConfigTests {
     @Test func everySettingWithItsSource() throws {
         let resolved = try resolve(["--config", "/etc/pomodoro/pomodoro.conf", "--port", "9000"],

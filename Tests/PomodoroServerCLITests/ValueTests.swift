@@ -1,11 +1,7 @@
 import PomodoroServerCLI
-import PomodoroTestSupport
 import Testing
 
 /// Bad values are refused with the setting, where the value came from, and what is allowed.
-///
-/// On threads of their own, as `PrecedenceTests` (a parse costs about a tenth of a second in a debug build).
-@Suite(.onOwnThreads)
 struct ValueTests {
     @Test(arguments: [
         (["--port", "http"], [:], "--port: 'http' is not a whole number"),

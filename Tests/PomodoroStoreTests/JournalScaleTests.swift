@@ -7,10 +7,7 @@ import PomodoroTestSupport
 
 /// A room that ran 1-second phases with auto-start for days: 200,000 sessions, written straight into an
 /// older database, then migrated. A stats report must cost its days, not the journal.
-///
-/// On threads of their own: seconds of CPU on Swift concurrency's pool held every other test, time limits
-/// running, at the start of `make test`.
-@Suite(.onOwnThreads) struct JournalScaleTests {
+@Suite struct JournalScaleTests {
     static let sessions = 200_000
     static let room = roomID("busy")
     static let start = utcMs(2026, 11, 1, 0)

@@ -7,10 +7,7 @@ import PomodoroTestSupport
 
 /// Reports from running totals against reports from the whole journal, on generated journals that cross
 /// daylight-saving changes in zones with whole-hour, half-hour and 45-minute offsets.
-///
-/// On threads of their own: seconds of CPU on Swift concurrency's pool held every other test, time limits
-/// running, at the start of `make test`.
-@Suite(.onOwnThreads) struct JournalTotalsTests {
+@Suite struct JournalTotalsTests {
     static let zones = ["UTC", "Europe/Berlin", "Europe/London", "America/New_York", "America/Santiago",
                         "Australia/Lord_Howe", "Asia/Kathmandu", "Asia/Kolkata", "Pacific/Chatham",
                         "America/St_Johns", "Pacific/Kiritimati", "Pacific/Pago_Pago"]

@@ -90,14 +90,11 @@ public final class OwnThreadExecutor: TaskExecutor {
 }
 
 /// Runs each test of a suite (or one test) on threads of its own rather than on Swift concurrency's
-/// cooperative pool, for tests that block (waiting for a server's answer, a process, a phase to end) and for
-/// tests that compute for seconds.
+/// cooperative pool, for tests that block: waiting for a server's answer, a process, a phase to end.
 ///
 /// The pool has one thread per core (two on a two-core machine), and Swift Testing runs every test on it: a
-/// few synchronous tests blocked in waits, or busy for seconds, hold all of it, and every other test, its time
-/// limit running, waits for a thread (at the start of `make test`, seconds of command-line parsing once held it
-/// for 30 s, and 60 s beside two busy loops: a whole suite of Redis tests failed its time limit waiting).
-/// Tests with this trait leave the pool to the tests that take milliseconds.
+/// few synchronous tests blocked in waits hold all of it, and every other test, its time limit running,
+/// waits for a thread. Tests with this trait leave the pool to the tests that compute.
 ///
 /// ```swift
 /// @Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1)))) struct LiveRoomTests { … }
