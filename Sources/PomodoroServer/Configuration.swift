@@ -66,9 +66,11 @@ public struct ServerConfiguration: Sendable {
     /// the one a right passcode's older hash is made again with. Not an option: only the tests lower it,
     /// to the least a stored hash may have (100,000), so that a sanitizer's threefold cost on every round
     /// does not outlast their waits; the hashing, the gate and the checks are the same.
-    package var passcodeIterations: Int32 = 600_000 {
-        didSet { precondition((100_000...10_000_000).contains(passcodeIterations), "a readable work factor") }
+    package var passcodeIterations: Int32 = PasscodeVerifier.iterations {
+        didSet { precondition(PasscodeVerifier.readableIterations.contains(passcodeIterations), "a readable work factor") }
     }
+    /// The least work factor `passcodeIterations` takes: the least a stored hash may have.
+    package static var leastPasscodeIterations: Int32 { PasscodeVerifier.readableIterations.lowerBound }
     /// How many seconds before a scheduled start a room that is not in memory is brought back for it
     /// (`RoomRegistry`); not a server option: tests shorten it.
     public var scheduledReturnLeadSeconds: Int64 = 60

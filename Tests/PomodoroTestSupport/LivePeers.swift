@@ -23,7 +23,7 @@ public final class LiveServer: Sendable {
         configuration.roomPolicy.minFocusSeconds = 1
         // Passcode hashes at the least work factor a stored hash may have: a sanitizer makes each round
         // three times dearer, and the tests are about the gate and the checks, not the hash's cost.
-        configuration.passcodeIterations = TestHub.lowestPasscodeIterations
+        configuration.passcodeIterations = ServerConfiguration.leastPasscodeIterations
         configure(&configuration)
         server = try PomodoroServer(configuration: configuration, store: store)
         server.start()

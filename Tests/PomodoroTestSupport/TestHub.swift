@@ -26,11 +26,9 @@ package final class TestHub {
     /// The hub's router when it runs as a node of the test's cluster (`cluster:`), for what the node hears.
     package let router: ClusterRooms?
     private var lastConnection: UInt64 = 0
-    /// The lowest work factor `ServerConfiguration.passcodeIterations` takes.
-    package static let lowestPasscodeIterations: Int32 = 100_000
 
     /// Builds the hub the way the composition root does, on the fakes given (an in-memory hub when `store`
-    /// is nil). Passcodes are hashed at the lowest work factor a lock may have (`lowestPasscodeIterations`)
+    /// is nil). Passcodes are hashed at the lowest work factor a lock may have (`ServerConfiguration.leastPasscodeIterations`)
     /// unless the configuration asks for another than the default: the hub's logic is the same at a sixth of
     /// the CPU, and these tests hash on Swift concurrency's pool, which every other test waits for.
     package init(configuration: ServerConfiguration = ServerConfiguration(port: 0, webRoot: nil),
@@ -40,7 +38,7 @@ package final class TestHub {
                  logger: Logger = Logger(label: "pomodoro.test", factory: { _ in SwiftLogNoOpLogHandler() })) {
         var configuration = configuration
         if configuration.passcodeIterations == ServerConfiguration(port: 0, webRoot: nil).passcodeIterations {
-            configuration.passcodeIterations = Self.lowestPasscodeIterations
+            configuration.passcodeIterations = ServerConfiguration.leastPasscodeIterations
         }
         self.clock = clock
         let transport = transport ?? FakeTransport(clock: clock)
