@@ -1,8 +1,10 @@
 import PomodoroServerCLI
+import PomodoroTestSupport
 import Testing
 
 /// `--cluster` and `--node-id`: read from the three places, the password never shown, and a cluster node
 /// refused a database the nodes cannot share.
+@Suite(.computing)
 struct ClusterOptionTests {
     static let postgres = "postgres://focus@db/pomodoro"
 

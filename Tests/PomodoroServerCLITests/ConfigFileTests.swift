@@ -1,7 +1,9 @@
 import PomodoroServerCLI
+import PomodoroTestSupport
 import Testing
 
 /// The config file: `name = value` lines, comments, quotes, and errors that name the line.
+@Suite(.computing)
 struct ConfigFileTests {
     func fileResolve(_ text: String) throws -> ResolvedConfiguration {
         try resolve(["--config", "/etc/pomodoro/pomodoro.conf"], files: ["/etc/pomodoro/pomodoro.conf": text])

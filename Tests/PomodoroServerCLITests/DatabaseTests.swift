@@ -1,9 +1,11 @@
 import PomodoroServer
 import PomodoroServerCLI
+import PomodoroTestSupport
 import Testing
 
 /// `--db` names a database by path or URL; a URL this server cannot use is refused in one line, and a
 /// PostgreSQL password never shows.
+@Suite(.computing)
 struct DatabaseTests {
     @Test(arguments: [
         ("none", DatabaseLocation.memory),

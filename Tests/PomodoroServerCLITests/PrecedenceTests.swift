@@ -1,9 +1,11 @@
 import PomodoroNet
 import PomodoroServerCLI
+import PomodoroTestSupport
 import PomodoroStore
 import Testing
 
 /// Option > environment > config file > default, for every setting.
+@Suite(.computing)
 struct PrecedenceTests {
     @Test func nothingGivenIsTheDefaults() throws {
         let resolved = try resolve()

@@ -1,7 +1,9 @@
 import PomodoroServerCLI
+import PomodoroTestSupport
 import Testing
 
 /// `--print-config` shows every setting's effective value and where it came from.
+@Suite(.computing)
 struct PrintConfigTests {
     @Test func everySettingWithItsSource() throws {
         let resolved = try resolve(["--config", "/etc/pomodoro/pomodoro.conf", "--port", "9000"],

@@ -1,7 +1,9 @@
 import PomodoroServerCLI
+import PomodoroTestSupport
 import Testing
 
 /// Bad values are refused with the setting, where the value came from, and what is allowed.
+@Suite(.computing)
 struct ValueTests {
     @Test(arguments: [
         (["--port", "http"], [:], "--port: 'http' is not a whole number"),

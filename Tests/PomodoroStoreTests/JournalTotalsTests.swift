@@ -7,7 +7,7 @@ import PomodoroTestSupport
 
 /// Reports from running totals against reports from the whole journal, on generated journals that cross
 /// daylight-saving changes in zones with whole-hour, half-hour and 45-minute offsets.
-@Suite struct JournalTotalsTests {
+@Suite(.computing) struct JournalTotalsTests {
     static let zones = ["UTC", "Europe/Berlin", "Europe/London", "America/New_York", "America/Santiago",
                         "Australia/Lord_Howe", "Asia/Kathmandu", "Asia/Kolkata", "Pacific/Chatham",
                         "America/St_Johns", "Pacific/Kiritimati", "Pacific/Pago_Pago"]

@@ -160,3 +160,43 @@ extension Trait where Self == OnOwnThreads {
     /// Runs the tests on threads of their own: see `OnOwnThreads`.
     public static var onOwnThreads: Self { Self() }
 }
+
+/// Runs each test case of a suite (or one test) on a thread of its own, one case at a time across every test
+/// with this trait: for tests that compute for seconds rather than wait (in a debug build, each resolution of
+/// the command line is a tenth of a second of ArgumentParser's reflection, and a suite does hundreds).
+///
+/// On Swift concurrency's pool such tests hold its threads (two on a two-core machine) for as long as they
+/// compute, and every other test, its time limit running, waits for one: at the start of a run, nothing else
+/// finished for the first 28 s. `.onOwnThreads` would free the pool but start every parameterized case at
+/// once, each a thread taking a processor from the live servers. Here they share one lane: at most one of them
+/// computes at a time, off the pool, and the others wait suspended, holding no thread.
+///
+/// ```swift
+/// @Suite(.computing) struct PrecedenceTests { … }
+/// ```
+public struct Computing: SuiteTrait, TestTrait, TestScoping {
+    public var isRecursive: Bool { true }
+
+    static let lane = Turns(1)
+
+    public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+        testCase != nil ? self : nil
+    }
+
+    public func provideScope(for test: Test, testCase: Test.Case?,
+                             performing function: @Sendable () async throws -> Void) async throws {
+        await Self.lane.take()
+        do {
+            try await withTaskExecutorPreference(OwnThreadExecutor.shared) { try await function() }
+        } catch {
+            await Self.lane.give()
+            throw error
+        }
+        await Self.lane.give()
+    }
+}
+
+extension Trait where Self == Computing {
+    /// One case at a time across every test with this trait, each on a thread of its own: see `Computing`.
+    public static var computing: Self { Self() }
+}
