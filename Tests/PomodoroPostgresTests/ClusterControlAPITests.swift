@@ -104,11 +104,12 @@ struct ClusterControlAPITests {
             }, "nobody holds madehere")
             let stalled = try #require(owner.flatMap { nodes[$0] }, "madehere's lease holder: \(String(describing: owner))")
             let asker = owner == "b" ? cPort : bPort
-            stalled.process.send(SIGSTOP)
+            // Asked only once every thread of it has stopped: until then a stalled node still answers.
+            #expect(stalled.process.suspend(), "\(owner ?? "?") did not stop")
             let asked = Date()
             let waitedOut = try Self.post(asker, "/api/rooms/madehere/commands", #"{"type":"pause"}"#, token: ci)
             let waited = Date().timeIntervalSince(asked)
-            stalled.process.send(SIGCONT)
+            stalled.process.resume()
             let now = try leases.holder(room: "madehere")?.node
             print("control API, owner \(owner ?? "?") stalled (attempt \(attempt)): \(waitedOut.status) after \(Int(waited * 1000)) ms; Redis now names \(now ?? "nobody")")
             // Nobody named is a lapse too: the stalled node's lease ended, and whoever ran the pause let it go.

@@ -321,7 +321,7 @@ struct ClusterProcessTests {
         let cyIn = try cy.join("stalled", name: "Cy")
         _ = try ada.nextTick()
 
-        a.send(SIGSTOP)
+        #expect(a.suspend(), "a did not stop")
         // b's joiner is relayed to a, which cannot answer; once a's lease lapses b or c takes the room from
         // the store, and Bob's join is answered there.
         let bob = try Peer(client, port: bPort)
@@ -337,7 +337,7 @@ struct ClusterProcessTests {
         let cyBack = cy
 
         let resumedAt = Date()
-        a.send(SIGCONT)
+        a.resume()
         // a finds its term over: it closes Ada (to reconnect to the owner) without a tick or state as owner.
         var heardAsOwner: [String] = []
         var closeCode: UInt16?

@@ -173,6 +173,38 @@ public final class LaunchedProcess: @unchecked Sendable {
     /// SIGKILL.
     public func kill() { send(SIGKILL) }
 
+    /// SIGSTOP, returning once every thread of the process has stopped (or `timeout` seconds have passed:
+    /// false). A stop is not done when `kill` returns: the kernel hands the signal to one thread, which stops
+    /// the others only once it is scheduled, and until then they run on. On a busy machine that is milliseconds
+    /// in which a stalled server still answers.
+    @discardableResult
+    public func suspend(timeout: Double = 5) -> Bool {
+        send(SIGSTOP)
+        let deadline = TestTime.deadline(timeout)
+        repeat {
+            if threadsStopped() { return true }
+            usleep(200)
+        } while Date() < deadline
+        return false
+    }
+
+    /// SIGCONT.
+    public func resume() { send(SIGCONT) }
+
+    /// Whether every thread of the process is stopped, by the state `/proc` gives each (`T`).
+    private func threadsStopped() -> Bool {
+        let folder = "/proc/\(pid)/task"
+        guard let threads = try? FileManager.default.contentsOfDirectory(atPath: folder), !threads.isEmpty else {
+            return false
+        }
+        return threads.allSatisfy { thread in
+            // "pid (name) S ...": the state is the first field after the name's closing parenthesis.
+            guard let stat = try? String(contentsOfFile: "\(folder)/\(thread)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            return stat[stat.index(after: close)...].trimmingPrefix(" ").first == "T"
+        }
+    }
+
     /// The next line the child writes to its (captured) standard output, without the newline.
     /// - Throws: `LaunchFailure` when no whole line comes within `timeout` seconds or the output ends first.
     public func nextLine(timeout: Double = 10) throws -> String {
