@@ -51,4 +51,21 @@ struct ProcessLauncherTests {
         let ended = try #require(child.stop())
         #expect(ended.status == 0 && ended.exited)
     }
+
+    @Test func suspendReturnsOnceEveryThreadHasStoppedAndResumeLetsItGoOn() throws {
+        let child = try ProcessLauncher.start("/bin/sh", ["-c", "trap 'echo term; exit 0' TERM; echo ready; while :; do sleep 0.05; done"])
+        #expect(try child.nextLine() == "ready")
+        #expect(child.suspend())
+        let folder = "/proc/\(child.pid)/task"
+        for thread in try FileManager.default.contentsOfDirectory(atPath: folder) {
+            let stat = try String(contentsOfFile: "\(folder)/\(thread)/stat", encoding: .utf8)
+            #expect(stat.split(separator: ")").last?.first(where: { $0 != " " }) == "T", "\(stat)")
+        }
+        // A stopped child keeps a SIGTERM pending; going on again, it takes it.
+        child.terminate()
+        child.resume()
+        #expect(try child.nextLine() == "term")
+        let ended = try child.wait(timeout: 5)
+        #expect(ended.status == 0 && ended.exited)
+    }
 }
