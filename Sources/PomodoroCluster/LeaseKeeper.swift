@@ -1,5 +1,6 @@
 import Foundation
 import PomodoroCore
+import PomodoroNet
 import PomodoroStore
 
 /// Keeps this node's leases: renews every held room's lease on a thread of its own, every
@@ -87,7 +88,7 @@ public final class LeaseKeeper: @unchecked Sendable {  // safe: `terms`, `stoppi
     public func start() {
         lock.withLock { running = true }
         let thread = Thread { [self] in
-            Thread.current.name = "pomodoro-leases"  // on Linux a name given before `start` is lost
+            ThreadName.set("pomodoro-leases")  // on Linux a name given before `start` is lost
             run()
         }
         thread.start()

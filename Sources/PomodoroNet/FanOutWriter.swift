@@ -75,7 +75,7 @@ final class FanOutWriter: @unchecked Sendable {  // safe: `job` and `phase` unde
     private func startThread() {
         started = true
         let thread = Thread { [self] in
-            Thread.current.name = "pomodoro-fanout"  // on Linux a name given before `start` is lost
+            ThreadName.set("pomodoro-fanout")  // on Linux a name given before `start` is lost
             run()
         }
         thread.stackSize = 1 << 18

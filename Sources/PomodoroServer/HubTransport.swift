@@ -125,7 +125,7 @@ package final class HashingThreads: BackgroundWork {
         guard starts else { return }
         let thread = Thread { [pool, name] in
             // Named here: a name given before `start` is lost on Linux (the thread keeps its maker's).
-            Thread.current.name = name
+            ThreadName.set(name)
             while let work = pool.withLock({ pool -> (@Sendable () -> Void)? in
                 guard !pool.waiting.isEmpty else {
                     pool.running -= 1

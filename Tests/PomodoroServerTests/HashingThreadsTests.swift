@@ -1,5 +1,6 @@
 import Foundation
 import PomodoroCore
+import PomodoroNet
 @testable import PomodoroServer
 import PomodoroSQLite
 import PomodoroStore
@@ -24,7 +25,7 @@ import Testing
             seen.withLock {
                 $0.running += 1
                 $0.mostAtOnce = max($0.mostAtOnce, $0.running)
-                $0.threadNames.insert(Thread.current.name ?? "")
+                $0.threadNames.insert(ThreadName.current ?? "")
             }
             seen.broadcast()
             seen.withLock(when: { $0.released }) {
