@@ -7,7 +7,7 @@ import PomodoroTestSupport
 
 /// A room that ran 1-second phases with auto-start for days: 200,000 sessions, written straight into an
 /// older database, then migrated. A stats report must cost its days, not the journal.
-@Suite(.computing) struct JournalScaleTests {
+@Suite struct JournalScaleTests {
     static let sessions = 200_000
     static let room = roomID("busy")
     static let start = utcMs(2026, 11, 1, 0)

@@ -171,6 +171,9 @@ extension Trait where Self == OnOwnThreads {
 /// once, each a thread taking a processor from the live servers. Here they share one lane: at most one of them
 /// computes at a time, off the pool, and the others wait suspended, holding no thread.
 ///
+/// Not for tests with a time limit: a case's wait for the lane counts against its limit, and the lane holds
+/// minutes of work under a sanitizer or beside other builds.
+///
 /// ```swift
 /// @Suite(.computing) struct PrecedenceTests { … }
 /// ```
