@@ -125,14 +125,7 @@ public struct OnOwnThreads: SuiteTrait, TestTrait, TestScoping {
         }
         // A suite inside one that has a turn runs in its turn.
         guard !Self.hasTurn else { return try await function() }
-        await Self.turns.take()
-        do {
-            try await Self.$hasTurn.withValue(true) { try await function() }
-        } catch {
-            await Self.turns.give()
-            throw error
-        }
-        await Self.turns.give()
+        try await Self.turns.holding { try await Self.$hasTurn.withValue(true) { try await function() } }
     }
 }
 
@@ -153,6 +146,16 @@ actor Turns {
 
     func give() {
         if waiting.isEmpty { free += 1 } else { waiting.removeFirst().resume() }
+    }
+
+    /// Runs `body` holding a turn, given back however `body` ends.
+    nonisolated func holding(_ body: () async throws -> Void) async throws {
+        await take()
+        do { try await body() } catch {
+            await give()
+            throw error
+        }
+        await give()
     }
 }
 
@@ -188,14 +191,9 @@ public struct Computing: SuiteTrait, TestTrait, TestScoping {
 
     public func provideScope(for test: Test, testCase: Test.Case?,
                              performing function: @Sendable () async throws -> Void) async throws {
-        await Self.lane.take()
-        do {
+        try await Self.lane.holding {
             try await withTaskExecutorPreference(OwnThreadExecutor.shared) { try await function() }
-        } catch {
-            await Self.lane.give()
-            throw error
         }
-        await Self.lane.give()
     }
 }
 
