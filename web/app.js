@@ -198,6 +198,12 @@ function showView(name) {
   }
 }
 
+/** The room's name in the bar, whole in its tooltip where the bar has to cut it short. */
+function showRoomName(room) {
+  setText(els.roomTitle, room);
+  els.roomTitle.title = room;
+}
+
 /** Goes into the room. `access` ({ passcode, control }) is kept in memory by the connection only. */
 function enterRoom(room, name, access = {}) {
   page.model = joinStarted(page.model, room, access);
@@ -207,7 +213,7 @@ function enterRoom(room, name, access = {}) {
   els.members.textContent = '';
   save('name', name);
   save('lastRoom', room);
-  setText(els.roomTitle, room);
+  showRoomName(room);
   els.wallDisplay.href = wallDisplayPath(room);
   if (window.location.pathname !== `/r/${room}`) history.replaceState(null, '', `/r/${encodeURIComponent(room)}`);
   showView('room');
@@ -219,7 +225,7 @@ function enterRoom(room, name, access = {}) {
 function enterWallDisplay(room) {
   document.body.dataset.tv = 'on';
   page.model = joinStarted(page.model, room, {});
-  setText(els.roomTitle, room);
+  showRoomName(room);
   showView('room');
   connection.observe(room);
   keepScreenAwake();

@@ -1524,6 +1524,51 @@ class Run:
         self.extra = [(label, d) for label, d in self.extra if d is not driver]
         driver.quit()
 
+    def room_name_stays_readable(self):
+        """The room's name in the bar is never cut while the invite and wall-display buttons wrap their words: at
+        320, 375, 414, 768 and 1440 px, and with text at 200 % (1280 and 375 px), the name shows whole, each
+        button's words stay on one line (or, on a phone, the button shows its icon and keeps its words for
+        screen readers), and the name's tooltip is the whole name."""
+        room = "team-standup"
+        driver = self.own_driver("room name")
+        measure = """const name = document.querySelector('.room-name');
+            const label = el => { const r = el.getBoundingClientRect(); return {w: r.width, h: r.height,
+              line: parseFloat(getComputedStyle(el).lineHeight) || parseFloat(getComputedStyle(el).fontSize) * 1.5}; };
+            const button = id => { const b = document.getElementById(id); const words = b.querySelector('span');
+              return {name: (b.getAttribute('aria-label') || b.textContent).trim(), words: label(words),
+                      hidden: getComputedStyle(words).clipPath !== 'none', box: label(b)}; };
+            return {cut: name.scrollWidth > name.clientWidth + 1, width: name.getBoundingClientRect().width,
+                    text: document.getElementById('room-title').textContent,
+                    title: document.getElementById('room-title').title,
+                    invite: button('btn-invite'), tv: button('btn-tv'),
+                    sideways: document.documentElement.scrollWidth > document.documentElement.clientWidth}"""
+        try:
+            join(driver, self.base, f"/r/{room}", "Rae")
+            cases = [(w, 800, "") for w in (320, 375, 414, 768, 1440)] + [(1280, 800, "200%"), (375, 800, "200%")]
+            for width, height, text_size in cases:
+                set_viewport(driver, width, height, mobile=width < 500)
+                js(driver, "document.documentElement.style.fontSize = arguments[0]", text_size)
+                m = js(driver, measure)
+                where = f"{width} px" + (f", text at {text_size}" if text_size else "")
+                assert m["text"] == room and m["title"] == room, f"{where}: the name {m['text']!r}, tooltip {m['title']!r}"
+                assert not m["cut"], f"{where}: the room name is cut ({m['width']:.0f} px wide)"
+                # (At 375 px with text at 200 % the language picker and the timer's buttons are wider than the
+                # window: that is theirs, not the bar's.)
+                assert not m["sideways"] or (text_size and width < 640), f"{where}: the page scrolls sideways"
+                for which in ("invite", "tv"):
+                    b = m[which]
+                    assert b["name"], f"{where}: the {which} button has no name"
+                    if not b["hidden"]:
+                        assert b["words"]["h"] < 1.6 * b["words"]["line"], \
+                            f"{where}: the {which} button's words wrap ({b['words']['h']:.0f} px for a {b['words']['line']:.0f} px line)"
+                if width in (375, 1440) and not text_size:
+                    self.shot(driver, f"room-bar-{width}.png")
+                if text_size and width == 375:
+                    self.shot(driver, "room-bar-375-text-200.png")
+            js(driver, "document.documentElement.style.fontSize = ''")
+        finally:
+            self.done_with(driver)
+
     def worker_controls_the_page_after_a_reload(self):
         driver = self.own_driver("SW")
         try:
@@ -1842,6 +1887,8 @@ class Run:
                 ("+1 min adds a minute for everyone", self.extend_adds_time_for_everyone),
                 ("away shows in the other window", self.away_shows_in_the_other_window),
                 ("copy invite link", self.invite_link),
+                ("the room's name stays readable beside the invite and wall buttons, phone to desktop and at 200 % text",
+                 self.room_name_stays_readable),
                 ("reset asks first", self.reset_asks_first),
                 ("screenshots: desktop, phone, dark", self.screenshots),
                 ("the wall display observes: large, no controls, unseen by the members", self.wall_display_observes),
