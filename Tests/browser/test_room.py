@@ -1318,7 +1318,8 @@ class Run:
 
     def comes_back_at_once_after_a_restart_close(self):
         """A server that stops closes with 1012 (service restart): the page opens its next socket within its
-        restart window (0.25 s) rather than on its back-off, and is the same member once a server is back."""
+        restart window (0.25 s) rather than on its back-off, says the server is restarting, tries every 1–2 s
+        while it is away (8 s here), and is the same member within moments of a server being back."""
         if not self.server_bin:
             raise AssertionError("no --server-bin given")
         port = free_port()
@@ -1343,8 +1344,16 @@ class Run:
             join(driver, f"http://127.0.0.1:{port}", "/r/restart-1012", "Di")
             first_id = my_id(driver)
             stop_server(server)
+            # While it is away, the banner says the server is restarting (not that the connection was lost).
+            wait(driver, lambda d: "server is restarting" in by_id(d, "conn-banner-text").text,
+                 "the banner saying the server restarts", 5)
+            # Away for 8 s: on the back-off the page's tries would by now be 8 s apart; restarting, they are 1–2 s.
+            time.sleep(8)
+            assert "server is restarting" in by_id(driver, "conn-banner-text").text, by_id(driver, "conn-banner-text").text
             server = start_server(args, log, port)
+            back = time.monotonic()
             wait(driver, lambda d: is_joined(d) and len(js(d, "return window.__sockets")) >= 2, "back in the room", 15)
+            assert time.monotonic() - back < 3.5, f"back {time.monotonic() - back:.1f} s after the server was"
             sockets = js(driver, "return window.__sockets")
             closed = sockets[0]
             assert closed["code"] == 1012, f"the first socket closed with {closed['code']}"
