@@ -83,6 +83,8 @@ const toolbar = createToolbar({
     banner.render();
     view.render();
     statsView.render();
+    scheduleView.languageChanged();
+    if (page.view === 'landing') joinForm.lookUpNextSession();
   },
 });
 
@@ -152,6 +154,14 @@ function carryOut(effect) {
       break;
     case 'render': view.render(); scheduleView.render(); apiTokenView.render(); webhookView.render(); break;
     case 'schedules': scheduleView.render(); break;
+    case 'scheduleSaved': scheduleView.saved(); break;
+    case 'scheduleError': scheduleView.refused(effect.error); break;
+    case 'taskRefused': {
+      // The field shows the task the server holds (the one everyone else sees); the notice says why.
+      const input = document.getElementById('my-task');
+      if (input && input.dataset.editing !== 'true') input.value = input.dataset.saved ?? '';
+      break;
+    }
     case 'apiTokens': apiTokenView.render(); break;
     case 'frame': view.frame(); break;
     case 'welcomed': joinForm.ready(); break;
@@ -176,10 +186,10 @@ function carryOut(effect) {
   }
 }
 
-/** The server's limits onto the fields that have a length of their own. */
+/** The server's limits onto the fields that follow them (the join form checks the name's length itself: a
+ *  maxlength would cut it silently, and in UTF-16 units). */
 function applyLimits() {
   const { limits } = page.model;
-  els.nameInput.maxLength = limits.maxNameLength;
   els.setEvery.max = String(limits.maxLongBreakEvery);
   setRenderLimits(limits);
 }
@@ -198,6 +208,12 @@ function showView(name) {
   }
 }
 
+/** The room's name in the bar, whole in its tooltip where the bar has to cut it short. */
+function showRoomName(room) {
+  setText(els.roomTitle, room);
+  els.roomTitle.title = room;
+}
+
 /** Goes into the room. `access` ({ passcode, control }) is kept in memory by the connection only. */
 function enterRoom(room, name, access = {}) {
   page.model = joinStarted(page.model, room, access);
@@ -207,7 +223,7 @@ function enterRoom(room, name, access = {}) {
   els.members.textContent = '';
   save('name', name);
   save('lastRoom', room);
-  setText(els.roomTitle, room);
+  showRoomName(room);
   els.wallDisplay.href = wallDisplayPath(room);
   if (window.location.pathname !== `/r/${room}`) history.replaceState(null, '', `/r/${encodeURIComponent(room)}`);
   showView('room');
@@ -219,7 +235,7 @@ function enterRoom(room, name, access = {}) {
 function enterWallDisplay(room) {
   document.body.dataset.tv = 'on';
   page.model = joinStarted(page.model, room, {});
-  setText(els.roomTitle, room);
+  showRoomName(room);
   showView('room');
   connection.observe(room);
   keepScreenAwake();

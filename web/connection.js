@@ -4,7 +4,8 @@
 //   connecting    first connection of this join
 //   joined        welcome received
 //   reconnecting  lost; { attempt, retryAt } says when the next try is (after a close with 1012, "service
-//                 restart", within RESTART_WINDOW_MS rather than on the back-off; { restart: true })
+//                 restart", within RESTART_WINDOW_MS, then every 1–2 s while the server is away, rather than on
+//                 the back-off; { restart: true })
 //   replaced      another tab took this member over (close 4001): never reconnects by itself
 //   refused       the server refused the join itself ({ error }): a bad name, a locked room, …; or the
 //                 host removed this member (error removed, close 4002), who is not let back for a while; or
@@ -32,6 +33,12 @@ const SLEEP_GAP_MS = 15000;
 // so that a node's clients do not all knock at the same instant, and resume with the stored token.
 export const RESTART_CLOSE_CODE = 1012;
 export const RESTART_WINDOW_MS = 250;
+// A server that is restarting is back in seconds: until it is, try again every 1–2 s (at a random moment in that
+// window) rather than on the back-off, which would have grown to 15 s while it was away. For at most
+// RESTART_PATIENCE_MS: a server that is not back by then is down, and the back-off takes over.
+export const RESTART_RETRY_MIN_MS = 1000;
+export const RESTART_RETRY_MAX_MS = 2000;
+export const RESTART_PATIENCE_MS = 120000;
 const TRANSIENT_JOIN_ERRORS = new Set(['rate_limited', 'internal', 'shutting_down', 'store_unavailable']);
 
 export function socketURL(loc = window.location) {
@@ -68,6 +75,8 @@ export class RoomConnection {
     this.replacedSeen = false;
     this.removed = null;
     this.accessEnded = null;
+    /** Since when the server has been restarting (a close with 1012), until the next welcome; else null. */
+    this.restartingSince = null;
     this.lastWatch = Date.now();
 
     this.watchdog = setInterval(() => this.watch(), 1000);
@@ -91,6 +100,7 @@ export class RoomConnection {
     this.passcode = passcode || null;
     this.control = control || null;
     this.attempt = 0;
+    this.restartingSince = null;
     this.connect('connecting');
   }
 
@@ -176,7 +186,7 @@ export class RoomConnection {
     this.replacedSeen = false;
     this.removed = null;
     this.accessEnded = null;
-    this.setStatus(status, { attempt: this.attempt });
+    this.setStatus(status, { attempt: this.attempt, ...(this.restartingSince !== null ? { restart: true } : {}) });
     let ws;
     try {
       ws = new WebSocket(roomSocketURL(this.url, this.room));
@@ -213,6 +223,7 @@ export class RoomConnection {
       if (!message || typeof message !== 'object' || typeof message.type !== 'string') return;
       if (message.type === 'observing') {
         this.attempt = 0;
+        this.restartingSince = null;
         this.onMessage(message);
         this.setStatus('joined', { observing: true });
         return;
@@ -220,6 +231,7 @@ export class RoomConnection {
       if (message.type === 'welcome') {
         if (message.you?.token) save(tokenKey(this.room), message.you.token);
         this.attempt = 0;
+        this.restartingSince = null;
         this.onMessage(message);
         this.setStatus('joined', { resumed: !!message.you?.resumed });
         return;
@@ -275,6 +287,7 @@ export class RoomConnection {
       if (event.code === RESTART_CLOSE_CODE) {
         this.detach();
         this.attempt = 0;
+        this.restartingSince = Date.now();
         this.scheduleRetry(Math.floor(Math.random() * RESTART_WINDOW_MS), { restart: true });
         return;
       }
@@ -288,8 +301,15 @@ export class RoomConnection {
     this.scheduleRetry();
   }
 
-  /** Waits `delay` ms (by default the back-off for the next attempt), then connects again. */
+  /** Waits `delay` ms (by default the back-off for the next attempt, or 1–2 s while the server restarts), then
+   *  connects again. */
   scheduleRetry(delay = null, info = {}) {
+    const restarting = this.restartingSince !== null && Date.now() - this.restartingSince < RESTART_PATIENCE_MS;
+    if (this.restartingSince !== null && !restarting) this.restartingSince = null;
+    if (delay === null && restarting) {
+      delay = RESTART_RETRY_MIN_MS + Math.floor(Math.random() * (RESTART_RETRY_MAX_MS - RESTART_RETRY_MIN_MS));
+      info = { ...info, restart: true };
+    }
     if (delay === null) {
       const base = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** this.attempt);
       delay = Math.round(base * (0.75 + Math.random() * 0.5));

@@ -29,7 +29,10 @@ export function createConnectionBanner({ els, page }) {
     if (page.conn !== 'reconnecting') return;
     const retryAt = page.connInfo.retryAt;
     const seconds = retryAt ? Math.ceil((retryAt - Date.now()) / 1000) : 0;
-    setText(els.bannerText, seconds >= 1 ? t('bannerReconnectingIn', { s: seconds }) : t('bannerReconnecting'));
+    // A close with 1012: the server said it is restarting, and the page tries again every second or two.
+    const restart = !!page.connInfo.restart;
+    if (seconds >= 1) setText(els.bannerText, t(restart ? 'bannerRestartingIn' : 'bannerReconnectingIn', { s: seconds }));
+    else setText(els.bannerText, t(restart ? 'bannerRestarting' : 'bannerReconnecting'));
   }
 
   return { render, countdown };

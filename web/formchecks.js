@@ -16,11 +16,20 @@ export function characterCount(text) {
   return [...text].length;
 }
 
+/** The longest room id (docs/PROTOCOL.md §9), in characters (all of them ASCII). */
+export const MAX_ROOM_LENGTH = 64;
+
+/** Whether a name is longer than the server takes: more user-perceived characters than its limit, or more
+ *  than four bytes of UTF-8 for each of them (docs/PROTOCOL.md §9). */
+export function nameTooLong(name, limits) {
+  return characterCount(name) > limits.maxNameLength || new TextEncoder().encode(name).length > 4 * limits.maxNameLength;
+}
+
 /** The field a join is wrong about ('room', 'name' or 'passcode'), or null. `room` and `name` come trimmed;
  *  a passcode is taken as typed (spaces count), and none at all is fine. */
 export function joinProblem({ room, name, passcode = '' }, limits) {
   if (!ROOM_PATTERN.test(room)) return 'room';
-  if (!name || [...name].length > limits.maxNameLength) return 'name';
+  if (!name || nameTooLong(name, limits)) return 'name';
   const length = characterCount(passcode);
   if (passcode && (length < limits.minPasscodeLength || length > limits.maxPasscodeLength)) return 'passcode';
   return null;

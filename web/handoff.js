@@ -26,7 +26,15 @@ export function createHandoff({ els, page, send }) {
   els.handoffConfirm.addEventListener('click', () => {
     const member = target;
     els.handoffDialog.close();
-    if (member) send('handOff', { member });
+    if (!member) return;
+    send('handOff', { member });
+    // The Make host button the focus would go back to leaves with the role: the focus goes to the new host's
+    // row instead, which says who hosts now, rather than to the page's body.
+    const row = els.members.querySelector(`li[data-member-id="${CSS.escape(member)}"]`);
+    if (row) {
+      row.tabIndex = -1;
+      row.focus();
+    }
   });
   els.handoffDialog.addEventListener('click', (event) => {
     if (event.target === els.handoffDialog) els.handoffDialog.close();

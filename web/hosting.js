@@ -3,6 +3,7 @@
 // only the host may; the page offers them to the host alone.
 
 import { t } from './i18n.js';
+import { characterCount } from './formchecks.js';
 
 export function createHosting({ els, page, send }) {
   const iHost = () => !!page.model.me && page.model.room?.host === page.model.me;
@@ -20,8 +21,12 @@ export function createHosting({ els, page, send }) {
     const input = els.hostPasscodeInput;
     const { minPasscodeLength = 4, maxPasscodeLength = 64 } = page.model.limits ?? {};
     const passcode = input.value;
-    if (!iHost() || passcode.length < minPasscodeLength || passcode.length > maxPasscodeLength) {
-      input.setCustomValidity(t('passcodeHint'));
+    // Counted as the server counts it (user-perceived characters); the words say the bound that was missed.
+    const length = characterCount(passcode);
+    const problem = length < minPasscodeLength ? t('passcodeTooShort', { min: minPasscodeLength })
+      : length > maxPasscodeLength ? t('passcodeTooLong', { max: maxPasscodeLength }) : null;
+    if (!iHost() || problem) {
+      input.setCustomValidity(problem ?? '');
       input.reportValidity();
       return;
     }

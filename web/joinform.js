@@ -4,7 +4,7 @@
 import { t, language } from './i18n.js';
 import { setText } from './render.js';
 import { randomRoomName } from './roomname.js';
-import { joinProblem } from './formchecks.js';
+import { joinProblem, nameTooLong, characterCount, MAX_ROOM_LENGTH } from './formchecks.js';
 import { errorText } from './wording.js';
 import { upcoming } from './schedules.js';
 import { summaryWords } from './spoken.js';
@@ -17,10 +17,25 @@ const LOOKUP_DELAY_MS = 400;
 export function createJoinForm({ els, page, enterRoom }) {
   const limits = () => page.model.limits;
 
+  /** Too long a room or name, said with the limit and the count (nothing is cut off as it is typed). */
+  function tooLongText(field) {
+    if (field === 'room') {
+      const n = els.roomInput.value.trim().length;
+      return n > MAX_ROOM_LENGTH ? t('roomTooLong', { max: MAX_ROOM_LENGTH, n }) : null;
+    }
+    if (field === 'name') {
+      const name = els.nameInput.value.trim();
+      return nameTooLong(name, limits()) ? t('nameTooLong', { max: limits().maxNameLength, n: characterCount(name) }) : null;
+    }
+    return null;
+  }
+
   function showError(error, { sentPasscode = false } = {}) {
     let text;
-    if (error?.code === 'bad_passcode') text = t(sentPasscode ? 'passcodeWrong' : 'passcodeNeeded');
+    if (!error?.code && tooLongText(error?.field)) text = tooLongText(error.field);
+    else if (error?.code === 'bad_passcode') text = t(sentPasscode ? 'passcodeWrong' : 'passcodeNeeded');
     else if (error?.code === 'rate_limited' && error.field === 'passcode') text = t('passcodeRateLimited');
+    else if (error?.code === 'removed' || error?.code === 'banned') text = removedText(error);
     else if (error?.code && error.code !== 'bad_request') text = errorText(error); // room_full, room_limit, …
     else if (error?.field === 'passcode') {
       text = t('passcodeInvalid', { min: limits().minPasscodeLength, max: limits().maxPasscodeLength });
@@ -28,9 +43,9 @@ export function createJoinForm({ els, page, enterRoom }) {
     else if (error?.field === 'room') text = t('roomInvalid');
     else if (error?.field === 'name') text = t('nameInvalid', { max: limits().maxNameLength });
     else text = errorText(error);
-    // The server's words add what the code alone cannot say: the bad value, or how long a ban has left.
-    const detailed = error?.code === 'bad_request' || error?.code === 'removed' || error?.code === 'banned';
-    if (language() === 'en' && error?.message && detailed && error.field !== 'passcode') {
+    // The server's words add what the code alone cannot say: the bad value. (How long a ban has left is in
+    // the sentence already.)
+    if (language() === 'en' && error?.message && error?.code === 'bad_request' && error.field !== 'passcode') {
       text = `${text} (${error.message})`;
     }
     // About the passcode: said right under its field (opened if folded), where the focus goes.
@@ -38,6 +53,14 @@ export function createJoinForm({ els, page, enterRoom }) {
     if (el === els.passcodeError) els.accessDetails.open = true;
     el.hidden = false;
     setText(el, text);
+  }
+
+  /** Removed by the host, or back too soon: one sentence, with the minutes the server's message gives. */
+  function removedText(error) {
+    const minutes = /(\d+)\s*minute/.exec(error.message ?? '');
+    if (!minutes) return errorText(error);
+    const n = Number(minutes[1]);
+    return error.code === 'removed' ? t('err_removed_in', { n }) : t('err_banned_in', { n });
   }
 
   function hideErrors() {
@@ -84,7 +107,7 @@ export function createJoinForm({ els, page, enterRoom }) {
         const response = await fetch(`/api/rooms/${encodeURIComponent(room)}/schedules`, { cache: 'no-store' });
         if (response.ok) {
           const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
-          soonest = upcoming((await response.json()).schedules, { timeZone })[0] ?? null;
+          soonest = upcoming((await response.json()).schedules, { timeZone, locale: language() })[0] ?? null;
         }
       } catch {
         soonest = null; // offline: nothing to say
@@ -98,17 +121,22 @@ export function createJoinForm({ els, page, enterRoom }) {
     }, LOOKUP_DELAY_MS);
   }
 
+  /** A locked room: how to get in, unless a passcode is typed in already. */
+  function lockedText() {
+    return t(els.passcodeInput.value ? 'previewLockedFilled' : 'previewLocked');
+  }
+
   /** What is happening in the room, read without joining (GET /api/rooms/{room}): "Focus, 18 minutes left,
    *  ends 10:25, 4 people here", that nobody is in it yet, or that it asks for a passcode. */
   async function roomNow(room) {
     try {
       const response = await fetch(`/api/rooms/${encodeURIComponent(room)}`, { cache: 'no-store' });
       if (response.status === 404) return t('previewNew');
-      if (response.status === 401 || response.status === 403) return t('previewLocked');
+      if (response.status === 401 || response.status === 403) return lockedText();
       if (!response.ok) return null;
       const body = await response.json();
       const snapshot = body.room && typeof body.room === 'object' ? body.room : body;
-      if (snapshot.locked) return t('previewLocked');
+      if (snapshot.locked) return lockedText();
       const endsText = typeof snapshot.endsAt === 'number'
         ? new Date(snapshot.endsAt).toLocaleTimeString(language(), { hour: '2-digit', minute: '2-digit' }) : null;
       const present = snapshot.presentCount ?? (snapshot.members ?? []).filter((m) => m.present).length;
@@ -119,8 +147,23 @@ export function createJoinForm({ els, page, enterRoom }) {
     }
   }
 
+  /** While typing: a room or name past its limit is said at once, under the form. */
+  function checkLength(field) {
+    const input = field === 'room' ? els.roomInput : els.nameInput;
+    const text = tooLongText(field);
+    if (text) {
+      input.setAttribute('aria-invalid', 'true');
+      showError({ field });
+    } else if (input.getAttribute('aria-invalid') === 'true') {
+      input.removeAttribute('aria-invalid');
+      els.joinError.hidden = true;
+    }
+  }
+
   function wire(unlockAudio) {
     els.roomInput.addEventListener('input', lookUpNextSession);
+    els.roomInput.addEventListener('input', () => checkLength('room'));
+    els.nameInput.addEventListener('input', () => checkLength('name'));
     els.joinForm.addEventListener('submit', (event) => {
       event.preventDefault();
       unlockAudio();

@@ -19,7 +19,9 @@ export function createRoomControls({ els, page, send, explainHostOnly, renderCon
     const commit = () => {
       input.dataset.editing = 'false';
       const text = input.value.trim();
-      if (text !== (input.dataset.saved ?? '') && send('task', { text }) !== null) page.model = taskSent(page.model, text);
+      if (text === (input.dataset.saved ?? '')) return;
+      const ref = send('task', { text });
+      if (ref !== null) page.model = taskSent(page.model, text, ref);
     };
     input.addEventListener('focus', () => { input.dataset.editing = 'true'; });
     input.addEventListener('keydown', (event) => {

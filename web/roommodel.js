@@ -21,6 +21,8 @@
 //   controls                    the controls' enabled states (the host-only switch was confirmed)
 //   settingsNoteCleared / settingsSaved { appliesFrom } / settingsError { error }   the settings form's notes
 //   schedules                   draw the room's schedules again (the list came, or changed)
+//   scheduleSaved / scheduleError { error }   the schedule form's request was carried out / refused
+//   taskRefused                 the member's own task was refused: the field shows the task the server holds
 //   apiTokens                   draw the room's API tokens again (the list came; a token was made or revoked)
 
 import { limitsFrom, DEFAULT_LIMITS } from './limits.js';
@@ -60,6 +62,9 @@ export function initialState(limits = DEFAULT_LIMITS) {
     asked: null,
     configureRef: null,
     controlRef: null,
+    /** The schedule form's add or change, and the member's own task, while their answers are awaited. */
+    scheduleRef: null,
+    taskRef: null,
     /** The task this page last sent, until a snapshot shows it: a change to another text is someone else's. */
     taskSent: null,
     settingsDirty: false,
@@ -82,6 +87,8 @@ export function joinStarted(state, roomName, access = {}) {
     roomName,
     asked: access.passcode || access.control ? { ...access } : null,
     controlRef: null,
+    scheduleRef: null,
+    taskRef: null,
     taskSent: null,
     room: null,
     seq: -1,
@@ -104,16 +111,19 @@ export function left(state) {
   };
 }
 
-/** A request that waits for its answer: `configure` or `control` with its ref. */
+/** A request that waits for its answer: `configure`, `control` or a schedule's add or change (`schedule`)
+ *  with its ref. */
 export function requestSent(state, command, ref) {
   if (command === 'configure') return { ...state, configureRef: ref };
   if (command === 'control') return { ...state, controlRef: ref };
+  if (command === 'schedule') return { ...state, scheduleRef: ref };
   return state;
 }
 
-/** The member's own task was sent from this page: its echo in the next snapshot is not news. */
-export function taskSent(state, text) {
-  return { ...state, taskSent: text };
+/** The member's own task was sent from this page (with `ref`): its echo in the next snapshot is not news, and
+ *  a refusal puts the server's task back in the field. */
+export function taskSent(state, text, ref = null) {
+  return { ...state, taskSent: text, taskRef: ref };
 }
 
 /** The settings form was edited (true) or its edits dropped (false). */
@@ -424,6 +434,11 @@ function ok(state, message, effects) {
     effects.push({ type: 'settingsSaved', appliesFrom: message.appliesFrom || 'now' });
     effects.push({ type: 'render' });
   }
+  if (answers(message, state.scheduleRef)) {
+    next = { ...next, scheduleRef: null };
+    effects.push({ type: 'scheduleSaved' });
+  }
+  if (answers(message, state.taskRef)) next = { ...next, taskRef: null };
   return next;
 }
 
@@ -435,9 +450,18 @@ function error(state, message, effects) {
     effects.push({ type: 'settingsError', error: message });
     return { ...state, configureRef: null };
   }
+  if (answers(message, state.scheduleRef)) {
+    effects.push({ type: 'scheduleError', error: message });
+    return { ...state, scheduleRef: null };
+  }
   // Being replaced or removed ends the connection: the connection reports it as a state.
   if (message.code === 'replaced' || message.code === 'removed') return state;
   let next = state;
+  if (answers(message, state.taskRef)) {
+    // The others still see the task the server holds: so does this member's own field, and the notice says why.
+    next = { ...next, taskRef: null, taskSent: null };
+    effects.push({ type: 'taskRefused' });
+  }
   if (answers(message, state.controlRef)) {
     next = { ...next, controlRef: null }; // the switch goes back to what the room says
     effects.push({ type: 'render' });

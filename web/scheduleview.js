@@ -3,8 +3,9 @@
 // being edited, with its own lengths if it has them), and links the calendar feed.
 // The requests and the words are schedules.js's; the list is the room model's (roommodel.js).
 
-import { t } from './i18n.js';
-import { say } from './wording.js';
+import { t, language } from './i18n.js';
+import { say, errorWithDetail } from './wording.js';
+import { requestSent } from './roommodel.js';
 import { formatDurationInput, formatDurationShort } from './clock.js';
 import { settingsFrom } from './formchecks.js';
 import {
@@ -22,10 +23,28 @@ export function createScheduleView({ page, connection, notices }) {
     warning: byId('schedule-warning'), own: byId('schedule-own'), settings: byId('schedule-settings'),
     focus: byId('schedule-focus'), short: byId('schedule-short'), long: byId('schedule-long'),
     every: byId('schedule-every'), submit: byId('schedule-add'), cancel: byId('schedule-cancel'),
+    hostNote: byId('schedule-host-note'),
   };
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
   /** The schedule being edited: its id and zone (kept as it was made), or null when adding. */
   let editing = null;
+  /** The form's error as a function of the page's language (so that a language switch says it anew), or null. */
+  let problem = null;
+
+  function showProblem(words) {
+    problem = words;
+    els.error.textContent = words ? words() : '';
+  }
+
+  /** Whether this member may add, change, switch and delete schedules: anyone in an open room, only the host
+   *  in a host-only room (docs/PROTOCOL.md §15), never the wall display. */
+  function mayChange() {
+    const { room, me, observing } = page.model;
+    return !!room && !!me && !observing && (room.control !== 'host' || room.host === me);
+  }
+
+  /** The weekdays' names in the page's language: mon → "Mon", "월", "一". */
+  const dayNames = () => Object.fromEntries(WEEKDAYS.map((day) => [day, t(`day_${day}`)]));
 
   function showKind() {
     const once = els.kind.value === 'once';
@@ -41,7 +60,7 @@ export function createScheduleView({ page, connection, notices }) {
     for (const box of els.days.querySelectorAll('input')) box.checked = !['sat', 'sun'].includes(box.value);
     els.submit.textContent = t('schedAdd');
     els.cancel.hidden = true;
-    els.error.textContent = '';
+    showProblem(null);
     showKind();
   }
 
@@ -65,7 +84,7 @@ export function createScheduleView({ page, connection, notices }) {
     }
     els.submit.textContent = t('schedSave');
     els.cancel.hidden = false;
-    els.error.textContent = '';
+    showProblem(null);
     showKind();
     els.name.focus();
   }
@@ -77,7 +96,7 @@ export function createScheduleView({ page, connection, notices }) {
       focus: els.focus.value, shortBreak: els.short.value, longBreak: els.long.value, longBreakEvery: els.every.value,
       autoStart: false,
     }, page.model.limits);
-    if (problem) return { error: t('schedOwnInvalid') };
+    if (problem) return { error: () => t('schedOwnInvalid') };
     return { settings };
   }
 
@@ -90,13 +109,18 @@ export function createScheduleView({ page, connection, notices }) {
     const room = page.model.room;
     const list = page.model.schedules ?? [];
     const timeZone = zone;
-    const soon = new Map(upcoming(list, { timeZone }).map((u) => [u.id, u.local]));
+    const locale = language();
+    const may = mayChange();
+    els.form.hidden = !may;
+    els.hostNote.hidden = may || !room;
+    if (!may && room) els.hostNote.textContent = t('schedHostOnly');
+    const soon = new Map(upcoming(list, { timeZone, locale }).map((u) => [u.id, u.local]));
     els.list.textContent = '';
     for (const entry of list) {
       const s = entry.schedule;
       const item = document.createElement('li');
       item.className = 'schedule-item';
-      const when = s.date ? s.date : say(daysText(s.days));
+      const when = s.date ? s.date : say(daysText(s.days, dayNames()));
       const text = document.createElement('span');
       // How long it runs: "2 × 50 min / 10 min" with its own lengths, "2 ×" with the room's; nothing until stopped.
       const minutes = (n) => t('durMin', { n });
@@ -107,6 +131,7 @@ export function createScheduleView({ page, connection, notices }) {
       const toggle = document.createElement('input');
       toggle.type = 'checkbox';
       toggle.checked = s.enabled !== false;
+      toggle.disabled = !may;
       toggle.setAttribute('aria-label', t('schedOn'));
       toggle.addEventListener('change', () => connection.request(scheduleRequest('switch', { id: entry.id, enabled: toggle.checked })));
       const remove = document.createElement('button');
@@ -122,7 +147,8 @@ export function createScheduleView({ page, connection, notices }) {
       change.className = 'btn small schedule-edit';
       change.textContent = t('schedEdit');
       change.addEventListener('click', () => edit(entry));
-      item.append(toggle, text, change, remove);
+      item.append(toggle, text);
+      if (may) item.append(change, remove);
       els.list.append(item);
     }
     els.empty.hidden = list.length > 0;
@@ -134,9 +160,30 @@ export function createScheduleView({ page, connection, notices }) {
     const next = room?.nextSession;
     els.next.hidden = !next;
     if (next) {
-      const local = upcoming([{ id: next.schedule, schedule: { name: next.name }, next: next.startsAt }], { timeZone })[0].local;
+      const local = upcoming([{ id: next.schedule, schedule: { name: next.name }, next: next.startsAt }], { timeZone, locale })[0].local;
       els.next.textContent = t('schedNext', { name: next.name, when: local });
     }
+  }
+
+  /** The form's own words (the day boxes, the button, an error shown) and the list in the page's language. */
+  function languageChanged() {
+    for (const label of els.days.querySelectorAll('label')) {
+      label.querySelector('span').textContent = t(`day_${label.querySelector('input').value}`);
+    }
+    els.submit.textContent = t(editing ? 'schedSave' : 'schedAdd');
+    showProblem(problem);
+    render();
+  }
+
+  /** The server carried out the form's add or change: only now does the form go back to a new schedule. */
+  function saved() {
+    stopEditing();
+  }
+
+  /** The server refused the form's add or change: said under the form, with what was typed still there. */
+  function refused(error) {
+    showProblem(() => errorWithDetail(error));
+    render();
   }
 
   function wire() {
@@ -146,7 +193,9 @@ export function createScheduleView({ page, connection, notices }) {
       box.type = 'checkbox';
       box.value = day;
       box.checked = !['sat', 'sun'].includes(day);
-      label.append(box, ` ${t(`day_${day}`)}`);
+      const name = document.createElement('span');
+      name.textContent = t(`day_${day}`);
+      label.append(box, name);
       els.days.append(label);
     }
     els.kind.addEventListener('change', showKind);
@@ -158,24 +207,31 @@ export function createScheduleView({ page, connection, notices }) {
       const days = [...els.days.querySelectorAll('input:checked')].map((box) => box.value);
       const own = ownSettings();
       if (own.error) {
-        els.error.textContent = own.error;
+        showProblem(own.error);
         return;
       }
       const result = scheduleFromForm({ name: els.name.value, time: els.time.value, zone: editing?.zone ?? zone,
         kind: els.kind.value, days, date: els.date.value, sessions: els.sessions.value, warning: els.warning.value,
         settings: own.settings });
-      els.error.textContent = result.error ? t(result.error.key, result.error.values ?? {}) : '';
-      if (result.error) return;
+      const error = result.error;
+      showProblem(error ? () => t(error.key, error.values ?? {}) : null);
+      if (error) return;
+      if (!mayChange()) {
+        showProblem(() => t('schedHostOnly'));
+        return;
+      }
       const request = editing
         ? scheduleRequest('change', { id: editing.id, schedule: result.schedule })
         : scheduleRequest('add', { schedule: result.schedule });
-      if (connection.request(request) === null) {
+      const ref = connection.request(request);
+      if (ref === null) {
         notices.show('', t('schedOffline'));
         return;
       }
-      stopEditing();
+      // The form keeps what was typed until the server says it took it (scheduleSaved) or why not.
+      page.model = requestSent(page.model, 'schedule', ref);
     });
   }
 
-  return { refresh, render, wire };
+  return { refresh, render, wire, languageChanged, saved, refused };
 }

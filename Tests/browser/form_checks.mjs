@@ -29,10 +29,16 @@ check('a join: the room id first, then the name, then the passcode', () => {
   assert.equal(join({ passcode: 'abc' }), 'passcode');
 });
 
-check('a name is as long as the server lets it be, counted in code points', () => {
+check('a name is as long as the server lets it be, in user-perceived characters and four bytes each', () => {
   assert.equal(join({ name: 'a'.repeat(limits.maxNameLength) }), null);
   assert.equal(join({ name: 'a'.repeat(limits.maxNameLength + 1) }), 'name');
   assert.equal(join({ name: '🍅'.repeat(limits.maxNameLength) }), null);
+  assert.equal(join({ name: '🍅'.repeat(limits.maxNameLength + 1) }), 'name');
+  // Forty accented letters are eighty code points (and eighty UTF-16 units): forty characters, as the server counts.
+  assert.equal(join({ name: 'e\u0301'.repeat(limits.maxNameLength) }), null);
+  // Forty thumbs with a skin tone are forty characters but eight bytes each: past the server's byte bound.
+  assert.equal(F.nameTooLong('👍🏽'.repeat(limits.maxNameLength), limits), true);
+  assert.equal(join({ name: '👍🏽'.repeat(limits.maxNameLength / 2) }), null);
   assert.equal(join({ name: 'Ada Lovelace' }, operator), 'name', 'an operator\'s --max-name-length');
   assert.equal(join({ name: 'Ada Love' }, operator), null);
 });

@@ -1,6 +1,7 @@
 // The page's connection (web/connection.js) on a close with 1012 ("service restart": the server restarts, or
 // its cluster node drains, docs/PROTOCOL.md §11): it comes back at once, within a short random window rather
-// than on its back-off, and joins again with the stored token. Sockets, timers and storage are fakes.
+// than on its back-off, and joins again with the stored token; while the server is away it tries every 1–2 s
+// (for two minutes at most). Sockets, timers and storage are fakes.
 //   node Tests/browser/reconnection.mjs
 
 import assert from 'node:assert/strict';
@@ -30,7 +31,9 @@ class FakeSocket {
 }
 globalThis.WebSocket = FakeSocket;
 
-const { RoomConnection, RESTART_CLOSE_CODE, RESTART_WINDOW_MS } = await import('../../web/connection.js');
+const {
+  RoomConnection, RESTART_CLOSE_CODE, RESTART_WINDOW_MS, RESTART_RETRY_MIN_MS, RESTART_RETRY_MAX_MS, RESTART_PATIENCE_MS,
+} = await import('../../web/connection.js');
 assert.equal(RESTART_CLOSE_CODE, 1012);
 
 let passed = 0;
@@ -84,6 +87,53 @@ test('a 1012 is not the back-off: after failed tries it still comes back within 
   sockets.at(-1).closedBy(1012);
   assert.ok(retry().ms < RESTART_WINDOW_MS, `within the window: ${retry().ms}`);
   assert.equal(conn.attempt, 1);
+});
+
+test('while the server is away after a 1012, every try comes 1–2 s after the last, not on the growing back-off', () => {
+  const statuses = [];
+  const conn = joinedConnection(statuses);
+  sockets.at(-1).closedBy(1012);
+  retry().fn();
+  // The server is not back yet: ten tries in a row fail to connect (1006), each within 1–2 s of the last.
+  const delays = [];
+  for (let i = 0; i < 10; i++) {
+    assert.deepEqual([statuses.at(-1)[0], statuses.at(-1)[1].restart], ['reconnecting', true], 'the try says restart');
+    sockets.at(-1).closedBy(1006);
+    const [status, info] = statuses.at(-1);
+    assert.equal(status, 'reconnecting');
+    assert.equal(info.restart, true, 'the banner says the server is restarting');
+    delays.push(retry().ms);
+    retry().fn();
+  }
+  assert.ok(delays.every((d) => d >= RESTART_RETRY_MIN_MS && d < RESTART_RETRY_MAX_MS), `${delays}`);
+  assert.ok(RESTART_RETRY_MAX_MS <= 2000, 'a short pace');
+  assert.ok(new Set(delays).size > 3, `jittered: ${delays}`);
+  // Back: the next drop is an ordinary one again, on the back-off from its start.
+  sockets.at(-1).open();
+  sockets.at(-1).receive({ type: 'welcome', you: { id: 'm1', token: 'tok-1', resumed: true }, room: {} });
+  assert.equal(conn.restartingSince, null);
+  sockets.at(-1).closedBy(1006);
+  assert.ok(retry().ms <= 625, `the back-off from its start: ${retry().ms}`);
+  assert.equal(statuses.at(-1)[1].restart, undefined);
+});
+
+test('a server away past the patience goes back to the back-off', () => {
+  const statuses = [];
+  joinedConnection(statuses);
+  const realNow = Date.now;
+  let now = realNow();
+  Date.now = () => now;
+  try {
+    sockets.at(-1).closedBy(1012);
+    retry().fn();
+    now += RESTART_PATIENCE_MS + 1;
+    for (let i = 0; i < 6; i++) { sockets.at(-1).closedBy(1006); retry().fn(); }
+    sockets.at(-1).closedBy(1006);
+    assert.ok(retry().ms > RESTART_RETRY_MAX_MS, `the back-off again: ${retry().ms}`);
+    assert.equal(statuses.at(-1)[1].restart, undefined);
+  } finally {
+    Date.now = realNow;
+  }
 });
 
 test('clients closed together spread over the window', () => {

@@ -821,6 +821,9 @@ class Run:
             dial = js(tv, "return document.querySelector('.dial').getBoundingClientRect().width")
             digits = js(tv, "return parseFloat(getComputedStyle(document.getElementById('time')).fontSize)")
             assert dial >= 700 and digits >= 150, f"the dial is {dial} px wide, the time {digits} px high"
+            # On a wall, nobody scrolls: the page fits the screen.
+            extra = js(tv, "return document.documentElement.scrollHeight - document.documentElement.clientHeight")
+            assert extra <= 0, f"the wall display scrolls by {extra} px at 1920×1080"
             first = seconds_of(shown_time(tv))
             wait(tv, lambda d: seconds_of(shown_time(d)) < first, "the wall display's time falling")
             # Space on the wall display presses nothing.
@@ -944,7 +947,15 @@ class Run:
             # A new passcode, set from the host tools.
             assert by_id(a, "host-passcode-form").is_displayed(), "no passcode form for the host"
             assert by_id(a, "btn-remove-passcode").is_displayed(), "no Remove passcode in a locked room"
-            by_id(a, "host-passcode-input").send_keys("new soup")
+            # Too short: the field says the server's least length, and nothing is sent.
+            limits = js(a, "return JSON.parse(localStorage.getItem('pomodoro.limits') || 'null')")
+            least = (limits or {}).get("minPasscodeLength", 4)
+            by_id(a, "host-passcode-input").send_keys("ab")
+            by_id(a, "btn-set-passcode").click()
+            said = js(a, "return document.getElementById('host-passcode-input').validationMessage")
+            assert f"at least {least} characters" in said, f"a short passcode is told: {said!r}"
+            assert by_id(a, "host-passcode-input").get_attribute("value") == "ab", "the short passcode was cleared"
+            fill(by_id(a, "host-passcode-input"), "new soup")
             self.shot_element(a, "#host-tools", "host-tools.png")
             by_id(a, "btn-set-passcode").click()
             wait(b, lambda d: "Hana set a new passcode" in activity_lines(d), "the new passcode in B's activity")
@@ -978,8 +989,10 @@ class Run:
             alert = WebDriverWait(a, TIMEOUT).until(lambda d: d.switch_to.alert)
             assert "Kai" in alert.text and "10 minutes" in alert.text, alert.text
             alert.accept()
-            wait(c, lambda d: (join_error(d) or "").startswith("The host removed you from this room. (the host"),
-                 "Kai back on the landing, told why")
+            wait(c, lambda d: join_error(d), "Kai back on the landing, told why")
+            told = join_error(c)
+            assert re.fullmatch(r"The host removed you from this room; you may join again in \d+ minutes?\.", told), \
+                f"Kai is told: {told!r}"
             self.shot(c, "removed.png")
             for driver in (a, b):
                 wait(driver, lambda d: len(member_rows(d)) == 2, "Kai gone from the list")
@@ -989,8 +1002,10 @@ class Run:
 
             # Kai reloads: the stored token is refused, with the reason.
             c.get(f"{self.base}/r/{room}")
-            wait(c, lambda d: (join_error(d) or "").startswith("The host removed you from this room lately; you may join again later. (the host removed you from this room; you may join again in 10 minutes)"),
-                 "Kai refused on the way back")
+            wait(c, lambda d: join_error(d), "Kai refused on the way back")
+            told = join_error(c)
+            assert re.fullmatch(r"The host removed you from this room lately; you may join again in \d+ minutes?\.", told), \
+                f"Kai is told on the way back: {told!r}"
             self.shot(c, "removed-refused.png")
             assert len(member_rows(a)) == 2, "Kai got back in"
         finally:
@@ -1065,6 +1080,20 @@ class Run:
             task.click()
             task.send_keys("Sketch the lock icon", Keys.ENTER)
             wait(a, lambda d: any(r[2] == "Sketch the lock icon" for r in member_rows(d)), "B's task in A")
+            # A task the server refuses (a right-to-left override): B's field goes back to the task everyone else
+            # sees, and the notice says why.
+            js(b, "const t = document.getElementById('my-task'); t.focus(); t.value = 'Sketch \u202Eit'")
+            by_id(b, "my-task").send_keys(Keys.ENTER)
+            wait(b, lambda d: by_id(d, "notice").is_displayed(), "the refusal's notice")
+            wait(b, lambda d: by_id(d, "my-task").get_attribute("value") == "Sketch the lock icon",
+                 "B's field back to the task the server holds")
+            assert any(r[2] == "Sketch the lock icon" for r in member_rows(a)), member_rows(a)
+            by_id(b, "btn-notice-close").click()
+            # Only the host adds schedules here: B has no form, but a line saying so; A has the form.
+            assert not by_id(b, "schedule-form").is_displayed(), "B is offered the schedule form"
+            assert by_id(b, "schedule-host-note").text == "Only the host can add or change schedules in this room.", \
+                by_id(b, "schedule-host-note").text
+            assert by_id(a, "schedule-form").is_displayed() and not by_id(a, "schedule-host-note").is_displayed()
             js(b, "document.activeElement && document.activeElement.blur()")
             ActionChains(b).move_to_element_with_offset(by_id(b, "room-stats"), 0, 0).perform()
             self.shot(b, "room-host-mode.png")
@@ -1101,15 +1130,28 @@ class Run:
             jun_row.click()
             wait(a, lambda d: by_id(d, "handoff-dialog").get_attribute("open") is not None, "the hand-off dialog")
             self.shot(a, "handoff-dialog.png")
-            by_id(a, "btn-handoff-confirm").click()
+            # Confirmed from the keyboard: the focus lands on Jun's row, not on the page's body.
+            js(a, "document.getElementById('btn-handoff-confirm').focus()")
+            ActionChains(a).send_keys(Keys.ENTER).perform()
             for driver in (a, b):
                 wait(driver, lambda d: host_of(d) == "Jun", "Jun wearing the host badge")
+            focused = js(a, """const li = document.activeElement.closest('#members > li');
+                               return li ? li.querySelector('.member-name').textContent : document.activeElement.tagName""")
+            assert focused == "Jun", f"after the hand-off the focus is on {focused}"
             wait(b, lambda d: all(timer_controls_enabled(d)), "B's controls enabled")
             wait(a, lambda d: not any(timer_controls_enabled(d)), "A's controls disabled")
             assert not by_id(b, "host-note").is_displayed(), "the host sees the host-only note"
             assert by_id(a, "host-note").text == "Only Jun controls the timer", by_id(a, "host-note").text
             assert by_id(b, "host-tools").is_displayed() and by_id(b, "host-only-toggle").is_selected()
             assert not by_id(a, "host-tools").is_displayed(), "A keeps the host's switch"
+            # A no longer hosts: no schedule form; one shown anyway (a stale page) keeps what was typed.
+            wait(a, lambda d: not by_id(d, "schedule-form").is_displayed(), "A's schedule form gone")
+            assert by_id(b, "schedule-form").is_displayed(), "the new host has no schedule form"
+            js(a, "document.getElementById('schedule-form').hidden = false")
+            fill(by_id(a, "schedule-name"), "Standup")
+            by_id(a, "schedule-add").click()
+            wait(a, lambda d: "Only the host" in by_id(d, "schedule-error").text, "the refusal under the form")
+            assert by_id(a, "schedule-name").get_attribute("value") == "Standup", "the form was cleared"
             wait(a, lambda d: "Jun is now the host" in activity_lines(d), "the hand-off in A's activity")
             wait(b, lambda d: "You are now the host" in js(d, "return document.getElementById('announcer').textContent"),
                  "the new host told so")
@@ -1318,7 +1360,8 @@ class Run:
 
     def comes_back_at_once_after_a_restart_close(self):
         """A server that stops closes with 1012 (service restart): the page opens its next socket within its
-        restart window (0.25 s) rather than on its back-off, and is the same member once a server is back."""
+        restart window (0.25 s) rather than on its back-off, says the server is restarting, tries every 1–2 s
+        while it is away (8 s here), and is the same member within moments of a server being back."""
         if not self.server_bin:
             raise AssertionError("no --server-bin given")
         port = free_port()
@@ -1343,8 +1386,16 @@ class Run:
             join(driver, f"http://127.0.0.1:{port}", "/r/restart-1012", "Di")
             first_id = my_id(driver)
             stop_server(server)
+            # While it is away, the banner says the server is restarting (not that the connection was lost).
+            wait(driver, lambda d: "server is restarting" in by_id(d, "conn-banner-text").text,
+                 "the banner saying the server restarts", 5)
+            # Away for 8 s: on the back-off the page's tries would by now be 8 s apart; restarting, they are 1–2 s.
+            time.sleep(8)
+            assert "server is restarting" in by_id(driver, "conn-banner-text").text, by_id(driver, "conn-banner-text").text
             server = start_server(args, log, port)
+            back = time.monotonic()
             wait(driver, lambda d: is_joined(d) and len(js(d, "return window.__sockets")) >= 2, "back in the room", 15)
+            assert time.monotonic() - back < 3.5, f"back {time.monotonic() - back:.1f} s after the server was"
             sockets = js(driver, "return window.__sockets")
             closed = sockets[0]
             assert closed["code"] == 1012, f"the first socket closed with {closed['code']}"
@@ -1523,6 +1574,140 @@ class Run:
             return
         self.extra = [(label, d) for label, d in self.extra if d is not driver]
         driver.quit()
+
+    def room_name_stays_readable(self):
+        """The room's name in the bar is never cut while the invite and wall-display buttons wrap their words: at
+        320, 375, 414, 768 and 1440 px, and with text at 200 % (1280 and 375 px), the name shows whole, each
+        button's words stay on one line (or, on a phone, the button shows its icon and keeps its words for
+        screen readers), and the name's tooltip is the whole name. (And at 320 px the settings' check boxes keep
+        their size beside their wrapped words.)"""
+        room = "team-standup"
+        driver = self.own_driver("room name")
+        measure = """const name = document.querySelector('.room-name');
+            const label = el => { const r = el.getBoundingClientRect(); return {w: r.width, h: r.height,
+              line: parseFloat(getComputedStyle(el).lineHeight) || parseFloat(getComputedStyle(el).fontSize) * 1.5}; };
+            const button = id => { const b = document.getElementById(id); const words = b.querySelector('span');
+              return {name: (b.getAttribute('aria-label') || b.textContent).trim(), words: label(words),
+                      hidden: getComputedStyle(words).clipPath !== 'none', box: label(b)}; };
+            return {cut: name.scrollWidth > name.clientWidth + 1, width: name.getBoundingClientRect().width,
+                    text: document.getElementById('room-title').textContent,
+                    title: document.getElementById('room-title').title,
+                    invite: button('btn-invite'), tv: button('btn-tv'),
+                    sideways: document.documentElement.scrollWidth > document.documentElement.clientWidth}"""
+        try:
+            join(driver, self.base, f"/r/{room}", "Rae")
+            cases = [(w, 800, "") for w in (320, 375, 414, 768, 1440)] + [(1280, 800, "200%"), (375, 800, "200%")]
+            for width, height, text_size in cases:
+                set_viewport(driver, width, height, mobile=width < 500)
+                js(driver, "document.documentElement.style.fontSize = arguments[0]", text_size)
+                m = js(driver, measure)
+                where = f"{width} px" + (f", text at {text_size}" if text_size else "")
+                assert m["text"] == room and m["title"] == room, f"{where}: the name {m['text']!r}, tooltip {m['title']!r}"
+                assert not m["cut"], f"{where}: the room name is cut ({m['width']:.0f} px wide)"
+                # (At 375 px with text at 200 % the language picker and the timer's buttons are wider than the
+                # window: that is theirs, not the bar's.)
+                assert not m["sideways"] or (text_size and width < 640), f"{where}: the page scrolls sideways"
+                for which in ("invite", "tv"):
+                    b = m[which]
+                    assert b["name"], f"{where}: the {which} button has no name"
+                    if not b["hidden"]:
+                        assert b["words"]["h"] < 1.6 * b["words"]["line"], \
+                            f"{where}: the {which} button's words wrap ({b['words']['h']:.0f} px for a {b['words']['line']:.0f} px line)"
+                if width in (375, 1440) and not text_size:
+                    self.shot(driver, f"room-bar-{width}.png")
+                if text_size and width == 375:
+                    self.shot(driver, "room-bar-375-text-200.png")
+            js(driver, "document.documentElement.style.fontSize = ''")
+            # At 320 px the settings' check boxes keep their size while their words wrap beside them.
+            set_viewport(driver, 320, 800, mobile=True)
+            open_settings(driver)
+            sizes = js(driver, """return ['set-auto', 'set-aligned'].map(id => {
+                const r = document.getElementById(id).getBoundingClientRect(); return [id, r.width, r.height]; })""")
+            assert all(w >= 20 and h >= 20 for _, w, h in sizes), f"check boxes at 320 px: {sizes}"
+        finally:
+            self.done_with(driver)
+
+    def schedule_card_follows_the_language(self):
+        """The Schedule card speaks the page's language after a switch: the day boxes, a listed schedule's days,
+        its buttons and its next start (dated by Intl in that language), and an error the form shows; and back."""
+        room = "sched-lang-" + secrets.token_hex(3)
+        driver = self.own_driver("schedule language")
+        english_days = re.compile(r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun|Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\b")
+
+        def card(d):
+            return js(d, """return {days: [...document.querySelectorAll('#schedule-days label')].map(l => l.textContent.trim()),
+                                   item: (document.querySelector('#schedule-list li span') || {}).textContent || '',
+                                   buttons: [...document.querySelectorAll('#schedule-list li button')].map(b => b.textContent),
+                                   error: document.getElementById('schedule-error').textContent,
+                                   submit: document.getElementById('schedule-add').textContent}""")
+
+        def words(d, lang):
+            return d.execute_async_script("""const done = arguments[arguments.length - 1];
+                import('/i18n.js').then(m => done(m.dictionaries()[arguments[0]]))""", lang)
+
+        def pick(d, lang):
+            Select(by_id(d, "lang-select")).select_by_value(lang)
+            wait(d, lambda x: js(x, "return document.documentElement.lang") == lang, f"the page in {lang}")
+
+        try:
+            join(driver, self.base, f"/r/{room}", "Sol")
+            fill(by_id(driver, "schedule-name"), "Standup")
+            by_id(driver, "schedule-add").click()
+            wait(driver, lambda d: card(d)["item"].startswith("Standup"), "the schedule listed")
+            assert by_id(driver, "schedule-name").get_attribute("value") == "", "the form kept the added schedule"
+            # An error in the form: no name.
+            by_id(driver, "schedule-add").click()
+            wait(driver, lambda d: card(d)["error"], "the form's error")
+            en, ko = words(driver, "en"), words(driver, "ko")
+            assert card(driver)["error"] == en["schedNameEmpty"], card(driver)
+            pick(driver, "ko")
+            shown = card(driver)
+            assert shown["days"] == [ko[f"day_{d}"] for d in ("mon", "tue", "wed", "thu", "fri", "sat", "sun")], shown["days"]
+            assert ko["schedWeekdays"] in shown["item"], shown["item"]
+            assert shown["buttons"] == [ko["schedEdit"], ko["schedDelete"]], shown["buttons"]
+            assert shown["error"] == ko["schedNameEmpty"], shown["error"]
+            assert shown["submit"] == ko["schedAdd"], shown["submit"]
+            assert not english_days.search(shown["item"]), f"an English date on the Korean page: {shown['item']}"
+            self.shot_element(driver, ".schedule-card", "schedule-ko.png")
+            pick(driver, "en")
+            shown = card(driver)
+            assert shown["days"][0] == "Mon" and en["schedWeekdays"] in shown["item"], shown
+            assert shown["buttons"] == [en["schedEdit"], en["schedDelete"]] and shown["error"] == en["schedNameEmpty"], shown
+            assert english_days.search(shown["item"]), f"the English date: {shown['item']}"
+        finally:
+            self.done_with(driver)
+
+    def long_input_is_not_cut(self):
+        """A room or a name past its limit is not cut as it is typed: the field keeps every character, and the form
+        says the limit (in characters, as the server counts them) and the count; Join does not go in."""
+        driver = self.own_driver("long input")
+        try:
+            driver.get(f"{self.base}/")
+            wait(driver, lambda d: by_id(d, "room-input").get_attribute("value"), "the landing")
+            room = "a" * 70
+            fill(by_id(driver, "room-input"), room)
+            assert by_id(driver, "room-input").get_attribute("value") == room, "the room was cut"
+            wait(driver, lambda d: join_error(d) == "A room name has at most 64 characters; this one has 70.",
+                 "the room's limit said")
+            fill(by_id(driver, "room-input"), "long-" + secrets.token_hex(3))
+            wait(driver, lambda d: not by_id(d, "join-error").is_displayed(), "the room's message gone")
+            name = "🍅" * 41
+            fill(by_id(driver, "name-input"), name)
+            assert by_id(driver, "name-input").get_attribute("value") == name, "the name was cut"
+            wait(driver, lambda d: join_error(d) == "A name has at most 40 characters; this one has 41.",
+                 "the name's limit said")
+            press_join(driver)
+            assert body_data(driver, "view") == "landing", "joined with a name the server would refuse"
+            assert js(driver, "return document.activeElement.id") == "name-input"
+            # Forty accented letters are eighty code points, but forty characters: in.
+            name = "e\u0301" * 40
+            js(driver, "const n = document.getElementById('name-input'); n.value = arguments[0]; "
+                       "n.dispatchEvent(new Event('input'))", name)
+            wait(driver, lambda d: not by_id(d, "join-error").is_displayed(), "the name's message gone")
+            press_join(driver)
+            wait(driver, is_joined, "in with forty accented letters")
+        finally:
+            self.done_with(driver)
 
     def worker_controls_the_page_after_a_reload(self):
         driver = self.own_driver("SW")
@@ -1842,6 +2027,8 @@ class Run:
                 ("+1 min adds a minute for everyone", self.extend_adds_time_for_everyone),
                 ("away shows in the other window", self.away_shows_in_the_other_window),
                 ("copy invite link", self.invite_link),
+                ("the room's name stays readable beside the invite and wall buttons, phone to desktop and at 200 % text",
+                 self.room_name_stays_readable),
                 ("reset asks first", self.reset_asks_first),
                 ("screenshots: desktop, phone, dark", self.screenshots),
                 ("the wall display observes: large, no controls, unseen by the members", self.wall_display_observes),
@@ -1872,6 +2059,8 @@ class Run:
                 ("schedules: added a minute ahead, edited with its own lengths, started by itself, next on the landing",
                  self.schedule_added_edited_and_started),
                 ("on the clock: an aligned room from the settings form", self.aligned_room_from_the_settings),
+                ("schedules: the card follows the language switch, dates by Intl", self.schedule_card_follows_the_language),
+                ("long input: a room or name past its limit is said, not cut", self.long_input_is_not_cut),
             ] + access_checks(self):
                 if self.only and self.only not in name:
                     continue
