@@ -22,8 +22,8 @@ enum Control {
                 return .send(message, ref: ref)
             case .ok(_, _, ref?) where ref == .string("command"):
                 replied = true
-            case let .error(code, text, _, ref?) where ref == .string("command"):
-                return .finish(fail("the server refused to \(verb) in \(room): \(text) [\(code.rawValue)]",
+            case let .error(code, text, field, ref?) where ref == .string("command"):
+                return .finish(fail("the server refused to \(verb) in \(room): \(Labels.refusal(text, field: field)) [\(code.rawValue)]",
                                     status: PomoExit.refused))
             default:
                 break
@@ -103,13 +103,13 @@ enum Control {
                     configured = true
                     baseline = view.seq
                     return .send(.start, ref: .string("command"))
-                case let .error(code, text, _, ref?) where ref == .string("configure"):
-                    return .finish(fail("the server refused the settings for \(room): \(text) [\(code.rawValue)]",
+                case let .error(code, text, field, ref?) where ref == .string("configure"):
+                    return .finish(fail("the server refused the settings for \(room): \(Labels.refusal(text, field: field)) [\(code.rawValue)]",
                                         status: PomoExit.refused))
                 case .ok(_, _, let ref?) where ref == .string("command"):
                     replied = true
-                case let .error(code, text, _, ref?) where ref == .string("command"):
-                    return .finish(fail("the server refused to start in \(room): \(text) [\(code.rawValue)]",
+                case let .error(code, text, field, ref?) where ref == .string("command"):
+                    return .finish(fail("the server refused to start in \(room): \(Labels.refusal(text, field: field)) [\(code.rawValue)]",
                                         status: PomoExit.refused))
                 default:
                     break
@@ -286,8 +286,8 @@ struct Configure: AsyncParsableCommand {
                     printLine("\(room): \(Labels.settings(sent, short: false)), applies \(applied)")
                 }
                 return .finish(nil)
-            case let .error(code, text, _, ref?) where ref == .string("command"):
-                return .finish(fail("the server refused the settings for \(room): \(text) [\(code.rawValue)]",
+            case let .error(code, text, field, ref?) where ref == .string("command"):
+                return .finish(fail("the server refused the settings for \(room): \(Labels.refusal(text, field: field)) [\(code.rawValue)]",
                                     status: PomoExit.refused))
             default:
                 return .wait

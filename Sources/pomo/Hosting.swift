@@ -77,8 +77,8 @@ enum Hosting {
                 }
             case .ok(_, _, ref?) where ref == .string("host"):
                 replied = true
-            case let .error(code, text, _, ref?) where ref == .string("host"):
-                finish(fail("the server refused to \(verb) in \(room): \(text) [\(code.rawValue)]", status: PomoExit.refused))
+            case let .error(code, text, field, ref?) where ref == .string("host"):
+                finish(fail("the server refused to \(verb) in \(room): \(Labels.refusal(text, field: field)) [\(code.rawValue)]", status: PomoExit.refused))
             default:
                 break
             }

@@ -36,8 +36,8 @@ struct ScheduleCommand: AsyncParsableCommand {
             switch reply {
             case .welcome:
                 return .send(.schedule(request), ref: ref)
-            case let .error(code, text, _, r?) where r == ref:
-                return .finish(fail("the server refused: \(text) [\(code.rawValue)]", status: PomoExit.refused))
+            case let .error(code, text, field, r?) where r == ref:
+                return .finish(fail("the server refused: \(Labels.refusal(text, field: field)) [\(code.rawValue)]", status: PomoExit.refused))
             case .ok(_, _, let r?) where r == ref:
                 done = true
                 return .wait

@@ -15,8 +15,8 @@ struct Status: AsyncParsableCommand {
               %c  which focus of the set this is (of a scheduled set while one runs)
               %n  focus sessions in the set (a scheduled set's while one runs, else the
                   long-break cycle; empty for a scheduled set that runs until stopped)
-              %s  status: running, paused, ready, idle
-              %i  status symbol: ▶ running, ⏸ paused, ■ otherwise
+              %s  status: running, paused, ready, idle (offline: watch, below)
+              %i  status symbol: ▶ running, ⏸ paused, ■ otherwise (↻ offline)
               %b  progress bar of the phase, 10 cells
               %e  when the phase ends, HH:MM local time (empty unless running)
               %m  members present
@@ -25,6 +25,10 @@ struct Status: AsyncParsableCommand {
               %N  the next scheduled session's start, HH:MM local time (empty when none): 'next focus %N'
               %T  the next scheduled session's name (empty when none)
               %%  a percent sign
+
+            `pomo watch --format` marks a lost connection at once, until it is back: %s reads offline, \
+            %i ↻, %r --:--, %b an empty bar, %R and %e are empty; the other specifiers keep the room as \
+            last seen.
 
             --json prints the room snapshot as the server sent it (docs/PROTOCOL.md §5), keys sorted.
 

@@ -41,12 +41,21 @@ struct Tokens: AsyncParsableCommand {
             case let .apiTokens(payload, ref?) where ref == .string("token"):
                 for line in Self.lines(payload, request: request, quiet: quiet) { printLine(line) }
                 return .finish(nil)
-            case let .error(code, text, _, ref?) where ref == .string("token"):
-                return .finish(fail("the server refused the tokens of \(room): \(text) [\(code.rawValue)]",
+            case let .error(code, text, field, ref?) where ref == .string("token"):
+                return .finish(fail("\(Self.refusedWhat(request, room: room)): \(Labels.refusal(text, field: field)) [\(code.rawValue)]",
                                     status: PomoExit.refused))
             default:
                 return .wait
             }
+        }
+    }
+
+    /// What could not be done, for the refusal's line.
+    static func refusedWhat(_ request: APITokenRequest, room: String) -> String {
+        switch request {
+        case .list: "cannot list the API tokens of \(room)"
+        case .create(let name): "cannot make the API token \(name) in \(room)"
+        case .revoke(let id): "cannot revoke \(id) in \(room)"
         }
     }
 

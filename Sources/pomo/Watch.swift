@@ -13,7 +13,9 @@ struct Watch: AsyncParsableCommand {
             including the once-a-second ticks.
             --format: a status line (see `pomo status --help` for the specifiers), printed again whenever \
             its text changes, e.g. every second while the timer runs. For polybar: \
-            exec = pomo watch team-alpha --format '%p %r' with tail = true.
+            exec = pomo watch team-alpha --format '%p %r' with tail = true. While the connection is lost \
+            the line says so at once: %s reads offline, %i ↻, %r --:--, %b an empty bar, %R and %e are \
+            empty; it counts down again once the room is back.
 
             watch observes the room: it is no member, nobody in the room sees it or is told of it, and it \
             earns nothing; a room that is not open is an error, never created. A locked room needs \
@@ -49,8 +51,12 @@ struct Watch: AsyncParsableCommand {
             }
         } else if let format = try format.map({ try StatusFormat($0) }) {
             let ticker = FormatTicker(format: format)
-            try await Visit(room: room, options: visit).run(reconnect: true, observe: true) { _, view in
-                ticker.update(view)
+            try await Visit(room: room, options: visit).run(reconnect: true, observe: true) { event, view in
+                switch event {
+                case .message: ticker.update(view)
+                case .reconnecting: ticker.connectionLost()
+                case .connecting, .ended: break
+                }
                 return .wait
             }
             await ticker.finish()
@@ -64,14 +70,16 @@ struct Watch: AsyncParsableCommand {
     }
 }
 
-/// Prints a status format whenever its text changes: on every message, and on every second boundary of
-/// the countdown in between.
+/// Prints a status format whenever its text changes: on every message, on every second boundary of
+/// the countdown in between, and at once when the connection is lost (the line then reads offline until a
+/// message comes again).
 ///
 /// One task owns the view and the last line printed; the visit hands it each view through a stream, and a
 /// timer task the moment to look again, so nothing of its state is shared between threads.
 struct FormatTicker: Sendable {
     private enum Input: Sendable {
         case view(RoomView)
+        case connectionLost
         case tick
     }
     private let inputs: AsyncStream<Input>.Continuation
@@ -82,17 +90,24 @@ struct FormatTicker: Sendable {
         self.inputs = inputs
         printer = Task {
             var view = RoomView()
+            var offline = false
             var last: String?
             var timer: Task<Void, Never>?
             for await input in stream {
-                if case .view(let next) = input { view = next }
+                switch input {
+                case .view(let next):
+                    view = next
+                    offline = false
+                case .connectionLost: offline = true
+                case .tick: break
+                }
                 let now = LocalInstant.now()
                 var wait: Int64 = 1000
                 if view.snapshot != nil {
-                    let text = format.expand(view, now: now, utcOffsetSeconds: utcOffsetNow())
+                    let text = format.expand(view, now: now, utcOffsetSeconds: utcOffsetNow(), offline: offline)
                     if text != last { printLine(text) }
                     last = text
-                    wait = min(1000, view.msUntilNextSecond(at: now) ?? 1000) + 2
+                    if !offline { wait = min(1000, view.msUntilNextSecond(at: now) ?? 1000) + 2 }
                 }
                 timer?.cancel()
                 timer = Task {
@@ -106,6 +121,9 @@ struct FormatTicker: Sendable {
 
     /// The room as it is now, after a message.
     func update(_ view: RoomView) { inputs.yield(.view(view)) }
+
+    /// The connection dropped: the room is known only as it was until the next message.
+    func connectionLost() { inputs.yield(.connectionLost) }
 
     /// Prints what is still due, then stops looking at the clock.
     func finish() async {

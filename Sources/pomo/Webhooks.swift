@@ -24,49 +24,38 @@ struct WebhooksCommand: AsyncParsableCommand {
         subcommands: [List.self, Add.self, Test.self, Remove.self],
         defaultSubcommand: List.self)
 
-    /// Sends `request` in a short visit and prints the list that answers it (or says the test is queued).
+    /// Sends `request` in a short visit and prints the list that answers it. A test is answered `ok`; the
+    /// list is then asked for, to say whether the test waits behind a delivery that keeps failing.
     static func perform(_ request: WebhookRequest, room: String, visit: VisitOptions, json: Bool = false) async throws {
         let ref = Ref.string("webhooks")
+        let afterTest = Ref.string("webhooks-after-test")
         try await Visit(room: room, options: visit).run { event, _ in
             guard case let .message(reply, raw, _) = event else { return .wait }
             switch reply {
             case .welcome:
                 return .send(.webhook(request), ref: ref)
-            case let .error(code, text, _, r?) where r == ref:
-                return .finish(fail("the server refused: \(text) [\(code.rawValue)]", status: PomoExit.refused))
+            case let .error(code, text, field, r?) where r == ref:
+                return .finish(fail("the server refused: \(Labels.refusal(text, field: field)) [\(code.rawValue)]",
+                                    status: PomoExit.refused))
             case .ok(_, _, let r?) where r == ref:
+                return .send(.webhook(.list), ref: afterTest)
+            case .error(_, _, _, let r?) where r == afterTest:
                 printLine("test queued")
+                return .finish(nil)
+            case let .webhooks(payload, r?) where r == afterTest:
+                if case .test(let id) = request { printLine(WebhookLines.testQueued(webhook: id, in: payload)) }
                 return .finish(nil)
             case let .webhooks(payload, r?) where r == ref:
                 if json {
                     printLine(String(decoding: raw, as: UTF8.self))
                 } else {
-                    for line in lines(payload) { printLine(line) }
+                    for line in WebhookLines.lines(payload, utcOffsetSeconds: utcOffsetNow()) { printLine(line) }
                 }
                 return .finish(nil)
             default:
                 return .wait
             }
         }
-    }
-
-    /// One line per webhook and an indented one per recent delivery; the secret after an add.
-    static func lines(_ payload: WebhooksPayload) -> [String] {
-        var out: [String] = []
-        if payload.webhooks.isEmpty { out.append("no webhooks") }
-        for hook in payload.webhooks {
-            let state = hook.enabled ? "on" : "off" + (hook.disabledReason.map { " (\($0))" } ?? "")
-            out.append("\(hook.id)  \(hook.format)  \(state)  \(hook.url)  [\(hook.events.joined(separator: ","))]")
-            for d in hook.deliveries.prefix(3) {
-                let status = d.status.map { " \($0)" } ?? ""
-                out.append("    \(d.event)  \(d.state)\(status)  after \(d.attempts) attempt\(d.attempts == 1 ? "" : "s")"
-                           + (d.error.map { "  \($0)" } ?? ""))
-            }
-        }
-        if let secret = payload.secret, let id = payload.added {
-            out.append("webhook \(id) added; its signing secret (shown only now): \(secret)")
-        }
-        return out
     }
 
     struct Target: ParsableArguments {

@@ -71,6 +71,24 @@ import Testing
         #expect(!help.text.contains("HOST ONLY") && !help.text.contains("remove a member"))
     }
 
+    @Test func aShortWindowSaysTheListGoesOn() {
+        var d = RendererScenes.runningFocus(in: .en)
+        _ = d.handle(key: .character("?"), at: Fixture.local(0))
+        let small = draw(d, 40, 12)
+        expectFits(small)
+        #expect(small.text.contains("space start, pause or resume"), "\(small.text)")
+        #expect(small.text.contains("+8 more keys: pomo join --help"), "\(small.text)")
+        // Whatever the height, the list is whole (down to q) or says that more keys follow; the host's too.
+        for scene in [d, RendererScenes.hostHelp(in: .en)] {
+            for rows in 10...24 {
+                let frame = draw(scene, 40, rows)
+                let keys = frame.lines.map { $0.text.trimmingCharacters(in: .whitespaces) }
+                let whole = keys.contains { $0.hasPrefix("q ") } && (!scene.isHost || keys.contains { $0.hasPrefix("h ") })
+                #expect(whole != frame.text.contains("more keys"), "\(rows) rows:\n\(frame.text)")
+            }
+        }
+    }
+
     @Test func pickingAMemberToRemoveInEnglishAt80Columns() {
         let frame = draw(RendererScenes.pickingToRemove(in: .en), 80)
         expectFits(frame)

@@ -115,6 +115,37 @@ struct LiveObserverTests {
         await ada.stop()
         await bo.stop()
     }
+
+    /// A status bar fed by `watch --format` shows a lost connection at once (not a timer still running) and
+    /// counts down again once the server is reachable.
+    @Test func aWatchedStatusLineMarksALostConnectionAndComesBack() async throws {
+        let server = try await ServerProcess.start()
+        defer { server.stop() }
+        let proxy = try TCPProxy(to: server.port)
+        defer { proxy.stop() }
+        let ada = try Member(url: server.url, room: "bar", name: "Ada")
+        try await ada.waitFor("welcome") { if case .welcome = $0 { true } else { false } }
+        ada.session.send(.start, ref: .string("s"))
+        try await ada.waitFor("ok start") { if case .ok("start", _, _) = $0 { true } else { false } }
+
+        let watch = try ProcessLauncher.start(ProcessLauncher.pomo,
+                                              ["watch", "bar", "--format", "%i %r %s", "--timeout", "2",
+                                               "--server", "ws://127.0.0.1:\(proxy.port)"])
+        defer { if watch.isRunning { watch.terminate() } }
+        let first = try await watch.line()
+        #expect(first.hasPrefix("▶ ") && first.hasSuffix(" running"), "\(first)")
+        proxy.cut()
+        // The outage shows at once: at most a second already on its way comes before it.
+        var line = try await watch.line()
+        if line.hasSuffix(" running") { line = try await watch.line() }
+        #expect(line == "↻ --:-- offline")
+        proxy.heal()
+        line = try await watch.line(timeout: Double(TestTime.seconds(15)))
+        #expect(line.hasPrefix("▶ ") && line.hasSuffix(" running"), "\(line)")
+        watch.terminate()
+        #expect(try await watch.ended().status == 0)
+        await ada.stop()
+    }
 }
 
 extension ServerMessage {

@@ -36,6 +36,29 @@ import Testing
                 == "Long break 1:02:03 ⏸")
     }
 
+    @Test func aLostConnectionIsShownNotCountedDown() throws {
+        let start = Fixture.serverEpoch - 700_300
+        let v = view(Fixture.runningFocus(startedAt: start, at: Fixture.serverEpoch, cycle: 3))
+        let format = try StatusFormat("%i %r %s|%R|%e|%b|%p %c/%n %o")
+        #expect(format.expand(v, now: Fixture.local(0), utcOffsetSeconds: 0)
+                == "▶ 13:20 running|800|00:13|████▋░░░░░|Focus 3/4 team-alpha")
+        // Offline, the timer's fields say so whatever the clock does; the room keeps its last known place.
+        for ms: Int64 in [0, 900_000] {
+            #expect(format.expand(v, now: Fixture.local(ms), utcOffsetSeconds: 0, offline: true)
+                    == "↻ --:-- offline|||░░░░░░░░░░|Focus 3/4 team-alpha")
+        }
+    }
+
+    @Test func aRefusalReadsAsASentence() {
+        // A reason that goes on from the field keeps it; one that is a sentence of its own loses it.
+        #expect(Labels.refusal("seconds must be a non-zero number of seconds within ±3600", field: "seconds")
+                == "seconds must be a non-zero number of seconds within ±3600")
+        #expect(Labels.refusal("member is not a member of this room", field: "member") == "member is not a member of this room")
+        #expect(Labels.refusal("id this room has no API token t99", field: "id") == "this room has no API token t99")
+        #expect(Labels.refusal("id no schedule s3 in this room", field: "id") == "no schedule s3 in this room")
+        #expect(Labels.refusal("only the host may do that in this room", field: nil) == "only the host may do that in this room")
+    }
+
     @Test func theNextScheduledSessionExpandsInLocalTime() throws {
         var room = Fixture.snapshot()
         let idle = view(room)

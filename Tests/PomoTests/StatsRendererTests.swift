@@ -181,6 +181,26 @@ import Testing
             """)
     }
 
+    @Test func aDayOfSecondsGetsTheSmallestMarkEvenWhenItIsTheBest() {
+        // Today alone, with 40 seconds of focus: the minutes read 0, so the bar is no more than ▏.
+        let today = DayTotalsPayload(date: "2026-11-21", focusSessions: 0, focusSeconds: 40, interruptions: 1)
+        let report = StatsReportPayload(room: "r", tz: "UTC", today: "2026-11-21", days: 1,
+                                        totals: StatsTotalsPayload(focusSessions: 0, focusSeconds: 40, interruptions: 1,
+                                                                   currentStreak: 0, longestStreak: 0),
+                                        perDay: [today], members: [])
+        let lines = StatsRenderer.render(report, columns: 80).split(separator: "\n")
+        #expect(lines.last == "Sat 2026-11-21  0 ▏")
+        #expect(lines.contains("Sessions, focus (h:mm) and interruptions today; streaks in days."), "\(lines)")
+        // Two days of seconds: both the smallest mark; a day of whole minutes beside them fills the width.
+        var two = report
+        two.days = 2
+        two.perDay = [DayTotalsPayload(date: "2026-11-20", focusSessions: 0, focusSeconds: 59, interruptions: 0), today]
+        #expect(StatsRenderer.render(two, columns: 30).split(separator: "\n").suffix(2) == ["Fri 11-20  0 ▏", "Sat 11-21  0 ▏"])
+        two.perDay[0].focusSeconds = 120
+        #expect(StatsRenderer.render(two, columns: 30).split(separator: "\n").suffix(2)
+                == ["Fri 11-20  2 █████████████████", "Sat 11-21  0 ▏"])
+    }
+
     @Test func everyWidthFitsAndTooNarrowDrawsAtTheMinimum() {
         for columns in StatsRenderer.minimumColumns...100 {
             expectFits(StatsRenderer.render(Self.week, columns: columns), columns)

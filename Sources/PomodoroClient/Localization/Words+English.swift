@@ -67,7 +67,7 @@ extension Words {
         .helpToggle: "start, pause or resume", .helpSkip: "skip to the next phase", .helpReset: "reset to idle (asks first)",
         .helpExtend: "one minute more / less", .helpAdd: "add that many minutes", .helpTask: "my task (enter saves)",
         .helpAway: "away / back", .helpMute: "bell and notifications off / on", .helpQuit: "quit", .helpHelp: "this list",
-        .helpHostTitle: "HOST ONLY", .helpPasscode: "change or remove the passcode",
+        .helpMore: "+{n} more keys: pomo join --help", .helpHostTitle: "HOST ONLY", .helpPasscode: "change or remove the passcode",
         .helpRemove: "remove a member (banned a while)", .helpControl: "controls: anyone, or host only",
         .helpHandOff: "hand the host role to a member",
         .plainJoined: "Joined {room} as {name} ({id})", .plainJoinedResumed: "Joined {room} as {name} ({id}), place resumed",

@@ -69,7 +69,7 @@ extension Words {
         .helpToggle: "시작, 일시정지, 계속", .helpSkip: "다음 단계로 건너뛰기", .helpReset: "대기로 초기화 (먼저 물어봐요)",
         .helpExtend: "1분 더 / 덜", .helpAdd: "그만큼 분 추가", .helpTask: "내 작업 (enter 저장)",
         .helpAway: "자리 비움 / 복귀", .helpMute: "벨과 알림 끄기 / 켜기", .helpQuit: "종료", .helpHelp: "이 목록",
-        .helpHostTitle: "호스트만", .helpPasscode: "비밀번호 바꾸기 또는 없애기",
+        .helpMore: "키 {n}개 더: pomo join --help", .helpHostTitle: "호스트만", .helpPasscode: "비밀번호 바꾸기 또는 없애기",
         .helpRemove: "참여자 내보내기 (잠시 입장 금지)", .helpControl: "조작: 모두, 또는 호스트만",
         .helpHandOff: "호스트 역할을 참여자에게 넘기기",
         .plainJoined: "{name}({id}) 이름으로 {room}에 참여했어요", .plainJoinedResumed: "{name}({id}) 이름으로 {room}에 참여했어요, 자리를 되찾았어요",

@@ -67,7 +67,7 @@ extension Words {
         .helpToggle: "开始、暂停或继续", .helpSkip: "跳到下一阶段", .helpReset: "重置为空闲（先确认）",
         .helpExtend: "多一分钟 / 少一分钟", .helpAdd: "加上这么多分钟", .helpTask: "我的任务（回车保存）",
         .helpAway: "暂离 / 回来", .helpMute: "铃声和通知 关 / 开", .helpQuit: "退出", .helpHelp: "这个列表",
-        .helpHostTitle: "仅主持人", .helpPasscode: "更改或取消密码",
+        .helpMore: "还有 {n} 个键：pomo join --help", .helpHostTitle: "仅主持人", .helpPasscode: "更改或取消密码",
         .helpRemove: "移除成员（一段时间内不能再加入）", .helpControl: "控制：所有人，或仅主持人",
         .helpHandOff: "把主持人交给一位成员",
         .plainJoined: "以 {name}（{id}）加入 {room}", .plainJoinedResumed: "以 {name}（{id}）加入 {room}，已恢复原来的位置",

@@ -67,7 +67,7 @@ extension Words {
         .helpToggle: "開始、暫停或繼續", .helpSkip: "跳到下一階段", .helpReset: "重設為閒置（先確認）",
         .helpExtend: "多一分鐘 / 少一分鐘", .helpAdd: "加上這麼多分鐘", .helpTask: "我的任務（Enter 儲存）",
         .helpAway: "暫離 / 回來", .helpMute: "鈴聲和通知 關 / 開", .helpQuit: "離開", .helpHelp: "這個列表",
-        .helpHostTitle: "僅主持人", .helpPasscode: "更改或取消密碼",
+        .helpMore: "還有 {n} 個鍵：pomo join --help", .helpHostTitle: "僅主持人", .helpPasscode: "更改或取消密碼",
         .helpRemove: "移除成員（一段時間內不能再加入）", .helpControl: "控制：所有人，或僅主持人",
         .helpHandOff: "把主持人交給一位成員",
         .plainJoined: "以 {name}（{id}）加入 {room}", .plainJoinedResumed: "以 {name}（{id}）加入 {room}，已恢復原來的位置",

@@ -41,7 +41,7 @@ public enum Phrase: String, CaseIterable, Sendable {
     case nobodyElse, noPasscodeToRemove, passcodeLength, noSuchMember
     case passcodePrompt, passcodeHintLong, passcodeHintShort, removePrompt, handOffPrompt, pickHintLong, pickHintShort
     case helpTitle, helpClose, helpToggle, helpSkip, helpReset, helpExtend, helpAdd, helpTask, helpAway, helpMute
-    case helpQuit, helpHelp, helpHostTitle, helpPasscode, helpRemove, helpControl, helpHandOff
+    case helpQuit, helpHelp, helpMore, helpHostTitle, helpPasscode, helpRemove, helpControl, helpHandOff
     // The plain lines of `pomo join --plain` (SpokenLines): a sentence per change, for screen readers and logs
     case plainJoined, plainJoinedResumed, plainSummary, plainPerson, plainPeople, plainNotStarted, plainRunning
     case plainPausedLeft, plainReady, plainResumed, plainStarted, plainPaused, plainLastMinute

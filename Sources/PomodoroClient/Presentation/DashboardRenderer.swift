@@ -92,7 +92,8 @@ public enum DashboardRenderer {
             shownFooter = Array(footer.suffix(max(1, rows - lines.count)))  // keep the keys at least
         }
         let memberRows = rows - lines.count - shownFooter.count - 2
-        if memberRows >= 2 {
+        // The list of keys makes do with one row (it then says where they all are); the members need two.
+        if memberRows >= (dashboard.mode == .help ? 1 : 2) {
             lines.append(.blank)
             let middle = dashboard.mode == .help ? help(dashboard, width: inner, rows: memberRows)
                 : members(dashboard, snapshot, width: inner, rows: memberRows)
@@ -330,13 +331,19 @@ public enum DashboardRenderer {
             line.append(words(phrase))
             return line.truncated(to: width)
         }
-        var lines = [ScreenLine(words(.helpTitle), .bold)]
-        lines += entries.map(line)
+        // Each line, and whether it is a key (not a heading).
+        var lines: [(line: ScreenLine, isKey: Bool)] = [(ScreenLine(words(.helpTitle), .bold), false)]
+        lines += entries.map { (line($0.0, $0.1), true) }
         if d.isHost {
-            lines.append(ScreenLine(words(.helpHostTitle), .bold))
-            lines += hostEntries.map(line)
+            lines.append((ScreenLine(words(.helpHostTitle), .bold), false))
+            lines += hostEntries.map { (line($0.0, $0.1), true) }
         }
-        return Array(lines.prefix(rows))
+        guard lines.count > rows else { return lines.map(\.line) }
+        // A short window: as many keys as fit, and a last line that says how many more there are and where
+        // they are all listed, so a cut list never looks whole.
+        let shown = lines.prefix(max(0, rows - 1))
+        let hidden = lines.dropFirst(shown.count).filter(\.isKey).count
+        return shown.map(\.line) + [ScreenLine(words(.helpMore, ["n": hidden]), .color(.yellow)).truncated(to: width)]
     }
 
     /// `masked` shows an asterisk for each character, for a passcode: the terminal may be shared or recorded,

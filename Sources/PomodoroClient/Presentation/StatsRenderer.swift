@@ -88,7 +88,7 @@ public enum StatsRenderer {
         out.append(line(room.name, room.cells))
         let window = report.days == 1 ? "today" : "the last \(report.days) days"
         let legend = headings == wide
-            ? "Sessions, focus (h:mm) and interruptions in \(window); streaks in days."
+            ? "Sessions, focus (h:mm) and interruptions \(report.days == 1 ? "" : "in ")\(window); streaks in days."
             : "SESS, FOCUS, INT: \(window). STRK, BEST: streaks in days."
         out += wrap(legend, columns: columns)
         return out
@@ -113,9 +113,12 @@ public enum StatsRenderer {
         }
     }
 
-    /// `value` of `most` as a bar of at most `cells` columns, in eighths; any time at all shows at least ▏.
+    /// `value` of `most` seconds as a bar of at most `cells` columns, in eighths; any time at all shows at
+    /// least ▏. A day under a whole minute reads 0 in the minutes column, so it gets that smallest mark and
+    /// nothing more, even when it is the best day (a day of seconds never fills the width).
     static func bar(_ value: Int64, of most: Int64, cells: Int) -> String {
         guard value > 0, most > 0 else { return "" }
+        guard value >= 60 else { return "▏" }
         let exact = Double(value) / Double(most) * Double(cells * 8)
         let eighths = min(cells * 8, max(1, Int(exact.rounded())))
         let partial = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"]

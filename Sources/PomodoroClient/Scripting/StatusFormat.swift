@@ -11,8 +11,8 @@ import PomodoroProtocol
 /// | `%R` | remaining whole seconds | `754` |
 /// | `%c` | which focus of the set: of a scheduled set while one runs, else of the long-break cycle | `3` |
 /// | `%n` | focus sessions in that set (empty for a scheduled set that runs until stopped) | `4` |
-/// | `%s` | status | `running`, `paused`, `ready`, `idle` |
-/// | `%i` | status symbol | `▶` running, `⏸` paused, `■` otherwise |
+/// | `%s` | status | `running`, `paused`, `ready`, `idle`; `offline` (below) |
+/// | `%i` | status symbol | `▶` running, `⏸` paused, `■` otherwise; `↻` offline |
 /// | `%b` | progress bar, 10 cells | `███▌░░░░░░` |
 /// | `%%` | a percent sign | `%` |
 /// | `%m` | members present (not counting pomo's own visit) | `2` |
@@ -21,6 +21,10 @@ import PomodoroProtocol
 /// | `%e` | when the phase ends, HH:MM local time (empty unless running) | `14:25` |
 /// | `%N` | the next scheduled session's start, HH:MM local time (empty when none is coming) | `09:30` |
 /// | `%T` | the next scheduled session's name (empty when none is coming) | `Standup` |
+///
+/// While the connection is lost (`pomo watch` reconnecting), the line says so rather than count down a
+/// timer it no longer hears from: `%s` reads `offline`, `%i` `↻`, `%r` `--:--`, `%b` an empty bar, and `%R`
+/// and `%e` are empty; the room's other fields keep their last known values.
 public struct StatusFormat: Equatable, Sendable {
     public static let `default` = "%p %r"
 
@@ -67,9 +71,17 @@ public struct StatusFormat: Equatable, Sendable {
         self.pieces = pieces
     }
 
+    /// What `%s` reads while the connection to the server is lost.
+    public static let offlineStatus = "offline"
+    /// What `%i` shows while the connection to the server is lost.
+    public static let offlineSymbol = "↻"
+    /// What `%r` shows while the connection to the server is lost.
+    public static let offlineClock = "--:--"
+
     /// Expands the format for the room as seen at `now`. `myID` is pomo's own short visit, left out of
-    /// the member counts.
-    public func expand(_ view: RoomView, now: LocalInstant, utcOffsetSeconds: Int) -> String {
+    /// the member counts. `offline`: the connection is lost, so the room is known only as it was (the
+    /// timer's fields say so instead of counting down).
+    public func expand(_ view: RoomView, now: LocalInstant, utcOffsetSeconds: Int, offline: Bool = false) -> String {
         guard let s = view.snapshot else { return "" }
         // The counts cover the whole room, also a big one that lists only its first members.
         let mine = view.myID == nil ? 0 : 1
@@ -78,6 +90,14 @@ public struct StatusFormat: Equatable, Sendable {
         for piece in pieces {
             switch piece {
             case .text(let t): out += t
+            case .spec(let c) where offline && "rRsibe".contains(c):
+                switch c {
+                case "r": out += Self.offlineClock
+                case "s": out += Self.offlineStatus
+                case "i": out += Self.offlineSymbol
+                case "b": out += Self.bar(0, cells: 10)
+                default: break  // %R, %e: no number and no end time to give
+                }
             case .spec(let c):
                 switch c {
                 case "p": out += Labels.phase(s.phase)
