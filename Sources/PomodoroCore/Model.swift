@@ -133,7 +133,8 @@ public enum RoomEvent: Equatable, Sendable {
     case memberReturned(MemberID)
     case memberAway(MemberID, reason: AwayReason)
     case memberBack(MemberID)
-    case memberLeft(MemberID, reason: LeaveReason)
+    /// A member left the room for good; `name` is theirs, as nobody can look it up any more.
+    case memberLeft(MemberID, name: String, reason: LeaveReason)
     /// A member pressed a control. `seconds` is set for `extend`.
     case control(ControlAction, by: MemberID, seconds: Int?)
     /// The host role moved (nil: nobody is left to hold it).
