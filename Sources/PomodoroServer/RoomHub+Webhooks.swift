@@ -90,16 +90,20 @@ extension RoomHub {
             switch roomEvent {
             case .control(.start, _, _):
                 events.append(started(snapshot, event(.phaseStarted)))
-            case let .phaseCompleted(completed, _, autoStarted, _):
-                var e = event(.phaseCompleted)
-                e.phase = completed
-                e.minutes = switch completed {
-                case .focus: settings.focus / 60
-                case .shortBreak: settings.shortBreak / 60
-                case .longBreak: settings.longBreak / 60
-                case .idle: nil
+            case let .phaseCompleted(completed, _, autoStarted, _, counted):
+                // A focus that does not count as completed (shortened below the server's shortest focus)
+                // is not announced as one.
+                if completed != .focus || counted {
+                    var e = event(.phaseCompleted)
+                    e.phase = completed
+                    e.minutes = switch completed {
+                    case .focus: settings.focus / 60
+                    case .shortBreak: settings.shortBreak / 60
+                    case .longBreak: settings.longBreak / 60
+                    case .idle: nil
+                    }
+                    events.append(e)
                 }
-                events.append(e)
                 if autoStarted { events.append(started(snapshot, event(.phaseStarted))) }
             case let .memberJoined(_, name):
                 var e = event(.memberJoined)

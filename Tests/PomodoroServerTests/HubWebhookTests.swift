@@ -51,4 +51,19 @@ import Testing
         t.settle()
         #expect(try Self.data(hooks, room: "wh5").map { $0["member"] } == ["Yul", "Zed", "Zed"])
     }
+
+    @Test func aFocusShortenedBeforeItRanIsNotAnnouncedAsCompleted() throws {
+        let (t, hooks) = try Self.hub()
+        let a = t.connect()
+        t.send(.join(room: "wh6", name: "Ada", token: nil), from: a)
+        t.settle()
+        t.send(.webhook(.add(WebhookFields(url: "http://127.0.0.1:9/x", events: ["phase_completed"]))), from: a)
+        t.settle()
+        t.send(.start, from: a)
+        t.send(.skip, from: a)                           // short break, ready
+        t.send(.extend(seconds: -300), from: a)          // the break ends: announced
+        t.send(.extend(seconds: -1500), from: a)         // focus 2, never run, ends: not a completed focus
+        t.settle()
+        #expect(try Self.data(hooks, room: "wh6").map { $0["phase"] } == ["shortBreak"])
+    }
 }
