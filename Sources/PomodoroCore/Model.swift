@@ -127,13 +127,17 @@ public enum ControlMode: String, Sendable, Equatable, CaseIterable {
 /// Something that happened in a room that members should hear about, besides the new state itself.
 public enum RoomEvent: Equatable, Sendable {
     /// A phase ran to its end. `next` is the phase now set up, `autoStarted` whether it already runs.
-    case phaseCompleted(completed: Phase, next: Phase, autoStarted: Bool, cycle: Int)
+    /// `counted`: a focus that counts as completed (`Room.focusRanLongEnough`): credited to the room and the
+    /// members present, and journalled. False for a break, and for a focus shortened to less than the
+    /// server's shortest focus.
+    case phaseCompleted(completed: Phase, next: Phase, autoStarted: Bool, cycle: Int, counted: Bool)
     case memberJoined(MemberID, name: String)
     /// A member came back with their resume token.
     case memberReturned(MemberID)
     case memberAway(MemberID, reason: AwayReason)
     case memberBack(MemberID)
-    case memberLeft(MemberID, reason: LeaveReason)
+    /// A member left the room for good; `name` is theirs, as nobody can look it up any more.
+    case memberLeft(MemberID, name: String, reason: LeaveReason)
     /// A member pressed a control. `seconds` is set for `extend`.
     case control(ControlAction, by: MemberID, seconds: Int?)
     /// The host role moved (nil: nobody is left to hold it).

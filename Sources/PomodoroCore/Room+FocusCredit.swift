@@ -42,6 +42,20 @@ struct FocusCredit: Sendable {
 }
 
 extension Room {
+    /// Whether the focus running out now counts as completed: only a focus that ran at least the server's
+    /// shortest focus (`policy.minFocusSeconds`, what `configure` accepts). The one place the rule is
+    /// asked: `complete` credits `focusCompleted` to the room and the members present and journals the
+    /// session only then, and says so on `phaseCompleted` (`counted`), which is all webhooks and the store
+    /// hear of it. A focus shortened to less (`extend`) still runs out and rings; its running time stays in
+    /// the live `focusSeconds`, as that of any focus stopped early does.
+    ///
+    /// Its length is the time it ran: a phase is set up with its full length, counts down only while it
+    /// runs, and an extension moves its length and what is left together; so once nothing is left, its
+    /// length (extensions included) is what it ran. A ready focus shortened to zero ran nothing.
+    var focusRanLongEnough: Bool {
+        phase == .focus && phaseLength >= .seconds(policy.minFocusSeconds)
+    }
+
     /// Credits the room's own focus time up to `t` (members are credited lazily: see `recredit`).
     mutating func creditFocus(until t: Instant) {
         guard isFocusRunning else { return }

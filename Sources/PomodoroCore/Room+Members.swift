@@ -91,9 +91,9 @@ extension Room {
     }
 
     mutating func remove(_ id: MemberID, reason: LeaveReason, into outcome: inout Outcome) {
-        roster.remove(id)
+        guard let gone = roster.remove(id) else { return }
         pending.memberRemoved(id)
-        outcome.events.append(.memberLeft(id, reason: reason))
+        outcome.events.append(.memberLeft(id, name: gone.name, reason: reason))
         // The role passes to the longest-present member: the earliest joined who is connected, else the
         // earliest joined at all.
         let roster = self.roster

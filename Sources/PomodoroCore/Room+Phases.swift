@@ -115,10 +115,13 @@ extension Room {
         enter(next, at: t, running: mayAutoStart && autoStart)
     }
 
+    /// The current phase ran out at `t`: a focus that ran long enough (`focusRanLongEnough`) is credited
+    /// and journalled, and the next phase is set up (or a scheduled run ends).
     mutating func complete(at t: Instant, into outcome: inout Outcome, mayAutoStart: Bool = true) {
         let finished = phase
-        if finished == .focus {
-            recreditAll(at: t)
+        let counted = focusRanLongEnough
+        if finished == .focus { recreditAll(at: t) }
+        if counted {
             stats.focusSessions += 1
             var participants: [(MemberID, name: String, task: String, focus: Duration)] = []
             for id in roster.ids where roster[id]!.isPresent {
@@ -132,13 +135,14 @@ extension Room {
                                            length: phaseLength, participants: participants))
         }
         if finished == .focus, scheduledFocusCompleted(at: t, into: &outcome) {
-            outcome.events.append(.phaseCompleted(completed: finished, next: .idle, autoStarted: false, cycle: cycle))
+            outcome.events.append(.phaseCompleted(completed: finished, next: .idle, autoStarted: false, cycle: cycle,
+                                                  counted: counted))
             changed(&outcome)
             return
         }
         moveOn(at: t, mayAutoStart: mayAutoStart)
         outcome.events.append(.phaseCompleted(completed: finished, next: phase,
-                                              autoStarted: status == .running, cycle: cycle))
+                                              autoStarted: status == .running, cycle: cycle, counted: counted))
         changed(&outcome)
     }
 

@@ -75,13 +75,13 @@ extension TickPayload {
 extension EventPayload {
     public init(_ event: RoomEvent) {
         switch event {
-        case let .phaseCompleted(completed, next, autoStarted, cycle):
+        case let .phaseCompleted(completed, next, autoStarted, cycle, _):
             self = .phaseCompleted(completed: completed, next: next, autoStarted: autoStarted, cycle: cycle)
         case let .memberJoined(id, name): self = .memberJoined(member: id.rawValue, name: name)
         case let .memberReturned(id): self = .memberReturned(member: id.rawValue)
         case let .memberAway(id, reason): self = .memberAway(member: id.rawValue, reason: reason)
         case let .memberBack(id): self = .memberBack(member: id.rawValue)
-        case let .memberLeft(id, reason): self = .memberLeft(member: id.rawValue, reason: reason)
+        case let .memberLeft(id, _, reason): self = .memberLeft(member: id.rawValue, reason: reason)
         case let .control(action, by, seconds): self = .control(action: action, by: by.rawValue, seconds: seconds)
         case let .hostChanged(id): self = .hostChanged(member: id?.rawValue)
         case let .controlModeChanged(mode, by): self = .controlModeChanged(mode: mode, by: by.rawValue)

@@ -80,7 +80,7 @@ extension RoomHub {
         let roomID = entry.room.id
         // A server that may no longer act for the room neither writes nor broadcasts for it again.
         guard keepsRoom(roomID, at: now) else { return }
-        for case .memberLeft(let member, _) in outcome.events { entry.forget(member) }
+        for case .memberLeft(let member, _, _) in outcome.events { entry.forget(member) }
         let crowd = entry.room.policy.isCrowd(memberCount: entry.room.memberCount)
         var messages: [ServerMessage] = outcome.events.filter { !(crowd && $0.isAboutOneMember) }.map {
             .event(room: roomID.rawValue, EventPayload($0), serverTime: now.wallMs)

@@ -10,13 +10,12 @@ import PomodoroStore
 
 /// The service thread's view of the rooms' webhooks: which rooms have which (the store has them all; this
 /// copy decides whether a change queues anything, without a read), and what the last change of each such
-/// room looked like (tasks and names, to say who changed what or left).
+/// room looked like (tasks, to say who changed theirs).
 final class WebhookBook {
     var hooks: [RoomID: [WebhookRecord]] = [:]
     /// How many times this node changed each room's webhooks (a read begun before a change is stale).
     var changes: [RoomID: Int] = [:]
     var tasks: [RoomID: [String: String]] = [:]
-    var names: [RoomID: [String: String]] = [:]
     /// Rooms taken from another node whose webhooks are being read again: what they report meanwhile (the
     /// phases that ended while nobody ran the room come first) waits here for the hooks read.
     var reading: [RoomID: [(events: [WebhookEvent], snapshot: SnapshotPayload)]] = [:]
@@ -86,32 +85,34 @@ extension RoomHub {
         func event(_ kind: WebhookEventKind) -> WebhookEvent {
             WebhookEvent(kind: kind, id: WebhookSignature.newEventID(), atMs: now.wallMs)
         }
-        var names = webhookBook.names[id] ?? [:]
-        for member in snapshot.members { names[member.id] = member.name }
         let settings = entry.room.settings
         for roomEvent in outcome.events {
             switch roomEvent {
             case .control(.start, _, _):
                 events.append(started(snapshot, event(.phaseStarted)))
-            case let .phaseCompleted(completed, _, autoStarted, _):
-                var e = event(.phaseCompleted)
-                e.phase = completed
-                e.minutes = switch completed {
-                case .focus: settings.focus / 60
-                case .shortBreak: settings.shortBreak / 60
-                case .longBreak: settings.longBreak / 60
-                case .idle: nil
+            case let .phaseCompleted(completed, _, autoStarted, _, counted):
+                // A focus that does not count as completed (shortened below the server's shortest focus)
+                // is not announced as one.
+                if completed != .focus || counted {
+                    var e = event(.phaseCompleted)
+                    e.phase = completed
+                    e.minutes = switch completed {
+                    case .focus: settings.focus / 60
+                    case .shortBreak: settings.shortBreak / 60
+                    case .longBreak: settings.longBreak / 60
+                    case .idle: nil
+                    }
+                    events.append(e)
                 }
-                events.append(e)
                 if autoStarted { events.append(started(snapshot, event(.phaseStarted))) }
-            case let .memberJoined(member, name):
+            case let .memberJoined(_, name):
                 var e = event(.memberJoined)
                 e.member = name
-                names[member.rawValue] = name
                 events.append(e)
-            case let .memberLeft(member, _):
+            case let .memberLeft(_, name, _):
+                // The room names whoever left: they are in no snapshot any more.
                 var e = event(.memberLeft)
-                e.member = names[member.rawValue] ?? member.rawValue
+                e.member = name
                 events.append(e)
             default: break
             }
@@ -133,7 +134,6 @@ extension RoomHub {
             }
         }
         webhookBook.tasks[id] = tasks
-        webhookBook.names[id] = names
         if webhookBook.reading[id] != nil {
             if !events.isEmpty { webhookBook.reading[id]!.append((events, snapshot)) }
             return []

@@ -86,7 +86,7 @@ import Testing
         var (room, host, others) = try hostedRoom()
         _ = room.disconnect(host)
         let outcome = room.advance(by: RoomPolicy.standard.reconnectGrace)
-        #expect(outcome.events.contains(.memberLeft(host, reason: .expired)))
+        #expect(outcome.events.contains(.memberLeft(host, name: "Hana", reason: .expired)))
         #expect(room.snapshot.host == others[0])
     }
 

@@ -154,7 +154,7 @@ import PomodoroCore
         #expect(t.room.nextWakeup() == t.now + .seconds(10))
         let outcome = t.advance(by: .seconds(10))
         #expect(outcome.events.filter { if case .memberLeft = $0 { true } else { false } }
-                == [.memberLeft(ada, reason: .expired), .memberLeft(bob.memberID, reason: .expired)],
+                == [.memberLeft(ada, name: "Ada", reason: .expired), .memberLeft(bob.memberID, name: "Bob", reason: .expired)],
                 "expired in join order")
         #expect(t.room.memberCount == 0)
         #expect(t.room.connectedCount == 0)

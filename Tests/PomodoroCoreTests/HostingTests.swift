@@ -17,7 +17,7 @@ import Testing
         let ivo = try room.join("Ivo")
         let seqBefore = room.snapshot.seq
         let outcome = try room.room.remove(ivo.memberID, by: host, now: room.now)
-        #expect(outcome.events == [.memberLeft(ivo.memberID, reason: .removed)])
+        #expect(outcome.events == [.memberLeft(ivo.memberID, name: "Ivo", reason: .removed)])
         #expect(outcome.stateChanged)
         #expect(room.snapshot.seq > seqBefore)
         #expect(room.member(ivo.memberID) == nil)

@@ -92,7 +92,7 @@ import PomodoroCore
         t.advance(by: .seconds(9))
         _ = try t.join("Back", token: back.token)
         let outcome = t.advance(by: .seconds(1))
-        #expect(outcome.events == [.memberLeft(drop.memberID, reason: .expired)])
+        #expect(outcome.events == [.memberLeft(drop.memberID, name: "Drop", reason: .expired)])
         #expect(t.room.memberCount == 2)
         // Back in time, the returning member is an ordinary one again: the full grace.
         t.disconnect(back.memberID)
@@ -151,7 +151,7 @@ import PomodoroCore
 
         #expect(t.advance(to: lostAt + .seconds(120) - .nanoseconds(1)).events.isEmpty)
         let outcome = t.advance(to: lostAt + .seconds(120))
-        #expect(outcome.events == [.memberLeft(ada, reason: .expired), .hostChanged(MemberID("m2"))])
+        #expect(outcome.events == [.memberLeft(ada, name: "Ada", reason: .expired), .hostChanged(MemberID("m2"))])
         #expect(outcome.stateChanged)
         #expect(t.member(ada) == nil)
         #expect(t.room.memberCount == 1)
@@ -171,7 +171,7 @@ import PomodoroCore
         t.clock.advance(by: .seconds(500))              // nobody called advance in between
         let again = try t.join("Ada", token: joined.token)
         #expect(!again.resumed)
-        #expect(again.outcome.events.contains(.memberLeft(joined.memberID, reason: .expired)))
+        #expect(again.outcome.events.contains(.memberLeft(joined.memberID, name: "Ada", reason: .expired)))
         #expect(t.room.memberCount == 2)
     }
 
@@ -242,7 +242,7 @@ import PomodoroCore
         let joined = try t.join("Ada")
         try t.add("Bob")
         let outcome = t.leave(joined.memberID)
-        #expect(outcome.events == [.memberLeft(joined.memberID, reason: .left), .hostChanged(MemberID("m2"))])
+        #expect(outcome.events == [.memberLeft(joined.memberID, name: "Ada", reason: .left), .hostChanged(MemberID("m2"))])
         #expect(outcome.stateChanged)
         #expect(t.member(joined.memberID) == nil)
         #expect(t.room.memberCount == 1)
@@ -255,7 +255,7 @@ import PomodoroCore
         let ada = try t.add("Ada")
         try t.add("Bob")
         t.disconnect(ada)
-        #expect(t.leave(ada).events == [.memberLeft(ada, reason: .left), .hostChanged(MemberID("m2"))])
+        #expect(t.leave(ada).events == [.memberLeft(ada, name: "Ada", reason: .left), .hostChanged(MemberID("m2"))])
         #expect(t.room.nextWakeup() == nil, "no grace period left to wait for")
     }
 

@@ -251,7 +251,7 @@ import PomodoroCore
         let ada = try t.add("Ada")
         var (room, _, now, _) = restart(t, after: .seconds(5))
         let outcome = room.advance(to: now + RoomPolicy.standard.reconnectGrace)
-        #expect(outcome.events.contains(.memberLeft(ada, reason: .expired)))
+        #expect(outcome.events.contains(.memberLeft(ada, name: "Ada", reason: .expired)))
     }
 
     @Test func everyTimerStateAndSettingRoundTrips() throws {
