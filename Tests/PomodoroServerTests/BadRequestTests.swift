@@ -148,6 +148,39 @@ struct BadRequestTests {
     }
 }
 
+/// A known path asked with a method it does not answer: 405 with `Allow`, in the shape of the path's errors.
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
+struct WrongMethodTests {
+    @Test func knownPathsAnswer405WithAllow() throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        let cases: [(method: String, path: String, allow: String, body: String)] = [
+            ("GET", "/api/rooms", "POST", #"{"error":{"code":"bad_request","message":"only POST is answered here","field":"method"}}"#),
+            ("OPTIONS", "/api/rooms/x/commands", "POST",
+             #"{"type":"error","code":"bad_request","message":"only POST is answered here","field":"method"}"#),
+            ("PUT", "/api/rooms/x", "GET, HEAD",
+             #"{"error":{"code":"bad_request","message":"only GET and HEAD are answered here","field":"method"}}"#),
+            ("DELETE", "/api/rooms/x/stats", "GET, HEAD",
+             #"{"error":{"code":"bad_request","message":"only GET and HEAD are answered here","field":"method"}}"#),
+            ("POST", "/api/openapi.json", "GET, HEAD",
+             #"{"error":{"code":"bad_request","message":"only GET and HEAD are answered here","field":"method"}}"#),
+            ("DELETE", "/healthz", "GET, HEAD", "only GET and HEAD are answered here\n"),
+            ("POST", "/readyz", "GET, HEAD", "only GET and HEAD are answered here\n"),
+            ("POST", "/metrics", "GET, HEAD", "only GET and HEAD are answered here\n"),
+            ("PUT", "/r/team", "GET, HEAD", "only GET and HEAD are answered here\n"),
+        ]
+        let connection = try RawHTTP(port: server.port)
+        for (method, path, allow, body) in cases {
+            let reply = try connection.exchange("\(method) \(path) HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+            #expect(reply.status == 405, "\(method) \(path)")
+            #expect(reply.headers["allow"] == allow, "\(method) \(path)")
+            #expect(reply.text == body, "\(method) \(path)")
+        }
+        #expect(try connection.exchange("HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n", head: true).status == 200)
+        #expect(try connection.exchange("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").text == "ok\n")
+    }
+}
+
 @Suite(.onOwnThreads) struct RequestHeadScreenTests {
     let screen = RequestHeadScreen()
 
