@@ -29,6 +29,11 @@ public struct RequestHeadScreen: Sendable, Equatable {
         if requestLine.count > maxRequestLineBytes {
             return .refuse(status: 414, reason: "request line too long")
         }
+        // A finished request line that is not "METHOD target HTTP/x.y" is no HTTP request (the library would
+        // answer it 403, as if it were forbidden).
+        if bytes.contains(UInt8(ascii: "\n")), !requestLine.isEmpty, !Self.isRequestLine(requestLine) {
+            return .refuse(status: 400, reason: "not an HTTP request line")
+        }
         let target = requestLine.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: true).dropFirst().first ?? []
         if target.contains(0) || Self.containsEncodedNUL(target) {
             return .refuse(status: 400, reason: "NUL in the request target")
@@ -49,6 +54,68 @@ public struct RequestHeadScreen: Sendable, Equatable {
             return .refuse(status: 431, reason: "request head too large")
         }
         return .pass
+    }
+
+    /// What a head says of its body, as the library read its header lines (every head of a connection, over TLS
+    /// and HTTP/2 too): `contentLengths` holds each `Content-Length` line's value as sent, `transferEncoding`
+    /// whether a `Transfer-Encoding` line came. The library takes a Content-Length with `atoll` ("1e3" as 1,
+    /// "abc" as 0, an overflow as the largest number) and reads a chunked body as if it were plain bytes, so a
+    /// body it would misread is refused here, before anything of it is read, and the connection closed after
+    /// the answer: whatever follows the head is never taken for the next request.
+    ///
+    /// - a `Content-Length` that is not one decimal number, comes on more than one line, or is too large to be
+    ///   a length: 400;
+    /// - `Transfer-Encoding` (chunked or any other) without a `Content-Length`: 411, the length is required;
+    ///   with one: 400, the two disagree on where the body ends.
+    public func framing(contentLengths: [String], transferEncoding: Bool) -> Verdict {
+        if transferEncoding {
+            return contentLengths.isEmpty
+                ? .refuse(status: 411, reason: "a request body needs a Content-Length; Transfer-Encoding (chunked) is not read")
+                : .refuse(status: 400, reason: "Transfer-Encoding and Content-Length together")
+        }
+        guard !contentLengths.isEmpty else { return .pass }
+        guard contentLengths.count == 1 else { return .refuse(status: 400, reason: "Content-Length sent more than once") }
+        let value = contentLengths[0].trimmingOptionalWhitespace
+        guard !value.isEmpty, value.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+            return .refuse(status: 400, reason: "Content-Length must be one decimal number of bytes")
+        }
+        guard value.utf8.count <= Self.maxContentLengthDigits else {
+            return .refuse(status: 400, reason: "Content-Length too large")
+        }
+        return .pass
+    }
+
+    /// The length a head's `Content-Length` lines give its body, read as `framing` judges them: nil without one,
+    /// or with one it refuses.
+    public func contentLength(_ contentLengths: [String]) -> Int? {
+        guard contentLengths.count == 1, framing(contentLengths: contentLengths, transferEncoding: false) == .pass
+        else { return nil }
+        return Int(contentLengths[0].trimmingOptionalWhitespace)
+    }
+
+    /// The most digits a Content-Length may have: anything longer is far past every body the server reads, and
+    /// past what the library's 64-bit count of a body can hold.
+    public static let maxContentLengthDigits = 15
+
+    /// Whether `line` is "METHOD SP target SP HTTP/d.d": a token, a target without spaces, a version.
+    static func isRequestLine(_ line: ArraySlice<UInt8>) -> Bool {
+        let parts = line.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+        guard parts.count == 3, let method = parts.first, !method.isEmpty, !parts[1].isEmpty,
+              method.allSatisfy(isTokenByte) else { return false }
+        let version = Array(parts[2])
+        let digit = UInt8(ascii: "0")...UInt8(ascii: "9")
+        return version.count == 8 && version.prefix(5).elementsEqual("HTTP/".utf8)
+            && digit.contains(version[5]) && version[6] == UInt8(ascii: ".") && digit.contains(version[7])
+    }
+
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default:
+            Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+        }
     }
 
     /// The lines of `bytes` without their CR LF; the last one may be unfinished.
@@ -75,5 +142,16 @@ public struct RequestHeadScreen: Sendable, Equatable {
             index += 1
         }
         return false
+    }
+}
+
+private extension String {
+    /// Without the spaces and tabs HTTP allows around a header's value.
+    var trimmingOptionalWhitespace: String {
+        let bytes = Array(utf8)
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) })
+        else { return "" }
+        return String(decoding: bytes[first...last], as: UTF8.self)
     }
 }

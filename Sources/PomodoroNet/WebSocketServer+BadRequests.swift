@@ -15,6 +15,9 @@ import Glibc
 /// - A connection's first head, on plain TCP, is looked at before the library reads it: the listening socket
 ///   defers accepting until the client has sent something (TCP_DEFER_ACCEPT), and the accepted connection's
 ///   first bytes are peeked and judged by `RequestHeadScreen`, which answers 400, 414 or 431 and closes.
+/// - Every head the library has read is judged again on how its body would be read (`RequestHeadScreen.framing`)
+///   in LWS_CALLBACK_FILTER_HTTP_CONNECTION: the library takes a Content-Length with `atoll` and reads a chunked
+///   body as plain bytes, so such heads are answered 400 or 411 and closed before any of the body is read.
 /// - A later head on a kept-alive connection: the protocol is unbound while the socket is still open. If the
 ///   peer sent bytes since the connection last became ready for a head (after an answer, since that answer
 ///   began: a peer that has read it may send its next head before this thread has bound the connection again),
@@ -121,13 +124,58 @@ extension WebSocketServer {
         session?.assumingMemoryBound(to: pomodoro_http_session_t.self).pointee.dispatched = 1
     }
 
-    /// LWS_CALLBACK_FILTER_HTTP_CONNECTION: a target piece the library cut short is answered 414 and the
-    /// connection closed. Returns what the callback returns.
+    /// LWS_CALLBACK_FILTER_HTTP_CONNECTION, for every head the library has read (before any of its body): a
+    /// target piece the library cut short is answered 414, a body it would misread (`RequestHeadScreen.framing`)
+    /// 400 or 411, and the connection closed. Returns what the callback returns.
     func filterHead(_ wsi: OpaquePointer, session: UnsafeMutableRawPointer?) -> Int32 {
         headDispatched(session: session)
-        guard targetCutShort(wsi) else { return 0 }
-        lws_return_http_status(wsi, UInt32(HTTP_STATUS_REQ_URI_TOO_LONG.rawValue), nil)
+        if targetCutShort(wsi) {
+            lws_return_http_status(wsi, UInt32(HTTP_STATUS_REQ_URI_TOO_LONG.rawValue), nil)
+            return 1
+        }
+        let framing = headScreen.framing(contentLengths: headerLines(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH),
+                                         transferEncoding: !headerLines(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING).isEmpty)
+        guard case .refuse(let status, let reason) = framing else { return 0 }
+        refuseBody(wsi, status: status, reason: reason)
         return 1
+    }
+
+    /// Answers a head whose body cannot be read, before the library closes the connection: a JSON error in the
+    /// shape of the API's (`{"error": {"code": "bad_request", "message": …}}`) with `Connection: close`.
+    private func refuseBody(_ wsi: OpaquePointer, status: Int, reason: String) {
+        guard lws_is_ssl(wsi) == 0 else {
+            // Over TLS the bytes are the library's to write: its own page for the status.
+            lws_return_http_status(wsi, UInt32(status), nil)
+            return
+        }
+        let fd = lws_get_socket_fd(wsi)
+        let answer = Self.cannedAnswer(status: status, body: Self.jsonError(reason), contentType: "application/json")
+        _ = answer.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        Glibc.shutdown(fd, Int32(SHUT_WR))
+        // What has arrived of the body is taken off the socket: closing over unread bytes would reset the
+        // connection, and the answer with it. A client still sending after the close meets the reset then.
+        var scratch = [UInt8](repeating: 0, count: 16 * 1024)
+        for _ in 0..<Self.drainedPiecesAtMost {
+            guard recv(fd, &scratch, scratch.count, Int32(MSG_DONTWAIT)) > 0 else { break }
+        }
+    }
+
+    /// Pieces of 16 KiB a refused body is drained of at most, before its connection is closed.
+    private static let drainedPiecesAtMost = 8
+
+    /// Each line of a header as the library keeps it: a header sent twice is two lines (the second begins with
+    /// the space the library puts between them).
+    func headerLines(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> [String] {
+        var lines: [String] = []
+        // The library's header table holds fewer fragments than this; the bound only keeps the loop finite.
+        for index in 0..<256 {
+            let length = Int(lws_hdr_fragment_length(wsi, token, Int32(index)))
+            var buffer = [CChar](repeating: 0, count: length + 1)
+            let copied = lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), token, Int32(index))
+            guard copied >= 0 else { break }
+            lines.append(String(decoding: buffer.prefix(Int(copied)).map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        return lines
     }
 
     /// LWS_CALLBACK_HTTP_DROP_PROTOCOL: when the connection is closing over a head the library could not read,
@@ -154,10 +202,16 @@ extension WebSocketServer {
     }
 
     /// A whole answer, written in one go where the library's own writing is not at hand.
-    static func cannedAnswer(status: Int, body: String) -> [UInt8] {
-        let phrase = [400: "Bad Request", 414: "URI Too Long", 431: "Request Header Fields Too Large"][status] ?? "Error"
-        return Array(("HTTP/1.1 \(status) \(phrase)\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: \(body.utf8.count)"
-            + "\r\ncache-control: no-store\r\nconnection: close\r\n\r\n\(body)").utf8)
+    static func cannedAnswer(status: Int, body: String, contentType: String = "text/plain; charset=utf-8") -> [UInt8] {
+        let phrases = [400: "Bad Request", 411: "Length Required", 414: "URI Too Long", 431: "Request Header Fields Too Large"]
+        return Array(("HTTP/1.1 \(status) \(phrases[status] ?? "Error")\r\ncontent-type: \(contentType)"
+            + "\r\ncontent-length: \(body.utf8.count)\r\ncache-control: no-store\r\nconnection: close\r\n\r\n\(body)").utf8)
+    }
+
+    /// The API's error object for a refused head: `bad_request` with `message`.
+    static func jsonError(_ message: String) -> String {
+        let escaped = message.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        return #"{"error":{"code":"bad_request","message":""# + escaped + #""}}"#
     }
 
     /// Whether the path or a query parameter reached `maxTargetPieceBytes`, where the library cuts it off.

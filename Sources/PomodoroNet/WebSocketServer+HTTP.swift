@@ -131,7 +131,8 @@ extension WebSocketServer {
         let request = HTTPRequest(method: method, path: path, query: query,
                                   authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION),
                                   accept: header(wsi, WSI_TOKEN_HTTP_ACCEPT), peer: peer)
-        let length = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH).flatMap { Int($0) } ?? 0
+        // Read as the head was screened (LWS_CALLBACK_FILTER_HTTP_CONNECTION refused any other Content-Length).
+        let length = headScreen.contentLength(headerLines(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH)) ?? 0
         if length > 0, method == .post || method == .put || method == .patch {
             guard length <= HTTPRequest.maxBodyBytes else {
                 answer(id, with: HTTPResponse(status: 413, text: "a body is limited to \(HTTPRequest.maxBodyBytes) bytes\n"))

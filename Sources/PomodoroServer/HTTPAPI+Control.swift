@@ -26,7 +26,8 @@ extension HTTPAPI {
     /// Answers the control API's paths; false for any other path.
     func controlAPI(_ http: HTTPRequest, address: String, responder: any HTTPAnswering) -> Bool {
         if http.path == Self.openAPIPath {
-            responder.respond(openAPIDocument())
+            responder.respond(Self.readMethods.contains(http.method) ? openAPIDocument()
+                              : Self.methodNotAllowed(allow: Self.readMethods, as: .api))
             return true
         }
         let parts = http.path.split(separator: "/", omittingEmptySubsequences: false)
@@ -38,7 +39,7 @@ extension HTTPAPI {
             responder.respond(commands ? Self.wireError(refusal) : Self.apiError(refusal))
         }
         guard http.method == .post else {
-            fail(Refusal(code: .badRequest, message: "only POST is answered here", field: "method"))
+            responder.respond(Self.methodNotAllowed(allow: [.post], as: commands ? .wire : .api))
             return true
         }
         if creates {

@@ -41,9 +41,19 @@ package final class HTTPAPI {
     /// A request to one of the dynamic paths; answered through `responder`, now or once a read is done.
     func received(_ request: HTTPRequest, responder: any HTTPAnswering) {
         if request.path.hasPrefix("/api/") { return api(request, responder: responder) }
+        if isReadOnly(request.path), !Self.readMethods.contains(request.method) {
+            responder.respond(Self.methodNotAllowed(allow: Self.readMethods, as: .text))
+            return
+        }
         if request.path == "/healthz", let store { return health(of: store, responder: responder) }
         if request.path == Self.readinessPath { return readiness(responder: responder) }
         responder.respond(httpResponse(for: request.path))
+    }
+
+    /// The paths outside /api that are there to be read (the rest answer 404 to every method).
+    private func isReadOnly(_ path: String) -> Bool {
+        path == "/healthz" || path == Self.readinessPath || (path == ServerMetrics.path && configuration.metricsEnabled)
+            || (path.hasPrefix("/r/") && configuration.webRoot != nil)
     }
 
     private func httpResponse(for path: String) -> HTTPResponse {
@@ -98,6 +108,9 @@ package final class HTTPAPI {
         let request: APIRequest
         switch APIRequest.parse(http) {
         case .success(let parsed): request = parsed
+        case .failure(let refusal) where refusal.field == "method":
+            responder.respond(Self.methodNotAllowed(allow: Self.readMethods, as: .api))
+            return
         case .failure(let refusal): return fail(refusal)
         }
         let room = request.room, zone = request.zone
@@ -159,14 +172,15 @@ package final class HTTPAPI {
 
     /// `POST /api/admin/drain`: stops the server as SIGTERM does (`PomodoroServer.shutdown`), and answers
     /// `202` at once. An operator's endpoint: to a client on this
-    /// host's loopback only (after `--trusted-proxy`), and only while `/metrics` is served; `404` otherwise.
+    /// host's loopback only (after `--trusted-proxy`), and only while `/metrics` is served; `404` otherwise,
+    /// `405` to another method.
     private func drainRequested(_ http: HTTPRequest, responder: any HTTPAnswering) {
         guard configuration.metricsEnabled, Self.isLoopback(http.peer), let drain = hub.onDrainRequested else {
             _ = responder.respond(Self.errorResponse(Refusal(code: .notFound, message: "no such path; try /api/rooms/{room}")))
             return
         }
         guard http.method == .post else {
-            _ = responder.respond(Self.errorResponse(Refusal(code: .badRequest, message: "only POST drains", field: "method")))
+            _ = responder.respond(Self.methodNotAllowed(allow: [.post], as: .api))
             return
         }
         hub.logger.notice("drain requested over HTTP", metadata: ["peer": "\(http.peer)"])

@@ -69,6 +69,73 @@ struct BadRequestTests {
         #expect(try RawHTTP.get("/api/x", port: server.port).text == "ok")
     }
 
+    /// A body the library would misread (its Content-Length taken by `atoll`, a chunked body as plain bytes) is
+    /// refused before any of it is read: a JSON error, then the close; what followed the head is never taken for
+    /// another request.
+    @Test func aBodyThatCannotBeReadIsRefusedAndTheConnectionClosed() throws {
+        let server = try HTTPTestServer { _ in .answer(HTTPResponse(status: 200, text: "ok")) }
+        defer { server.stop() }
+        let body = #"{"type":"start"}"#
+        let chunked = "10\r\n\(body)\r\n0\r\n\r\n"
+        let post = "POST /api/rooms/x/commands HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\n"
+        let cases = [
+            (post + "Transfer-Encoding: chunked\r\n\r\n" + chunked, 411,
+             "a request body needs a Content-Length; Transfer-Encoding (chunked) is not read"),
+            (post + "Transfer-Encoding: chunked\r\n\r\n" + String(repeating: "x", count: 20_000), 411,
+             "a request body needs a Content-Length; Transfer-Encoding (chunked) is not read"),
+            (post + "Content-Length: 16\r\nTransfer-Encoding: chunked\r\n\r\n" + body, 400,
+             "Transfer-Encoding and Content-Length together"),
+            (post + "Content-Length: abc\r\n\r\n" + body, 400, "Content-Length must be one decimal number of bytes"),
+            // Read by the library as 1: the rest of the body would have been a second request.
+            (post + "Content-Length: 1e3\r\n\r\nGET /api/smuggled HTTP/1.1\r\nHost: x\r\n\r\n", 400,
+             "Content-Length must be one decimal number of bytes"),
+            (post + "Content-Length: 99999999999999999999\r\n\r\n" + body, 400, "Content-Length too large"),
+            (post + "Content-Length: 16\r\nContent-Length: 3\r\n\r\n" + body, 400, "Content-Length sent more than once"),
+            (post + "Content-Length: 16\r\nContent-Length: 16\r\n\r\n" + body, 400, "Content-Length sent more than once"),
+            ("GET /api/x HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", 400,
+             "Content-Length must be one decimal number of bytes"),
+        ]
+        for (request, status, message) in cases {
+            let connection = try RawHTTP(port: server.port)
+            let reply = try connection.exchange(request)
+            #expect(reply.status == status, "\(request.prefix(120))")
+            #expect(reply.headers["content-type"] == "application/json" && reply.headers["connection"] == "close")
+            #expect(reply.text == #"{"error":{"code":"bad_request","message":""# + message + #""}}"#)
+            #expect(connection.closesUnanswered(within: 5), "closed after the answer, nothing parsed further")
+        }
+        #expect(server.delegate.next(timeout: 0.2) == nil, "refused heads never reach the delegate")
+
+        // The same on a kept-alive connection's later head.
+        let connection = try RawHTTP(port: server.port)
+        #expect(try connection.exchange("GET /api/first HTTP/1.1\r\nHost: x\r\n\r\n").text == "ok")
+        #expect(try connection.exchange(post + "Content-Length: 1e3\r\n\r\n" + body).status == 400)
+        #expect(connection.closesUnanswered(within: 5))
+        #expect(server.delegate.next(timeout: 5)?.request.path == "/api/first")
+        #expect(server.delegate.next(timeout: 0.2) == nil)
+    }
+
+    /// A well-formed Content-Length, with the spaces HTTP allows around it, is read as the screen read it.
+    @Test func aContentLengthWithSpacesAroundItIsRead() throws {
+        let server = try HTTPTestServer { request in .answer(HTTPResponse(status: 200, body: request.body)) }
+        defer { server.stop() }
+        let connection = try RawHTTP(port: server.port)
+        let reply = try connection.exchange("POST /api/x HTTP/1.1\r\nHost: x\r\nContent-Length:  2 \r\n\r\n{}")
+        #expect(reply.status == 200 && reply.text == "{}")
+        #expect(try connection.exchange("GET /api/x HTTP/1.1\r\nHost: x\r\n\r\n").status == 200, "kept alive")
+    }
+
+    @Test func aRequestLineThatIsNotHTTPIsAnswered400() throws {
+        let server = try HTTPTestServer { _ in .answer(HTTPResponse(status: 200, text: "ok")) }
+        defer { server.stop() }
+        for request in ["GARBAGE\r\n\r\n", "GET /api/x\r\n\r\n", "GET /api/x HTTP/1.1 extra\r\n\r\n"] {
+            let reply = try RawHTTP.closing(request, port: server.port)
+            #expect(reply.statusLine == "HTTP/1.1 400 Bad Request", "\(request)")
+            #expect(reply.body == "not an HTTP request line\n")
+        }
+        #expect(server.delegate.next(timeout: 0.2) == nil)
+        #expect(try RawHTTP.get("/api/x", port: server.port).text == "ok")
+    }
+
     @Test func aGoodHeadOnAKeptAliveConnectionIsNotAnsweredTwice() throws {
         let server = try HTTPTestServer { _ in .answer(HTTPResponse(status: 200, text: "ok")) }
         defer { server.stop() }
@@ -78,6 +145,39 @@ struct BadRequestTests {
         let rest = RawHTTP.Closing(connection.readToEnd())
         #expect(rest.statusLine == "HTTP/1.1 200 OK")
         #expect(rest.body == "ok", "nothing follows the answer")
+    }
+}
+
+/// A known path asked with a method it does not answer: 405 with `Allow`, in the shape of the path's errors.
+@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
+struct WrongMethodTests {
+    @Test func knownPathsAnswer405WithAllow() throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        let cases: [(method: String, path: String, allow: String, body: String)] = [
+            ("GET", "/api/rooms", "POST", #"{"error":{"code":"bad_request","message":"only POST is answered here","field":"method"}}"#),
+            ("OPTIONS", "/api/rooms/x/commands", "POST",
+             #"{"type":"error","code":"bad_request","message":"only POST is answered here","field":"method"}"#),
+            ("PUT", "/api/rooms/x", "GET, HEAD",
+             #"{"error":{"code":"bad_request","message":"only GET and HEAD are answered here","field":"method"}}"#),
+            ("DELETE", "/api/rooms/x/stats", "GET, HEAD",
+             #"{"error":{"code":"bad_request","message":"only GET and HEAD are answered here","field":"method"}}"#),
+            ("POST", "/api/openapi.json", "GET, HEAD",
+             #"{"error":{"code":"bad_request","message":"only GET and HEAD are answered here","field":"method"}}"#),
+            ("DELETE", "/healthz", "GET, HEAD", "only GET and HEAD are answered here\n"),
+            ("POST", "/readyz", "GET, HEAD", "only GET and HEAD are answered here\n"),
+            ("POST", "/metrics", "GET, HEAD", "only GET and HEAD are answered here\n"),
+            ("PUT", "/r/team", "GET, HEAD", "only GET and HEAD are answered here\n"),
+        ]
+        let connection = try RawHTTP(port: server.port)
+        for (method, path, allow, body) in cases {
+            let reply = try connection.exchange("\(method) \(path) HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+            #expect(reply.status == 405, "\(method) \(path)")
+            #expect(reply.headers["allow"] == allow, "\(method) \(path)")
+            #expect(reply.text == body, "\(method) \(path)")
+        }
+        #expect(try connection.exchange("HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n", head: true).status == 200)
+        #expect(try connection.exchange("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").text == "ok\n")
     }
 }
 
@@ -118,6 +218,38 @@ struct BadRequestTests {
         let most = (1...screen.maxQueryPieces).map { "k\($0)=v" }.joined(separator: "&")
         #expect(verdict("GET /x?\(most) HTTP/1.1\r\n\r\n") == .pass)
         #expect(verdict("GET /x?\(most);k=v HTTP/1.1\r\n\r\n") == .refuse(status: 400, reason: "query too large"))
+    }
+
+    @Test func refusesARequestLineThatIsNotHTTP() {
+        let refused = RequestHeadScreen.Verdict.refuse(status: 400, reason: "not an HTTP request line")
+        #expect(verdict("GARBAGE\r\n\r\n") == refused)
+        #expect(verdict("GET /\r\n") == refused, "HTTP/0.9 is not served")
+        #expect(verdict("GET / HTTP/1.1 x\r\n") == refused)
+        #expect(verdict("G(T / HTTP/1.1\r\n") == refused, "a method is a token")
+        #expect(verdict("GET / HTTQ/1.1\r\n") == refused)
+        #expect(verdict("GARBAGE") == .pass, "judged once the line is whole")
+        #expect(verdict("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") == .pass, "the HTTP/2 preface")
+        #expect(verdict("PATCH /x HTTP/1.0\r\n\r\n") == .pass)
+    }
+
+    @Test func judgesTheBodysFraming() {
+        func framing(_ lengths: [String], chunked: Bool = false) -> RequestHeadScreen.Verdict {
+            screen.framing(contentLengths: lengths, transferEncoding: chunked)
+        }
+        let notANumber = RequestHeadScreen.Verdict.refuse(status: 400, reason: "Content-Length must be one decimal number of bytes")
+        #expect(framing([]) == .pass)
+        #expect(framing(["0"]) == .pass && framing(["16"]) == .pass && framing([" 16\t"]) == .pass)
+        #expect(framing([String(repeating: "9", count: RequestHeadScreen.maxContentLengthDigits)]) == .pass)
+        for value in ["abc", "1e3", "-1", "+1", "0x10", "1 6", "16,16", "", " ", "١٦"] {
+            #expect(framing([value]) == notANumber, "\(value)")
+        }
+        #expect(framing(["99999999999999999999"]) == .refuse(status: 400, reason: "Content-Length too large"))
+        #expect(framing(["16", " 16"]) == .refuse(status: 400, reason: "Content-Length sent more than once"))
+        #expect(framing([], chunked: true) == .refuse(
+            status: 411, reason: "a request body needs a Content-Length; Transfer-Encoding (chunked) is not read"))
+        #expect(framing(["16"], chunked: true) == .refuse(status: 400, reason: "Transfer-Encoding and Content-Length together"))
+        #expect(screen.contentLength([" 2 "]) == 2)
+        #expect(screen.contentLength([]) == nil && screen.contentLength(["1e3"]) == nil && screen.contentLength(["2", "2"]) == nil)
     }
 
     @Test func refusesAHeadTooLarge() {
