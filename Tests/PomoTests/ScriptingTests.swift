@@ -50,13 +50,15 @@ import Testing
     }
 
     @Test func aRefusalReadsAsASentence() {
-        // A reason that goes on from the field keeps it; one that is a sentence of its own loses it.
+        // A reason that goes on from the field keeps it in front; a sentence of its own names it after.
         #expect(Labels.refusal("seconds must be a non-zero number of seconds within ±3600", field: "seconds")
                 == "seconds must be a non-zero number of seconds within ±3600")
         #expect(Labels.refusal("member is not a member of this room", field: "member") == "member is not a member of this room")
-        #expect(Labels.refusal("id this room has no API token t99", field: "id") == "this room has no API token t99")
-        #expect(Labels.refusal("id no schedule s3 in this room", field: "id") == "no schedule s3 in this room")
+        #expect(Labels.refusal("id this room has no API token t99", field: "id") == "this room has no API token t99 (id)")
+        #expect(Labels.refusal("id no schedule s3 in this room", field: "id") == "no schedule s3 in this room (id)")
         #expect(Labels.refusal("only the host may do that in this room", field: nil) == "only the host may do that in this room")
+        #expect(Labels.refusal("aligned focus plus short break must divide an hour", field: "aligned")
+                == "focus plus short break must divide an hour (aligned)")
     }
 
     @Test func theNextScheduledSessionExpandsInLocalTime() throws {

@@ -220,7 +220,7 @@ struct ClusterDrainTests {
 
         // An operator drains it over HTTP (from this host): only POST, and then the same as SIGTERM. No other
         // node to hand the room to: a gives its lease back, closes with 1012 and exits at once.
-        #expect(try httpRequest("GET", port: aPort, path: "/api/admin/drain").status == 400)
+        #expect(try httpRequest("GET", port: aPort, path: "/api/admin/drain").status == 405)
         let signalled = Date()
         let drain = try httpRequest("POST", port: aPort, path: "/api/admin/drain")
         #expect(drain.status == 202 && drain.body == "draining\n")

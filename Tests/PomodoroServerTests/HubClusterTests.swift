@@ -309,7 +309,8 @@ struct HubClusterTests {
         let (t, _) = try Self.make()
         t.hub.onDrainRequested = { calls.increment() }
         #expect(ask(t, .post, from: "203.0.113.9")?.status == 404)
-        #expect(ask(t, .get, from: "127.0.0.1")?.status == 400)
+        let wrongMethod = ask(t, .get, from: "127.0.0.1")
+        #expect(wrongMethod?.status == 405 && wrongMethod?.headers.contains { $0.name.lowercased() == "allow" && $0.value == "POST" } == true)
         #expect(calls.value == 0)
         let drained = ask(t, .post, from: "127.0.0.1")
         #expect(drained?.status == 202 && drained.map { String(decoding: $0.body, as: UTF8.self) } == "draining\n")

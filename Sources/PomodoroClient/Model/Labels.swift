@@ -68,12 +68,13 @@ public enum Labels {
 
     /// A refusal's message as a sentence. The server words a bad value as "<field> <reason>", which reads
     /// well when the reason goes on from the field ("seconds must be non-zero") and not when it is a sentence
-    /// of its own ("id this room has no API token t9"): then the field's name is left out.
+    /// of its own ("id this room has no API token t9"): then the field's name follows the sentence in
+    /// brackets, so that the setting it is about is still named ("… divide a day (aligned)").
     public static func refusal(_ message: String, field: String?) -> String {
         guard let field, message.hasPrefix(field + " ") else { return message }
         let reason = message.dropFirst(field.count + 1)
         let goesOn = ["must ", "is ", "are ", "may ", "cannot "].contains { reason.hasPrefix($0) }
-        return goesOn ? message : String(reason)
+        return goesOn ? message : "\(reason) (\(field))"
     }
 
     /// A time of day from epoch milliseconds and a UTC offset: "14:25".
