@@ -34,6 +34,12 @@ public struct FocusReport: Equatable, Sendable {
         return TimeZone(identifier: name)
     }
 
+    /// The zone's name as a report gives it: Foundation names the zone asked for as `UTC` (the default)
+    /// "GMT", which is the same zone under another name than the one documented and asked for.
+    static func reportedName(of zone: TimeZone) -> String {
+        zone.identifier == "GMT" ? "UTC" : zone.identifier
+    }
+
     /// The report of `room` from its completed sessions and interruptions.
     ///
     /// A session counts on the day it ended. The room's focus time is the sessions' lengths; a member's
@@ -130,7 +136,7 @@ public struct FocusReport: Equatable, Sendable {
             }
             .sorted { a, b in a.windowMs != b.windowMs ? a.windowMs > b.windowMs : a.member.name < b.member.name }
             .map(\.member)
-        return FocusReport(room: room, timeZone: timeZone.identifier, today: zone.date(today),
+        return FocusReport(room: room, timeZone: reportedName(of: timeZone), today: zone.date(today),
                            totals: roomTally.totals(today: today), days: roomTally.days(in: window, zone: zone),
                            members: members)
     }

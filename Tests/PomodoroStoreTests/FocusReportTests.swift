@@ -62,6 +62,9 @@ import PomodoroTestSupport
         #expect(newYork.timeZone == "America/New_York")
         let inUTC = report(sessions, days: 2, nowMs: now)
         #expect(inUTC.days.map(\.focusSessions) == [1, 0])
+        // The default zone is named as documented, not by Foundation's name for it ("GMT").
+        #expect(inUTC.timeZone == "UTC")
+        #expect(report(sessions, days: 2, zone: FocusReport.timeZone(named: nil)!, nowMs: now).timeZone == "UTC")
     }
 
     @Test func aStreakCanBeWholeInOneZoneAndBrokenInAnother() {
@@ -149,7 +152,7 @@ import PomodoroTestSupport
                         ended(noon("2026-11-21"), lengthSeconds: 1200)]
         let r = report(sessions, days: 7, nowMs: noon("2026-11-21"))
         #expect(r.today == "2026-11-21")
-        #expect(r.timeZone == utc.identifier)
+        #expect(r.timeZone == "UTC")
         #expect(r.room == Sample.room)
         #expect(r.days == [
             .init(date: "2026-11-15", focusSessions: 0, focusSeconds: 0, interruptions: 0),
