@@ -114,7 +114,8 @@ public struct HTTPResponse: Sendable {
 
     private static let reserved: Set<String> = ["content-type", "content-length", "transfer-encoding", "connection"]
 
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
+    /// A byte of an HTTP token (RFC 9110 §5.6.2): what a header's name and a request's method are made of.
+    static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
              UInt8(ascii: "0")...UInt8(ascii: "9"):

@@ -101,21 +101,11 @@ public struct RequestHeadScreen: Sendable, Equatable {
     static func isRequestLine(_ line: ArraySlice<UInt8>) -> Bool {
         let parts = line.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
         guard parts.count == 3, let method = parts.first, !method.isEmpty, !parts[1].isEmpty,
-              method.allSatisfy(isTokenByte) else { return false }
+              method.allSatisfy(HTTPResponse.isTokenByte) else { return false }
         let version = Array(parts[2])
         let digit = UInt8(ascii: "0")...UInt8(ascii: "9")
         return version.count == 8 && version.prefix(5).elementsEqual("HTTP/".utf8)
             && digit.contains(version[5]) && version[6] == UInt8(ascii: ".") && digit.contains(version[7])
-    }
-
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"):
-            true
-        default:
-            Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
-        }
     }
 
     /// The lines of `bytes` without their CR LF; the last one may be unfinished.
