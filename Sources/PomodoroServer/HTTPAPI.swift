@@ -41,37 +41,53 @@ package final class HTTPAPI {
     /// A request to one of the dynamic paths; answered through `responder`, now or once a read is done.
     func received(_ request: HTTPRequest, responder: any HTTPAnswering) {
         if request.path.hasPrefix("/api/") { return api(request, responder: responder) }
-        if isReadOnly(request.path), !Self.readMethods.contains(request.method) {
+        guard let path = ReadPath(request.path, configuration) else {
+            responder.respond(HTTPResponse(status: 404, text: "not found\n"))
+            return
+        }
+        guard Self.readMethods.contains(request.method) else {
             responder.respond(Self.methodNotAllowed(allow: Self.readMethods, as: .text))
             return
         }
-        if request.path == "/healthz", let store { return health(of: store, responder: responder) }
-        if request.path == Self.readinessPath { return readiness(responder: responder) }
-        responder.respond(httpResponse(for: request.path))
+        switch path {
+        case .health:
+            if let store { return health(of: store, responder: responder) }
+            responder.respond(HTTPResponse(status: 200, text: "ok\n"))
+        case .readiness:
+            readiness(responder: responder)
+        case .metrics:
+            responder.respond(hub.metrics.response(.init(connections: transport.connectionCount, rooms: rooms.count,
+                                                         members: rooms.values.reduce(0) { $0 + $1.room.memberCount },
+                                                         observers: hub.observerCount,
+                                                         eventStreams: rooms.values.reduce(0) { $0 + $1.streams.count },
+                                                         droppedSlowClients: transport.droppedSlowClients,
+                                                         router: router.levels)))
+        case .invite(let root):
+            // Invite links name the room in the path (/r/team-alpha): they get the page, which reads the name.
+            guard let page = FileManager.default.contents(atPath: root + "/index.html") else {
+                responder.respond(HTTPResponse(status: 404, text: "not found\n"))
+                return
+            }
+            responder.respond(HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(page)))
+        }
     }
 
-    /// The paths outside /api that are there to be read (the rest answer 404 to every method).
-    private func isReadOnly(_ path: String) -> Bool {
-        path == "/healthz" || path == Self.readinessPath || (path == ServerMetrics.path && configuration.metricsEnabled)
-            || (path.hasPrefix("/r/") && configuration.webRoot != nil)
-    }
+    /// The paths outside /api that this server serves, all of them to be read (GET or HEAD); every other path
+    /// answers 404 to every method.
+    private enum ReadPath {
+        case health, readiness, metrics
+        case invite(webRoot: String)
 
-    private func httpResponse(for path: String) -> HTTPResponse {
-        if path == "/healthz" { return HTTPResponse(status: 200, text: "ok\n") }
-        if path == ServerMetrics.path, configuration.metricsEnabled {
-            return hub.metrics.response(.init(connections: transport.connectionCount, rooms: rooms.count,
-                                              members: rooms.values.reduce(0) { $0 + $1.room.memberCount },
-                                              observers: hub.observerCount,
-                                              eventStreams: rooms.values.reduce(0) { $0 + $1.streams.count },
-                                              droppedSlowClients: transport.droppedSlowClients,
-                                              router: router.levels))
+        init?(_ path: String, _ configuration: ServerConfiguration) {
+            switch path {
+            case "/healthz": self = .health
+            case HTTPAPI.readinessPath: self = .readiness
+            case ServerMetrics.path where configuration.metricsEnabled: self = .metrics
+            default:
+                guard path.hasPrefix("/r/"), let root = configuration.webRoot else { return nil }
+                self = .invite(webRoot: root)
+            }
         }
-        // Invite links name the room in the path (/r/team-alpha): they get the page, which reads the name.
-        if path.hasPrefix("/r/"), let root = configuration.webRoot,
-           let page = FileManager.default.contents(atPath: root + "/index.html") {
-            return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(page))
-        }
-        return HTTPResponse(status: 404, text: "not found\n")
     }
 
     /// `/healthz` with a database: asks it (a read that finds nothing) and answers 503 with the reason while it
