@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PomodoroStore
 
 /// SQLite's online backup of a database file, and the checks around it (`pomodoro-server backup` and
 /// `restore`). The copy is SQLite's own, page by page inside one read transaction, so a backup taken while
@@ -43,9 +44,9 @@ public enum SQLiteBackup {
                 func count(_ table: String) throws -> Int {
                     try db.tableExists(table) ? Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0 : 0
                 }
-                return "\(try count("room")) rooms, \(try count("member")) members, \(try count("schedule")) schedules, "
-                    + "\(try count("room_ban")) bans, \(try count("focus_session")) focus sessions, "
-                    + "\(try count("interruption")) interruptions"
+                return try [("room", "room"), ("member", "member"), ("schedule", "schedule"), ("room_ban", "ban"),
+                            ("focus_session", "focus session"), ("interruption", "interruption")]
+                    .map { table, noun in counted(try count(table), noun) }.joined(separator: ", ")
             }
         }
     }

@@ -87,7 +87,8 @@ public enum BackupMain {
             if FileManager.default.fileExists(atPath: target) {
                 let rooms = try SQLiteBackup.rooms(in: target)
                 guard rooms == 0 else {
-                    throw Failure(message: "--db: \(target) holds \(rooms) rooms; restore into a new database (move this one aside first)")
+                    throw Failure(message: "--db: \(target) holds \(counted(rooms, "room")); restore into a new database (move this one aside first)",
+                                  status: ServerMain.configurationErrorStatus)
                 }
             }
             try SQLiteBackup.copy(from: backup, to: target)

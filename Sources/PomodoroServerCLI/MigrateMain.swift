@@ -44,10 +44,13 @@ public enum MigrateMain {
                   let to = try target.open(retention: .keepEverything) else { return }
             output("copying \(source) into \(target)")
             let report = try StoreCopy.copy(from: from, to: to) { room, counts in
-                output("  \(room): \(counts.members) members, \(counts.sessions) focus sessions, \(counts.interruptions) interruptions, "
-                       + "\(counts.apiTokens) API tokens, \(counts.webhooks) webhooks, \(counts.deliveries) webhook deliveries")
+                output("  \(room): " + [counted(counts.members, "member"), counted(counts.sessions, "focus session"),
+                                         counted(counts.interruptions, "interruption"), counted(counts.apiTokens, "API token"),
+                                         counted(counts.webhooks, "webhook"),
+                                         counted(counts.deliveries, "webhook delivery", plural: "webhook deliveries")].joined(separator: ", "))
             }
-            output("copied \(report.sessionsCopied) focus sessions and \(report.interruptionsCopied) interruptions")
+            output("copied \(counted(report.sessionsCopied, "focus session")) and "
+                   + counted(report.interruptionsCopied, "interruption"))
             let widths = [8, 9, 10, 15, 8, 10, 12]
             func row(_ label: String, _ cells: [String]) -> String {
                 label.padding(toLength: 8, withPad: " ", startingAt: 0)
