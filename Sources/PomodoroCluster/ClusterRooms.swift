@@ -308,7 +308,8 @@ package final class ClusterRooms: RoomRouter {
     /// holds the room's lease, under which epoch): Redis is read off the service thread. Operators'
     /// endpoints, answered only to a client on this host's loopback (the client address a `--trusted-proxy`
     /// forwards, when one does) and only while `/metrics` is served: they name every room the node runs and
-    /// which node runs any room, more than a joiner learns (docs/SECURITY.md, "Redis").
+    /// which node runs any room, more than a joiner learns (docs/SECURITY.md, "Redis"). Both are read: another
+    /// method is answered 405, as on every path the server knows.
     package func answers(_ http: HTTPRequest, responder: any HTTPAnswering) -> Bool {
         let path = http.path
         guard path == "/api/cluster" || path.hasPrefix("/api/cluster/") else { return false }
@@ -317,7 +318,18 @@ package final class ClusterRooms: RoomRouter {
             fail(Refusal(code: .notFound, message: "no such path; try /api/rooms/{room}"))
             return true
         }
-        if path == "/api/cluster" {
+        let prefix = "/api/cluster/rooms/"
+        let room = path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)).removingPercentEncoding
+            .flatMap { try? RoomID(validating: $0) } : nil
+        guard path == "/api/cluster" || room != nil else {
+            fail(Refusal(code: .notFound, message: "no such path: use /api/cluster or /api/cluster/rooms/{room}"))
+            return true
+        }
+        guard HTTPAPI.readMethods.contains(http.method) else {
+            responder.respond(HTTPAPI.methodNotAllowed(allow: HTTPAPI.readMethods, as: .api))
+            return true
+        }
+        guard let room else {
             cluster.report { result in
                 switch result {
                 case .success(let payload):
@@ -326,12 +338,6 @@ package final class ClusterRooms: RoomRouter {
                 case .failure(let error): responder.respond(Self.unavailable(error))
                 }
             }
-            return true
-        }
-        let prefix = "/api/cluster/rooms/"
-        guard path.hasPrefix(prefix), let name = String(path.dropFirst(prefix.count)).removingPercentEncoding,
-              let room = try? RoomID(validating: name) else {
-            fail(Refusal(code: .notFound, message: "no such path: use /api/cluster or /api/cluster/rooms/{room}"))
             return true
         }
         cluster.report(room: room) { result in

@@ -14,6 +14,8 @@ public struct RequestHeadScreen: Sendable, Equatable {
     public var maxHeaderLines = 48
     /// Query parameters (pieces between `&` or `;`) taken at most; more are answered 400.
     public var maxQueryPieces = HTTPRequest.maxQueryParameters
+    /// The longest request body read; a head that announces a longer one is answered 413.
+    public var maxBodyBytes = HTTPRequest.maxBodyBytes
 
     public init() {}
 
@@ -31,8 +33,14 @@ public struct RequestHeadScreen: Sendable, Equatable {
         }
         // A finished request line that is not "METHOD target HTTP/x.y" is no HTTP request (the library would
         // answer it 403, as if it were forbidden).
-        if bytes.contains(UInt8(ascii: "\n")), !requestLine.isEmpty, !Self.isRequestLine(requestLine) {
-            return .refuse(status: 400, reason: "not an HTTP request line")
+        if bytes.contains(UInt8(ascii: "\n")), !requestLine.isEmpty {
+            guard Self.isRequestLine(requestLine) else { return .refuse(status: 400, reason: "not an HTTP request line") }
+            // A method no path here answers (the library would answer 403 to most): 501, as RFC 9110 (15.6.2)
+            // has it for a method the server does not recognise.
+            let method = requestLine.prefix { $0 != UInt8(ascii: " ") }
+            guard Self.implementedMethods.contains(String(decoding: method, as: UTF8.self).uppercased()) else {
+                return .refuse(status: 501, reason: Self.methodNotImplemented)
+            }
         }
         let target = requestLine.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: true).dropFirst().first ?? []
         if target.contains(0) || Self.containsEncodedNUL(target) {
@@ -65,6 +73,7 @@ public struct RequestHeadScreen: Sendable, Equatable {
     ///
     /// - a `Content-Length` that is not one decimal number, comes on more than one line, or is too large to be
     ///   a length: 400;
+    /// - a `Content-Length` past `maxBodyBytes`: 413, the body is never read;
     /// - `Transfer-Encoding` (chunked or any other) without a `Content-Length`: 411, the length is required;
     ///   with one: 400, the two disagree on where the body ends.
     public func framing(contentLengths: [String], transferEncoding: Bool) -> Verdict {
@@ -82,8 +91,37 @@ public struct RequestHeadScreen: Sendable, Equatable {
         guard value.utf8.count <= Self.maxContentLengthDigits else {
             return .refuse(status: 400, reason: "Content-Length too large")
         }
+        guard let length = Int(value), length <= maxBodyBytes else {
+            return .refuse(status: 413, reason: bodyTooLong)
+        }
         return .pass
     }
+
+    /// Why a body past `maxBodyBytes` is answered 413.
+    public var bodyTooLong: String { "a body is limited to \(maxBodyBytes) bytes" }
+
+    /// What a head the library gave up on as not HTTP is answered (it read no method it knows at its start):
+    /// the screen's verdict on its bytes, or 400 when the screen would have passed them.
+    public func unreadable(_ bytes: [UInt8]) -> (status: Int, reason: String) {
+        if case .refuse(let status, let reason) = verdict(bytes) { return (status, reason) }
+        return (400, "not an HTTP request line")
+    }
+
+    /// The path a head's request line names (its target up to any query), as sent; nil when the line has no
+    /// target that starts with `/`.
+    public static func path(_ bytes: [UInt8]) -> String? {
+        guard let requestLine = lines(bytes).first else { return nil }
+        let target = requestLine.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: true).dropFirst().first ?? []
+        guard target.first == UInt8(ascii: "/") else { return nil }
+        return String(decoding: target.prefix { $0 != UInt8(ascii: "?") }, as: UTF8.self)
+    }
+
+    /// The methods a path here answers, or answers 405: those the library reads a request line of (it compares
+    /// them without regard to case; any other makes it give up on the head) but CONNECT, which it reads too.
+    static let implementedMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+    /// Why a method the server implements on no path is answered 501.
+    public static let methodNotImplemented = "the request method is not one this server implements"
 
     /// The length a head's `Content-Length` lines give its body, read as `framing` judges them: nil without one,
     /// or with one it refuses.

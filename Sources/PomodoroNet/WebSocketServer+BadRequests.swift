@@ -2,11 +2,13 @@ import CLibWebSockets
 import Foundation
 import Glibc
 
-/// Request heads the library cannot take still get an HTTP status, never a bare close.
+/// Request heads the library cannot take, or that no path answers, still get an HTTP status of ours, never a
+/// bare close and never the library's own 403 page; each such answer (`cannedAnswer`) carries the headers of every
+/// other answer and closes the connection.
 ///
 /// The library keeps a request's head in one table of `headTableBytes`. A head that does not fit, or that its
 /// URI sanitiser rejects (a `%00` in the path, say), makes it close the connection without a word: curl reports
-/// status 000. No callback comes between the bytes' arrival and that close, so three measures answer instead:
+/// status 000. No callback comes between the bytes' arrival and that close, so these measures answer instead:
 ///
 /// - Every piece of the target (the path, each query parameter) is capped at `maxTargetPieceBytes` through the
 ///   library's per-header limits: past that it cuts the piece short and skips the rest of the request line, the
@@ -14,10 +16,15 @@ import Glibc
 ///   request, over TLS too.
 /// - A connection's first head, on plain TCP, is looked at before the library reads it: the listening socket
 ///   defers accepting until the client has sent something (TCP_DEFER_ACCEPT), and the accepted connection's
-///   first bytes are peeked and judged by `RequestHeadScreen`, which answers 400, 414 or 431 and closes.
+///   first bytes are peeked and judged by `RequestHeadScreen`, which answers 400, 414, 431 or 501 and closes.
 /// - Every head the library has read is judged again on how its body would be read (`RequestHeadScreen.framing`)
 ///   in LWS_CALLBACK_FILTER_HTTP_CONNECTION: the library takes a Content-Length with `atoll` and reads a chunked
-///   body as plain bytes, so such heads are answered 400 or 411 and closed before any of the body is read.
+///   body as plain bytes, so such heads are answered 400 or 411, and one announcing a body past the limit 413,
+///   and closed before any of the body is read. CONNECT, which the library reads, is answered 501 there.
+/// - A head the library gives up on as HTTP (its method is none it knows, or there is no request line), on any
+///   request of a connection, would get the library's 403: with LWS_SERVER_OPTION_FALLBACK_TO_APPLY_LISTEN_
+///   ACCEPT_CONFIG it hands the connection to the callback as raw bytes instead (LWS_CALLBACK_RAW_RX), which
+///   answers 501 or 400 (`headNotHTTP`).
 /// - A later head on a kept-alive connection: the protocol is unbound while the socket is still open. If the
 ///   peer sent bytes since the connection last became ready for a head (after an answer, since that answer
 ///   began: a peer that has read it may send its next head before this thread has bound the connection again),
@@ -27,7 +34,7 @@ import Glibc
 ///   written straight to the socket.
 ///
 /// Over TLS the rest is the library's to answer (or drop): the connection may speak HTTP/2, and its bytes cannot
-/// be looked at from outside.
+/// be looked at or written from outside.
 extension WebSocketServer {
     /// The most bytes one piece of a request target may hold once percent-decoded; longer ones are answered 414.
     public static let maxTargetPieceBytes = 2048
@@ -91,7 +98,8 @@ extension WebSocketServer {
         guard case .refuse(let status, let reason) = headScreen.verdict(Array(bytes.prefix(count))) else { return }
         // Taken off the socket first: closing with unread bytes would reset the connection, answer and all.
         _ = recv(fd, &bytes, count, Int32(MSG_DONTWAIT))
-        let answer = Self.cannedAnswer(status: status, body: reason + "\n")
+        let answer = Self.cannedAnswer(status: status, reason: reason,
+                                       path: RequestHeadScreen.path(Array(bytes.prefix(count))))
         _ = answer.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
         // The adoption goes on, and the library's own read of the socket, now at its end, closes it. Refusing
         // the adoption here instead makes the library close the socket twice on the libuv loop (once at once,
@@ -125,39 +133,67 @@ extension WebSocketServer {
     }
 
     /// LWS_CALLBACK_FILTER_HTTP_CONNECTION, for every head the library has read (before any of its body): a
-    /// target piece the library cut short is answered 414, a body it would misread (`RequestHeadScreen.framing`)
-    /// 400 or 411, and the connection closed. Returns what the callback returns.
+    /// target piece the library cut short is answered 414, a body it would misread or that is too long
+    /// (`RequestHeadScreen.framing`) 400, 411 or 413, and the connection closed. Returns what the callback returns.
     func filterHead(_ wsi: OpaquePointer, session: UnsafeMutableRawPointer?) -> Int32 {
         headDispatched(session: session)
         if targetCutShort(wsi) {
-            lws_return_http_status(wsi, UInt32(HTTP_STATUS_REQ_URI_TOO_LONG.rawValue), nil)
+            refuseHead(wsi, status: 414, reason: "request line too long")
+            return 1
+        }
+        // CONNECT, the one method the library reads that no path here answers. Over TLS it may be HTTP/2's
+        // WebSocket (RFC 8441), the library's to take.
+        if requestLine(wsi).method == nil, lws_is_ssl(wsi) == 0 {
+            refuseHead(wsi, status: 501, reason: RequestHeadScreen.methodNotImplemented)
             return 1
         }
         let framing = headScreen.framing(contentLengths: headerLines(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH),
                                          transferEncoding: !headerLines(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING).isEmpty)
         guard case .refuse(let status, let reason) = framing else { return 0 }
-        refuseBody(wsi, status: status, reason: reason)
+        refuseHead(wsi, status: status, reason: reason)
         return 1
     }
 
-    /// Answers a head whose body cannot be read, before the library closes the connection: a JSON error in the
-    /// shape of the API's (`{"error": {"code": "bad_request", "message": …}}`) with `Connection: close`.
-    private func refuseBody(_ wsi: OpaquePointer, status: Int, reason: String) {
+    /// Answers a head the library has read but that is not served, before the library closes the connection:
+    /// the transport's own answer (`cannedAnswer`) with `Connection: close`, nothing of any body read.
+    private func refuseHead(_ wsi: OpaquePointer, status: Int, reason: String) {
         guard lws_is_ssl(wsi) == 0 else {
             // Over TLS the bytes are the library's to write: its own page for the status.
             lws_return_http_status(wsi, UInt32(status), nil)
             return
         }
-        let fd = lws_get_socket_fd(wsi)
-        let answer = Self.cannedAnswer(status: status, body: Self.jsonError(reason), contentType: "application/json")
+        sendAndClose(lws_get_socket_fd(wsi), Self.cannedAnswer(status: status, reason: reason, path: requestLine(wsi).path))
+    }
+
+    /// Writes a whole answer straight to a plain TCP socket and ends the sending side; the caller has the
+    /// library close the connection next.
+    private func sendAndClose(_ fd: Int32, _ answer: [UInt8]) {
         _ = answer.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
         Glibc.shutdown(fd, Int32(SHUT_WR))
-        // What has arrived of the body is taken off the socket: closing over unread bytes would reset the
-        // connection, and the answer with it. A client still sending after the close meets the reset then.
+        // What has arrived since (a body, the rest of a head) is taken off the socket: closing over unread bytes
+        // would reset the connection, and the answer with it. A client still sending after the close meets the
+        // reset then.
         var scratch = [UInt8](repeating: 0, count: 16 * 1024)
         for _ in 0..<Self.drainedPiecesAtMost {
             guard recv(fd, &scratch, scratch.count, Int32(MSG_DONTWAIT)) > 0 else { break }
         }
+    }
+
+    /// LWS_CALLBACK_RAW_RX after the library gave up on a head as HTTP (an unknown method, or no request line
+    /// at all: LWS_SERVER_OPTION_FALLBACK_TO_APPLY_LISTEN_ACCEPT_CONFIG hands the connection over as raw bytes
+    /// instead of answering 403 itself), on any head of a connection: answers 501 or 400 and has the
+    /// connection closed. Returns what the callback returns.
+    func headNotHTTP(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        receivedBeforeAnswer[wsi] = nil
+        guard lws_is_ssl(wsi) == 0, let input, length > 0 else { return -1 }
+        // What the library read, and what has come since: the whole request line, if it is there.
+        let fd = lws_get_socket_fd(wsi)
+        var more = [UInt8](repeating: 0, count: Self.headTableBytes)
+        let peeked = max(0, recv(fd, &more, more.count, Int32(MSG_PEEK | MSG_DONTWAIT)))
+        let bytes = Array(UnsafeRawBufferPointer(start: input, count: length)) + more.prefix(peeked)
+        let (status, reason) = headScreen.unreadable(bytes)
+        sendAndClose(fd, Self.cannedAnswer(status: status, reason: reason, path: RequestHeadScreen.path(bytes)))
+        return -1
     }
 
     /// Pieces of 16 KiB a refused body is drained of at most, before its connection is closed.
@@ -194,24 +230,39 @@ extension WebSocketServer {
               now.written == session.pointee.written_at_bind, now.ms_since_receive < justNow else { return }
         let tooLarge = now.received - session.pointee.received_at_bind >= UInt64(Self.headTableBytes)
         let answer = tooLarge
-            ? Self.cannedAnswer(status: 431, body: "request head too large\n")
-            : Self.cannedAnswer(status: 400, body: "bad request\n")
+            ? Self.cannedAnswer(status: 431, reason: "request head too large", path: nil)
+            : Self.cannedAnswer(status: 400, reason: "bad request", path: nil)
         _ = answer.withUnsafeBytes {
             Glibc.send(lws_get_socket_fd(wsi), $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
         }
     }
 
-    /// A whole answer, written in one go where the library's own writing is not at hand.
-    static func cannedAnswer(status: Int, body: String, contentType: String = "text/plain; charset=utf-8") -> [UInt8] {
-        let phrases = [400: "Bad Request", 411: "Length Required", 414: "URI Too Long", 431: "Request Header Fields Too Large"]
-        return Array(("HTTP/1.1 \(status) \(phrases[status] ?? "Error")\r\ncontent-type: \(contentType)"
-            + "\r\ncontent-length: \(body.utf8.count)\r\ncache-control: no-store\r\nconnection: close\r\n\r\n\(body)").utf8)
+    /// A refusal the transport gives itself: the reason in the shape of the path's errors, plain text for a
+    /// path outside /api, else the API's JSON error (`{"error": {"code": …, "message": …}}`; `too_large` for
+    /// 413, `bad_request` with `field` `method` for 501, `bad_request` otherwise), also when the head names no
+    /// path at all.
+    static func refusal(status: Int, reason: String, path: String?) -> HTTPResponse {
+        if let path, !(path == "/api" || path.hasPrefix("/api/")) {
+            return HTTPResponse(status: status, text: reason + "\n")
+        }
+        let code = status == 413 ? "too_large" : "bad_request"
+        let field = status == 501 ? #","field":"method""# : ""
+        let escaped = reason.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        return HTTPResponse(status: status, contentType: "application/json",
+                            text: #"{"error":{"code":""# + code + #"","message":""# + escaped + "\"" + field + "}}")
     }
 
-    /// The API's error object for a refused head: `bad_request` with `message`.
-    static func jsonError(_ message: String) -> String {
-        let escaped = message.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-        return #"{"error":{"code":"bad_request","message":""# + escaped + #""}}"#
+    /// Every answer the transport writes itself, in one go where the library's own writing is not at hand (a
+    /// head refused before the library reads it, or that it cannot read): `refusal`'s, with the headers every
+    /// other answer carries (`securityHeaders`, `Cache-Control: no-store`) and `Connection: close`.
+    static func cannedAnswer(status: Int, reason: String, path: String?) -> [UInt8] {
+        let phrases = [400: "Bad Request", 411: "Length Required", 413: "Content Too Large", 414: "URI Too Long",
+                       431: "Request Header Fields Too Large", 501: "Not Implemented"]
+        let answer = refusal(status: status, reason: reason, path: path)
+        var head = "HTTP/1.1 \(status) \(phrases[status] ?? "Error")\r\ncontent-type: \(answer.contentType)"
+            + "\r\ncontent-length: \(answer.body.count)\r\n"
+        for (name, value) in securityHeaders { head += "\(name) \(value)\r\n" }
+        return Array((head + "cache-control: no-store\r\nconnection: close\r\n\r\n").utf8) + answer.body
     }
 
     /// Whether the path or a query parameter reached `maxTargetPieceBytes`, where the library cuts it off.

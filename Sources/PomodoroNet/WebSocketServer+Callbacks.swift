@@ -118,6 +118,14 @@ extension WebSocketServer {
         case LWS_CALLBACK_CLOSED_HTTP:
             if let wsi { endExchange(on: wsi, closing: true) }
 
+        case LWS_CALLBACK_RAW_RX:
+            // Only a head the library gave up on as HTTP comes here (WebSocketServer+BadRequests.swift).
+            guard let wsi else { return -1 }
+            return headNotHTTP(wsi, input, length)
+
+        case LWS_CALLBACK_RAW_ADOPT, LWS_CALLBACK_RAW_WRITEABLE, LWS_CALLBACK_RAW_CLOSE:
+            return 0
+
         default:
             break
         }

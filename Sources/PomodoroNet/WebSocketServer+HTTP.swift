@@ -117,7 +117,8 @@ extension WebSocketServer {
             return 0
         }
         guard let method else {
-            answer(id, with: HTTPResponse(status: 405, text: "method not allowed\n"))
+            // CONNECT over TLS (on plain TCP LWS_CALLBACK_FILTER_HTTP_CONNECTION has answered it).
+            answer(id, with: Self.refusal(status: 501, reason: RequestHeadScreen.methodNotImplemented, path: nil))
             return 0
         }
         guard let path, isDynamic(path), let delegate else {
@@ -132,12 +133,9 @@ extension WebSocketServer {
                                   authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION),
                                   accept: header(wsi, WSI_TOKEN_HTTP_ACCEPT), peer: peer)
         // Read as the head was screened (LWS_CALLBACK_FILTER_HTTP_CONNECTION refused any other Content-Length).
+        // A length past HTTPRequest.maxBodyBytes was answered 413 there too, before any of the body was read.
         let length = headScreen.contentLength(headerLines(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH)) ?? 0
         if length > 0, method == .post || method == .put || method == .patch {
-            guard length <= HTTPRequest.maxBodyBytes else {
-                answer(id, with: HTTPResponse(status: 413, text: "a body is limited to \(HTTPRequest.maxBodyBytes) bytes\n"))
-                return 0
-            }
             // The body comes in LWS_CALLBACK_HTTP_BODY pieces; the request goes on once it is in.
             httpExchanges[id]?.awaitingBody = request
             lws_rx_flow_control(wsi, 1)
@@ -148,13 +146,16 @@ extension WebSocketServer {
     }
 
     /// LWS_CALLBACK_HTTP_BODY: one piece of a body being read (others, and what comes after an answer, are
-    /// swallowed). A body longer than it said is answered 413.
+    /// swallowed). A body that grows past the limit without having said its length (HTTP/2 may send none) is
+    /// answered 413.
     func bodyReceived(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
-        guard let id = httpExchangeOn[wsi], let exchange = httpExchanges[id], exchange.awaitingBody != nil,
+        // The body is counted, not copied: a copy of the request held here would copy the body at each append.
+        guard let id = httpExchangeOn[wsi], let exchange = httpExchanges[id], let read = exchange.awaitingBody?.body.count,
               let input, length > 0 else { return 0 }
-        guard exchange.awaitingBody!.body.count + length <= HTTPRequest.maxBodyBytes else {
+        guard read + length <= headScreen.maxBodyBytes else {
+            let path = exchange.awaitingBody?.path
             exchange.awaitingBody = nil
-            answer(id, with: HTTPResponse(status: 413, text: "a body is limited to \(HTTPRequest.maxBodyBytes) bytes\n"))
+            answer(id, with: Self.refusal(status: 413, reason: headScreen.bodyTooLong, path: path))
             return 0
         }
         exchange.awaitingBody!.body.append(contentsOf: UnsafeRawBufferPointer(start: input, count: length))
@@ -237,7 +238,8 @@ extension WebSocketServer {
     }
 
     /// The method and the (decoded, normalised) path: each method's URI arrives in a header slot of its own.
-    private func requestLine(_ wsi: OpaquePointer) -> (HTTPMethod?, String?) {
+    /// Neither for a method the library reads into no slot of these (CONNECT).
+    func requestLine(_ wsi: OpaquePointer) -> (method: HTTPMethod?, path: String?) {
         let slots: [(lws_token_indexes, HTTPMethod)] = [
             (WSI_TOKEN_GET_URI, .get), (WSI_TOKEN_HEAD_URI, .head), (WSI_TOKEN_POST_URI, .post),
             (WSI_TOKEN_PUT_URI, .put), (WSI_TOKEN_PATCH_URI, .patch), (WSI_TOKEN_DELETE_URI, .delete),

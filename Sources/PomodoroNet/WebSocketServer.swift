@@ -145,6 +145,12 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {  // safe:
         tokenLimits = limits
         info.token_limits = UnsafePointer(limits)
         info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
+        // A head the library cannot read as HTTP (an unknown method, no request line) comes to the callback as
+        // raw bytes rather than getting the library's own 403, on plain TCP: answered 501 or 400 there
+        // (`headNotHTTP`). Over TLS the library answers it still: its bytes cannot be written from outside.
+        if options.tlsCertificatePath == nil {
+            info.options |= UInt64(LWS_SERVER_OPTION_FALLBACK_TO_APPLY_LISTEN_ACCEPT_CONFIG)
+        }
         // The library's own set of security headers (LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_
         // ENFORCE) lets the page connect to any host (`connect-src 'self' ws: wss:`); ours lets it reach its
         // own origin only. Added to every HTTP response, files and API alike.

@@ -29,12 +29,12 @@ extension HTTPAPI {
 
     /// The shape of a path's errors: the commands path's as the wire's `error`, the rest of /api as
     /// `{"error": …}`, other paths as plain text.
-    enum ErrorShape {
+    package enum ErrorShape {
         case text, api, wire
     }
 
     /// `405` with `Allow`: a path the server knows, asked with a method it does not answer there.
-    static func methodNotAllowed(allow: [HTTPMethod], as shape: ErrorShape) -> HTTPResponse {
+    package static func methodNotAllowed(allow: [HTTPMethod], as shape: ErrorShape) -> HTTPResponse {
         let names = allow.map(\.rawValue)
         let message = "only \(names.joined(separator: " and ")) \(names.count == 1 ? "is" : "are") answered here"
         var response = switch shape {
@@ -48,7 +48,7 @@ extension HTTPAPI {
     }
 
     /// What the paths that are read answer: GET, and HEAD as the transport gives it.
-    static let readMethods: [HTTPMethod] = [.get, .head]
+    package static let readMethods: [HTTPMethod] = [.get, .head]
 
     static let roomExists = Refusal(code: .invalidState, message: "a room of that name exists; join it", field: "room")
 

@@ -65,6 +65,11 @@ struct ClusterNodeTests {
         #expect(object["rooms"] as? [String] == ["cl-room"])
         let nodes = (object["nodes"] as? [[String: Any]] ?? []).compactMap { $0["node"] as? String }
         #expect(Set(nodes).isSubset(of: ["a", "b"]) && nodes.contains("a"))
+        // Read paths, as the rest: another method is answered 405.
+        for path in ["/api/cluster", "/api/cluster/rooms/cl-room"] {
+            let posted = try httpRequest("POST", port: a.port, path: path)
+            #expect(posted.status == 405 && posted.body.contains(#""field":"method""#), "\(path): \(posted)")
+        }
 
         // Node b does not run a second copy: its joiner is relayed to a, which runs the room for both.
         let bob = try Peer(client, port: b.port)

@@ -11,10 +11,12 @@ struct BadRequestTests {
         let server = try HTTPTestServer { _ in .answer(HTTPResponse(status: 200, text: "ok")) }
         defer { server.stop() }
         let long = String(repeating: "a", count: 5000)
-        for target in ["/api/rooms/\(long)/stats", "/api/rooms/x/stats?days=\(long)"] {
+        let json = #"{"error":{"code":"bad_request","message":"request line too long"}}"#
+        for (target, body) in [("/api/rooms/\(long)/stats", json), ("/api/rooms/x/stats?days=\(long)", json),
+                               ("/r/\(long)", "request line too long\n")] {
             let reply = try RawHTTP.closing("GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n", port: server.port)
             #expect(reply.statusLine == "HTTP/1.1 414 URI Too Long", "\(target.prefix(20))…")
-            #expect(reply.body == "request line too long\n")
+            #expect(reply.body == body, "in the shape of the path's errors")
         }
         #expect(server.delegate.next(timeout: 0.2) == nil, "refused heads never reach the delegate")
         #expect(try RawHTTP.get("/api/x", port: server.port).text == "ok")
@@ -48,8 +50,7 @@ struct BadRequestTests {
     }
 
     /// A later request on a kept-alive connection is read by the library straight away: the same heads get the
-    /// same answers (the long target's from the library's own writer, which speaks HTTP/1.0 once it skipped the
-    /// version).
+    /// same answers.
     @Test func laterRequestsOnAKeptAliveConnectionToo() throws {
         let server = try HTTPTestServer { _ in .answer(HTTPResponse(status: 200, text: "ok")) }
         defer { server.stop() }
@@ -57,7 +58,7 @@ struct BadRequestTests {
         let cases = [
             ("GET /api/rooms/secret%00/stats HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 400 Bad Request"),
             ("GET /api/x HTTP/1.1\r\nHost: x\r\nX-Big: \(long)\r\n\r\n", "HTTP/1.1 431 Request Header Fields Too Large"),
-            ("GET /api/\(long) HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.0 414 Request URI too Long"),
+            ("GET /api/\(long) HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 414 URI Too Long"),
         ]
         for (request, statusLine) in cases {
             let connection = try RawHTTP(port: server.port)
@@ -130,10 +131,112 @@ struct BadRequestTests {
         for request in ["GARBAGE\r\n\r\n", "GET /api/x\r\n\r\n", "GET /api/x HTTP/1.1 extra\r\n\r\n"] {
             let reply = try RawHTTP.closing(request, port: server.port)
             #expect(reply.statusLine == "HTTP/1.1 400 Bad Request", "\(request)")
-            #expect(reply.body == "not an HTTP request line\n")
+            #expect(reply.body == #"{"error":{"code":"bad_request","message":"not an HTTP request line"}}"#)
         }
         #expect(server.delegate.next(timeout: 0.2) == nil)
         #expect(try RawHTTP.get("/api/x", port: server.port).text == "ok")
+    }
+
+    /// A method the server implements on no path is answered 501 (RFC 9110, 15.6.2), not with the library's
+    /// 403, on a connection's first head and on a later one; a later head that is not HTTP at all, 400. The
+    /// connection is closed after the answer: nothing after such a head is read as a request.
+    @Test func anUnknownMethodIsAnswered501AndALaterHeadThatIsNotHTTP400() throws {
+        let server = try HTTPTestServer { _ in .answer(HTTPResponse(status: 200, text: "ok")) }
+        defer { server.stop() }
+        let reason = "the request method is not one this server implements"
+        let notImplemented = #"{"error":{"code":"bad_request","message":""# + reason + #"","field":"method"}}"#
+        let cases: [(request: String, status: Int, body: String)] = [
+            ("BREW /api/x HTTP/1.1\r\nHost: x\r\n\r\n", 501, notImplemented),
+            ("PROPFIND /api/rooms/x HTTP/1.1\r\nHost: x\r\nDepth: 1\r\n\r\n", 501, notImplemented),
+            ("TRACE /api/x HTTP/1.1\r\nHost: x\r\n\r\nGET /api/smuggled HTTP/1.1\r\nHost: x\r\n\r\n", 501, notImplemented),
+            ("BREW /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 501, reason + "\n"),
+            ("CONNECT /api/x HTTP/1.1\r\nHost: x\r\n\r\n", 501, notImplemented),
+            ("GARBAGE\r\n\r\n", 400, #"{"error":{"code":"bad_request","message":"not an HTTP request line"}}"#),
+        ]
+        for (request, status, body) in cases {
+            for later in [false, true] {
+                let connection = try RawHTTP(port: server.port)
+                if later { #expect(try connection.exchange("GET /api/first HTTP/1.1\r\nHost: x\r\n\r\n").text == "ok") }
+                let reply = try connection.exchange(request)
+                let what = "\(request.prefix(16)) (\(later ? "later" : "first") head)"
+                #expect(reply.status == status, "\(what)")
+                #expect(reply.text == body, "\(what)")
+                #expect(reply.headers["connection"] == "close", "\(what)")
+                #expect(connection.closesUnanswered(within: 5), "\(what)")
+            }
+        }
+        for _ in 0..<cases.count {
+            #expect(server.delegate.next(timeout: 5)?.request.path == "/api/first")
+        }
+        #expect(server.delegate.next(timeout: 0.2) == nil, "nothing after a refused head is read")
+        #expect(try RawHTTP.get("/api/x", port: server.port).text == "ok")
+    }
+
+    /// A body longer than the server reads is refused on its head, before any of it is read: 413 in the shape of
+    /// the path's errors, and the connection closed right after the answer, not held open for the rest.
+    @Test func aBodyOverTheLimitIsAnswered413AndTheConnectionClosed() throws {
+        let server = try HTTPTestServer { request in .answer(HTTPResponse(status: 200, text: "\(request.body.count)")) }
+        defer { server.stop() }
+        let limit = HTTPRequest.maxBodyBytes
+        let cases = [
+            ("POST /api/rooms/x/commands", "application/json",
+             #"{"error":{"code":"too_large","message":"a body is limited to \#(limit) bytes"}}"#),
+            ("POST /healthz", "text/plain; charset=utf-8", "a body is limited to \(limit) bytes\n"),
+            ("GET /api/x", "application/json", #"{"error":{"code":"too_large","message":"a body is limited to \#(limit) bytes"}}"#),
+        ]
+        for (line, type, body) in cases {
+            for later in [false, true] {
+                let connection = try RawHTTP(port: server.port)
+                if later { #expect(try connection.exchange("GET /api/first HTTP/1.1\r\nHost: x\r\n\r\n").status == 200) }
+                // A part of the body only: the answer waits for none of it.
+                let reply = try connection.exchange("\(line) HTTP/1.1\r\nHost: x\r\nContent-Length: \(limit + 1)\r\n\r\n"
+                                                    + String(repeating: "x", count: 1000))
+                #expect(reply.status == 413, "\(line)")
+                #expect(reply.headers["content-type"] == type && reply.text == body, "\(line)")
+                #expect(reply.headers["connection"] == "close", "\(line)")
+                #expect(connection.closesUnanswered(within: 5), "\(line): closed at once")
+            }
+        }
+        for _ in 0..<cases.count {
+            #expect(server.delegate.next(timeout: 5)?.request.path == "/api/first")
+        }
+        #expect(server.delegate.next(timeout: 0.2) == nil, "refused heads never reach the delegate")
+        let full = try RawHTTP(port: server.port).exchange("POST /api/x HTTP/1.1\r\nHost: x\r\nContent-Length: \(limit)\r\n\r\n"
+                                                            + String(repeating: "x", count: limit))
+        #expect(full.status == 200 && full.text == "\(limit)", "a body of the limit is read")
+    }
+
+    /// Every answer the transport writes itself carries the headers the server's other answers carry.
+    @Test func theTransportsOwnAnswersCarryTheSecurityHeaders() throws {
+        let server = try HTTPTestServer { _ in .answer(HTTPResponse(status: 200, text: "ok")) }
+        defer { server.stop() }
+        let normal = try RawHTTP.get("/api/x", port: server.port)
+        let names = ["content-security-policy", "x-content-type-options", "x-frame-options", "referrer-policy", "cache-control"]
+        #expect(names.allSatisfy { normal.headers[$0] != nil }, "\(normal.headers)")
+        let long = String(repeating: "a", count: 5000)
+        let first: [(String, Int)] = [
+            ("GARBAGE\r\n\r\n", 400),
+            ("GET /api/\(long) HTTP/1.1\r\nHost: x\r\n\r\n", 414),
+            ("GET /api/x HTTP/1.1\r\nHost: x\r\nX-Big: \(long)\r\n\r\n", 431),
+            ("POST /api/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", 411),
+            ("POST /api/x HTTP/1.1\r\nHost: x\r\nContent-Length: 99999\r\n\r\n", 413),
+            ("BREW /api/x HTTP/1.1\r\nHost: x\r\n\r\n", 501),
+        ]
+        // On a later head the library reads it first: its cut-short target, its unreadable head, its dropped one.
+        let later: [(String, Int)] = [
+            ("GET /api/\(long) HTTP/1.1\r\nHost: x\r\n\r\n", 414),
+            ("GARBAGE\r\n\r\n", 400),
+            ("GET /api/rooms/secret%00/stats HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+        ]
+        for (request, status, isLater) in first.map({ ($0.0, $0.1, false) }) + later.map({ ($0.0, $0.1, true) }) {
+            let connection = try RawHTTP(port: server.port)
+            if isLater { #expect(try connection.exchange("GET /api/first HTTP/1.1\r\nHost: x\r\n\r\n").status == 200) }
+            let reply = try connection.exchange(request)
+            #expect(reply.status == status, "\(request.prefix(16))")
+            for name in names {
+                #expect(reply.headers[name] == normal.headers[name], "\(name) on the \(status)")
+            }
+        }
     }
 
     @Test func aGoodHeadOnAKeptAliveConnectionIsNotAnsweredTwice() throws {
@@ -228,8 +331,28 @@ struct WrongMethodTests {
         #expect(verdict("G(T / HTTP/1.1\r\n") == refused, "a method is a token")
         #expect(verdict("GET / HTTQ/1.1\r\n") == refused)
         #expect(verdict("GARBAGE") == .pass, "judged once the line is whole")
-        #expect(verdict("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") == .pass, "the HTTP/2 preface")
         #expect(verdict("PATCH /x HTTP/1.0\r\n\r\n") == .pass)
+    }
+
+    @Test func refusesAMethodTheLibraryDoesNotRead() {
+        let refused = RequestHeadScreen.Verdict.refuse(status: 501, reason: "the request method is not one this server implements")
+        #expect(verdict("BREW /pot HTTP/1.1\r\n\r\n") == refused)
+        #expect(verdict("PROPFIND /x HTTP/1.1\r\n") == refused)
+        #expect(verdict("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") == refused, "HTTP/2 without TLS is not served")
+        #expect(verdict("BREW /pot HTTP/1.1") == .pass, "judged once the line is whole")
+        #expect(verdict("CONNECT example.com:443 HTTP/1.1\r\n\r\n") == refused)
+        for method in ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "get"] {
+            #expect(verdict("\(method) /x HTTP/1.1\r\n\r\n") == .pass, "\(method): the library reads it")
+        }
+        #expect(screen.unreadable(Array("BREW /pot HTTP/1.1\r\n\r\n".utf8)) == (501, "the request method is not one this server implements"))
+        #expect(screen.unreadable(Array("GET".utf8)) == (400, "not an HTTP request line"), "nothing the screen refuses")
+    }
+
+    @Test func namesTheRequestPath() {
+        #expect(RequestHeadScreen.path(Array("GET /api/x?y=1 HTTP/1.1\r\n".utf8)) == "/api/x")
+        #expect(RequestHeadScreen.path(Array("GET /r/team".utf8)) == "/r/team", "from a line still arriving")
+        #expect(RequestHeadScreen.path(Array("GARBAGE\r\n".utf8)) == nil)
+        #expect(RequestHeadScreen.path(Array("CONNECT example.com:443 HTTP/1.1\r\n".utf8)) == nil)
     }
 
     @Test func judgesTheBodysFraming() {
@@ -239,7 +362,10 @@ struct WrongMethodTests {
         let notANumber = RequestHeadScreen.Verdict.refuse(status: 400, reason: "Content-Length must be one decimal number of bytes")
         #expect(framing([]) == .pass)
         #expect(framing(["0"]) == .pass && framing(["16"]) == .pass && framing([" 16\t"]) == .pass)
-        #expect(framing([String(repeating: "9", count: RequestHeadScreen.maxContentLengthDigits)]) == .pass)
+        #expect(framing(["\(screen.maxBodyBytes)"]) == .pass)
+        let tooLong = RequestHeadScreen.Verdict.refuse(status: 413, reason: "a body is limited to \(screen.maxBodyBytes) bytes")
+        #expect(framing(["\(screen.maxBodyBytes + 1)"]) == tooLong)
+        #expect(framing([String(repeating: "9", count: RequestHeadScreen.maxContentLengthDigits)]) == tooLong)
         for value in ["abc", "1e3", "-1", "+1", "0x10", "1 6", "16,16", "", " ", "١٦"] {
             #expect(framing([value]) == notANumber, "\(value)")
         }

@@ -168,6 +168,28 @@ struct HubClusterTests {
         #expect(bad.response?.status == 404)
     }
 
+    /// The cluster's paths are read, as the other read paths: another method is answered 405 with `Allow`;
+    /// a path that is not one of them stays 404, and so does every path to a client that may not see them.
+    @Test func theClusterEndpointsAnswerAnotherMethod405() throws {
+        let (t, _) = try Self.make()
+        func ask(_ method: HTTPMethod, _ path: String, from peer: String = "127.0.0.1") -> HTTPResponse? {
+            let response = RecordedResponse()
+            t.hub.receivedHTTP(HTTPRequest(method: method, path: path, peer: peer), responder: response)
+            return response.response
+        }
+        for (method, path) in [(HTTPMethod.post, "/api/cluster"), (.delete, "/api/cluster"), (.put, "/api/cluster/rooms/team")] {
+            let refused = ask(method, path)
+            #expect(refused?.status == 405, "\(method) \(path)")
+            #expect(refused?.headers.contains { $0.name == "Allow" && $0.value == "GET, HEAD" } == true)
+            #expect(refused.map { String(decoding: $0.body, as: UTF8.self) }
+                == #"{"error":{"code":"bad_request","message":"only GET and HEAD are answered here","field":"method"}}"#)
+        }
+        #expect(ask(.head, "/api/cluster")?.status == 200)
+        #expect(ask(.post, "/api/cluster/nodes")?.status == 404)
+        #expect(ask(.post, "/api/cluster/rooms/not a room")?.status == 404)
+        #expect(ask(.post, "/api/cluster", from: "203.0.113.9")?.status == 404)
+    }
+
     /// A node told by a draining one (`handoff`) takes the room and runs it from the store at once, with
     /// nobody connected: the same focus, the same end; its members come back to it with their tokens.
     @Test func aRoomHandedOffIsTakenAndRunsWithNobodyInIt() throws {

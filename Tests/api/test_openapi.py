@@ -89,6 +89,7 @@ def main():
         failures.append(f"the room made has other settings: {made['room']}")
     check(document, base, "POST", "/api/rooms", "/api/rooms", body={"room": room}, expect=409)
     check(document, base, "POST", "/api/rooms", "/api/rooms", body={"room": "bad name!"}, expect=400)
+    check(document, base, "POST", "/api/rooms", "/api/rooms", body={"room": "x" * 20_000}, expect=413)
     check(document, base, "POST", "/api/rooms", "/api/rooms",
           body={"room": room + "x", "settings": {"focus": 0, "shortBreak": 60, "longBreak": 60,
                                                  "longBreakEvery": 4, "autoStart": False}}, expect=400)
