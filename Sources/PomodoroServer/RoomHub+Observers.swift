@@ -73,7 +73,7 @@ extension RoomHub {
 
     /// A frame from an observer: `ping`, `stats`, `schedules` (the list) and `leave` (which ends the watch)
     /// are answered as for anyone, and a control pressed by a watch that showed a member's token goes the way
-    /// of that member's own (`commandMember(of:ref:)`); anything else, a schedule change too, is refused with
+    /// of that member's own (`commandMember(of:for:ref:)`); anything else, a schedule change too, is refused with
     /// `observer`. Returns whether the frame was dealt with here.
     func observerFrame(_ frame: ClientFrame, from connection: ConnectionID, at now: ClockReading) -> Bool {
         guard let id = sessions[connection]?.observing else { return false }
