@@ -125,15 +125,6 @@ extension Room {
     /// The token with this hash, if the room has it now.
     public func apiToken(hash: String) -> APITokenRecord? { tokens.matching(hash) }
 
-    /// What the control API may carry: the timer and the settings, never a member's own task or presence,
-    /// nor the host's role.
-    public static func apiMayCarry(_ command: Command) -> Bool {
-        switch command {
-        case .start, .pause, .resume, .skip, .reset, .extend, .configure: true
-        case .setTask, .setAway, .setControlMode, .handOff: false
-        }
-    }
-
     /// The API token `tokenID` carried a request that is not a room command (a schedule's): its last use.
     public mutating func noteAPITokenUse(_ tokenID: String, atMs nowMs: Int64) {
         if tokens.used(tokenID, atMs: nowMs) { pending.apiTokensChanged() }
@@ -144,7 +135,7 @@ extension Room {
     public mutating func handle(_ command: Command, apiToken tokenID: String, now: Instant, nowMs: Int64)
         throws(RoomError) -> Outcome {
         guard let token = tokens.records.first(where: { $0.id == tokenID }) else { throw .forbidden }
-        guard Self.apiMayCarry(command) else { throw .forbidden }
+        guard command.isControl else { throw .forbidden }
         if tokens.used(tokenID, atMs: nowMs) { pending.apiTokensChanged() }
         return try carryOut(command, by: MemberID("api:\(token.name)"), now: now)
     }

@@ -22,6 +22,15 @@ extension Room {
             default: true
             }
         }
+
+        /// The room's controls: the timer and its settings. What the control API and a watch that showed a
+        /// member's token may press; never a member's own task or presence, nor the host's role.
+        public var isControl: Bool {
+            switch self {
+            case .start, .pause, .resume, .skip, .reset, .extend, .configure: true
+            case .setTask, .setAway, .setControlMode, .handOff: false
+            }
+        }
     }
 
     public mutating func handle(_ command: Command, from id: MemberID, now: Instant) throws(RoomError) -> Outcome {

@@ -96,7 +96,7 @@ extension HTTPAPI {
         }
         let schedule: ScheduleRequest?
         if case .schedule(let request) = frame.message { schedule = request } else { schedule = nil }
-        let command = RoomHub.roomCommand(frame.message).flatMap { Room.apiMayCarry($0) ? $0 : nil }
+        let command = RoomHub.roomCommand(frame.message).flatMap { $0.isControl ? $0 : nil }
         guard command != nil || schedule != nil else {
             return .refused(wireError(.error(
                 code: .badRequest, message: "the API carries start, pause, resume, skip, reset, extend, configure "

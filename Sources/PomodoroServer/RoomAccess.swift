@@ -72,6 +72,15 @@ struct RoomAccess {
     /// thread in the turn that carries the command out, so neither is ever missed.
     static func commandVerdict(tokenHeld: Bool) -> Verdict { tokenHeld ? .allowed : .refused }
 
+    /// An observer's part of the rule: a watch that showed a member's resume token presses the room's controls
+    /// (`Room.Command.isControl`) as that member, and nothing else; nil: it speaks for nobody (`observer`).
+    /// The room then judges the command as that member's own, when it is carried out (`Room.handle`: the member
+    /// still in the room and connected, host-only controls), so a member who left or was removed since, or
+    /// lost the host role, presses nothing through it.
+    static func commandMember(of grant: Grant, for command: Room.Command) -> MemberID? {
+        command.isControl ? grant.member : nil
+    }
+
     // MARK: Waits on rooms not in memory
 
     /// A decision about a room that waits off the service thread (`begin`), to be told at its end whether the

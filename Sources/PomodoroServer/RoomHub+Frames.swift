@@ -138,13 +138,16 @@ extension RoomHub {
             webhookRequest(request, ref: frame.ref, entry: entry, member: member, connection: connection, at: now)
         default:
             guard let command = Self.roomCommand(frame.message) else { return }
-            guard let (entry, member) = membership(of: connection, ref: frame.ref) else { return }
-            do {
+            // A member's own, or an observer's as the member whose token it showed: one path, judged by the room.
+            guard let (entry, member) = commandMember(of: connection, for: command, ref: frame.ref) else { return }
+            do throws(RoomError) {
                 catchUp(entry, at: now)
                 entry.room.wallOffsetNanoseconds = now.wallOffsetNanoseconds
                 let outcome = try entry.room.handle(command, from: member, now: now.monotonic)
                 reply(.ok(command: frame.message.type, appliesFrom: outcome.appliesFrom, ref: frame.ref), to: connection)
                 publish(outcome, in: entry, at: now)
+            } catch .unknownMember where sessions[connection]?.observing != nil {
+                reply(.error(memberGoneRefusal(member, ref: frame.ref)), to: connection)
             } catch {
                 refuse(error, ref: frame.ref, to: connection)
             }

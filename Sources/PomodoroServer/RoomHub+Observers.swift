@@ -4,7 +4,9 @@ import PomodoroProtocol
 
 // Observers: connections that watch a room without joining it. They get what its members get (the
 // snapshot, then its ticks, states and events, crowd rules and all) but hold no place in it: they are not
-// listed or counted, never host, earn nothing and may press nothing. Nobody in the room is told of them.
+// listed or counted, never host and earn nothing. Nobody in the room is told of them. One that showed a
+// member's resume token presses the room's controls as that member (`RoomAccess.commandMember`); any other
+// presses nothing.
 
 extension RoomHub {
     /// `observe`, in its connection's turn: an open room only (nothing is created or brought back), behind
@@ -70,9 +72,15 @@ extension RoomHub {
     }
 
     /// A frame from an observer: `ping`, `stats`, `schedules` (the list) and `leave` (which ends the watch)
-    /// are answered as for anyone; anything else, a schedule change too, is refused with `observer`. Returns whether the frame was dealt with here.
+    /// are answered as for anyone, and a control pressed by a watch that showed a member's token goes the way
+    /// of that member's own (`commandMember(of:for:ref:)`); anything else, a schedule change too, is refused with
+    /// `observer`. Returns whether the frame was dealt with here.
     func observerFrame(_ frame: ClientFrame, from connection: ConnectionID, at now: ClockReading) -> Bool {
         guard let id = sessions[connection]?.observing else { return false }
+        if let command = Self.roomCommand(frame.message),
+           RoomAccess.commandMember(of: sessions[connection]?.watchGrant ?? RoomAccess.Grant(), for: command) != nil {
+            return false
+        }
         switch frame.message {
         case .ping, .stats:
             return false
@@ -87,10 +95,41 @@ extension RoomHub {
             reply(.error(code: .alreadyJoined, message: "already watching a room; send leave first", field: nil,
                          ref: frame.ref), to: connection)
         default:
-            reply(.error(code: .observer, message: "observers cannot \(frame.message.type); join the room to take part",
-                         field: nil, ref: frame.ref), to: connection)
+            reply(.error(Self.observerRefusal(frame)), to: connection)
         }
         return true
+    }
+
+    private static func observerRefusal(_ frame: ClientFrame) -> ProtocolError {
+        let showing = roomCommand(frame.message)?.isControl == true
+            ? " (or observe with the resume token of a member who may)" : ""
+        return ProtocolError(code: .observer,
+                             message: "observers cannot \(frame.message.type); join the room to take part\(showing)",
+                             ref: frame.ref)
+    }
+
+    /// The room and member a room command of `connection` speaks for: a member's connection, its own
+    /// membership (`membership(of:ref:)`); an observer's, the member whose resume token its watch showed
+    /// (`RoomAccess.commandMember`), whom the room then judges when it carries the command out. Nil when
+    /// answered here.
+    func commandMember(of connection: ConnectionID, for command: Room.Command, ref: Ref?) -> (RoomEntry, MemberID)? {
+        guard let session = sessions[connection], let id = session.observing else {
+            return membership(of: connection, ref: ref)
+        }
+        guard let member = RoomAccess.commandMember(of: session.watchGrant ?? RoomAccess.Grant(), for: command),
+              let entry = rooms[id], keepsRoom(id, at: clock.now()) else {
+            return nil
+        }
+        return (entry, member)
+    }
+
+    /// The room refused an observer's command because the member it speaks for is not in it, or not
+    /// connected, now (`Room.handle`'s `unknownMember`): said as an observer's refusal, not as `not_joined`.
+    func memberGoneRefusal(_ member: MemberID, ref: Ref?) -> ProtocolError {
+        ProtocolError(code: .observer,
+                      message: "\(member), the member whose resume token this watch showed, is not in the room or not "
+                          + "connected now; join the room to take part",
+                      ref: ref)
     }
 
     func stopObserving(_ connection: ConnectionID, room id: RoomID) {

@@ -4,37 +4,15 @@ import PomodoroClient
 import PomodoroCore
 import PomodoroProtocol
 
-/// The one-shot commands: send one request to the room's timer, report, exit.
+/// The one-shot commands: press one of the room's controls, report, exit. How the press reaches the room
+/// (the control API, pomo join's member, a short visit) is `Press`.
 enum Control {
-    /// Sends `message`, waits for the reply, prints the timer as it then stands unless quiet.
-    /// `refusal` checks the request against the limits in `welcome`; a reason not to send it ends with usage.
-    static func perform(_ message: ClientMessage, verb: String, room: String, visit: VisitOptions,
-                        quiet: Bool, refusal: @escaping @Sendable (LimitsPayload) -> String? = { _ in nil }) async throws {
-        let ref = Ref.string("command")
-        var replied = false
-        var baseline: UInt64 = 0
-        try await Visit(room: room, options: visit).run { event, view in
-            guard case let .message(reply, _, at) = event else { return .wait }
-            switch reply {
-            case .welcome(_, let snapshot, _, let limits, _):
-                if let reason = refusal(limits) { return .finish(fail(reason, status: PomoExit.usage)) }
-                baseline = snapshot.seq
-                return .send(message, ref: ref)
-            case .ok(_, _, ref?) where ref == .string("command"):
-                replied = true
-            case let .error(code, text, field, ref?) where ref == .string("command"):
-                return .finish(fail("the server refused to \(verb) in \(room): \(Labels.refusal(text, field: field)) [\(code.rawValue)]",
-                                    status: PomoExit.refused))
-            default:
-                break
-            }
-            // Done once the reply and the state it caused are both in (their order is not fixed).
-            if replied, view.seq > baseline {
-                if !quiet { printLine(summary(view, at: at)) }
-                return .finish(nil)
-            }
-            return .wait
-        }
+    /// Presses `message`, and prints the timer as it then stands unless quiet. `refusal` checks the request
+    /// against the limits a join's welcome says; a reason not to send it ends with usage.
+    static func perform(_ message: ClientMessage, room: String, visit: VisitOptions, api: APITokenOption, quiet: Bool,
+                        refusal: @escaping @Sendable (LimitsPayload) -> String? = { _ in nil }) async throws {
+        try await Press.run(ControlRequest(room: room, messages: .fixed(message, check: refusal)),
+                            visit: visit, api: api, quiet: quiet)
     }
 
     static func summary(_ view: RoomView, at now: LocalInstant) -> String {
@@ -56,13 +34,26 @@ enum Control {
         func validate() throws { try validateRoom(room) }
     }
 
+    /// How every control command presses, for its help.
+    static let howItPresses = """
+        How it presses: with --api-token (or $POMO_API_TOKEN) over the HTTP control API, as that token \
+        (api:NAME in the room's events). Otherwise as the member `pomo join` keeps for this room and server \
+        (its stored resume token), while that member is in the room and connected: pomo watches the room with \
+        the token and presses as that member, so nobody sees anyone come or go and a running pomo join is not \
+        taken over. Otherwise as a short visit of a member of its own (--name, default pomo-cli) that leaves \
+        when done. A room that is not open is refused (exit 1), never made: check the name, or pomo join it.
+        """
+
     struct Start: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Start the timer: a focus from idle, or the phase that is ready or paused.",
             discussion: """
-                With --aligned the room is first put on (or taken off) the clock, then started, in one visit:                 pomo start team-alpha --aligned local
-                """)
+                With --aligned the room is first put on (or taken off) the clock, then started, in one go: \
+                pomo start team-alpha --aligned local
+
+                """ + "\n" + howItPresses)
         @OptionGroup var options: Options
+        @OptionGroup var api: APITokenOption
 
         @Option(help: ArgumentHelp(
             "Put the room on the clock of a time zone before starting (an IANA zone, `local` for this machine's), or take it off with `off`; the room's other settings stay as they are.",
@@ -77,84 +68,57 @@ enum Control {
 
         func run() async throws {
             guard let aligned else {
-                return try await perform(.start, verb: "start", room: options.room, visit: options.visit,
-                                         quiet: options.quiet)
+                return try await perform(.start, room: options.room, visit: options.visit, api: api, quiet: options.quiet)
             }
-            try await startAligned(aligned == "off" ? nil : Configure.zone(aligned))
-        }
-
-        /// Configures the room's alignment, and once the server has taken it, starts: one visit, two requests.
-        private func startAligned(_ zone: ZoneName?) async throws {
-            let room = options.room, quiet = options.quiet
-            var configured = false, replied = false
-            var baseline: UInt64 = 0
-            try await Visit(room: room, options: options.visit).run { event, view in
-                guard case let .message(reply, _, at) = event else { return .wait }
-                switch reply {
-                case .welcome(_, let snapshot, _, let limits, _):
-                    // From what will be in effect next, so pending changes are not undone.
-                    var settings = snapshot.pendingSettings ?? snapshot.settings
-                    settings.aligned = zone
-                    if let reason = limits.refusal(configuring: settings) {
-                        return .finish(fail(reason, status: PomoExit.usage))
-                    }
-                    return .send(.configure(settings), ref: .string("configure"))
-                case .ok(_, _, let ref?) where ref == .string("configure"):
-                    configured = true
-                    baseline = view.seq
-                    return .send(.start, ref: .string("command"))
-                case let .error(code, text, field, ref?) where ref == .string("configure"):
-                    return .finish(fail("the server refused the settings for \(room): \(Labels.refusal(text, field: field)) [\(code.rawValue)]",
-                                        status: PomoExit.refused))
-                case .ok(_, _, let ref?) where ref == .string("command"):
-                    replied = true
-                case let .error(code, text, field, ref?) where ref == .string("command"):
-                    return .finish(fail("the server refused to start in \(room): \(Labels.refusal(text, field: field)) [\(code.rawValue)]",
-                                        status: PomoExit.refused))
-                default:
-                    break
-                }
-                // The configure's own state may come after its `ok`: wait for the one that is no longer idle.
-                if configured, replied, view.seq > baseline, let s = view.snapshot, s.status != .idle {
-                    if !quiet { printLine(summary(view, at: at)) }
-                    return .finish(nil)
-                }
-                return .wait
-            }
+            let zone = aligned == "off" ? nil : Configure.zone(aligned)
+            // From what will be in effect next, so pending changes are not undone; then start once configured.
+            var request = ControlRequest(room: options.room, messages: .fromRoom { snapshot, limits in
+                var settings = snapshot.pendingSettings ?? snapshot.settings
+                settings.aligned = zone
+                if let reason = limits?.refusal(configuring: settings) { return .failure(ValidationError(reason)) }
+                return .success([.configure(settings), .start])
+            })
+            // The configure's own state may come after its `ok`: wait for the one that is no longer idle.
+            request.settled = { $0.status != .idle }
+            try await Press.run(request, visit: options.visit, api: api, quiet: options.quiet)
         }
     }
 
     struct Pause: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Pause the running timer.")
+        static let configuration = CommandConfiguration(abstract: "Pause the running timer.", discussion: howItPresses)
         @OptionGroup var options: Options
+        @OptionGroup var api: APITokenOption
         func run() async throws {
-            try await perform(.pause, verb: "pause", room: options.room, visit: options.visit, quiet: options.quiet)
+            try await perform(.pause, room: options.room, visit: options.visit, api: api, quiet: options.quiet)
         }
     }
 
     struct Resume: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Resume the paused timer.")
+        static let configuration = CommandConfiguration(abstract: "Resume the paused timer.", discussion: howItPresses)
         @OptionGroup var options: Options
+        @OptionGroup var api: APITokenOption
         func run() async throws {
-            try await perform(.resume, verb: "resume", room: options.room, visit: options.visit, quiet: options.quiet)
+            try await perform(.resume, room: options.room, visit: options.visit, api: api, quiet: options.quiet)
         }
     }
 
     struct Skip: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "End the current phase now and set up the next one.")
+            abstract: "End the current phase now and set up the next one.", discussion: howItPresses)
         @OptionGroup var options: Options
+        @OptionGroup var api: APITokenOption
         func run() async throws {
-            try await perform(.skip, verb: "skip", room: options.room, visit: options.visit, quiet: options.quiet)
+            try await perform(.skip, room: options.room, visit: options.visit, api: api, quiet: options.quiet)
         }
     }
 
     struct Reset: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Reset the room's timer to idle, cycle 1 (no question asked).")
+            abstract: "Reset the room's timer to idle, cycle 1 (no question asked).", discussion: howItPresses)
         @OptionGroup var options: Options
+        @OptionGroup var api: APITokenOption
         func run() async throws {
-            try await perform(.reset, verb: "reset", room: options.room, visit: options.visit, quiet: options.quiet)
+            try await perform(.reset, room: options.room, visit: options.visit, api: api, quiet: options.quiet)
         }
     }
 
@@ -165,7 +129,8 @@ enum Control {
                 AMOUNT is a duration: 5m, 90s, 1m30s, 1h; a bare number is minutes. A negative amount \
                 shortens: pomo extend team-alpha -1m. Shortening past zero ends the phase. The server sets how \
                 far one call may go (an hour either way by default) and how long a phase may get (8 hours).
-                """)
+
+                """ + "\n" + howItPresses)
 
         @Argument(help: "The room's name.")
         var room: String
@@ -177,6 +142,7 @@ enum Control {
         var quiet = false
 
         @OptionGroup var visit: VisitOptions
+        @OptionGroup var api: APITokenOption
 
         func validate() throws {
             try validateRoom(room)
@@ -189,7 +155,7 @@ enum Control {
 
         func run() async throws {
             let seconds = DurationText.seconds(amount.first ?? "1m") ?? 60
-            try await perform(.extend(seconds: seconds), verb: "extend", room: room, visit: visit, quiet: quiet,
+            try await perform(.extend(seconds: seconds), room: room, visit: visit, api: api, quiet: quiet,
                               refusal: { $0.refusal(extending: seconds) })
         }
     }
@@ -202,6 +168,10 @@ struct Configure: AsyncParsableCommand {
             Lengths are durations: 25m, 90s, 1h; a bare number is minutes. The new settings apply at once \
             when the room is idle or a phase is ready, otherwise from the next phase.
             Example: pomo configure team-alpha --focus 50m --short-break 10m --auto-start
+
+            """ + "\n" + Control.howItPresses + """
+             Over the control API the settings start from the room's own, read with GET /api/rooms/ROOM: the \
+            room must be open (and a locked one needs --passcode).
             """)
 
     @Argument(help: "The room's name.")
@@ -231,6 +201,7 @@ struct Configure: AsyncParsableCommand {
     var quiet = false
 
     @OptionGroup var visit: VisitOptions
+    @OptionGroup var api: APITokenOption
 
     func validate() throws {
         try validateRoom(room)
@@ -256,42 +227,30 @@ struct Configure: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let room = self.room, quiet = self.quiet
+        let room = self.room
         let (focus, shortBreak, longBreak) = (self.focus.flatMap(DurationText.seconds),
                                               self.shortBreak.flatMap(DurationText.seconds),
                                               self.longBreak.flatMap(DurationText.seconds))
         let (every, auto) = (longBreakEvery, autoStart)
         let aligned = self.aligned.map { $0 == "off" ? nil : Self.zone($0) }
-        var sent: RoomSettings?
-        try await Visit(room: room, options: visit).run { event, _ in
-            guard case let .message(reply, _, _) = event else { return .wait }
-            switch reply {
-            case .welcome(_, let snapshot, _, let limits, _) where sent == nil:
-                // Start from what will be in effect next, so pending changes are not undone.
-                var settings = snapshot.pendingSettings ?? snapshot.settings
-                if let focus { settings.focus = focus }
-                if let shortBreak { settings.shortBreak = shortBreak }
-                if let longBreak { settings.longBreak = longBreak }
-                if let every { settings.longBreakEvery = every }
-                if let auto { settings.autoStart = auto }
-                if let aligned { settings.aligned = aligned }
-                if let reason = limits.refusal(configuring: settings) {
-                    return .finish(fail(reason, status: PomoExit.usage))
-                }
-                sent = settings
-                return .send(.configure(settings), ref: .string("command"))
-            case let .ok(_, appliesFrom, ref?) where ref == .string("command"):
-                if !quiet, let sent {
-                    let applied = appliesFrom == .nextPhase ? "from the next phase" : "now"
-                    printLine("\(room): \(Labels.settings(sent, short: false)), applies \(applied)")
-                }
-                return .finish(nil)
-            case let .error(code, text, field, ref?) where ref == .string("command"):
-                return .finish(fail("the server refused the settings for \(room): \(Labels.refusal(text, field: field)) [\(code.rawValue)]",
-                                    status: PomoExit.refused))
-            default:
-                return .wait
-            }
+        var request = ControlRequest(room: room, messages: .fromRoom { snapshot, limits in
+            // Start from what will be in effect next, so pending changes are not undone.
+            var settings = snapshot.pendingSettings ?? snapshot.settings
+            if let focus { settings.focus = focus }
+            if let shortBreak { settings.shortBreak = shortBreak }
+            if let longBreak { settings.longBreak = longBreak }
+            if let every { settings.longBreakEvery = every }
+            if let auto { settings.autoStart = auto }
+            if let aligned { settings.aligned = aligned }
+            if let reason = limits?.refusal(configuring: settings) { return .failure(ValidationError(reason)) }
+            return .success([.configure(settings)])
+        })
+        request.showsRoom = false
+        request.done = { sent, appliesFrom in
+            guard case .configure(let settings) = sent else { return "" }
+            let applied = appliesFrom == .nextPhase ? "from the next phase" : "now"
+            return "\(room): \(Labels.settings(settings, short: false)), applies \(applied)"
         }
+        try await Press.run(request, visit: visit, api: api, quiet: quiet)
     }
 }

@@ -23,8 +23,9 @@ struct VisitOptions: ParsableArguments {
 }
 
 /// A short visit to a room: join as a new member (or observe, joining nothing), do one thing, `leave` (so
-/// no member is left behind), close. The visit never uses `pomo join`'s stored token: resuming that member would take it over from a
-/// running `pomo join` (which would then exit with "replaced").
+/// no member is left behind), close. A join never uses `pomo join`'s stored token: resuming that member would
+/// take it over from a running `pomo join` (which would then exit with "replaced"); a watch may show it, which
+/// takes nothing over (`Press`).
 struct Visit {
     let room: String
     let options: VisitOptions
@@ -38,13 +39,15 @@ struct Visit {
     }
 
     /// Runs the visit; `step` sees every session event with the room as known so far.
-    ///   `observe`: watch the room instead of joining it (nobody in it sees the visit).
-    func run(reconnect: Bool = false, observe: Bool = false, _ step: @escaping (SessionEvent, RoomView) -> Step) async throws {
+    ///   `observe`: watch the room instead of joining it (nobody in it sees the visit); `token`, a member's
+    ///   resume token shown with the watch (it opens a locked room, and presses the controls as that member).
+    func run(reconnect: Bool = false, observe: Bool = false, token: String? = nil,
+             _ step: @escaping (SessionEvent, RoomView) -> Step) async throws {
         let address = try options.server.address()
         let session: RoomSession
         do {
             var configuration = SessionConfiguration(
-                room: room, name: options.name, token: nil, passcode: options.server.effectivePasscode,
+                room: room, name: options.name, token: observe ? token : nil, passcode: options.server.effectivePasscode,
                 reconnect: reconnect ? .standard : nil,
                 connectTimeoutMs: Int64(options.timeout * 1000))
             configuration.observe = observe

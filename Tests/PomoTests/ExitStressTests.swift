@@ -83,7 +83,8 @@ struct ExitStressTests {
     @Test func againstALiveServerEveryRunExitsWith0() async throws {
         let server = try await ServerProcess.start()
         defer { server.stop() }
-        // status observes, and only an open room can be observed: a one-shot command opens it first.
+        // status observes, and only an open room can be observed: the room is made first, then started.
+        try await openRoom("stress", on: server)
         let opened = try await runPomo(["start", "stress", "--server", server.url, "--quiet"])
         #expect(opened.status == 0, "\(opened)")
         let tally = await Self.statuses(["status", "stress", "--server", server.url, "--timeout", "20"],

@@ -8,6 +8,7 @@ import Testing
     @Test func configurePutsARoomOnTheClockAndOff() async throws {
         let server = try await ServerProcess.start()
         defer { server.stop() }
+        try await openRoom("clocked", on: server)
         let on = try await runPomo(["configure", "clocked", "--aligned", "Europe/Berlin", "--server", server.url])
         #expect(on.status == 0, "\(on.errors)")
         #expect(on.output.contains("on the clock (Europe/Berlin)"), "\(on.output)")
@@ -32,6 +33,7 @@ import Testing
     @Test func startAlignedConfiguresThenStarts() async throws {
         let server = try await ServerProcess.start()
         defer { server.stop() }
+        try await openRoom("clocked", on: server)
         let started = try await runPomo(["start", "clocked", "--aligned", "America/New_York", "--server", server.url])
         #expect(started.status == 0, "\(started.errors)")
         #expect(started.output.contains("running"), "\(started.output)")

@@ -147,6 +147,13 @@ struct LivePomoTests {
         #expect(result.status == 1 && result.output.isEmpty, "\(result)")
         #expect(result.errors.contains("not_found") || result.errors.contains("no room of that name is open"), "\(result)")
 
+        // A control command makes no room either: it is refused (1), and the room is still not open.
+        result = try await runPomo(["start", "scripted", "--server", server.url], environment: env)
+        #expect(result.status == 1 && result.errors.hasPrefix("pomo: no room named scripted is open"), "\(result)")
+        result = try await runPomo(["status", "scripted", "--server", server.url], environment: env)
+        #expect(result.status == 1, "\(result)")
+        try await openRoom("scripted", on: server)
+
         // Refused by the server: nothing runs, so nothing pauses.
         result = try await runPomo(["pause", "scripted", "--server", server.url], environment: env)
         #expect(result.status == 1)

@@ -18,7 +18,9 @@ import Testing
         let state = NSTemporaryDirectory() + "pomo-silence-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         defer { try? FileManager.default.removeItem(atPath: state) }
         let join = "\(ProcessLauncher.pomo) join quiet --name Ada --server \(server.url) --no-notify \(joinTimeoutTyped); echo pomo-exited-$?"
-        // Two-second phases that run one after another, so each run sees a phase end soon.
+        // Two-second phases that run one after another, so each run sees a phase end soon. The room is made
+        // with nobody in it, so Ada, the first to join, hosts it.
+        try await openRoom("quiet", on: server)
         let configure = try await runPomo(["configure", "quiet", "--focus", "2s", "--short-break", "2s",
                                      "--long-break", "2s", "--auto-start", "--server", server.url, "-q"])
         #expect(configure.status == 0, "\(configure.errors)")

@@ -15,13 +15,6 @@ import Testing
         #expect(result.status == 0, "\(result)")
     }
 
-    /// Reads lines until one holds `text`; returns every line read.
-    static func lines(of process: LaunchedProcess, until text: String) async throws -> [String] {
-        var read: [String] = []
-        while !(read.last?.contains(text) ?? false) { read.append(try await process.line(timeout: 15)) }
-        return read
-    }
-
     @Test func dumbTerminalGetsSentencesInItsLanguage() async throws {
         let server = try await ServerProcess.start()
         defer { server.stop() }
@@ -74,11 +67,11 @@ import Testing
         #expect(try await join.line() == "Joined piped as Ada (m1)")
         #expect(try await join.line() == "The timer has not started, 1 person here")
         try await Self.command(["start", "piped"], server: server)
-        var read = try await Self.lines(of: join, until: "Focus started, 25 minutes, ends ")
+        var read = try await lines(of: join, until: "Focus started, 25 minutes, ends ")
         try await Self.command(["pause", "piped"], server: server)
-        read += try await Self.lines(of: join, until: "Focus paused, ")
+        read += try await lines(of: join, until: "Focus paused, ")
         try await Self.command(["resume", "piped"], server: server)
-        read += try await Self.lines(of: join, until: "Focus resumed, ")
+        read += try await lines(of: join, until: "Focus resumed, ")
         #expect(read.allSatisfy { !$0.contains("\u{1B}") }, "\(read)")
         // The visitor's comings and goings are lines of their own; no line repeats the countdown.
         #expect(read.contains("pomo-cli joined"), "\(read)")

@@ -116,3 +116,24 @@ final class TmuxSession: Sendable {
         unlink("\(folder)/tmux-\(getuid())/\(socket)")
     }
 }
+
+/// Opens `room` on `server` with nobody in it (`POST /api/rooms`): the control commands press only in a room
+/// that is open. Returns the room's first API token.
+@discardableResult
+func openRoom(_ room: String, on server: ServerProcess, settings: String? = nil) async throws -> String {
+    let body = #"{"room":"\#(room)""# + (settings.map { #","settings":\#($0)"# } ?? "") + "}"
+    let made = try await onOwnThread {
+        try httpRequest("POST", port: server.port, path: "/api/rooms", body: Array(body.utf8))
+    }
+    guard made.status == 201, let start = made.body.range(of: #""token":"pomo_"#) else {
+        throw LiveTestFailure(description: "POST /api/rooms answered \(made.status): \(made.body)")
+    }
+    return "pomo_" + made.body[start.upperBound...].prefix { $0 != "\"" }
+}
+
+/// Reads a process's lines until one holds `text`; returns every line read.
+func lines(of process: LaunchedProcess, until text: String) async throws -> [String] {
+    var read: [String] = []
+    while !(read.last?.contains(text) ?? false) { read.append(try await process.line(timeout: 15)) }
+    return read
+}

@@ -66,6 +66,115 @@ import Testing
         #expect(try t.messages(to: watcher).suffix(1).map(\.label) == ["ok leave"])
     }
 
+    /// The `control` events in what `connection` heard: what was pressed, and by whom.
+    static func controls(_ t: TestHub, to connection: ConnectionID) throws -> [String] {
+        try t.messages(to: connection).compactMap {
+            if case .event(_, .control(let action, let by, _), _) = $0 { "\(action.rawValue) by \(by)" } else { nil }
+        }
+    }
+
+    @Test func anObserverWithAMembersTokenPressesTheControlsAsThatMemberAndNobodySeesIt() throws {
+        let t = TestHub()
+        let ada = t.connect(peer: "203.0.113.1"), bob = t.connect(peer: "203.0.113.2")
+        let watcher = t.connect(peer: "203.0.113.9")
+        t.send(Self.join("Ada"), from: ada)
+        let token = try #require(try t.messages(to: ada).first?.you?.token)
+        t.send(Self.join("Bob"), from: bob)
+        t.send(.observe(room: "team", token: token), ref: "o", from: watcher)
+        t.transport.clearSent()
+
+        t.send(.start, ref: "s", from: watcher)
+        t.pass(.seconds(3))
+        t.send(.pause, ref: "p", from: watcher)
+        t.send(.extend(seconds: 60), ref: "e", from: watcher)
+        let answers = try t.messages(to: watcher).filter { $0.label.hasPrefix("ok") || $0.label.hasPrefix("error") }
+        #expect(answers.map(\.label) == ["ok start", "ok pause", "ok extend"])
+        // Bob hears the presses as Ada's, and nobody coming or going.
+        #expect(try Self.controls(t, to: bob) == ["start by m1", "pause by m1", "extend by m1"])
+        #expect(try !t.messages(to: bob).map(\.label).contains { $0.hasPrefix("event member") })
+        let room = try #require(t.hub.rooms[try RoomID(validating: "team")]?.room)
+        #expect(room.memberCount == 2)
+        let snapshot = try #require(try t.messages(to: bob).last { $0.snapshot != nil }?.snapshot)
+        #expect(snapshot.members.map(\.name) == ["Ada", "Bob"] && snapshot.status == .paused)
+
+        // Only the controls: a member's own task and presence, and the host's tools, are not pressed through a watch.
+        t.transport.clearSent()
+        t.send(.task(text: "lurking"), ref: "t", from: watcher)
+        t.send(.presence(away: true), ref: "a", from: watcher)
+        t.send(.control(mode: .host), ref: "c", from: watcher)
+        t.send(.kick(member: "m2"), ref: "k", from: watcher)
+        #expect(try t.messages(to: watcher).compactMap(\.failure?.code) == [.observer, .observer, .observer, .observer])
+        #expect(try t.messages(to: bob).isEmpty)
+    }
+
+    @Test func inAHostOnlyRoomOnlyTheHostsTokenPressesAndTheRuleFollowsTheRole() throws {
+        let t = TestHub()
+        let hana = t.connect(peer: "203.0.113.1"), bob = t.connect(peer: "203.0.113.2")
+        t.send(.join(room: "team", name: "Hana", token: nil, control: .host), from: hana)
+        let hanaToken = try #require(try t.messages(to: hana).first?.you?.token)
+        t.send(Self.join("Bob"), from: bob)
+        let bobToken = try #require(try t.messages(to: bob).first?.you?.token)
+        let asBob = t.connect(peer: "203.0.113.8"), asHana = t.connect(peer: "203.0.113.9")
+        t.send(.observe(room: "team", token: bobToken), from: asBob)
+        t.send(.observe(room: "team", token: hanaToken), from: asHana)
+        t.transport.clearSent()
+
+        t.send(.start, ref: "s", from: asBob)
+        #expect(try t.messages(to: asBob).compactMap(\.failure?.code) == [.forbidden])
+        t.send(.start, ref: "s", from: asHana)
+        #expect(try t.messages(to: asHana).map(\.label).contains("ok start"))
+        #expect(try Self.controls(t, to: bob) == ["start by m1"])
+
+        // The host hands the role to Bob: judged when pressed, Bob's watch now may, Hana's may not.
+        t.send(.handOff(member: "m2"), from: hana)
+        t.transport.clearSent()
+        t.send(.pause, ref: "p", from: asHana)
+        t.send(.pause, ref: "p", from: asBob)
+        #expect(try t.messages(to: asHana).compactMap(\.failure?.code) == [.forbidden])
+        #expect(try t.messages(to: asBob).map(\.label).contains("ok pause"))
+        #expect(try Self.controls(t, to: hana) == ["pause by m2"])
+    }
+
+    @Test func withoutAMembersTokenOrOnceThatMemberIsGoneAWatchPressesNothing() throws {
+        let t = TestHub()
+        let ada = t.connect(peer: "203.0.113.1"), bob = t.connect(peer: "203.0.113.2")
+        t.send(Self.join("Ada"), from: ada)
+        t.send(Self.join("Bob"), from: bob)
+        let bobToken = try #require(try t.messages(to: bob).first?.you?.token)
+        let plain = t.connect(peer: "203.0.113.7"), stranger = t.connect(peer: "203.0.113.8")
+        let asBob = t.connect(peer: "203.0.113.9")
+        t.send(.observe(room: "team"), from: plain)
+        t.send(.observe(room: "team", token: "not-a-token-of-anyone"), from: stranger)
+        t.send(.observe(room: "team", token: bobToken), from: asBob)
+        t.transport.clearSent()
+
+        t.send(.start, ref: "s", from: plain)
+        t.send(.start, ref: "s", from: stranger)
+        #expect(try t.messages(to: plain).compactMap(\.failure?.code) == [.observer])
+        #expect(try t.messages(to: stranger).compactMap(\.failure?.code) == [.observer])
+
+        // Bob's connection drops: away within his grace, nobody presses as him.
+        t.disconnect(bob)
+        t.transport.clearSent()
+        t.send(.start, ref: "s", from: asBob)
+        let away = try #require(try t.messages(to: asBob).compactMap(\.failure).first)
+        #expect(away.code == .observer && away.message.contains("m2"))
+
+        // Back, he may; removed by the host (an open room: the watch goes on), he may not.
+        let back = t.connect(peer: "203.0.113.2")
+        t.send(.join(room: "team", name: "Bob", token: bobToken), from: back)
+        t.transport.clearSent()
+        t.send(.start, ref: "s", from: asBob)
+        #expect(try t.messages(to: asBob).map(\.label).contains("ok start"))
+        t.send(.kick(member: "m2"), from: ada)
+        t.settle()
+        t.transport.clearSent()
+        t.send(.pause, ref: "p", from: asBob)
+        #expect(try t.messages(to: asBob).compactMap(\.failure?.code) == [.observer])
+        #expect(try Self.controls(t, to: ada).isEmpty)
+        #expect(t.hub.rooms[try RoomID(validating: "team")]?.room.status == .running)
+    }
+
     @Test func anObserverMayListTheSchedulesButNotChangeThem() throws {
         let t = TestHub()
         let ada = t.connect(peer: "203.0.113.1"), watcher = t.connect(peer: "203.0.113.9")
