@@ -4,7 +4,7 @@
 import { t, language } from './i18n.js';
 import { setText } from './render.js';
 import { randomRoomName } from './roomname.js';
-import { joinProblem, nameTooLong, characterCount, MAX_ROOM_LENGTH } from './formchecks.js';
+import { joinProblem, overLimit, MAX_ROOM_LENGTH } from './formchecks.js';
 import { errorText } from './wording.js';
 import { upcoming } from './schedules.js';
 import { summaryWords } from './spoken.js';
@@ -24,8 +24,8 @@ export function createJoinForm({ els, page, enterRoom }) {
       return n > MAX_ROOM_LENGTH ? t('roomTooLong', { max: MAX_ROOM_LENGTH, n }) : null;
     }
     if (field === 'name') {
-      const name = els.nameInput.value.trim();
-      return nameTooLong(name, limits()) ? t('nameTooLong', { max: limits().maxNameLength, n: characterCount(name) }) : null;
+      const over = overLimit('name', els.nameInput.value.trim(), limits());
+      return over ? t('nameTooLong', over) : null;
     }
     return null;
   }

@@ -1706,6 +1706,37 @@ class Run:
             wait(driver, lambda d: not by_id(d, "join-error").is_displayed(), "the name's message gone")
             press_join(driver)
             wait(driver, is_joined, "in with forty accented letters")
+
+            # The task counts as the server does too: a tomato past the limit stays whole (a maxlength cut in
+            # UTF-16 units, half an emoji), the note says the limit and the count, and nothing is sent.
+            room = by_id(driver, "room-title").get_attribute("title")
+            limit = (js(driver, "return JSON.parse(localStorage.getItem('pomodoro.limits') || 'null')") or {}).get(
+                "maxTaskLength", 200)
+            task = by_id(driver, "my-task")
+            assert task.get_attribute("maxlength") is None, "the task field still cuts"
+            long_task = "🍅" * (limit + 1)
+            fill(task, long_task)
+            assert task.get_attribute("value") == long_task, "the task was cut"
+            note = lambda d: by_id(d, "my-task-error").text if by_id(d, "my-task-error").is_displayed() else ""
+            wait(driver, lambda d: note(d) == f"A task has at most {limit} characters; this one has {limit + 1}. "
+                 "Shorten it to save it.", "the task's limit said")
+            assert task.get_attribute("aria-invalid") == "true"
+            assert task.get_attribute("aria-describedby") == "my-task-error"
+            task.send_keys(Keys.ENTER)
+            assert js(driver, "return document.activeElement.id") == "my-task", "Enter took the focus from the field"
+            self.shot_element(driver, ".members-card", "task-too-long.png")
+            focus_body(driver)
+            assert task.get_attribute("value") == long_task and note(driver), "leaving the field lost the task or its note"
+            me = my_id(driver)
+            mine = lambda: next(m for m in json.loads(api_get(self.base, f"/api/rooms/{room}")[2])["members"]
+                                if m["id"] == me)
+            assert mine()["task"] == "", f"a task past the limit was sent: {mine()['task'][:8]}…"
+            # One tomato less (Backspace takes the whole emoji): the note goes, and Enter saves it.
+            task.click()
+            task.send_keys(Keys.END, Keys.BACKSPACE)
+            wait(driver, lambda d: not note(d) and task.get_attribute("aria-invalid") is None, "the note gone")
+            task.send_keys(Keys.ENTER)
+            wait(driver, lambda d: mine()["task"] == "🍅" * limit, "the task of the limit's length saved")
         finally:
             self.done_with(driver)
 
@@ -2060,7 +2091,7 @@ class Run:
                  self.schedule_added_edited_and_started),
                 ("on the clock: an aligned room from the settings form", self.aligned_room_from_the_settings),
                 ("schedules: the card follows the language switch, dates by Intl", self.schedule_card_follows_the_language),
-                ("long input: a room or name past its limit is said, not cut", self.long_input_is_not_cut),
+                ("long input: a room, name or task past its limit is said, not cut", self.long_input_is_not_cut),
             ] + access_checks(self):
                 if self.only and self.only not in name:
                     continue
