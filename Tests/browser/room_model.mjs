@@ -420,6 +420,21 @@ fixture('ok-configure.json', 'the settings were saved: the form is clean, and sa
   assert.deepEqual(other.effects, []);
 });
 
+check('the schedule form waits for the answer to its ref alone, ok or error; a new connection ends the wait', () => {
+  const waiting = M.requestSent(joined(), 'schedule', 's1');
+  assert.equal(waiting.scheduleRef, 's1');
+  const other = step(waiting, { type: 'ok', command: 'addSchedule', ref: 's0' });
+  assert.equal(other.state.scheduleRef, 's1', 'the answer to another request');
+  const saved = step(waiting, { type: 'ok', command: 'addSchedule', ref: 's1' });
+  assert.equal(saved.state.scheduleRef, null);
+  assert.deepEqual(saved.effects, [{ type: 'scheduleSaved' }]);
+  const refused = step(waiting, { ...golden('error'), ref: 's1' });
+  assert.equal(refused.state.scheduleRef, null);
+  assert.deepEqual(refused.effects.map((e) => e.type), ['scheduleError']);
+  // Back after a dropped connection: the request it carried is answered on none, so the form may send again.
+  assert.equal(step(waiting, golden('welcome')).state.scheduleRef, null);
+});
+
 check('the host-only switch is confirmed by its ok', () => {
   const waiting = M.requestSent(joined(), 'control', 3);
   const { state, effects } = step(waiting, { type: 'ok', command: 'control', ref: 3 });

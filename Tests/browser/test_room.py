@@ -1740,6 +1740,53 @@ class Run:
         finally:
             self.done_with(driver)
 
+    def schedule_sent_once_while_waiting(self):
+        """The schedule form sends one add however often it is pressed before the answer: two clicks and an
+        Enter make one schedule, the button resting (aria-disabled) until the answer. A refused add frees the
+        button too, with what was typed still in the form."""
+        room = "sched-once-" + secrets.token_hex(3)
+        driver = self.own_driver("schedule once")
+        try:
+            join(driver, self.base, f"/r/{room}", "Uma")
+            # The adds that leave the page, counted at the socket.
+            js(driver, """window.__adds = 0;
+                const send = WebSocket.prototype.send;
+                WebSocket.prototype.send = function (data) {
+                  if (typeof data === 'string' && JSON.parse(data).type === 'addSchedule') window.__adds += 1;
+                  return send.call(this, data);
+                };""")
+            fill(by_id(driver, "schedule-name"), "Standup")
+            # Two clicks and an Enter's submit in one go, before any answer can come back.
+            busy = js(driver, """const add = document.getElementById('schedule-add');
+                add.click();
+                const busy = [add.getAttribute('aria-disabled'), document.getElementById('schedule-form').getAttribute('aria-busy')];
+                add.click();
+                document.getElementById('schedule-form').requestSubmit();
+                return busy""")
+            assert busy == ["true", "true"], f"the form did not rest while waiting: {busy}"
+            items = lambda d: js(d, "return [...document.querySelectorAll('#schedule-list > li')].map(li => li.textContent)")
+            wait(driver, lambda d: len(items(d)) == 1 and by_id(d, "schedule-add").get_attribute("aria-disabled") is None,
+                 "one schedule listed, the button working again")
+            assert js(driver, "return window.__adds") == 1, js(driver, "return window.__adds")
+            listed = json.loads(api_get(self.base, f"/api/rooms/{room}/schedules")[2])["schedules"]
+            assert len(listed) == 1, listed
+
+            # Refused (a date gone by): said under the form, the typing kept, the button free for a corrected send.
+            js(driver, """document.getElementById('schedule-name').value = 'Retro';
+                const kind = document.getElementById('schedule-kind');
+                kind.value = 'once'; kind.dispatchEvent(new Event('change'));
+                document.getElementById('schedule-date').value = '2020-01-06';""")
+            by_id(driver, "schedule-add").click()
+            wait(driver, lambda d: by_id(d, "schedule-error").text, "the refusal under the form")
+            assert by_id(driver, "schedule-add").get_attribute("aria-disabled") is None, "the button rests after an error"
+            assert by_id(driver, "schedule-name").get_attribute("value") == "Retro", "the typing was lost"
+            assert by_id(driver, "schedule-date").get_attribute("value") == "2020-01-06"
+            by_id(driver, "schedule-add").click()
+            wait(driver, lambda d: js(d, "return window.__adds") == 3, "sent again after the refusal")
+            assert len(items(driver)) == 1, items(driver)
+        finally:
+            self.done_with(driver)
+
     def worker_controls_the_page_after_a_reload(self):
         driver = self.own_driver("SW")
         try:
@@ -2092,6 +2139,7 @@ class Run:
                 ("on the clock: an aligned room from the settings form", self.aligned_room_from_the_settings),
                 ("schedules: the card follows the language switch, dates by Intl", self.schedule_card_follows_the_language),
                 ("long input: a room, name or task past its limit is said, not cut", self.long_input_is_not_cut),
+                ("schedules: a double click or Enter while waiting sends one add", self.schedule_sent_once_while_waiting),
             ] + access_checks(self):
                 if self.only and self.only not in name:
                     continue
