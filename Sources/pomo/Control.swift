@@ -22,7 +22,7 @@ enum Control {
                 return .send(message, ref: ref)
             case .ok(_, _, ref?) where ref == .string("command"):
                 replied = true
-            case let .error(code, text, field, ref?) where ref == .string("command"):
+            case let .error(code, text, field, ref?, _) where ref == .string("command"):
                 return .finish(fail("the server refused to \(verb) in \(room): \(Labels.refusal(text, field: field)) [\(code.rawValue)]",
                                     status: PomoExit.refused))
             default:
@@ -103,12 +103,12 @@ enum Control {
                     configured = true
                     baseline = view.seq
                     return .send(.start, ref: .string("command"))
-                case let .error(code, text, field, ref?) where ref == .string("configure"):
+                case let .error(code, text, field, ref?, _) where ref == .string("configure"):
                     return .finish(fail("the server refused the settings for \(room): \(Labels.refusal(text, field: field)) [\(code.rawValue)]",
                                         status: PomoExit.refused))
                 case .ok(_, _, let ref?) where ref == .string("command"):
                     replied = true
-                case let .error(code, text, field, ref?) where ref == .string("command"):
+                case let .error(code, text, field, ref?, _) where ref == .string("command"):
                     return .finish(fail("the server refused to start in \(room): \(Labels.refusal(text, field: field)) [\(code.rawValue)]",
                                         status: PomoExit.refused))
                 default:
@@ -286,7 +286,7 @@ struct Configure: AsyncParsableCommand {
                     printLine("\(room): \(Labels.settings(sent, short: false)), applies \(applied)")
                 }
                 return .finish(nil)
-            case let .error(code, text, field, ref?) where ref == .string("command"):
+            case let .error(code, text, field, ref?, _) where ref == .string("command"):
                 return .finish(fail("the server refused the settings for \(room): \(Labels.refusal(text, field: field)) [\(code.rawValue)]",
                                     status: PomoExit.refused))
             default:

@@ -1008,6 +1008,15 @@ class Run:
                 f"Kai is told on the way back: {told!r}"
             self.shot(c, "removed-refused.png")
             assert len(member_rows(a)) == 2, "Kai got back in"
+            # In Korean: the wait comes from the error's retryAfter, in Korean words (the server's are English).
+            Select(by_id(c, "lang-select")).select_by_value("ko")
+            c.get(f"{self.base}/r/{room}")
+            wait(c, lambda d: js(d, "return document.documentElement.lang") == "ko" and join_error(d),
+                 "Kai refused again, in Korean")
+            told = join_error(c)
+            assert re.fullmatch(r"호스트가 최근에 나를 이 방에서 내보냈어요\. (9|10)분 후에 다시 들어올 수 있어요\.", told), \
+                f"Kai is told in Korean: {told!r}"
+            self.shot(c, "removed-refused-ko.png")
         finally:
             for driver in (a, b, c):
                 if driver is not None:

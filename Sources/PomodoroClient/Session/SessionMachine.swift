@@ -208,15 +208,15 @@ public struct SessionMachine: Sendable {
                 state = .joined
                 everJoined = true
                 return [emit]
-            case let .error(code, text, _, _):
+            case let .error(code, text, _, _, _):
                 return [emit, .close(code: 1000)] + end(.refused(code: code, message: text))
             default:
                 return [emit]
             }
         case .joined, .closing:
-            if case .error(.replaced, _, _, _) = message { replacedAnnounced = true }
-            if case let .error(.removed, text, _, _) = message { removedAnnounced = text }
-            if configuration.observe, case let .error(.badPasscode, text, _, _) = message { accessEndedAnnounced = text }
+            if case .error(.replaced, _, _, _, _) = message { replacedAnnounced = true }
+            if case let .error(.removed, text, _, _, _) = message { removedAnnounced = text }
+            if configuration.observe, case let .error(.badPasscode, text, _, _, _) = message { accessEndedAnnounced = text }
             return [emit]
         default:
             return []
