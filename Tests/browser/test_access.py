@@ -325,7 +325,8 @@ class AccessChecks:
             ada = js(host, "return [...document.querySelectorAll('#members > li')].find(li => li.querySelector('.member-name').textContent === 'Ada').dataset.memberId")
             js(host, "window.confirm = () => true")
             host.find_element(By.CSS_SELECTOR, f'#members > li[data-member-id="{ada}"] .remove-member').click()
-            wait(a1, lambda d: "The host removed you from this room." in announcements(d), "the removal, said")
+            wait(a1, lambda d: any(re.fullmatch(r"The host removed you from this room; you may join again in 10 minutes\.", x)
+                                   for x in announcements(d)), "the removal, said with the wait")
             wait(a1, lambda d: by_id(d, "landing").is_displayed() and by_id(d, "join-error").is_displayed(), "the landing, saying why")
         finally:
             for d in (host, a1, a2):

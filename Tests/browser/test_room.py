@@ -1436,8 +1436,10 @@ class Run:
             # The one room the server may hold (kept by this tab), then a second one: room_limit, said as such.
             join(driver, base, "/r/only-room", "Ada")
             # The task field follows the server's limit from welcome (--max-task-length 12), not a constant.
-            wait(driver, lambda d: by_id(d, "my-task").get_attribute("maxLength") == "12",
-                 "the task field limited to the server's 12 characters")
+            fill(by_id(driver, "my-task"), "a" * 13)
+            wait(driver, lambda d: by_id(d, "my-task-error").text.startswith("A task has at most 12 characters; this one has 13."),
+                 "the task field checked against the server's 12 characters")
+            by_id(driver, "my-task").send_keys(Keys.ESCAPE)
             driver.switch_to.new_window("tab")
             driver.get(f"{base}/#second-room")
             wait(driver, lambda d: by_id(d, "room-input").get_attribute("value") == "second-room", "the landing")
