@@ -84,6 +84,7 @@ const toolbar = createToolbar({
     view.render();
     statsView.render();
     scheduleView.languageChanged();
+    controls.checkTask();
     if (page.view === 'landing') joinForm.lookUpNextSession();
   },
 });
@@ -186,12 +187,13 @@ function carryOut(effect) {
   }
 }
 
-/** The server's limits onto the fields that follow them (the join form checks the name's length itself: a
- *  maxlength would cut it silently, and in UTF-16 units). */
+/** The server's limits onto the fields that follow them (the name and the task are checked as typed, not cut
+ *  by a maxlength, which would count UTF-16 units and cut an emoji in half). */
 function applyLimits() {
   const { limits } = page.model;
   els.setEvery.max = String(limits.maxLongBreakEvery);
   setRenderLimits(limits);
+  controls.checkTask();
 }
 
 // MARK: views and the connection

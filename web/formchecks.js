@@ -1,6 +1,7 @@
 // The forms' checks against the server's limits (limits.js), made before anything is sent, so that the page
 // says what is wrong next to the field instead of waiting for the server's refusal. Pure: tested under node
-// (Tests/browser/form_checks.mjs); joinform.js and settingsform.js show what they find.
+// (Tests/browser/form_checks.mjs); joinform.js, settingsform.js and the task field (roomcontrols.js) show what
+// they find.
 
 import { parseDuration } from './clock.js';
 import { minSettingSeconds } from './limits.js';
@@ -19,17 +20,20 @@ export function characterCount(text) {
 /** The longest room id (docs/PROTOCOL.md §9), in characters (all of them ASCII). */
 export const MAX_ROOM_LENGTH = 64;
 
-/** Whether a name is longer than the server takes: more user-perceived characters than its limit, or more
- *  than four bytes of UTF-8 for each of them (docs/PROTOCOL.md §9). */
-export function nameTooLong(name, limits) {
-  return characterCount(name) > limits.maxNameLength || new TextEncoder().encode(name).length > 4 * limits.maxNameLength;
+/** A name or a task (`field`), trimmed, past the server's limit for it: more user-perceived characters than
+ *  the limit, or more than four bytes of UTF-8 for each of them (docs/PROTOCOL.md §9). Returns what the field
+ *  says instead of cutting the text, { max, n } (n: its characters), or null when it fits. */
+export function overLimit(field, text, limits) {
+  const max = field === 'task' ? limits.maxTaskLength : limits.maxNameLength;
+  const n = characterCount(text);
+  return n > max || new TextEncoder().encode(text).length > 4 * max ? { max, n } : null;
 }
 
 /** The field a join is wrong about ('room', 'name' or 'passcode'), or null. `room` and `name` come trimmed;
  *  a passcode is taken as typed (spaces count), and none at all is fine. */
 export function joinProblem({ room, name, passcode = '' }, limits) {
   if (!ROOM_PATTERN.test(room)) return 'room';
-  if (!name || nameTooLong(name, limits)) return 'name';
+  if (!name || overLimit('name', name, limits)) return 'name';
   const length = characterCount(passcode);
   if (passcode && (length < limits.minPasscodeLength || length > limits.maxPasscodeLength)) return 'passcode';
   return null;

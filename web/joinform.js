@@ -4,7 +4,7 @@
 import { t, language } from './i18n.js';
 import { setText } from './render.js';
 import { randomRoomName } from './roomname.js';
-import { joinProblem, nameTooLong, characterCount, MAX_ROOM_LENGTH } from './formchecks.js';
+import { joinProblem, overLimit, MAX_ROOM_LENGTH } from './formchecks.js';
 import { errorText } from './wording.js';
 import { upcoming } from './schedules.js';
 import { summaryWords } from './spoken.js';
@@ -24,8 +24,8 @@ export function createJoinForm({ els, page, enterRoom }) {
       return n > MAX_ROOM_LENGTH ? t('roomTooLong', { max: MAX_ROOM_LENGTH, n }) : null;
     }
     if (field === 'name') {
-      const name = els.nameInput.value.trim();
-      return nameTooLong(name, limits()) ? t('nameTooLong', { max: limits().maxNameLength, n: characterCount(name) }) : null;
+      const over = overLimit('name', els.nameInput.value.trim(), limits());
+      return over ? t('nameTooLong', over) : null;
     }
     return null;
   }
@@ -35,16 +35,14 @@ export function createJoinForm({ els, page, enterRoom }) {
     if (!error?.code && tooLongText(error?.field)) text = tooLongText(error.field);
     else if (error?.code === 'bad_passcode') text = t(sentPasscode ? 'passcodeWrong' : 'passcodeNeeded');
     else if (error?.code === 'rate_limited' && error.field === 'passcode') text = t('passcodeRateLimited');
-    else if (error?.code === 'removed' || error?.code === 'banned') text = removedText(error);
-    else if (error?.code && error.code !== 'bad_request') text = errorText(error); // room_full, room_limit, …
+    else if (error?.code && error.code !== 'bad_request') text = errorText(error); // room_full, removed, banned, …
     else if (error?.field === 'passcode') {
       text = t('passcodeInvalid', { min: limits().minPasscodeLength, max: limits().maxPasscodeLength });
     }
     else if (error?.field === 'room') text = t('roomInvalid');
     else if (error?.field === 'name') text = t('nameInvalid', { max: limits().maxNameLength });
     else text = errorText(error);
-    // The server's words add what the code alone cannot say: the bad value. (How long a ban has left is in
-    // the sentence already.)
+    // The server's words add what the code alone cannot say: the bad value.
     if (language() === 'en' && error?.message && error?.code === 'bad_request' && error.field !== 'passcode') {
       text = `${text} (${error.message})`;
     }
@@ -53,14 +51,6 @@ export function createJoinForm({ els, page, enterRoom }) {
     if (el === els.passcodeError) els.accessDetails.open = true;
     el.hidden = false;
     setText(el, text);
-  }
-
-  /** Removed by the host, or back too soon: one sentence, with the minutes the server's message gives. */
-  function removedText(error) {
-    const minutes = /(\d+)\s*minute/.exec(error.message ?? '');
-    if (!minutes) return errorText(error);
-    const n = Number(minutes[1]);
-    return error.code === 'removed' ? t('err_removed_in', { n }) : t('err_banned_in', { n });
   }
 
   function hideErrors() {

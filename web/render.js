@@ -8,15 +8,12 @@ import {
 } from './clock.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
-/** The longest a phase may be extended to, and the longest task: the server's limits (`welcome.limits`). */
+/** The longest a phase may be extended to: the server's limit (`welcome.limits`). */
 let maxPhaseMs = 8 * 3600 * 1000;
-let taskLength = 200;
 
-/** Takes the server's limits that the renderers follow: the phase cap and the task length. */
-export function setRenderLimits({ maxPhaseSeconds, maxTaskLength }) {
+/** Takes the server's limits that the renderers follow: the phase cap. */
+export function setRenderLimits({ maxPhaseSeconds }) {
   maxPhaseMs = maxPhaseSeconds * 1000;
-  taskLength = maxTaskLength;
-  for (const input of document.querySelectorAll('input.task-input')) input.maxLength = taskLength;
 }
 const RING_RADIUS = 100;
 const RING_CENTER = 120;
@@ -326,11 +323,17 @@ export function renderMembers(list, members, meId, hostId, hooks) {
         input = document.createElement('input');
         input.type = 'text';
         input.className = 'task-input';
-        input.maxLength = taskLength;
         input.autocomplete = 'off';
         input.id = 'my-task';
-        hooks.wireTaskInput(input);
-        taskBox.append(input);
+        // No maxlength (it would cut the text silently, in UTF-16 units): a task past the limit is said here.
+        const note = document.createElement('p');
+        note.className = 'form-error task-error';
+        note.id = 'my-task-error';
+        note.setAttribute('role', 'alert');
+        note.hidden = true;
+        input.setAttribute('aria-describedby', note.id);
+        hooks.wireTaskInput(input, note);
+        taskBox.append(input, note);
       }
       input.placeholder = t('taskPlaceholder');
       input.setAttribute('aria-label', t('taskLabel'));

@@ -2,8 +2,9 @@
 // and each member's task field. Each sends a command; what the room becomes comes back as a snapshot.
 
 import { t } from './i18n.js';
-import { mayControl } from './render.js';
+import { mayControl, setText } from './render.js';
 import { requestSent, taskSent } from './roommodel.js';
+import { overLimit } from './formchecks.js';
 
 export function createRoomControls({ els, page, send, explainHostOnly, renderConnectionControls }) {
   /** Start, pause or resume, as the toggle says; from someone who may not, the host note says why. */
@@ -14,9 +15,26 @@ export function createRoomControls({ els, page, send, explainHostOnly, renderCon
     send(els.toggle.dataset.action || 'start');
   }
 
-  /** A member's task field: Enter or leaving it saves, Escape puts back the saved text. */
-  function wireTaskInput(input) {
+  /** The task field against the server's limit, counted as the server counts (formchecks.js): past it, the
+   *  note under the field says the limit and the count and the field is marked; nothing is cut off. Returns
+   *  whether the text may be sent. */
+  function checkTask(input = document.getElementById('my-task'), note = document.getElementById('my-task-error')) {
+    if (!input) return true;
+    const over = overLimit('task', input.value.trim(), page.model.limits);
+    if (over) input.setAttribute('aria-invalid', 'true');
+    else input.removeAttribute('aria-invalid');
+    if (note) {
+      note.hidden = !over;
+      setText(note, over ? t('taskTooLong', over) : '');
+    }
+    return !over;
+  }
+
+  /** A member's task field: Enter or leaving it saves, Escape puts back the saved text. A task past the limit
+   *  is not sent: it stays as typed (the room's snapshots do not overwrite it) until shortened or Escape. */
+  function wireTaskInput(input, note) {
     const commit = () => {
+      if (!checkTask(input, note)) return;
       input.dataset.editing = 'false';
       const text = input.value.trim();
       if (text === (input.dataset.saved ?? '')) return;
@@ -24,10 +42,16 @@ export function createRoomControls({ els, page, send, explainHostOnly, renderCon
       if (ref !== null) page.model = taskSent(page.model, text, ref);
     };
     input.addEventListener('focus', () => { input.dataset.editing = 'true'; });
+    input.addEventListener('input', () => checkTask(input, note));
     input.addEventListener('keydown', (event) => {
-      if (event.key === 'Enter') { event.preventDefault(); input.blur(); }
+      // Enter on a task past the limit keeps the focus in the field, where the note says why.
+      if (event.key === 'Enter') {
+        event.preventDefault();
+        if (checkTask(input, note)) input.blur();
+      }
       if (event.key === 'Escape') {
         input.value = input.dataset.saved ?? '';
+        checkTask(input, note);
         input.blur();
       }
     });
@@ -65,5 +89,5 @@ export function createRoomControls({ els, page, send, explainHostOnly, renderCon
     els.away.addEventListener('click', () => send('presence', { away: els.away.getAttribute('aria-pressed') !== 'true' }));
   }
 
-  return { wire, toggleTimer, wireTaskInput };
+  return { wire, toggleTimer, wireTaskInput, checkTask };
 }

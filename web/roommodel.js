@@ -240,7 +240,8 @@ function welcome(state, message, effects) {
     next = { ...next, limits: limitsFrom(message.limits) };
     effects.push({ type: 'limits', limits: next.limits });
   }
-  next = snapshot({ ...next, me: message.you.id, self: null, seq: -1, observing: false }, message.room, true, effects);
+  // A schedule's add or change sent on a connection that dropped is answered on none: the form may send again.
+  next = snapshot({ ...next, me: message.you.id, self: null, seq: -1, observing: false, scheduleRef: null }, message.room, true, effects);
   effects.push({ type: 'welcomed' });
   // A passcode or host-only choice only shapes a new room: joining one that already existed, say so.
   const asked = next.asked;

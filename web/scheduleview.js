@@ -36,6 +36,21 @@ export function createScheduleView({ page, connection, notices }) {
     els.error.textContent = words ? words() : '';
   }
 
+  /** Whether the form's add or change is on its way and unanswered (the room model holds its ref). */
+  const pending = () => page.model.scheduleRef !== null;
+
+  /** While the form's request waits for the server's answer, its button rests (aria-disabled, so that the
+   *  focus stays on it) and the form says it is busy: a second click or Enter sends nothing. */
+  function showPending() {
+    const busy = pending();
+    if ((els.submit.getAttribute('aria-disabled') === 'true') !== busy) {
+      if (busy) els.submit.setAttribute('aria-disabled', 'true');
+      else els.submit.removeAttribute('aria-disabled');
+    }
+    if (busy) els.form.setAttribute('aria-busy', 'true');
+    else els.form.removeAttribute('aria-busy');
+  }
+
   /** Whether this member may add, change, switch and delete schedules: anyone in an open room, only the host
    *  in a host-only room (docs/PROTOCOL.md §15), never the wall display. */
   function mayChange() {
@@ -112,6 +127,7 @@ export function createScheduleView({ page, connection, notices }) {
     const locale = language();
     const may = mayChange();
     els.form.hidden = !may;
+    showPending();
     els.hostNote.hidden = may || !room;
     if (!may && room) els.hostNote.textContent = t('schedHostOnly');
     const soon = new Map(upcoming(list, { timeZone, locale }).map((u) => [u.id, u.local]));
@@ -175,12 +191,15 @@ export function createScheduleView({ page, connection, notices }) {
     render();
   }
 
-  /** The server carried out the form's add or change: only now does the form go back to a new schedule. */
+  /** The server carried out the form's add or change: only now does the form go back to a new schedule, and
+   *  its button works again. */
   function saved() {
     stopEditing();
+    showPending();
   }
 
-  /** The server refused the form's add or change: said under the form, with what was typed still there. */
+  /** The server refused the form's add or change: said under the form, with what was typed still there, and
+   *  the button works again. */
   function refused(error) {
     showProblem(() => errorWithDetail(error));
     render();
@@ -204,6 +223,8 @@ export function createScheduleView({ page, connection, notices }) {
     showKind();
     els.form.addEventListener('submit', (event) => {
       event.preventDefault();
+      // One add or change at a time: a double click or a second Enter before the answer would make two.
+      if (pending()) return;
       const days = [...els.days.querySelectorAll('input:checked')].map((box) => box.value);
       const own = ownSettings();
       if (own.error) {
@@ -230,6 +251,7 @@ export function createScheduleView({ page, connection, notices }) {
       }
       // The form keeps what was typed until the server says it took it (scheduleSaved) or why not.
       page.model = requestSent(page.model, 'schedule', ref);
+      showPending();
     });
   }
 

@@ -255,7 +255,7 @@ package final class ClusterRooms: RoomRouter {
         }
         // A refusal of a frame of a relayed connection (the only answer this node gives one itself) goes
         // round through the owner, after the frames before it.
-        if case .error(let code, _, _, _) = message, let relay = relays[connection] {
+        if case .error(let code, _, _, _, _) = message, let relay = relays[connection] {
             hub.metrics.errorSent(code)
             answerThroughOwner(OutboundFrame(WireCodec.encode(message)), to: connection, relay)
             return nil

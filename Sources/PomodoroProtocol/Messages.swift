@@ -351,7 +351,9 @@ public enum ServerMessage: Equatable, Sendable {
     case event(room: String, EventPayload, serverTime: Int64)
     /// A command was carried out. `command` is its type; `appliesFrom` is set for `configure`.
     case ok(command: String, appliesFrom: AppliesFrom?, ref: Ref?)
-    case error(code: ErrorCode, message: String, field: String?, ref: Ref?)
+    /// A refusal. `retryAfter` (seconds) is set on `removed` and `banned`: how long until the member may join
+    /// the room again.
+    case error(code: ErrorCode, message: String, field: String?, ref: Ref?, retryAfter: Int? = nil)
     case pong(serverTime: Int64, ref: Ref?)
     /// The reply to a `stats` request.
     case stats(StatsReportPayload, ref: Ref?)

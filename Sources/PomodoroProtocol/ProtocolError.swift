@@ -3,18 +3,21 @@ import PomodoroCore
 /// A frame the codec could not turn into a message, or any refusal sent back as an `error` message.
 ///
 /// `field` names the offending field (`"seconds"`; nested as `"room.members[2].name"` when decoding server
-/// messages); `ref` is the request's ref when it could be read, so the error can echo it.
+/// messages); `ref` is the request's ref when it could be read, so the error can echo it; `retryAfter` is how
+/// many seconds a removed member waits before they may join again (`removed`, `banned`).
 public struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
     public var code: ErrorCode
     public var message: String
     public var field: String?
     public var ref: Ref?
+    public var retryAfter: Int?
 
-    public init(code: ErrorCode, message: String, field: String? = nil, ref: Ref? = nil) {
+    public init(code: ErrorCode, message: String, field: String? = nil, ref: Ref? = nil, retryAfter: Int? = nil) {
         self.code = code
         self.message = message
         self.field = field
         self.ref = ref
+        self.retryAfter = retryAfter
     }
 
     init(_ code: ErrorCode, _ message: String, field: String? = nil, ref: Ref? = nil) {
@@ -36,7 +39,7 @@ public struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible
         case .forbidden:
             self.init(code: .forbidden, message: "only the host may do that in this room", ref: ref)
         case let .banned(remaining):
-            self.init(code: .banned, message: Self.bannedMessage(remaining), ref: ref)
+            self.init(code: .banned, message: Self.banMessage(remaining), ref: ref, retryAfter: Self.banSeconds(remaining))
         }
     }
 
@@ -48,6 +51,6 @@ public struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible
 extension ServerMessage {
     /// The `error` message that reports `e` to the client.
     public static func error(_ e: ProtocolError) -> ServerMessage {
-        .error(code: e.code, message: e.message, field: e.field, ref: e.ref)
+        .error(code: e.code, message: e.message, field: e.field, ref: e.ref, retryAfter: e.retryAfter)
     }
 }

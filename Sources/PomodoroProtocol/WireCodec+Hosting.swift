@@ -35,15 +35,22 @@ extension FieldReader {
 }
 
 extension ProtocolError {
-    /// What a member the host removed is told when they try to come back: why, and for how long.
-    static func bannedMessage(_ remaining: Duration) -> String {
-        let minutes = max(1, (remaining.components.seconds + 59) / 60)
+    /// How long a ban has left as `retryAfter` says it: whole seconds, rounded up, at least one (a ban that
+    /// still refuses has not ended).
+    static func banSeconds(_ remaining: Duration) -> Int {
+        let (seconds, attoseconds) = remaining.components
+        return max(1, Int(seconds) + (attoseconds > 0 ? 1 : 0))
+    }
+
+    /// What a member the host removed is told, when removed and when they try to come back: why, and for how
+    /// long, in people's words (clients show `retryAfter` in theirs).
+    static func banMessage(_ remaining: Duration) -> String {
+        let minutes = (banSeconds(remaining) + 59) / 60
         return "the host removed you from this room; you may join again in \(minutes) minute\(minutes == 1 ? "" : "s")"
     }
 
     /// The `error` a removed member's connection gets before it is closed with 4002.
     public static func removed(for ban: Duration) -> ProtocolError {
-        let minutes = max(1, (ban.components.seconds + 59) / 60)
-        return ProtocolError(code: .removed, message: "the host removed you from this room; you may join again in \(minutes) minute\(minutes == 1 ? "" : "s")")
+        ProtocolError(code: .removed, message: banMessage(ban), retryAfter: banSeconds(ban))
     }
 }

@@ -39,11 +39,12 @@ extension WireCodec {
             object.set("command", command)
             if let appliesFrom { object.set("appliesFrom", appliesFrom.rawValue) }
             if let ref { set(ref, into: object) }
-        case let .error(code, message, field, ref):
+        case let .error(code, message, field, ref, retryAfter):
             object.set("code", code.rawValue)
             object.set("message", message)
             if let field { object.set("field", field) }
             if let ref { set(ref, into: object) }
+            if let retryAfter { object.set("retryAfter", retryAfter) }
         case let .pong(serverTime, ref):
             object.set("serverTime", serverTime)
             if let ref { set(ref, into: object) }
@@ -105,7 +106,8 @@ extension WireCodec {
                     // A code from a newer server reads as `internal`, keeping its message (docs/PROTOCOL.md §13).
                     return .error(code: ErrorCode(rawValue: try fields.string("code")) ?? .internalError,
                                   message: try fields.string("message"),
-                                  field: try fields.optionalString("field"), ref: ref)
+                                  field: try fields.optionalString("field"), ref: ref,
+                                  retryAfter: try fields.optionalInt("retryAfter"))
                 case "pong":
                     return .pong(serverTime: try fields.int64("serverTime"), ref: ref)
                 case "stats":

@@ -45,7 +45,7 @@ final class FanOut {
     /// One message to one connection; false when the connection is gone (or was just dropped).
     @discardableResult
     func send(_ message: ServerMessage, to connection: ConnectionID) -> Bool {
-        if case .error(let code, _, _, _) = message { metrics.errorSent(code) }
+        if case .error(let code, _, _, _, _) = message { metrics.errorSent(code) }
         return send(encoded: WireCodec.encode(message), to: connection)
     }
 

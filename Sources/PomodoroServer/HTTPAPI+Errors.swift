@@ -77,7 +77,7 @@ extension HTTPAPI {
 
     /// The wire's `error` as the answer's body, with the code's HTTP status.
     static func wireError(_ message: ServerMessage) -> HTTPResponse {
-        guard case .error(let code, _, _, _) = message else { preconditionFailure("not an error") }
+        guard case .error(let code, _, _, _, _) = message else { preconditionFailure("not an error") }
         var response = HTTPResponse(status: status(of: code), contentType: "application/json", body: WireCodec.encode(message))
         if code == .rateLimited { response.headers.append((name: "Retry-After", value: "1")) }
         return response

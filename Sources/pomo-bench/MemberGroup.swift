@@ -262,7 +262,7 @@ final class GroupMembers {
         case .ok(let command, _, let ref):
             if ref != nil { timers[slot]?.replied(ref: ref, ok: true, atMs: arrived) }
             apply(.ok(command: command), to: slot)
-        case .error(let code, _, _, let ref):
+        case .error(let code, _, _, let ref, _):
             if ref != nil { timers[slot]?.replied(ref: ref, ok: false, atMs: arrived) }
             apply(.error(code: code.rawValue), to: slot)
         case .welcome:

@@ -77,7 +77,7 @@ enum Hosting {
                 }
             case .ok(_, _, ref?) where ref == .string("host"):
                 replied = true
-            case let .error(code, text, field, ref?) where ref == .string("host"):
+            case let .error(code, text, field, ref?, _) where ref == .string("host"):
                 finish(fail("the server refused to \(verb) in \(room): \(Labels.refusal(text, field: field)) [\(code.rawValue)]", status: PomoExit.refused))
             default:
                 break
@@ -98,7 +98,7 @@ enum Hosting {
         }
         // A locked room lets a member's token in without the passcode, so a stored token refused for want of
         // one (or removed, banned) belongs to a membership the server no longer has.
-        if case .refused(let code, _) = end, [.badPasscode, .banned].contains(code) {
+        if case .refused(let code, _, _) = end, [.badPasscode, .banned].contains(code) {
             throw fail(membershipEnded(stored, room: room), status: PomoExit.refused)
         }
         if let failure = failure(for: end, address: address, room: room) { throw failure }

@@ -83,7 +83,7 @@ enum Press {
         var visitInstead = false
         let pressing = steps(request, quiet: quiet)
         try await Visit(room: room, options: options).run(observe: true, token: stored?.token) { event, view in
-            if case .ended(.refused(.notFound, _)) = event {
+            if case .ended(.refused(.notFound, _, _)) = event {
                 return .finish(fail(notOpen(room, at: address), status: PomoExit.refused))
             }
             if case let .message(.observing(snapshot, _, _), _, _) = event {
@@ -156,7 +156,7 @@ enum Press {
                 }
                 replied = true
                 appliesFrom = applies
-            case let .error(code, text, field, ref?) where ref == .string("command"):
+            case let .error(code, text, field, ref?, _) where ref == .string("command"):
                 return .finish(fail("\(request.refused(sent ?? .ping)): \(Labels.refusal(text, field: field)) [\(code.rawValue)]",
                                     status: PomoExit.refused))
             default:
@@ -209,7 +209,7 @@ enum Press {
                 continue
             }
             let refusal: String
-            if case let .error(code, text, field, _)? = answer.message {
+            if case let .error(code, text, field, _, _)? = answer.message {
                 refusal = code == .notFound
                     ? "no room named \(room) on \(address): nothing was pressed or made (check the name)"
                     : "\(request.refused(message)): \(Labels.refusal(text, field: field)) [\(code.rawValue)]"

@@ -36,7 +36,7 @@ struct ScheduleCommand: AsyncParsableCommand {
             switch reply {
             case .welcome:
                 return .send(.schedule(request), ref: ref)
-            case let .error(code, text, field, r?) where r == ref:
+            case let .error(code, text, field, r?, _) where r == ref:
                 return .finish(fail("the server refused: \(Labels.refusal(text, field: field)) [\(code.rawValue)]", status: PomoExit.refused))
             case .ok(_, _, let r?) where r == ref:
                 done = true

@@ -60,7 +60,7 @@ struct Stats: AsyncParsableCommand {
         let zone = tz ?? Self.localZone()
         var outcome = await ask(address, zone: zone)
         // This machine's zone may be a name the server does not know: then the server's default (UTC) will do.
-        if tz == nil, zone != nil, case .reply(.error(.badRequest, _, "tz", _), _) = outcome {
+        if tz == nil, zone != nil, case .reply(.error(.badRequest, _, "tz", _, _), _) = outcome {
             outcome = await ask(address, zone: nil)
         }
         switch outcome {
@@ -73,10 +73,10 @@ struct Stats: AsyncParsableCommand {
             } else {
                 printLine(StatsRenderer.render(report, columns: Self.width()))
             }
-        case .reply(.error(.unknownType, _, _, _), _):
+        case .reply(.error(.unknownType, _, _, _, _), _):
             throw fail("this server does not keep stats (\(address) does not know the stats request; it is older "
                        + "than this pomo)", status: PomoExit.refused)
-        case let .reply(.error(code, text, _, _), _):
+        case let .reply(.error(code, text, _, _, _), _):
             throw fail("the server refused the stats of \(room): \(text) [\(code.rawValue)]", status: PomoExit.refused)
         case let .reply(other, _):
             throw fail("the server answered stats with '\(other.type)'", status: 70)

@@ -85,10 +85,12 @@ func failure(for end: SessionEnd, address: ServerAddress, room: String) -> ExitC
                     + "not reconnecting", status: PomoExit.replaced)
     case .unreachable(let why):
         return fail("cannot reach \(address): \(why) (is pomodoro-server running there?)", status: PomoExit.unavailable)
-    case let .refused(.removed, message):
-        return fail("removed from \(room): \(message); not reconnecting [removed]", status: PomoExit.refused)
-    case let .refused(code, message):
-        return fail("the server refused to let us into \(room): \(message) [\(code.rawValue)]", status: PomoExit.refused)
+    case let .refused(.removed, message, _):
+        let why = end.rejoinWait.map { "the host removed you from this room; \($0)" } ?? message
+        return fail("removed from \(room): \(why); not reconnecting [removed]", status: PomoExit.refused)
+    case let .refused(code, message, _):
+        let why = code == .banned ? end.rejoinWait.map { "the host removed this member lately; \($0)" } ?? message : message
+        return fail("the server refused to let us into \(room): \(why) [\(code.rawValue)]", status: PomoExit.refused)
     case .lost(let why):
         return fail("lost the connection to \(address): \(why)", status: PomoExit.unavailable)
     }

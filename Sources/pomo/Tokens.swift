@@ -41,7 +41,7 @@ struct Tokens: AsyncParsableCommand {
             case let .apiTokens(payload, ref?) where ref == .string("token"):
                 for line in Self.lines(payload, request: request, quiet: quiet) { printLine(line) }
                 return .finish(nil)
-            case let .error(code, text, field, ref?) where ref == .string("token"):
+            case let .error(code, text, field, ref?, _) where ref == .string("token"):
                 return .finish(fail("\(Self.refusedWhat(request, room: room)): \(Labels.refusal(text, field: field)) [\(code.rawValue)]",
                                     status: PomoExit.refused))
             default:

@@ -34,12 +34,12 @@ struct WebhooksCommand: AsyncParsableCommand {
             switch reply {
             case .welcome:
                 return .send(.webhook(request), ref: ref)
-            case let .error(code, text, field, r?) where r == ref:
+            case let .error(code, text, field, r?, _) where r == ref:
                 return .finish(fail("the server refused: \(Labels.refusal(text, field: field)) [\(code.rawValue)]",
                                     status: PomoExit.refused))
             case .ok(_, _, let r?) where r == ref:
                 return .send(.webhook(.list), ref: afterTest)
-            case .error(_, _, _, let r?) where r == afterTest:
+            case .error(_, _, _, let r?, _) where r == afterTest:
                 printLine("test queued")
                 return .finish(nil)
             case let .webhooks(payload, r?) where r == afterTest:

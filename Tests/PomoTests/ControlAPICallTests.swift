@@ -28,7 +28,7 @@ struct ControlAPICallTests {
             + Array(#"{"type":"error","code":"forbidden","message":"no","field":"token"}trailing"#.utf8)
         let answer = try #require(ControlAPICall.Answer(parsing: bytes))
         #expect(answer.status == 401)
-        guard case let .error(code, message, field, _)? = answer.message else {
+        guard case let .error(code, message, field, _, _)? = answer.message else {
             Issue.record("not the wire's error: \(String(decoding: answer.body, as: UTF8.self))")
             return
         }

@@ -112,6 +112,27 @@ import Testing
                             .emit(.ended(.refused(code: .roomFull, message: "the room is full")))])
     }
 
+    @Test func aRemovalAndABanSayTheWaitFromRetryAfterNotFromTheMessage() {
+        var removed = joined()
+        _ = removed.received(.error(code: .removed, message: "entfernt", field: nil, ref: nil, retryAfter: 600), raw: [],
+                             now: Fixture.local(100))
+        let end = SessionEnd.refused(code: .removed, message: "entfernt", retryAfter: 600)
+        #expect(removed.closed(code: 4002, reason: "removed by the host", now: Fixture.local(101)) == [.emit(.ended(end))])
+        #expect(end.rejoinWait == "you may join again in 10 minutes")
+
+        var banned = SessionMachine(configuration: SessionConfiguration(room: "team", name: "Ada"))
+        _ = banned.start(now: Fixture.local(0))
+        _ = banned.opened(now: Fixture.local(1))
+        let refusal = ServerMessage.error(code: .banned, message: "später", field: nil, ref: .string("join"), retryAfter: 61)
+        #expect(banned.received(refusal, raw: [], now: Fixture.local(2)).last
+                == .emit(.ended(.refused(code: .banned, message: "später", retryAfter: 61))))
+        #expect(SessionEnd.refused(code: .banned, message: "", retryAfter: 61).rejoinWait == "you may join again in 2 minutes")
+        #expect(SessionEnd.refused(code: .banned, message: "", retryAfter: 60).rejoinWait == "you may join again in 1 minute")
+        // Without the field (an older server), or for another refusal: nothing is guessed.
+        #expect(SessionEnd.refused(code: .banned, message: "in 9 minutes").rejoinWait == nil)
+        #expect(SessionEnd.refused(code: .roomFull, message: "", retryAfter: 60).rejoinWait == nil)
+    }
+
     @Test func aQuietConnectionIsPingedAndASilentOneIsDropped() {
         var machine = joined()
         // Welcome at 20: a ping is due 15 s later, death 40 s later.

@@ -146,7 +146,7 @@ struct ClusterBusReturnTests {
                             Issue.record("\(who) heard of Bo's presence: \(event)")
                         default: break
                         }
-                    case .error(let code, let text, _, _):
+                    case .error(let code, let text, _, _, _):
                         Issue.record("\(who) was sent an error: \(code) \(text)")
                     default: break
                     }

@@ -25,7 +25,7 @@ struct ClusterLimitTests {
     static func outcome(of ref: String) -> (ServerMessage) -> ErrorCode?? {
         { message in
             switch message {
-            case .error(let code, _, _, .string(ref)?): .some(code)
+            case .error(let code, _, _, .string(ref)?, _): .some(code)
             case .stats(_, .string(ref)?), .ok(_, _, .string(ref)?): .some(nil)
             default: nil
             }
@@ -112,7 +112,7 @@ struct ClusterLimitTests {
             let answer = try peer.expect("an answer to the join", timeout: 15) { message -> ErrorCode?? in
                 switch message {
                 case .welcome: .some(nil)
-                case .error(let code, _, _, _): .some(code)
+                case .error(let code, _, _, _, _): .some(code)
                 default: nil
                 }
             }

@@ -85,7 +85,7 @@ struct ClusterPostgresFailoverTests {
             running[1].members[0].send(.pause)
             let answer = try running[1].members[0].expect("an answer to the pause", timeout: 5) { message -> Bool? in
                 if let state = Self.state(message), state.status == .paused { pausedSecond = state; return true }
-                if case .error(.storeUnavailable, _, _, _) = message { return false }
+                if case .error(.storeUnavailable, _, _, _, _) = message { return false }
                 return nil
             }
             if !answer { usleep(200_000) }

@@ -43,7 +43,7 @@ struct ClusterProcessTests {
     static func answer(to ref: String) -> (ServerMessage) -> ServerMessage? {
         { message in
             switch message {
-            case .ok(_, _, .string(ref)?), .error(_, _, _, .string(ref)?): message
+            case .ok(_, _, .string(ref)?), .error(_, _, _, .string(ref)?, _): message
             default: nil
             }
         }
@@ -92,7 +92,7 @@ struct ClusterProcessTests {
         cy.send(.start, ref: .string("go"))
         #expect(Self.isOK(try cy.expect("go", Self.answer(to: "go"))))
         cy.send(.resume, ref: .string("again"))   // it is running: refused, to Cy, with Cy's ref
-        guard case .error(let code, _, _, _) = try cy.expect("again", Self.answer(to: "again")) else {
+        guard case .error(let code, _, _, _, _) = try cy.expect("again", Self.answer(to: "again")) else {
             Issue.record("resuming a running focus was not refused")
             return
         }
@@ -225,7 +225,7 @@ struct ClusterProcessTests {
         for attempt in 0..<5 where refusal == nil {
             bob.send(.pause, ref: .string("p\(attempt)"))
             refusal = try? bob.expect("an answer to the pause", timeout: 1) { message -> ErrorCode? in
-                if case .error(let code, _, _, .string("p\(attempt)")?) = message { code } else { nil }
+                if case .error(let code, _, _, .string("p\(attempt)")?, _) = message { code } else { nil }
             }
         }
         #expect(refusal == .unavailable)

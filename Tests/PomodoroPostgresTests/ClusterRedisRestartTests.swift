@@ -114,7 +114,7 @@ struct ClusterRedisRestartTests {
         // A join of a room another node owns waits for Redis, and says so.
         let elsewhere = try Peer(client, port: nodes[(running[1].node + 1) % 3].port)
         elsewhere.send(.join(room: running[1].room, name: "Di", token: nil))
-        let refused = try elsewhere.expect("an error") { if case .error(let code, let message, _, _) = $0 { (code, message) } else { nil } }
+        let refused = try elsewhere.expect("an error") { if case .error(let code, let message, _, _, _) = $0 { (code, message) } else { nil } }
         #expect(refused.0 == .unavailable)
         #expect(refused.1.contains("coordinator") && refused.1.contains("waits"), "the refusal says takes wait for Redis: \(refused.1)")
         let left = Self.outage - Date().timeIntervalSince(halted)

@@ -92,7 +92,7 @@ struct ClusterRelayAttackTests {
     }
 
     static func error(_ message: ServerMessage) -> ErrorCode? {
-        if case .error(let code, _, _, _) = message { code } else { nil }
+        if case .error(let code, _, _, _, _) = message { code } else { nil }
     }
 
     // MARK: Finding 1: a NUL byte in a relayed frame
@@ -146,7 +146,7 @@ struct ClusterRelayAttackTests {
                 switch cluster.bob.inbox.next(timeout: 10) {
                 case .text(let bytes)?:
                     switch try? WireCodec.decodeServerMessage(bytes) {
-                    case .error(.rateLimited, _, _, _)?: limited += 1
+                    case .error(.rateLimited, _, _, _, _)?: limited += 1
                     case .pong(_, .string(let ref)?)?: if ref.hasPrefix("f") || ref.hasPrefix("g") { ponged += 1 }
                     default: break
                     }

@@ -84,7 +84,7 @@ struct LivePostgresTests {
         #expect(readiness.status == 503 && readiness.body.hasPrefix("not ready: database unavailable"), "\(readiness)")
         for _ in 0..<2 { _ = try ada.expect("a tick during the outage") { if case .tick = $0 { true } else { nil } } }
         ada.send(.task(text: "during"))
-        let refused = try ada.expect("an error") { if case .error(let code, _, _, _) = $0 { code } else { nil } }
+        let refused = try ada.expect("an error") { if case .error(let code, _, _, _, _) = $0 { code } else { nil } }
         #expect(refused == .storeUnavailable)
 
         try database.resume()

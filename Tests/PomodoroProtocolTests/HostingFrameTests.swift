@@ -42,4 +42,22 @@ import Testing
         #expect(banned.message.hasSuffix("in 2 minutes"))
         #expect(ProtocolError(RoomError.banned(remaining: .milliseconds(300))).message.hasSuffix("in 1 minute"))
     }
+
+    @Test func theRemovedAndBannedErrorsCarryTheSecondsLeftRoundedUp() throws {
+        #expect(ProtocolError.removed(for: .seconds(600)).retryAfter == 600)
+        #expect(ProtocolError(RoomError.banned(remaining: .seconds(61))).retryAfter == 61)
+        #expect(ProtocolError(RoomError.banned(remaining: .milliseconds(60_001))).retryAfter == 61)
+        #expect(ProtocolError(RoomError.banned(remaining: .milliseconds(300))).retryAfter == 1)
+        #expect(ProtocolError(RoomError.forbidden).retryAfter == nil)
+        // On the wire and back; an error without it (an older server's) reads as nil.
+        let wire = WireCodec.encode(.error(ProtocolError(RoomError.banned(remaining: .seconds(90)), ref: .number(3))))
+        #expect(String(decoding: wire, as: UTF8.self).hasSuffix(#""ref":3,"retryAfter":90}"#))
+        guard case let .error(code, _, _, _, seconds) = try WireCodec.decodeServerMessage(wire) else {
+            Issue.record("not an error")
+            return
+        }
+        #expect(code == .banned && seconds == 90)
+        let older = try WireCodec.decodeServerMessage(Array(#"{"type":"error","code":"banned","message":"later"}"#.utf8))
+        #expect(older == .error(code: .banned, message: "later", field: nil, ref: nil))
+    }
 }

@@ -18,7 +18,7 @@ struct ServerMessageTests {
         let parsed = try #require(object)
         #expect(parsed["type"] as? String == message.type)
         switch message {
-        case let .error(_, text, field, ref):
+        case let .error(_, text, field, ref, _):
             #expect(parsed["message"] as? String == text)
             #expect(parsed["field"] as? String == field)
             if case .string(let s)? = ref { #expect(parsed["ref"] as? String == s) }

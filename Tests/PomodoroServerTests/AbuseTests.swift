@@ -42,11 +42,11 @@ struct AbuseTests {
 
     static func error(_ peer: Peer) throws -> ErrorCode {
         // A passcode check is deliberately slow (PBKDF2): give it room on a loaded machine.
-        try peer.expect("error", timeout: 20) { if case .error(let code, _, _, _) = $0 { code } else { nil } }
+        try peer.expect("error", timeout: 20) { if case .error(let code, _, _, _, _) = $0 { code } else { nil } }
     }
 
     static func codes(_ messages: [ServerMessage]) -> [ErrorCode] {
-        messages.compactMap { if case .error(let code, _, _, _) = $0 { code } else { nil } }
+        messages.compactMap { if case .error(let code, _, _, _, _) = $0 { code } else { nil } }
     }
 
     static func count(_ code: ErrorCode, in codes: [ErrorCode]) -> Int { codes.filter { $0 == code }.count }
@@ -148,7 +148,7 @@ struct AbuseTests {
         }
         let sixth = try Peer(client, port: server.port)
         sixth.send(.join(room: "crowded", name: "Sixth", token: nil))
-        let code = try sixth.expect("error") { if case .error(let code, _, _, _) = $0 { code } else { nil } }
+        let code = try sixth.expect("error") { if case .error(let code, _, _, _, _) = $0 { code } else { nil } }
         #expect(code == .roomFull)
         // A member of this address coming back with their token is no new member.
         let back = try sixth.join("crowded", name: "Drop 0", token: tokens[0])
@@ -183,7 +183,7 @@ struct AbuseTests {
         _ = try peers[0].join("kept-1", name: "Back", token: nil)
         _ = try peers[1].join("kept-2", name: "Back", token: nil)
         peers[2].send(.join(room: "kept-3", name: "Back", token: nil))
-        let code = try peers[2].expect("error") { if case .error(let code, _, _, _) = $0 { code } else { nil } }
+        let code = try peers[2].expect("error") { if case .error(let code, _, _, _, _) = $0 { code } else { nil } }
         #expect(code == .roomLimit)
         #expect(try Self.rooms(in: second.server) == 2)
     }

@@ -16,7 +16,7 @@ struct AccessLiveTests {
     static let attackerHeader = "X-Forwarded-For: 198.51.100.66\r\n"
 
     func error(_ peer: Peer) throws -> ErrorCode {
-        try peer.expect("error", timeout: 10) { if case let .error(code, _, _, _) = $0 { code } else { nil } }
+        try peer.expect("error", timeout: 10) { if case let .error(code, _, _, _, _) = $0 { code } else { nil } }
     }
 
     /// Finding 2 as reported: a locked room whose members have gone leaves memory; the attacker holds their

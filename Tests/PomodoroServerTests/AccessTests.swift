@@ -25,7 +25,7 @@ struct AccessTests {
 
     func error(_ peer: Peer) throws -> (ErrorCode, String?) {
         // Passcode checks are deliberately slow (PBKDF2), more so under a sanitizer or on a loaded machine.
-        try peer.expect("error", timeout: 20) { if case let .error(code, _, field, _) = $0 { return (code, field) }; return nil }
+        try peer.expect("error", timeout: 20) { if case let .error(code, _, field, _, _) = $0 { return (code, field) }; return nil }
     }
 
     @Test func aLockedRoomNeedsItsPasscodeAndRateLimitsWrongOnes() throws {

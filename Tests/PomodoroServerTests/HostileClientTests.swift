@@ -110,7 +110,7 @@ struct HostileClientTests {
         while codes.count < 2, let (_, payload) = raw.readFrame() {
             let message = try WireCodec.decodeServerMessage(payload)
             switch message {
-            case .error(let code, _, _, _): codes.append(code.rawValue)
+            case .error(let code, _, _, _, _): codes.append(code.rawValue)
             case .pong: codes.append("pong")
             default: break
             }
@@ -124,7 +124,7 @@ struct HostileClientTests {
             let raw = try RawWebSocket(port: server.port)
             try raw.send(opcode: 1, [UInt8](repeating: UInt8(ascii: "a"), count: 1 << 20))
             let (_, payload) = try #require(raw.readFrame())
-            guard case .error(.tooLarge, _, _, _) = try WireCodec.decodeServerMessage(payload) else {
+            guard case .error(.tooLarge, _, _, _, _) = try WireCodec.decodeServerMessage(payload) else {
                 Issue.record("no too_large")
                 return
             }
@@ -154,7 +154,7 @@ struct HostileClientTests {
         ]
         for (text, expected) in frames {
             rude.sendRaw(text)
-            let code = try rude.expect("error") { if case let .error(code, _, _, _) = $0 { return code }; return nil }
+            let code = try rude.expect("error") { if case let .error(code, _, _, _, _) = $0 { return code }; return nil }
             #expect(code == expected, "\(text.prefix(40))")
         }
         rude.close()
@@ -171,7 +171,7 @@ struct HostileClientTests {
             let answer = try attacker.expect("answer to join \(i)") { message -> ErrorCode?? in
                 switch message {
                 case .welcome: .some(nil)
-                case let .error(code, _, _, _): .some(code)
+                case let .error(code, _, _, _, _): .some(code)
                 default: nil
                 }
             }
@@ -181,7 +181,7 @@ struct HostileClientTests {
                 attacker.send(.leave, ref: .string("leave"))
                 let left = try attacker.expect("answer to leave") { message -> Bool? in
                     if case .ok(_, _, .string("leave")?) = message { return true }
-                    if case .error(.rateLimited, _, _, _) = message { return false }
+                    if case .error(.rateLimited, _, _, _, _) = message { return false }
                     return nil
                 }
                 if !left { limited += 1 }

@@ -89,7 +89,7 @@ struct HubAddressLimitsTests {
         #expect(limits.roomsSettled.map(\.0) == [place] && limits.roomsSettled.map(\.kept) == [true])
         t.send(.join(room: "other", name: "Bob", token: nil), ref: "b", from: b)
         HeldLimits.answer(&limits.rooms, nil)
-        guard case .error(.roomLimit, _, _, _)? = try t.messages(to: b).last else {
+        guard case .error(.roomLimit, _, _, _, _)? = try t.messages(to: b).last else {
             Issue.record("not refused: \(try t.messages(to: b))")
             return
         }
@@ -133,7 +133,7 @@ struct HubAddressLimitsTests {
         let place = limits.place()
         HeldLimits.answer(&limits.checks, .granted(place))
         t.settle()
-        guard case .error(.badPasscode, _, _, _)? = try t.messages(to: guest).last else {
+        guard case .error(.badPasscode, _, _, _, _)? = try t.messages(to: guest).last else {
             Issue.record("not refused as wrong: \(try t.messages(to: guest))")
             return
         }
@@ -141,7 +141,7 @@ struct HubAddressLimitsTests {
 
         t.send(.join(room: "vault", name: "Mal", token: nil, passcode: "guess2"), ref: "m", from: late)
         HeldLimits.answer(&limits.checks, .limited)
-        guard case .error(.rateLimited, _, _, _)? = try t.messages(to: late).last else {
+        guard case .error(.rateLimited, _, _, _, _)? = try t.messages(to: late).last else {
             Issue.record("not rate limited: \(try t.messages(to: late))")
             return
         }

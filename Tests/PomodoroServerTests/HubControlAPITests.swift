@@ -97,7 +97,7 @@ import Testing
         let (ivo, ivoYou) = try Self.join(t, "Ivo", peer: "203.0.113.2")
         t.send(.apiToken(.create(name: "mine")), from: ivo)
         t.settle()
-        #expect(try t.messages(to: ivo).last.map { if case .error(.forbidden, _, _, _) = $0 { true } else { false } } == true)
+        #expect(try t.messages(to: ivo).last.map { if case .error(.forbidden, _, _, _, _) = $0 { true } else { false } } == true)
         // The room opens its controls to anyone: Ivo makes one; then the host removes Ivo.
         t.send(.control(mode: .anyone), from: hana)
         t.settle()

@@ -90,7 +90,7 @@ struct HubDrainTests {
         t.send(.ping, ref: "p", from: ada)
         t.settle(commits: false)
         let answers = try t.messages(to: ada)
-        #expect(answers.contains { if case .error(.shuttingDown, _, _, .string("late")?) = $0 { true } else { false } }, "\(answers)")
+        #expect(answers.contains { if case .error(.shuttingDown, _, _, .string("late")?, _) = $0 { true } else { false } }, "\(answers)")
         #expect(answers.contains { if case .pong = $0 { true } else { false } })
         #expect(!answers.contains { if case .ok = $0 { true } else { false } })
         #expect(store.pendingCommits == pending)

@@ -66,6 +66,52 @@ import Testing
         #expect(try t.messages(to: back).first?.snapshot?.members.map(\.name) == ["Hana", "Ivo"])
     }
 
+    /// `retryAfter` of an `error`: the seconds until a removed member may join again.
+    static func retryAfter(_ message: ServerMessage?) -> Int? {
+        if case .error(_, _, _, _, let seconds)? = message { seconds } else { nil }
+    }
+
+    @Test func theRemovalAndEachRefusedJoinCarryTheSecondsLeftRoundedUp() throws {
+        let t = Self.hub()
+        let (host, _) = try Self.join(t, "Hana", peer: "203.0.113.1")
+        let (ivo, ivoYou) = try Self.join(t, "Ivo", peer: "203.0.113.2")
+        let token = try #require(ivoYou).token
+        t.send(.kick(member: try #require(ivoYou).id), ref: "k", from: host)
+        t.settle()
+        let removed = try Self.last(t, ivo)
+        #expect(removed?.failure?.code == .removed)
+        #expect(Self.retryAfter(removed) == 600)
+
+        // 2 min 0.5 s later: 479.5 s are left, said as 480 (and as 8 minutes in the words).
+        t.pass(.milliseconds(120_500))
+        let (byToken, _) = try Self.join(t, "Somebody", token: token, peer: "203.0.113.2")
+        let refused = try Self.last(t, byToken)
+        #expect(refused?.failure?.code == .banned)
+        #expect(Self.retryAfter(refused) == 480)
+        #expect(refused?.failure?.message.hasSuffix("in 8 minutes") == true)
+
+        // 0.2 s before the end: one second, never zero while the ban still refuses.
+        t.pass(.milliseconds(479_300))
+        let (byName, _) = try Self.join(t, "IVO", peer: "203.0.113.3")
+        let last = try Self.last(t, byName)
+        #expect(last?.failure?.code == .banned)
+        #expect(Self.retryAfter(last) == 1)
+        #expect(last?.failure?.message.hasSuffix("in 1 minute") == true)
+
+        // Other refusals carry none.
+        t.send(.kick(member: "m9"), ref: "k2", from: host)
+        t.settle()
+        let other = try Self.last(t, host)
+        #expect(other?.failure?.code == .badRequest)
+        #expect(Self.retryAfter(other) == nil)
+
+        // Once the seconds have passed, the join is let in.
+        t.pass(.milliseconds(200))
+        let (back, backYou) = try Self.join(t, "Ivo", token: token, peer: "203.0.113.2")
+        let answers = try t.messages(to: back).map(\.label)
+        #expect(backYou != nil, "\(answers)")
+    }
+
     @Test func onlyTheHostRemovesOrChangesThePasscode() throws {
         let t = Self.hub()
         let (host, hostYou) = try Self.join(t, "Hana", peer: "203.0.113.1")

@@ -128,7 +128,7 @@ struct HubRelayTests {
         pair.pump()
         let bobHeard = try pair.relay.messages(to: bob)
         #expect(bobHeard.contains { if case .ok("start", _, .string("s")) = $0 { true } else { false } })
-        #expect(bobHeard.contains { if case .error(_, _, _, .string("bad")) = $0 { true } else { false } })
+        #expect(bobHeard.contains { if case .error(_, _, _, .string("bad"), _) = $0 { true } else { false } })
         #expect(bobHeard.contains(where: Self.running))
         #expect(try pair.owner.messages(to: ada).contains(where: Self.running))
 
@@ -314,7 +314,7 @@ struct HubRelayTests {
         let other = pair.relay.connect()
         pair.relay.send(.observe(room: "nowhere", token: nil, passcode: nil), ref: "n", from: other)
         pair.pump()
-        #expect(try pair.relay.messages(to: other).first.map { if case .error(.notFound, _, _, .string("n")) = $0 { true } else { false } } == true)
+        #expect(try pair.relay.messages(to: other).first.map { if case .error(.notFound, _, _, .string("n"), _) = $0 { true } else { false } } == true)
     }
 
     @Test func aRelayedMemberWhoseConnectionClosesIsDisconnectedOnTheOwner() throws {
@@ -570,7 +570,7 @@ struct HubRelayTests {
         let answers = try pair.relay.messages(to: bob).compactMap { message -> String? in
             switch message {
             case .ok(let command, _, _): "ok \(command)"
-            case .error(let code, _, _, _): "error \(code.rawValue)"
+            case .error(let code, _, _, _, _): "error \(code.rawValue)"
             default: nil
             }
         }

@@ -283,7 +283,7 @@ import Testing
         t.send(HubRoomLifetimeTests.schedule("12:00"), ref: "add", from: eve)
         t.settle()
         let refused = try t.messages(to: eve).compactMap { message -> String? in
-            if case let .error(code, _, field, .string("add")?) = message { "\(code.rawValue) \(field ?? "-")" } else { nil }
+            if case let .error(code, _, field, .string("add")?, _) = message { "\(code.rawValue) \(field ?? "-")" } else { nil }
         }
         #expect(refused == ["room_limit schedules"], "a third room's first schedule is one too many")
 

@@ -119,7 +119,7 @@ import Testing
         #expect(replies.map(\.label) == ["error forbidden", "schedules"])
         t.send(.schedule(.add(ScheduleFields(name: "x", time: "25:00", zone: "UTC", days: ["thu"]))), ref: "a", from: ada)
         t.settle()
-        guard case .error(.badRequest, _, "time", _)? = try t.messages(to: ada).last else {
+        guard case .error(.badRequest, _, "time", _, _)? = try t.messages(to: ada).last else {
             Issue.record("a wrong time is refused naming the field"); return
         }
     }

@@ -24,7 +24,7 @@ struct LimitTests {
     }
 
     func errorCode(_ peer: Peer) throws -> ErrorCode {
-        try peer.expect("error") { if case let .error(code, _, _, _) = $0 { return code }; return nil }
+        try peer.expect("error") { if case let .error(code, _, _, _, _) = $0 { return code }; return nil }
     }
 
     @Test func aForeignOriginIsRefusedAtTheHandshake() throws {
@@ -101,7 +101,7 @@ struct LimitTests {
         for _ in 0..<10 {
             switch try flooder.next() {
             case .pong: pongs += 1
-            case .error(.rateLimited, _, _, _): limited += 1
+            case .error(.rateLimited, _, _, _, _): limited += 1
             case let other: Issue.record("unexpected \(other)")
             }
         }
@@ -128,7 +128,7 @@ struct LimitTests {
         _ = try peers[1].join("two", name: "B")
         peers[2].send(.join(room: "three", name: "C", token: nil), ref: .string("j"))
         let refused = try peers[2].expect("error") { message -> (ErrorCode, Ref?)? in
-            if case let .error(code, _, _, ref) = message { return (code, ref) }
+            if case let .error(code, _, _, ref, _) = message { return (code, ref) }
             return nil
         }
         #expect(refused.0 == .roomLimit && refused.1 == .string("j"))
@@ -217,11 +217,11 @@ struct LimitTests {
         #expect(heavy.count == 1 && heavy.utf8.count > 16_000)
         let peer = try Peer(client, port: server.port)
         peer.send(.join(room: "heavy", name: heavy, token: nil))
-        let refusal = try peer.expect("error") { if case let .error(code, _, field, _) = $0 { (code, field) } else { nil } }
+        let refusal = try peer.expect("error") { if case let .error(code, _, field, _, _) = $0 { (code, field) } else { nil } }
         #expect(refusal == (.badRequest, "name"))
         _ = try peer.join("heavy", name: "Ada")
         peer.send(.task(text: heavy))
-        let task = try peer.expect("error") { if case let .error(code, _, field, _) = $0 { (code, field) } else { nil } }
+        let task = try peer.expect("error") { if case let .error(code, _, field, _, _) = $0 { (code, field) } else { nil } }
         #expect(task == (.badRequest, "text"))
     }
 }

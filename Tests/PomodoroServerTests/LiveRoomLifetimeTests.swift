@@ -89,7 +89,7 @@ struct LiveRoomLifetimeTests {
 
         let eve = try Peer(client, port: server.port)
         eve.send(.join(room: "victim", name: "", token: nil), ref: .string("bad"))
-        let refused = try eve.expect("error") { if case .error(let code, _, let field, _) = $0 { (code, field) } else { nil } }
+        let refused = try eve.expect("error") { if case .error(let code, _, let field, _, _) = $0 { (code, field) } else { nil } }
         #expect(refused.0 == .badRequest && refused.1 == "name")
 
         #expect(try httpGet(port: server.port, path: "/api/rooms/victim").status == 200, "the room is still open")
@@ -127,7 +127,7 @@ struct LiveRoomLifetimeTests {
             return try bo.expect("welcome or error") { message -> Bool? in
                 switch message {
                 case .welcome: true
-                case .error(.roomLimit, _, _, _): false
+                case .error(.roomLimit, _, _, _, _): false
                 default: nil
                 }
             }

@@ -148,7 +148,7 @@ struct LiveRoomTests {
         let (again, room) = try tab2.join("tabs", name: "Ana", token: you.token)
         #expect(again.id == you.id && room.members.count == 1)
         let code = try tab1.expect("replaced error") { message -> ErrorCode? in
-            if case let .error(code, _, _, _) = message { return code }
+            if case let .error(code, _, _, _, _) = message { return code }
             return nil
         }
         #expect(code == .replaced)
@@ -162,7 +162,7 @@ struct LiveRoomTests {
 
         func error(_ peer: Peer) throws -> (ErrorCode, String?, Ref?) {
             try peer.expect("error") { message in
-                if case let .error(code, _, field, ref) = message { return (code, field, ref) }
+                if case let .error(code, _, field, ref, _) = message { return (code, field, ref) }
                 return nil
             }
         }
@@ -212,7 +212,7 @@ struct LiveRoomTests {
                                     ("fine", "a\u{0007}b", "name")] {
             peer.send(.join(room: room, name: name, token: nil))
             let (code, gotField) = try peer.expect("error") { message -> (ErrorCode, String?)? in
-                if case let .error(code, _, field, _) = message { return (code, field) }
+                if case let .error(code, _, field, _, _) = message { return (code, field) }
                 return nil
             }
             #expect(code == .badRequest && gotField == field, "join(\(room.prefix(10)), \(name.prefix(10)))")

@@ -131,7 +131,7 @@ final class Received {
             bytes += raw.count
             switch message {
             case .tick: ticks += 1
-            case .error(let code, _, _, _): errors.append(code)
+            case .error(let code, _, _, _, _): errors.append(code)
             default: break
             }
             if done(message) { return }

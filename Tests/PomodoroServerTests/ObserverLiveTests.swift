@@ -22,7 +22,7 @@ struct ObserverLiveTests {
     }
 
     func error(_ peer: Peer) throws -> (ErrorCode, String?) {
-        try peer.expect("error") { if case let .error(code, _, field, _) = $0 { return (code, field) }; return nil }
+        try peer.expect("error") { if case let .error(code, _, field, _, _) = $0 { return (code, field) }; return nil }
     }
 
     func observing(_ peer: Peer) throws -> SnapshotPayload {

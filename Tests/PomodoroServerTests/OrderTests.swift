@@ -66,7 +66,7 @@ struct OrderTests {
             switch message {
             case .welcome: "welcome"
             case .ok(let command, _, _): "ok \(command)"
-            case .error(let code, _, _, _): "error \(code.rawValue)"
+            case .error(let code, _, _, _, _): "error \(code.rawValue)"
             case .stats: "stats"
             case .pong: "pong"
             default: nil

@@ -13,7 +13,7 @@ import Testing
 @Suite(.onOwnThreads, .serialized, .timeLimit(.minutes(TestTime.minutes(1))))
 struct StoredBanTests {
     static func refusal(_ peer: Peer) throws -> ErrorCode {
-        try peer.expect("error", timeout: 10) { if case let .error(code, _, _, _) = $0 { code } else { nil } }
+        try peer.expect("error", timeout: 10) { if case let .error(code, _, _, _, _) = $0 { code } else { nil } }
     }
 
     @Test func aRemovedMemberIsStillRefusedAfterARestart() throws {

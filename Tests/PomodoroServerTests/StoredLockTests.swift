@@ -98,7 +98,7 @@ struct StoredLockTests {
     }
 
     static func error(_ peer: Peer) throws -> (ErrorCode, String?) {
-        try peer.expect("error", timeout: 10) { if case let .error(code, _, field, _) = $0 { (code, field) } else { nil } }
+        try peer.expect("error", timeout: 10) { if case let .error(code, _, field, _, _) = $0 { (code, field) } else { nil } }
     }
 
     @Test(arguments: [0, 1])

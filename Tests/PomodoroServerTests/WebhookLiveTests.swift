@@ -38,7 +38,7 @@ import Testing
                   ref: .string("add"))
         return try peer.expect("the webhook added") { message -> WebhooksPayload? in
             if case .webhooks(let payload, .string("add")?) = message { return payload }
-            if case .error(let code, let text, _, _) = message { Issue.record("refused: \(code) \(text)") }
+            if case .error(let code, let text, _, _, _) = message { Issue.record("refused: \(code) \(text)") }
             return nil
         }
     }
@@ -225,7 +225,7 @@ import Testing
                         "http://10.1.2.3/hook", "ftp://example.com/x", "http://user:pw@example.com/"] {
                 ada.send(.webhook(.add(WebhookFields(url: url, events: ["phase_started"]))), ref: .string("p"))
                 let field = try ada.expect("a refusal of \(url)") {
-                    if case .error(.badRequest, _, let field, .string("p")?) = $0 { field } else { nil }
+                    if case .error(.badRequest, _, let field, .string("p")?, _) = $0 { field } else { nil }
                 }
                 #expect(field == "url")
             }

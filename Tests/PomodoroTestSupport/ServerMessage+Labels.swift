@@ -10,7 +10,7 @@ extension ServerMessage {
         case .tick: "tick"
         case .event(_, let event, _): "event \(event.kind)"
         case .ok(let command, _, _): "ok \(command)"
-        case .error(let code, _, _, _): "error \(code.rawValue)"
+        case .error(let code, _, _, _, _): "error \(code.rawValue)"
         case .pong: "pong"
         case .stats: "stats"
         case .observing: "observing"
@@ -45,6 +45,6 @@ extension ServerMessage {
 
     /// An `error`'s code and message.
     package var failure: (code: ErrorCode, message: String)? {
-        if case .error(let code, let message, _, _) = self { (code, message) } else { nil }
+        if case .error(let code, let message, _, _, _) = self { (code, message) } else { nil }
     }
 }

@@ -37,10 +37,25 @@ check('a name is as long as the server lets it be, in user-perceived characters 
   // Forty accented letters are eighty code points (and eighty UTF-16 units): forty characters, as the server counts.
   assert.equal(join({ name: 'e\u0301'.repeat(limits.maxNameLength) }), null);
   // Forty thumbs with a skin tone are forty characters but eight bytes each: past the server's byte bound.
-  assert.equal(F.nameTooLong('👍🏽'.repeat(limits.maxNameLength), limits), true);
+  assert.deepEqual(F.overLimit('name', '👍🏽'.repeat(limits.maxNameLength), limits), { max: limits.maxNameLength, n: limits.maxNameLength });
   assert.equal(join({ name: '👍🏽'.repeat(limits.maxNameLength / 2) }), null);
   assert.equal(join({ name: 'Ada Lovelace' }, operator), 'name', 'an operator\'s --max-name-length');
   assert.equal(join({ name: 'Ada Love' }, operator), null);
+});
+
+check('a task: the same count against the task\'s own limit, said with the limit and the count', () => {
+  const max = limits.maxTaskLength;
+  assert.equal(F.overLimit('task', '', limits), null);
+  assert.equal(F.overLimit('task', 'a'.repeat(max), limits), null);
+  assert.deepEqual(F.overLimit('task', 'a'.repeat(max + 1), limits), { max, n: max + 1 });
+  // An emoji is one character, however many UTF-16 units (a maxlength counted those, and cut it in half).
+  assert.equal(F.overLimit('task', '🍅'.repeat(max), limits), null);
+  assert.deepEqual(F.overLimit('task', '🍅'.repeat(max + 1), limits), { max, n: max + 1 });
+  assert.equal(F.overLimit('task', 'e\u0301'.repeat(max), limits), null, 'accented letters of two code points each');
+  // Within the characters but past four bytes each: a family emoji is one character of 25 bytes.
+  assert.deepEqual(F.overLimit('task', '👨‍👩‍👧‍👦'.repeat(40), limits), { max, n: 40 });
+  assert.deepEqual(F.overLimit('task', 'a'.repeat(9), limitsFrom({ ...welcome.limits, maxTaskLength: 8 })), { max: 8, n: 9 },
+    'an operator\'s --max-task-length');
 });
 
 check('a passcode: none is fine, else within the server\'s bounds in user-perceived characters, spaces counted', () => {

@@ -12,9 +12,12 @@ import path from 'node:path';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const web = (file) => import(path.join(here, '../../web', file));
 const M = await web('roommodel.js');
-const { say, errorWithDetail } = await web('wording.js');
+const { say, errorText, errorWithDetail } = await web('wording.js');
 const { remainingMs } = await web('clock.js');
 const { DEFAULT_LIMITS } = await web('limits.js');
+const { setLanguage } = await web('i18n.js');
+// setLanguage marks the page's language; a stand-in document is enough here.
+globalThis.document ??= { documentElement: {}, querySelectorAll: () => [] };
 
 const folder = path.join(here, '../fixtures/wire/server');
 const files = readdirSync(folder).filter((f) => f.endsWith('.json')).sort();
@@ -420,6 +423,21 @@ fixture('ok-configure.json', 'the settings were saved: the form is clean, and sa
   assert.deepEqual(other.effects, []);
 });
 
+check('the schedule form waits for the answer to its ref alone, ok or error; a new connection ends the wait', () => {
+  const waiting = M.requestSent(joined(), 'schedule', 's1');
+  assert.equal(waiting.scheduleRef, 's1');
+  const other = step(waiting, { type: 'ok', command: 'addSchedule', ref: 's0' });
+  assert.equal(other.state.scheduleRef, 's1', 'the answer to another request');
+  const saved = step(waiting, { type: 'ok', command: 'addSchedule', ref: 's1' });
+  assert.equal(saved.state.scheduleRef, null);
+  assert.deepEqual(saved.effects, [{ type: 'scheduleSaved' }]);
+  const refused = step(waiting, { ...golden('error'), ref: 's1' });
+  assert.equal(refused.state.scheduleRef, null);
+  assert.deepEqual(refused.effects.map((e) => e.type), ['scheduleError']);
+  // Back after a dropped connection: the request it carried is answered on none, so the form may send again.
+  assert.equal(step(waiting, golden('welcome')).state.scheduleRef, null);
+});
+
 check('the host-only switch is confirmed by its ok', () => {
   const waiting = M.requestSent(joined(), 'control', 3);
   const { state, effects } = step(waiting, { type: 'ok', command: 'control', ref: 3 });
@@ -568,17 +586,33 @@ fixture('event-webhookDisabled.json', 'a webhook the server switched off is said
   assert.deepEqual(eventLines('event-webhookDisabled'), ['Webhook 2 was switched off: it failed for a day']);
 });
 
-fixture('error-removed.json', 'being removed is the connection\'s to report: no notice', () => {
+fixture('error-removed.json', 'being removed is the connection\'s to report: no notice; its words say for how long', () => {
   const before = joined();
   const { state, effects } = step(before, golden('error-removed'));
   assert.equal(state, before);
   assert.deepEqual(effects, []);
+  assert.equal(errorText(golden('error-removed')), 'The host removed you from this room; you may join again in 10 minutes.');
 });
 
-fixture('error-banned.json', 'a join refused for a while says why, with the server\'s words in English', () => {
+fixture('error-banned.json', 'a join refused for a while says for how long, from retryAfter, in the page\'s words', () => {
   const { effects } = step(joined(), golden('error-banned'));
   assert.deepEqual(effects.map((e) => e.type), ['notice']);
-  assert.equal(errorWithDetail(effects[0].error),
+  // The length is in the page's sentence: the server's, which says it too, is not added.
+  assert.equal(errorWithDetail(effects[0].error), 'The host removed you from this room lately; you may join again in 9 minutes.');
+  // The minutes are retryAfter's seconds rounded up, whatever the server's sentence says (or its language).
+  assert.equal(errorText({ code: 'banned', message: 'in 9 minutes', retryAfter: 61 }),
+    'The host removed you from this room lately; you may join again in 2 minutes.');
+  assert.equal(errorText({ code: 'removed', message: 'in 9 minutes', retryAfter: 60 }),
+    'The host removed you from this room; you may join again in 1 minute.');
+  setLanguage('ko');
+  try {
+    assert.equal(errorText({ code: 'banned', message: 'in 9 minutes', retryAfter: 301 }),
+      '호스트가 최근에 나를 이 방에서 내보냈어요. 6분 후에 다시 들어올 수 있어요.');
+  } finally {
+    setLanguage('en');
+  }
+  // From a server without the field: no length is guessed from its words.
+  assert.equal(errorWithDetail({ code: 'banned', message: 'the host removed you from this room; you may join again in 9 minutes' }),
     'The host removed you from this room lately; you may join again later. (the host removed you from this room; you may join again in 9 minutes)');
 });
 

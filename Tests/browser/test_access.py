@@ -325,7 +325,8 @@ class AccessChecks:
             ada = js(host, "return [...document.querySelectorAll('#members > li')].find(li => li.querySelector('.member-name').textContent === 'Ada').dataset.memberId")
             js(host, "window.confirm = () => true")
             host.find_element(By.CSS_SELECTOR, f'#members > li[data-member-id="{ada}"] .remove-member').click()
-            wait(a1, lambda d: "The host removed you from this room." in announcements(d), "the removal, said")
+            wait(a1, lambda d: any(re.fullmatch(r"The host removed you from this room; you may join again in 10 minutes\.", x)
+                                   for x in announcements(d)), "the removal, said with the wait")
             wait(a1, lambda d: by_id(d, "landing").is_displayed() and by_id(d, "join-error").is_displayed(), "the landing, saying why")
         finally:
             for d in (host, a1, a2):
@@ -493,7 +494,7 @@ class AccessChecks:
     def no_horizontal_scroll(self, driver, what):
         widths = js(driver, "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
         assert widths[0] <= widths[1], f"{what}: the page scrolls sideways ({widths[0]} px in {widths[1]})"
-        clipped = js(driver, """return [...document.querySelectorAll('#time, #btn-toggle, #phase-label, #btn-join, h1, .members-card h2')]
+        clipped = js(driver, """return [...document.querySelectorAll('#time, #btn-toggle, #btn-reset, #btn-skip, .extend .btn, #lang-select, #phase-label, #btn-join, h1, .members-card h2')]
             .filter(e => e.offsetParent !== null)
             .filter(e => { const r = e.getBoundingClientRect(); return r.left < -1 || r.right > document.documentElement.clientWidth + 1; })
             .map(e => e.id || e.tagName)""")
@@ -509,7 +510,8 @@ class AccessChecks:
         print(f"  screenshot {path}")
 
     def large_text_and_narrow_screens(self):
-        """Text at 200 % and a 320 px viewport: nothing scrolls sideways, nothing is cut off; screenshots."""
+        """Text at 200 % (at 1280, 640 and 375 px) and a 320 px viewport: nothing scrolls sideways, nothing is
+        cut off; screenshots."""
         room = "zoom-" + secrets.token_hex(3)
         d = self.run.own_driver("zoom")
         try:
@@ -518,6 +520,10 @@ class AccessChecks:
             set_viewport(d, 320, 640, mobile=True)
             self.no_horizontal_scroll(d, "the landing at 320 px")
             self.run.shot(d, "landing-320.png")
+            set_viewport(d, 375, 800, mobile=True)
+            js(d, "document.documentElement.style.fontSize = '200%'")
+            self.no_horizontal_scroll(d, "the landing at 375 px with text at 200 %")
+            js(d, "document.documentElement.style.fontSize = ''")
             set_viewport(d, *DESKTOP)
             join(d, self.base, f"/r/{room}", "Zoe")
             by_id(d, "btn-toggle").click()
@@ -534,6 +540,14 @@ class AccessChecks:
                 self.full_shot(d, f"room-text-200-{lang}.png")
                 set_viewport(d, 640, 800)
                 self.no_horizontal_scroll(d, f"the room with text at 200 % in 640 px ({lang})")
+                # A phone of 375 px with text at 200 %: the language picker goes to a line of its own, the
+                # main button above reset and skip, the +N chips wrap (WCAG 1.4.10: no sideways scrolling).
+                set_viewport(d, 375, 1200, mobile=True)
+                self.no_horizontal_scroll(d, f"the room with text at 200 % in 375 px ({lang})")
+                rows = js(d, """const top = (id) => document.getElementById(id).getBoundingClientRect().top;
+                    return [top('btn-toggle') < top('btn-reset'), Math.abs(top('btn-reset') - top('btn-skip')) < 1]""")
+                assert rows == [True, True], f"the main button above reset and skip, those two side by side ({lang}): {rows}"
+                self.run.shot(d, f"room-375-text-200-{lang}.png")
                 js(d, "document.documentElement.style.fontSize = ''")
                 set_viewport(d, *DESKTOP)
             choose_language(d, "en")
@@ -726,7 +740,7 @@ class AccessChecks:
             ("a11y: a task changed elsewhere and a removal are said", self.task_changed_elsewhere_and_removed),
             ("a11y: the landing says what is happening in the room before joining", self.landing_says_what_is_happening),
             ("a11y: the whole flow with the keyboard alone, dialogs keep and give back the focus", self.keyboard_alone),
-            ("a11y: 200 % text and 320 px without sideways scrolling", self.large_text_and_narrow_screens),
+            ("a11y: 200 % text (375 px too) and 320 px without sideways scrolling", self.large_text_and_narrow_screens),
             ("a11y: reduced motion, dark scheme, the phase by word and shape, the ring at 3:1", self.motion_and_schemes),
             ("a11y: the accessibility tree in English and Korean", self.accessibility_tree),
             ("a11y: targets of 24 px or with room around them, and the focus never hidden (WCAG 2.2)",

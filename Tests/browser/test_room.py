@@ -1008,6 +1008,15 @@ class Run:
                 f"Kai is told on the way back: {told!r}"
             self.shot(c, "removed-refused.png")
             assert len(member_rows(a)) == 2, "Kai got back in"
+            # In Korean: the wait comes from the error's retryAfter, in Korean words (the server's are English).
+            Select(by_id(c, "lang-select")).select_by_value("ko")
+            c.get(f"{self.base}/r/{room}")
+            wait(c, lambda d: js(d, "return document.documentElement.lang") == "ko" and join_error(d),
+                 "Kai refused again, in Korean")
+            told = join_error(c)
+            assert re.fullmatch(r"호스트가 최근에 나를 이 방에서 내보냈어요\. (9|10)분 후에 다시 들어올 수 있어요\.", told), \
+                f"Kai is told in Korean: {told!r}"
+            self.shot(c, "removed-refused-ko.png")
         finally:
             for driver in (a, b, c):
                 if driver is not None:
@@ -1427,8 +1436,10 @@ class Run:
             # The one room the server may hold (kept by this tab), then a second one: room_limit, said as such.
             join(driver, base, "/r/only-room", "Ada")
             # The task field follows the server's limit from welcome (--max-task-length 12), not a constant.
-            wait(driver, lambda d: by_id(d, "my-task").get_attribute("maxLength") == "12",
-                 "the task field limited to the server's 12 characters")
+            fill(by_id(driver, "my-task"), "a" * 13)
+            wait(driver, lambda d: by_id(d, "my-task-error").text.startswith("A task has at most 12 characters; this one has 13."),
+                 "the task field checked against the server's 12 characters")
+            by_id(driver, "my-task").send_keys(Keys.ESCAPE)
             driver.switch_to.new_window("tab")
             driver.get(f"{base}/#second-room")
             wait(driver, lambda d: by_id(d, "room-input").get_attribute("value") == "second-room", "the landing")
@@ -1706,6 +1717,84 @@ class Run:
             wait(driver, lambda d: not by_id(d, "join-error").is_displayed(), "the name's message gone")
             press_join(driver)
             wait(driver, is_joined, "in with forty accented letters")
+
+            # The task counts as the server does too: a tomato past the limit stays whole (a maxlength cut in
+            # UTF-16 units, half an emoji), the note says the limit and the count, and nothing is sent.
+            room = by_id(driver, "room-title").get_attribute("title")
+            limit = (js(driver, "return JSON.parse(localStorage.getItem('pomodoro.limits') || 'null')") or {}).get(
+                "maxTaskLength", 200)
+            task = by_id(driver, "my-task")
+            assert task.get_attribute("maxlength") is None, "the task field still cuts"
+            long_task = "🍅" * (limit + 1)
+            fill(task, long_task)
+            assert task.get_attribute("value") == long_task, "the task was cut"
+            note = lambda d: by_id(d, "my-task-error").text if by_id(d, "my-task-error").is_displayed() else ""
+            wait(driver, lambda d: note(d) == f"A task has at most {limit} characters; this one has {limit + 1}. "
+                 "Shorten it to save it.", "the task's limit said")
+            assert task.get_attribute("aria-invalid") == "true"
+            assert task.get_attribute("aria-describedby") == "my-task-error"
+            task.send_keys(Keys.ENTER)
+            assert js(driver, "return document.activeElement.id") == "my-task", "Enter took the focus from the field"
+            self.shot_element(driver, ".members-card", "task-too-long.png")
+            focus_body(driver)
+            assert task.get_attribute("value") == long_task and note(driver), "leaving the field lost the task or its note"
+            me = my_id(driver)
+            mine = lambda: next(m for m in json.loads(api_get(self.base, f"/api/rooms/{room}")[2])["members"]
+                                if m["id"] == me)
+            assert mine()["task"] == "", f"a task past the limit was sent: {mine()['task'][:8]}…"
+            # One tomato less (Backspace takes the whole emoji): the note goes, and Enter saves it.
+            task.click()
+            task.send_keys(Keys.END, Keys.BACKSPACE)
+            wait(driver, lambda d: not note(d) and task.get_attribute("aria-invalid") is None, "the note gone")
+            task.send_keys(Keys.ENTER)
+            wait(driver, lambda d: mine()["task"] == "🍅" * limit, "the task of the limit's length saved")
+        finally:
+            self.done_with(driver)
+
+    def schedule_sent_once_while_waiting(self):
+        """The schedule form sends one add however often it is pressed before the answer: two clicks and an
+        Enter make one schedule, the button resting (aria-disabled) until the answer. A refused add frees the
+        button too, with what was typed still in the form."""
+        room = "sched-once-" + secrets.token_hex(3)
+        driver = self.own_driver("schedule once")
+        try:
+            join(driver, self.base, f"/r/{room}", "Uma")
+            # The adds that leave the page, counted at the socket.
+            js(driver, """window.__adds = 0;
+                const send = WebSocket.prototype.send;
+                WebSocket.prototype.send = function (data) {
+                  if (typeof data === 'string' && JSON.parse(data).type === 'addSchedule') window.__adds += 1;
+                  return send.call(this, data);
+                };""")
+            fill(by_id(driver, "schedule-name"), "Standup")
+            # Two clicks and an Enter's submit in one go, before any answer can come back.
+            busy = js(driver, """const add = document.getElementById('schedule-add');
+                add.click();
+                const busy = [add.getAttribute('aria-disabled'), document.getElementById('schedule-form').getAttribute('aria-busy')];
+                add.click();
+                document.getElementById('schedule-form').requestSubmit();
+                return busy""")
+            assert busy == ["true", "true"], f"the form did not rest while waiting: {busy}"
+            items = lambda d: js(d, "return [...document.querySelectorAll('#schedule-list > li')].map(li => li.textContent)")
+            wait(driver, lambda d: len(items(d)) == 1 and by_id(d, "schedule-add").get_attribute("aria-disabled") is None,
+                 "one schedule listed, the button working again")
+            assert js(driver, "return window.__adds") == 1, js(driver, "return window.__adds")
+            listed = json.loads(api_get(self.base, f"/api/rooms/{room}/schedules")[2])["schedules"]
+            assert len(listed) == 1, listed
+
+            # Refused (a date gone by): said under the form, the typing kept, the button free for a corrected send.
+            js(driver, """document.getElementById('schedule-name').value = 'Retro';
+                const kind = document.getElementById('schedule-kind');
+                kind.value = 'once'; kind.dispatchEvent(new Event('change'));
+                document.getElementById('schedule-date').value = '2020-01-06';""")
+            by_id(driver, "schedule-add").click()
+            wait(driver, lambda d: by_id(d, "schedule-error").text, "the refusal under the form")
+            assert by_id(driver, "schedule-add").get_attribute("aria-disabled") is None, "the button rests after an error"
+            assert by_id(driver, "schedule-name").get_attribute("value") == "Retro", "the typing was lost"
+            assert by_id(driver, "schedule-date").get_attribute("value") == "2020-01-06"
+            by_id(driver, "schedule-add").click()
+            wait(driver, lambda d: js(d, "return window.__adds") == 3, "sent again after the refusal")
+            assert len(items(driver)) == 1, items(driver)
         finally:
             self.done_with(driver)
 
@@ -2060,7 +2149,8 @@ class Run:
                  self.schedule_added_edited_and_started),
                 ("on the clock: an aligned room from the settings form", self.aligned_room_from_the_settings),
                 ("schedules: the card follows the language switch, dates by Intl", self.schedule_card_follows_the_language),
-                ("long input: a room or name past its limit is said, not cut", self.long_input_is_not_cut),
+                ("long input: a room, name or task past its limit is said, not cut", self.long_input_is_not_cut),
+                ("schedules: a double click or Enter while waiting sends one add", self.schedule_sent_once_while_waiting),
             ] + access_checks(self):
                 if self.only and self.only not in name:
                     continue

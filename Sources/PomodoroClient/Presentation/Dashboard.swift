@@ -445,7 +445,7 @@ public struct Dashboard: Sendable {
             }
         case let .ok(_, _, ref):
             if case .number(let n)? = ref { pending[n] = nil }
-        case let .error(code, text, _, ref):
+        case let .error(code, text, _, ref, _):
             if case .number(let n)? = ref, requestedAway?.ref == n { requestedAway = nil }
             var command: String?
             if case .number(let n)? = ref { command = pending.removeValue(forKey: n) }

@@ -105,7 +105,7 @@ public struct RequestMachine: Sendable {
         switch message {
         case let .welcome(_, _, _, _, r), let .ok(_, _, r), let .pong(_, r), let .stats(_, r),
              let .observing(_, _, r), let .schedules(_, r), let .apiTokens(_, r), let .webhooks(_, r): ref = r
-        case let .error(_, _, _, r):
+        case let .error(_, _, _, r, _):
             guard let r else { return true }
             ref = r
         case .state, .tick, .event, .you: return false

@@ -83,10 +83,21 @@ public enum SessionEnd: Equatable, Sendable {
     case replaced
     /// The server could not be reached, or did not let us in: nothing was ever joined.
     case unreachable(String)
-    /// The server refused the `join` (bad room name, room full, …).
-    case refused(code: ErrorCode, message: String)
+    /// The server refused the `join` (bad room name, room full, …), or the host removed us. `retryAfter`:
+    /// the seconds until a removed member may join again (`removed`, `banned`).
+    case refused(code: ErrorCode, message: String, retryAfter: Int? = nil)
     /// The connection dropped and the session does not reconnect.
     case lost(String)
+}
+
+extension SessionEnd {
+    /// How long until a member the host removed may join again, in people's words, from the server's
+    /// `retryAfter` (never read out of its message): "you may join again in 9 minutes". Nil for any other end.
+    public var rejoinWait: String? {
+        guard case let .refused(code, _, seconds?) = self, code == .removed || code == .banned, seconds > 0 else { return nil }
+        let minutes = (seconds + 59) / 60
+        return "you may join again in \(minutes) minute\(minutes == 1 ? "" : "s")"
+    }
 }
 
 /// What a session tells its owner.
@@ -137,8 +148,8 @@ public struct SessionMachine: Sendable {
     private var lastReceived = LocalInstant(monotonicMs: 0, wallMs: 0)
     private var pingSentAt: LocalInstant?
     private var replacedAnnounced = false
-    /// The host removed this member: the server said why before closing (4002).
-    private var removedAnnounced: String?
+    /// The host removed this member: the server said why, and for how long, before closing (4002).
+    private var removedAnnounced: (message: String, retryAfter: Int?)?
     /// A watch the room's new lock ended: the server said why before closing (4003).
     private var accessEndedAnnounced: String?
     private var random: SplitMix64
@@ -208,15 +219,15 @@ public struct SessionMachine: Sendable {
                 state = .joined
                 everJoined = true
                 return [emit]
-            case let .error(code, text, _, _):
-                return [emit, .close(code: 1000)] + end(.refused(code: code, message: text))
+            case let .error(code, text, _, _, retryAfter):
+                return [emit, .close(code: 1000)] + end(.refused(code: code, message: text, retryAfter: retryAfter))
             default:
                 return [emit]
             }
         case .joined, .closing:
-            if case .error(.replaced, _, _, _) = message { replacedAnnounced = true }
-            if case let .error(.removed, text, _, _) = message { removedAnnounced = text }
-            if configuration.observe, case let .error(.badPasscode, text, _, _) = message { accessEndedAnnounced = text }
+            if case .error(.replaced, _, _, _, _) = message { replacedAnnounced = true }
+            if case let .error(.removed, text, _, _, retryAfter) = message { removedAnnounced = (text, retryAfter) }
+            if configuration.observe, case let .error(.badPasscode, text, _, _, _) = message { accessEndedAnnounced = text }
             return [emit]
         default:
             return []
@@ -234,7 +245,8 @@ public struct SessionMachine: Sendable {
             if code == 4001 || replacedAnnounced { return end(.replaced) }
             // Removed by the host (4002): the name and token are refused for a while, so never reconnect.
             if code == 4002 || removedAnnounced != nil {
-                return end(.refused(code: .removed, message: removedAnnounced ?? "the host removed you from this room"))
+                return end(.refused(code: .removed, message: removedAnnounced?.message ?? "the host removed you from this room",
+                                    retryAfter: removedAnnounced?.retryAfter))
             }
             // A watch the room's new lock (or new passcode) ended (4003): what we showed opens it no more, and
             // showing it again would only count as a wrong passcode.
