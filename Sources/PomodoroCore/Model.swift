@@ -129,8 +129,9 @@ public enum RoomEvent: Equatable, Sendable {
     /// A phase ran to its end. `next` is the phase now set up, `autoStarted` whether it already runs.
     /// `counted`: a focus that counts as completed (`Room.focusRanLongEnough`): credited to the room and the
     /// members present, and journalled. False for a break, and for a focus shortened to less than the
-    /// server's shortest focus.
-    case phaseCompleted(completed: Phase, next: Phase, autoStarted: Bool, cycle: Int, counted: Bool)
+    /// server's shortest focus. `length`: the time the phase ran, extensions included (its settings' length
+    /// only when nothing moved its end).
+    case phaseCompleted(completed: Phase, next: Phase, autoStarted: Bool, cycle: Int, counted: Bool, length: Duration)
     case memberJoined(MemberID, name: String)
     /// A member came back with their resume token.
     case memberReturned(MemberID)

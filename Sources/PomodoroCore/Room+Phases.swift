@@ -120,6 +120,8 @@ extension Room {
     mutating func complete(at t: Instant, into outcome: inout Outcome, mayAutoStart: Bool = true) {
         let finished = phase
         let counted = focusRanLongEnough
+        // Taken before a scheduled run's end sets the room idle: what the phase ran.
+        let ran = phaseLength
         if finished == .focus { recreditAll(at: t) }
         if counted {
             stats.focusSessions += 1
@@ -136,13 +138,13 @@ extension Room {
         }
         if finished == .focus, scheduledFocusCompleted(at: t, into: &outcome) {
             outcome.events.append(.phaseCompleted(completed: finished, next: .idle, autoStarted: false, cycle: cycle,
-                                                  counted: counted))
+                                                  counted: counted, length: ran))
             changed(&outcome)
             return
         }
         moveOn(at: t, mayAutoStart: mayAutoStart)
-        outcome.events.append(.phaseCompleted(completed: finished, next: phase,
-                                              autoStarted: status == .running, cycle: cycle, counted: counted))
+        outcome.events.append(.phaseCompleted(completed: finished, next: phase, autoStarted: status == .running,
+                                              cycle: cycle, counted: counted, length: ran))
         changed(&outcome)
     }
 

@@ -75,7 +75,7 @@ extension TickPayload {
 extension EventPayload {
     public init(_ event: RoomEvent) {
         switch event {
-        case let .phaseCompleted(completed, next, autoStarted, cycle, _):
+        case let .phaseCompleted(completed, next, autoStarted, cycle, _, _):
             self = .phaseCompleted(completed: completed, next: next, autoStarted: autoStarted, cycle: cycle)
         case let .memberJoined(id, name): self = .memberJoined(member: id.rawValue, name: name)
         case let .memberReturned(id): self = .memberReturned(member: id.rawValue)

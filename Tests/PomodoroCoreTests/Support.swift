@@ -116,7 +116,7 @@ extension Outcome {
     /// The `phaseCompleted` events, in order.
     var completions: [Completion] {
         events.compactMap {
-            if case .phaseCompleted(let completed, let next, let autoStarted, let cycle, _) = $0 {
+            if case .phaseCompleted(let completed, let next, let autoStarted, let cycle, _, _) = $0 {
                 return Completion(completed, next, autoStarted: autoStarted, cycle: cycle)
             }
             return nil

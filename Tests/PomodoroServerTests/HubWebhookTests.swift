@@ -28,6 +28,22 @@ import Testing
         }
     }
 
+    /// The whole-number fields of the `data` of each delivery queued for the room's first webhook, oldest first.
+    static func numbers(_ hooks: any WebhookStore, room: String) throws -> [[String: Int]] {
+        try hooks.recentDeliveries(room: RoomID(validating: room), webhook: 1, limit: 50).reversed().map { delivery in
+            let body = try JSONSerialization.jsonObject(with: Data(delivery.body.utf8)) as? [String: Any]
+            return (body?["data"] as? [String: Any] ?? [:]).compactMapValues { $0 as? Int }
+        }
+    }
+
+    /// The `text` of each delivery queued for the room's first webhook, oldest first.
+    static func texts(_ hooks: any WebhookStore, room: String) throws -> [String] {
+        try hooks.recentDeliveries(room: RoomID(validating: room), webhook: 1, limit: 50).reversed().map { delivery in
+            let body = try JSONSerialization.jsonObject(with: Data(delivery.body.utf8)) as? [String: Any]
+            return body?["text"] as? String ?? ""
+        }
+    }
+
     @Test func theFirstMemberToLeaveAfterAWebhookIsAddedIsNamed() throws {
         let (t, hooks) = try Self.hub()
         let xan = t.connect(peer: "203.0.113.1"), yul = t.connect(peer: "203.0.113.2")
@@ -65,5 +81,49 @@ import Testing
         t.send(.extend(seconds: -1500), from: a)         // focus 2, never run, ends: not a completed focus
         t.settle()
         #expect(try Self.data(hooks, room: "wh6").map { $0["phase"] } == ["shortBreak"])
+    }
+
+    @Test func aCompletedPhaseGivesTheLengthItRanNotTheSettings() throws {
+        let (t, hooks) = try Self.hub()
+        let a = t.connect()
+        t.send(.join(room: "wh7", name: "Ada", token: nil), from: a)
+        t.settle()
+        t.send(.webhook(.add(WebhookFields(url: "http://127.0.0.1:9/x", events: ["phase_completed"]))), from: a)
+        t.send(.start, from: a)                          // a 25-minute focus
+        t.settle()
+        t.pass(.seconds(60))
+        t.send(.extend(seconds: 300), from: a)           // 30 minutes
+        // New settings, taken at the focus's end: the focus still ran 30 minutes, the break then runs 10.
+        t.send(.configure(RoomSettings(focus: 3000, shortBreak: 600)), from: a)
+        t.settle()
+        t.pass(.seconds(1740))                           // the focus ends
+        t.send(.start, from: a)                          // the 10-minute break
+        t.settle()
+        t.pass(.seconds(200))
+        t.send(.extend(seconds: -600), from: a)          // shortened past its end: it ran 200 seconds
+        t.settle()
+
+        #expect(try Self.data(hooks, room: "wh7").map { $0["phase"] } == ["focus", "shortBreak"])
+        let numbers = try Self.numbers(hooks, room: "wh7")
+        #expect(numbers.map { $0["seconds"] } == [1800, 200])
+        #expect(numbers.map { $0["minutes"] } == [30, 3], "to the nearest minute")
+        #expect(try Self.texts(hooks, room: "wh7").first == "wh7 completed a 30-minute focus")
+    }
+
+    @Test func aScheduledSetsLastFocusGivesItsOwnLengthNotTheRoomsSettingsPutBack() throws {
+        let (t, hooks) = try Self.hub()  // the manual clock starts on a Thursday, 00:00 UTC
+        let a = t.connect()
+        t.send(.join(room: "wh8", name: "Ada", token: nil), from: a)
+        t.send(.webhook(.add(WebhookFields(url: "http://127.0.0.1:9/x", events: ["phase_completed"]))), from: a)
+        t.send(.schedule(.add(ScheduleFields(name: "Sprint", time: "00:01", zone: "UTC", days: ["thu"],
+                                             settings: RoomSettings(focus: 600, shortBreak: 120), sessions: 1,
+                                             warning: 0))), from: a)
+        t.settle()
+        t.pass(.seconds(60))                             // the set starts: one 10-minute focus
+        t.pass(.seconds(600))                            // it ends, and with it the set
+        let entry = try #require(t.hub.rooms[RoomID(validating: "wh8")])
+        #expect(entry.room.status == .idle && entry.room.settings == .standard, "the room's own 25 minutes are back")
+        #expect(try Self.numbers(hooks, room: "wh8").map { $0["seconds"] } == [600])
+        #expect(try Self.numbers(hooks, room: "wh8").map { $0["minutes"] } == [10])
     }
 }
