@@ -115,8 +115,8 @@ extension Room {
         enter(next, at: t, running: mayAutoStart && autoStart)
     }
 
-    /// The current phase ran out at `t`: a focus that ran long enough (`focusRanLongEnough`) is credited
-    /// and journalled, and the next phase is set up (or a scheduled run ends).
+    /// The current phase ran out at `t`: a focus that ran long enough (`focusRanLongEnough`) is credited,
+    /// journalled and counted by a scheduled run, and the next phase is set up (or the scheduled run ends).
     mutating func complete(at t: Instant, into outcome: inout Outcome, mayAutoStart: Bool = true) {
         let finished = phase
         let counted = focusRanLongEnough
@@ -136,7 +136,7 @@ extension Room {
             pending.record(.focusCompleted(startedAt: credit.focusStartedAt ?? t - phaseLength, endedAt: t,
                                            length: phaseLength, participants: participants))
         }
-        if finished == .focus, scheduledFocusCompleted(at: t, into: &outcome) {
+        if counted, scheduledFocusCompleted(at: t, into: &outcome) {
             outcome.events.append(.phaseCompleted(completed: finished, next: .idle, autoStarted: false, cycle: cycle,
                                                   counted: counted, length: ran))
             changed(&outcome)
