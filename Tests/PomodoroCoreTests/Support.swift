@@ -68,7 +68,9 @@ struct TestRoom {
     }
 
     @discardableResult
-    mutating func disconnect(_ id: MemberID) -> Outcome { room.disconnect(id, now: clock.now) }
+    mutating func disconnect(_ id: MemberID, ended: ConnectionEnd = .lost) -> Outcome {
+        room.disconnect(id, now: clock.now, ended: ended)
+    }
 
     @discardableResult
     mutating func leave(_ id: MemberID) -> Outcome { room.leave(id, now: clock.now) }
