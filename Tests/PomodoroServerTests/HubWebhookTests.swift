@@ -1,6 +1,7 @@
 import Foundation
 @testable import PomodoroServer
 import PomodoroCore
+import PomodoroNet
 import PomodoroProtocol
 import PomodoroStore
 import PomodoroTestSupport
@@ -20,28 +21,32 @@ import Testing
         return (t, hooks)
     }
 
+    /// The hub, and Ada in `room` with a webhook for `events` added (its first: `data`, `numbers` read it).
+    static func ada(in room: String, hooking events: [String]) throws -> (TestHub, any WebhookStore, ConnectionID) {
+        let (t, hooks) = try hub()
+        let a = t.connect()
+        t.send(.join(room: room, name: "Ada", token: nil), from: a)
+        t.settle()
+        t.send(.webhook(.add(WebhookFields(url: "http://127.0.0.1:9/x", events: events))), from: a)
+        t.settle()
+        return (t, hooks, a)
+    }
+
+    /// The body of each delivery queued for the room's first webhook, oldest first.
+    static func bodies(_ hooks: any WebhookStore, room: String) throws -> [[String: Any]] {
+        try hooks.recentDeliveries(room: RoomID(validating: room), webhook: 1, limit: 50).reversed().map { delivery in
+            try JSONSerialization.jsonObject(with: Data(delivery.body.utf8)) as? [String: Any] ?? [:]
+        }
+    }
+
     /// The `data` of each delivery queued for the room's first webhook, oldest first.
     static func data(_ hooks: any WebhookStore, room: String) throws -> [[String: String]] {
-        try hooks.recentDeliveries(room: RoomID(validating: room), webhook: 1, limit: 50).reversed().map { delivery in
-            let body = try JSONSerialization.jsonObject(with: Data(delivery.body.utf8)) as? [String: Any]
-            return (body?["data"] as? [String: Any] ?? [:]).compactMapValues { $0 as? String }
-        }
+        try bodies(hooks, room: room).map { ($0["data"] as? [String: Any] ?? [:]).compactMapValues { $0 as? String } }
     }
 
     /// The whole-number fields of the `data` of each delivery queued for the room's first webhook, oldest first.
     static func numbers(_ hooks: any WebhookStore, room: String) throws -> [[String: Int]] {
-        try hooks.recentDeliveries(room: RoomID(validating: room), webhook: 1, limit: 50).reversed().map { delivery in
-            let body = try JSONSerialization.jsonObject(with: Data(delivery.body.utf8)) as? [String: Any]
-            return (body?["data"] as? [String: Any] ?? [:]).compactMapValues { $0 as? Int }
-        }
-    }
-
-    /// The `text` of each delivery queued for the room's first webhook, oldest first.
-    static func texts(_ hooks: any WebhookStore, room: String) throws -> [String] {
-        try hooks.recentDeliveries(room: RoomID(validating: room), webhook: 1, limit: 50).reversed().map { delivery in
-            let body = try JSONSerialization.jsonObject(with: Data(delivery.body.utf8)) as? [String: Any]
-            return body?["text"] as? String ?? ""
-        }
+        try bodies(hooks, room: room).map { ($0["data"] as? [String: Any] ?? [:]).compactMapValues { $0 as? Int } }
     }
 
     @Test func theFirstMemberToLeaveAfterAWebhookIsAddedIsNamed() throws {
@@ -69,12 +74,7 @@ import Testing
     }
 
     @Test func aFocusShortenedBeforeItRanIsNotAnnouncedAsCompleted() throws {
-        let (t, hooks) = try Self.hub()
-        let a = t.connect()
-        t.send(.join(room: "wh6", name: "Ada", token: nil), from: a)
-        t.settle()
-        t.send(.webhook(.add(WebhookFields(url: "http://127.0.0.1:9/x", events: ["phase_completed"]))), from: a)
-        t.settle()
+        let (t, hooks, a) = try Self.ada(in: "wh6", hooking: ["phase_completed"])
         t.send(.start, from: a)
         t.send(.skip, from: a)                           // short break, ready
         t.send(.extend(seconds: -300), from: a)          // the break ends: announced
@@ -84,11 +84,7 @@ import Testing
     }
 
     @Test func aCompletedPhaseGivesTheLengthItRanNotTheSettings() throws {
-        let (t, hooks) = try Self.hub()
-        let a = t.connect()
-        t.send(.join(room: "wh7", name: "Ada", token: nil), from: a)
-        t.settle()
-        t.send(.webhook(.add(WebhookFields(url: "http://127.0.0.1:9/x", events: ["phase_completed"]))), from: a)
+        let (t, hooks, a) = try Self.ada(in: "wh7", hooking: ["phase_completed"])
         t.send(.start, from: a)                          // a 25-minute focus
         t.settle()
         t.pass(.seconds(60))
@@ -107,14 +103,11 @@ import Testing
         let numbers = try Self.numbers(hooks, room: "wh7")
         #expect(numbers.map { $0["seconds"] } == [1800, 200])
         #expect(numbers.map { $0["minutes"] } == [30, 3], "to the nearest minute")
-        #expect(try Self.texts(hooks, room: "wh7").first == "wh7 completed a 30-minute focus")
+        #expect(try Self.bodies(hooks, room: "wh7").first?["text"] as? String == "wh7 completed a 30-minute focus")
     }
 
     @Test func aScheduledSetsLastFocusGivesItsOwnLengthNotTheRoomsSettingsPutBack() throws {
-        let (t, hooks) = try Self.hub()  // the manual clock starts on a Thursday, 00:00 UTC
-        let a = t.connect()
-        t.send(.join(room: "wh8", name: "Ada", token: nil), from: a)
-        t.send(.webhook(.add(WebhookFields(url: "http://127.0.0.1:9/x", events: ["phase_completed"]))), from: a)
+        let (t, hooks, a) = try Self.ada(in: "wh8", hooking: ["phase_completed"])  // Thursday, 00:00 UTC
         t.send(.schedule(.add(ScheduleFields(name: "Sprint", time: "00:01", zone: "UTC", days: ["thu"],
                                              settings: RoomSettings(focus: 600, shortBreak: 120), sessions: 1,
                                              warning: 0))), from: a)

@@ -8,23 +8,7 @@ import Testing
 /// How a member's connection ended, as the others hear it (`memberAway`'s `connection`), on the real server
 /// with real sockets: a client that sent a close frame closed it on purpose (a tab closed, `pomo` quit); one
 /// that hung up without one, or whose close frame reports an error, lost it.
-@Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(1))))
-struct ConnectionEndLiveTests {
-    let server: LiveServer
-    let client: WebSocketClient
-
-    init() throws {
-        server = try LiveServer()
-        client = try WebSocketClient()
-        client.start()
-    }
-
-    func shutDown() {
-        server.stop()
-        client.stop()
-        client.waitUntilFinished()
-    }
-
+extension LiveRoomTests {
     /// What Bo hears when Ada, joined over `ada`, ends her connection with `end`: the `connection` of her
     /// `memberAway` ("none" when it has none).
     func heardByBo(in room: String, _ end: (RawWebSocket) throws -> Void) throws -> String {
