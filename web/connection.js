@@ -32,6 +32,10 @@ const SLEEP_GAP_MS = 15000;
 // docs/PROTOCOL.md §11): come back at once through the same address, at a random moment within this window
 // so that a node's clients do not all knock at the same instant, and resume with the stored token.
 export const RESTART_CLOSE_CODE = 1012;
+// The close this page sends when it gives up a connection it takes for lost (no answer to its pings) to connect
+// again: not 1000, so that a server that still hears it tells the others the connection was lost, not that this
+// member stepped out (docs/PROTOCOL.md §5 and §11).
+export const GAVE_UP_CLOSE_CODE = 4000;
 export const RESTART_WINDOW_MS = 250;
 // A server that is restarting is back in seconds: until it is, try again every 1–2 s (at a random moment in that
 // window) rather than on the back-off, which would have grown to 15 s while it was away. For at most
@@ -161,7 +165,8 @@ export class RoomConnection {
     this.onStatus(status, info);
   }
 
-  detach() {
+  /** Lets the socket go, closing it with `code` if it is still open (1000: on purpose). */
+  detach(code = 1000) {
     clearTimeout(this.retryTimer);
     clearTimeout(this.openTimer);
     this.retryTimer = null;
@@ -171,7 +176,7 @@ export class RoomConnection {
     if (ws) {
       ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null;
       if (ws.readyState === WebSocket.CONNECTING || ws.readyState === WebSocket.OPEN) {
-        try { ws.close(1000); } catch { /* already going */ }
+        try { ws.close(code); } catch { /* already going */ }
       }
     }
   }
@@ -297,7 +302,7 @@ export class RoomConnection {
   }
 
   lost() {
-    this.detach();
+    this.detach(GAVE_UP_CLOSE_CODE);
     this.scheduleRetry();
   }
 

@@ -358,7 +358,10 @@ function event(state, message, effects, now) {
       break;
     case 'memberAway':
       if (!isMe || message.reason === 'away') {
-        feed(message.reason === 'away' ? 'evAway' : 'evDisconnected', { name: name(subject) });
+        // A client closed on purpose (`connection: "closed"`) stepped out; without it (lost, or an older
+        // server), the connection was lost.
+        const key = message.reason === 'away' ? 'evAway' : message.connection === 'closed' ? 'evClosed' : 'evDisconnected';
+        feed(key, { name: name(subject) });
       }
       break;
     case 'memberBack':

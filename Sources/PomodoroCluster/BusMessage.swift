@@ -14,7 +14,7 @@
 /// v1 closing NODE CONNECTION ROOM CODE\nREASON
 /// v1 reply NODE CONNECTION,CONNECTION,…[ FROM]\n{"type":"ok","ref":"r1"}
 /// v1 opened NODE CONNECTION ROOM\nPEER
-/// v1 closed NODE CONNECTION ROOM\n
+/// v1 closed NODE CONNECTION ROOM\n[closed]
 /// v1 close NODE CONNECTION CODE[ FROM]\nREASON
 /// v1 schedules ROOM\n
 /// v1 handoff ROOM FROM\nROOM\nROOM…     (the rooms after the first, one a line)
@@ -41,7 +41,9 @@ public enum BusMessage: Equatable, Sendable {
     /// A member's connection to a room owned elsewhere opened, or closed: the owner admits or lets go.
     /// `peer` is the member's address as its node saw it, for the owner's per-address limits.
     case opened(RemoteConnection, room: String, peer: String = "")
-    case closed(RemoteConnection, room: String)
+    /// `byClient`: the member's client closed the connection itself (a close frame: "Ada stepped out"), else
+    /// it was lost. Written as the body "closed", which a node from before it ignores (a connection lost).
+    case closed(RemoteConnection, room: String, byClient: Bool = false)
     /// The owner closes one of another node's connections (a member replaced, kicked or banned), with a
     /// WebSocket close code and reason.
     case close(RemoteConnection, code: UInt16, reason: String, from: String = "")
@@ -87,8 +89,8 @@ public enum BusMessage: Equatable, Sendable {
             "\(Self.version) reply \(node) \(connections.map(String.init).joined(separator: ","))\(Self.sender(from))\n\(frame)"
         case .opened(let from, let room, let peer):
             "\(Self.version) opened \(from.node) \(from.connection) \(room)\n\(peer)"
-        case .closed(let from, let room):
-            "\(Self.version) closed \(from.node) \(from.connection) \(room)\n"
+        case .closed(let from, let room, let byClient):
+            "\(Self.version) closed \(from.node) \(from.connection) \(room)\n\(byClient ? "closed" : "")"
         case .close(let to, let code, let reason, let from):
             "\(Self.version) close \(to.node) \(to.connection) \(code)\(Self.sender(from))\n\(reason)"
         case .schedulesChanged(let room):
@@ -149,7 +151,8 @@ public enum BusMessage: Equatable, Sendable {
         case "opened", "closed":
             try fields(5)
             let from = RemoteConnection(node: header[2], connection: try connection(header[3]))
-            self = header[1] == "opened" ? .opened(from, room: header[4], peer: body) : .closed(from, room: header[4])
+            self = header[1] == "opened" ? .opened(from, room: header[4], peer: body)
+                : .closed(from, room: header[4], byClient: body == "closed")
         case "close":
             try fields(5, orWithSender: true)
             guard let code = UInt16(header[4]) else { throw Malformed(description: "not a close code: \(header[4].prefix(40))") }

@@ -109,8 +109,8 @@ extension ClusterRooms {
     }
 
     /// The connection's frames no longer go to `relay.owner` (it closed, or the room moved): the owner is told
-    /// (`closed`, treated there as a disconnect) when `telling`.
-    func endRelay(of connection: ConnectionID, _ relay: Relay, telling: Bool) {
+    /// (`closed`, treated there as a disconnect, `ended` as it was) when `telling`.
+    func endRelay(of connection: ConnectionID, _ relay: Relay, telling: Bool, ended: ConnectionEnd = .lost) {
         relays[connection] = nil
         relayedByRoom[relay.room]?.remove(connection)
         if relayedByRoom[relay.room]?.isEmpty ?? false {
@@ -120,7 +120,7 @@ extension ClusterRooms {
         }
         guard telling else { return }
         relaying.publish(.closed(BusMessage.RemoteConnection(node: cluster.node, connection: connection.rawValue),
-                                 room: relay.room.rawValue),
+                                 room: relay.room.rawValue, byClient: ended == .closed),
                          to: relay.owner)
     }
 
@@ -184,7 +184,7 @@ extension ClusterRooms {
             // Opened again (its node's bus lost our answers and sends its join anew): a fresh start, the old
             // session disconnected as a dropped connection is; but a member's from before the bus lost Redis
             // is kept aside for its join with the member's token (`keepAside`).
-            if let earlier = relaying.remotes.existing(from), !keepAside(earlier) { hub.closed(earlier) }
+            if let earlier = relaying.remotes.existing(from), !keepAside(earlier) { hub.closed(earlier, ended: .lost) }
             let (connection, _) = relaying.remotes.id(for: from)
             hub.opened(connection, peer: peer.isEmpty ? from.node : peer)
         case .frame(let from, _, let frame):
@@ -199,9 +199,9 @@ extension ClusterRooms {
         case .closing(let from, _, let code, let reason):
             guard let connection = relaying.remotes.existing(from) else { return }
             hub.receive(.close(code: code, reason: reason), from: connection)
-        case .closed(let from, _):
+        case .closed(let from, _, let byClient):
             guard let connection = relaying.remotes.existing(from) else { return }
-            hub.closed(connection)
+            hub.closed(connection, ended: byClient ? .closed : .lost)
         case .handOff(let names, let from):
             takeHandedOff(names.compactMap { try? RoomID(validating: $0) }, from: from)
         case .controlAPI(let message):
@@ -276,7 +276,7 @@ extension ClusterRooms {
             nodesLastSeen[node] = seen
             if now - seen >= Self.silentNodeLimit {
                 hub.transport.close(connection, code: 4005, reason: "room moved")
-                hub.closed(connection)
+                hub.closed(connection, ended: .lost)
             }
         }
     }

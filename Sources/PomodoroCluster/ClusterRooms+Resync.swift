@@ -123,10 +123,10 @@ extension ClusterRooms {
         for connection in unconfirmed.connections.sorted(by: { $0.rawValue < $1.rawValue })
         where relaying.remotes.remote(connection) != nil {
             hub.transport.close(connection, code: 4005, reason: "room moved")
-            hub.closed(connection)
+            hub.closed(connection, ended: .lost)
         }
         // Taken over by their member's join (a session without a member now), or still the member's: let go.
-        for connection in keptAside.sorted(by: { $0.rawValue < $1.rawValue }) { hub.closed(connection) }
+        for connection in keptAside.sorted(by: { $0.rawValue < $1.rawValue }) { hub.closed(connection, ended: .lost) }
         keptAside = []
     }
 }

@@ -269,10 +269,10 @@ package final class ClusterRooms: RoomRouter {
         return true
     }
 
-    package func closed(_ connection: ConnectionID) {
+    package func closed(_ connection: ConnectionID, ended: ConnectionEnd) {
         joinFrames[connection] = nil
         quietJoins.remove(connection)
-        if let relay = relays[connection] { endRelay(of: connection, relay, telling: true) }
+        if let relay = relays[connection] { endRelay(of: connection, relay, telling: true, ended: ended) }
         if connection.isRemote { relaying.remotes.forget(connection) }
     }
 

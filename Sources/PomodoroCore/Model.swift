@@ -101,6 +101,17 @@ public enum AwayReason: String, Sendable, Equatable {
     case disconnected
 }
 
+/// How a member's connection ended, as far as the server can tell: a client closed on purpose is a member
+/// who stepped out (a tab closed, `pomo` quit; they may resume within the grace period), not one whose
+/// connection was lost.
+public enum ConnectionEnd: String, Sendable, Equatable {
+    /// The client closed it: it sent a WebSocket close frame (1000, 1001, or one without a code).
+    case closed
+    /// It dropped: no close frame (a network cut, a timeout, an error), a close frame that reports an error,
+    /// or the server closed it.
+    case lost
+}
+
 /// Why a member is no longer in the room.
 public enum LeaveReason: String, Sendable, Equatable {
     /// The member left.
@@ -129,12 +140,15 @@ public enum RoomEvent: Equatable, Sendable {
     /// A phase ran to its end. `next` is the phase now set up, `autoStarted` whether it already runs.
     /// `counted`: a focus that counts as completed (`Room.focusRanLongEnough`): credited to the room and the
     /// members present, and journalled. False for a break, and for a focus shortened to less than the
-    /// server's shortest focus.
-    case phaseCompleted(completed: Phase, next: Phase, autoStarted: Bool, cycle: Int, counted: Bool)
+    /// server's shortest focus. `length`: the time the phase ran, extensions included (its settings' length
+    /// only when nothing moved its end).
+    case phaseCompleted(completed: Phase, next: Phase, autoStarted: Bool, cycle: Int, counted: Bool, length: Duration)
     case memberJoined(MemberID, name: String)
     /// A member came back with their resume token.
     case memberReturned(MemberID)
-    case memberAway(MemberID, reason: AwayReason)
+    /// A member went away. `connection` says how a connection that ended did (`reason` `.disconnected`); nil
+    /// for `.away`, and for members a restart found gone (no connection of this process had ended).
+    case memberAway(MemberID, reason: AwayReason, connection: ConnectionEnd? = nil)
     case memberBack(MemberID)
     /// A member left the room for good; `name` is theirs, as nobody can look it up any more.
     case memberLeft(MemberID, name: String, reason: LeaveReason)

@@ -44,9 +44,9 @@ struct FocusCredit: Sendable {
 extension Room {
     /// Whether the focus running out now counts as completed: only a focus that ran at least the server's
     /// shortest focus (`policy.minFocusSeconds`, what `configure` accepts). The one place the rule is
-    /// asked: `complete` credits `focusCompleted` to the room and the members present and journals the
-    /// session only then, and says so on `phaseCompleted` (`counted`), which is all webhooks and the store
-    /// hear of it. A focus shortened to less (`extend`) still runs out and rings; its running time stays in
+    /// asked: `complete` credits `focusCompleted` to the room and the members present, journals the session
+    /// and counts it as one of a scheduled run's sessions only then, and says so on `phaseCompleted`
+    /// (`counted`), which is all webhooks and the store hear of it. A focus shortened to less (`extend`) still runs out and rings; its running time stays in
     /// the live `focusSeconds`, as that of any focus stopped early does.
     ///
     /// Its length is the time it ran: a phase is set up with its full length, counts down only while it

@@ -40,9 +40,11 @@ extension Room {
         return JoinResult(memberID: id, token: freshToken, resumed: false, outcome: outcome)
     }
 
-    /// The member's connection dropped: they show as away and keep their place for the grace period, or for
-    /// the short `silentGrace` when `silent` (the connection said nothing after joining as a new member).
-    public mutating func disconnect(_ id: MemberID, now: Instant, silent: Bool = false) -> Outcome {
+    /// The member's connection ended (`ended`: closed by their client, or lost): they show as away and keep
+    /// their place for the grace period, or for the short `silentGrace` when `silent` (the connection said
+    /// nothing after joining as a new member).
+    public mutating func disconnect(_ id: MemberID, now: Instant, silent: Bool = false,
+                                    ended: ConnectionEnd = .lost) -> Outcome {
         var outcome = Outcome()
         advanceInternal(to: now, into: &outcome)
         guard let member = roster[id], member.connected else { return outcome }
@@ -53,21 +55,23 @@ extension Room {
             if interrupted { member.stats.interruptions += 1 }
             member.silentlyLost = silent
         }
-        markDisconnected(id, at: now, into: &outcome)
+        markDisconnected(id, at: now, ended: ended, into: &outcome)
         roomMayBeQuiet(now)
         changed(&outcome)
         return outcome
     }
 
-    /// The member shows as away and keeps their place for the grace period from `now`.
-    mutating func markDisconnected(_ id: MemberID, at now: Instant, into outcome: inout Outcome) {
+    /// The member shows as away and keeps their place for the grace period from `now`; `ended` is how their
+    /// connection ended, when one did.
+    mutating func markDisconnected(_ id: MemberID, at now: Instant, ended: ConnectionEnd?,
+                                   into outcome: inout Outcome) {
         roster.update(id) { member in
             member.connected = false
             member.disconnectedAt = now
         }
         recredit(id, at: now)
         pending.memberChanged(id)
-        outcome.events.append(.memberAway(id, reason: .disconnected))
+        outcome.events.append(.memberAway(id, reason: .disconnected, connection: ended))
     }
 
     /// The member leaves for good.

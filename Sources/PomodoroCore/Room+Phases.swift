@@ -115,11 +115,13 @@ extension Room {
         enter(next, at: t, running: mayAutoStart && autoStart)
     }
 
-    /// The current phase ran out at `t`: a focus that ran long enough (`focusRanLongEnough`) is credited
-    /// and journalled, and the next phase is set up (or a scheduled run ends).
+    /// The current phase ran out at `t`: a focus that ran long enough (`focusRanLongEnough`) is credited,
+    /// journalled and counted by a scheduled run, and the next phase is set up (or the scheduled run ends).
     mutating func complete(at t: Instant, into outcome: inout Outcome, mayAutoStart: Bool = true) {
         let finished = phase
         let counted = focusRanLongEnough
+        // Taken before a scheduled run's end sets the room idle: what the phase ran.
+        let ran = phaseLength
         if finished == .focus { recreditAll(at: t) }
         if counted {
             stats.focusSessions += 1
@@ -134,15 +136,15 @@ extension Room {
             pending.record(.focusCompleted(startedAt: credit.focusStartedAt ?? t - phaseLength, endedAt: t,
                                            length: phaseLength, participants: participants))
         }
-        if finished == .focus, scheduledFocusCompleted(at: t, into: &outcome) {
+        if counted, scheduledFocusCompleted(at: t, into: &outcome) {
             outcome.events.append(.phaseCompleted(completed: finished, next: .idle, autoStarted: false, cycle: cycle,
-                                                  counted: counted))
+                                                  counted: counted, length: ran))
             changed(&outcome)
             return
         }
         moveOn(at: t, mayAutoStart: mayAutoStart)
-        outcome.events.append(.phaseCompleted(completed: finished, next: phase,
-                                              autoStarted: status == .running, cycle: cycle, counted: counted))
+        outcome.events.append(.phaseCompleted(completed: finished, next: phase, autoStarted: status == .running,
+                                              cycle: cycle, counted: counted, length: ran))
         changed(&outcome)
     }
 

@@ -151,7 +151,7 @@ extension Room {
         creditFocus(until: now)
         if case .running(let deadline) = timer { shownSeconds = (deadline - now).secondsRoundedUp }
         for id in roster.ids where roster[id]!.connected {
-            markDisconnected(id, at: now, into: &outcome)
+            markDisconnected(id, at: now, ended: nil, into: &outcome)  // the server went, not their connection
         }
         roomMayBeQuiet(now)
         changed(&outcome)

@@ -58,8 +58,10 @@ extension Room {
         return outcome
     }
 
-    /// A focus of the scheduled run completed at `t`: counts it, and when it was the last one, stops the
-    /// room (idle, cycle 1, the room's own settings back). Returns whether the run ended.
+    /// A focus of the scheduled run completed at `t`, one that counts (`complete` asks `focusRanLongEnough`:
+    /// a focus shortened below the server's shortest is not one of the set's sessions): counts it, and when
+    /// it was the last one, stops the room (idle, cycle 1, the room's own settings back). Returns whether the
+    /// run ended.
     mutating func scheduledFocusCompleted(at t: Instant, into outcome: inout Outcome) -> Bool {
         guard var run = scheduledRun else { return false }
         run.focusSessionsDone += 1

@@ -34,6 +34,8 @@ public final class WebSocketClient: ServiceLoop, @unchecked Sendable {  // safe:
         var peerCloseCode: UInt16?
         var peerCloseReason = ""
         var closeCode: UInt16?
+        /// Set once the close frame has been handed to the library (`startClose`).
+        var closeStarted = false
         var opened = false
         var ended = false
         let strings: [UnsafeMutablePointer<CChar>]
@@ -178,6 +180,16 @@ public final class WebSocketClient: ServiceLoop, @unchecked Sendable {  // safe:
         }
     }
 
+    /// Starts the close handshake of a connection whose frames are all written: the library writes the close
+    /// frame with our code, waits for the server's, then hangs up (and reports `closed`).
+    private func startClose(_ connection: Connection) {
+        guard !connection.ended, !connection.closeStarted, let wsi = connection.wsi,
+              let code = connection.closeCode else { return }
+        connection.closeStarted = true
+        lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code)), nil, 0)
+        lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_SYNC)
+    }
+
     private func end(_ connection: Connection, with event: ClientEvent) {
         guard !connection.ended else { return }
         connection.ended = true
@@ -217,9 +229,13 @@ public final class WebSocketClient: ServiceLoop, @unchecked Sendable {  // safe:
                 }
                 if written < 0 { return -1 }
                 if !connection.outbound.isEmpty || connection.closeCode != nil { lws_callback_on_writable(wsi) }
-            } else if let code = connection.closeCode {
-                lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code)), nil, 0)
-                return -1
+            } else if connection.closeCode != nil {
+                // Started outside this callback: returning -1 here, this build of the library on the libuv
+                // loop closes the connection twice and loses the close frame (the server found the same:
+                // `WebSocketServer.closeWhenOutside`), and the server would take a client that quit for one
+                // whose connection was lost.
+                let id = connection.id
+                post { [self] in if let connection = connections[id] { startClose(connection) } }
             }
 
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:

@@ -75,10 +75,24 @@ extension WebSocketServer {
                 return 0
             }
 
+        case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+            // The peer closes first (a close the server began is acknowledged without this): the library
+            // echoes the frame and closes. Its status tells a client that closed on purpose from one that
+            // reports an error.
+            guard let connection = connection(of: wsi), connection.peerCloseCode == nil else { break }
+            if let input, length >= 2 {
+                let bytes = UnsafeRawBufferPointer(start: input, count: length)
+                connection.peerCloseCode = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
+            } else {
+                connection.peerCloseCode = 1005  // RFC 6455: no status code was present
+            }
+
         case LWS_CALLBACK_CLOSED:
             guard let connection = connection(of: wsi) else { break }
             connections[connection.id] = nil
-            if connection.announced { delegate?.server(self, didClose: connection.id) }
+            if connection.announced {
+                delegate?.server(self, didClose: connection.id, peerCloseCode: connection.peerCloseCode)
+            }
             if draining && connections.isEmpty { finishDraining() }
 
         case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:

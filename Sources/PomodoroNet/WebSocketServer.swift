@@ -34,6 +34,9 @@ public final class WebSocketServer: ServiceLoop, @unchecked Sendable {  // safe:
         var pinged = false
         /// Set once the close frame has been handed to the library (from `closeTimer`).
         var closeStarted = false
+        /// The status of the close frame the peer sent first (1005 for one without a status); nil while it
+        /// has sent none.
+        var peerCloseCode: UInt16?
         init(id: ConnectionID, wsi: OpaquePointer, peer: String, options: WebSocketServerOptions, nowMs: UInt64) {
             self.id = id
             lastHeardMs = nowMs

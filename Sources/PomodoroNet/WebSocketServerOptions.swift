@@ -92,7 +92,9 @@ public protocol WebSocketServerDelegate: AnyObject {
     func server(_ server: WebSocketServer, didOpen connection: ConnectionID, peer: String)
     func server(_ server: WebSocketServer, didReceive text: [UInt8], from connection: ConnectionID)
     func server(_ server: WebSocketServer, didReject problem: ReceiveProblem, from connection: ConnectionID)
-    func server(_ server: WebSocketServer, didClose connection: ConnectionID)
+    /// The connection ended. `peerCloseCode`: the status of the close frame the peer sent to end it (1005 when
+    /// the frame had none); nil when it sent none (it dropped, timed out, or the server closed it).
+    func server(_ server: WebSocketServer, didClose connection: ConnectionID, peerCloseCode: UInt16?)
     /// A request to one of `dynamicPaths`. Answer it through `responder`, now or later, from any thread.
     func server(_ server: WebSocketServer, didReceiveHTTP request: HTTPRequest, responder: HTTPResponder)
 }

@@ -75,11 +75,12 @@ extension TickPayload {
 extension EventPayload {
     public init(_ event: RoomEvent) {
         switch event {
-        case let .phaseCompleted(completed, next, autoStarted, cycle, _):
+        case let .phaseCompleted(completed, next, autoStarted, cycle, _, _):
             self = .phaseCompleted(completed: completed, next: next, autoStarted: autoStarted, cycle: cycle)
         case let .memberJoined(id, name): self = .memberJoined(member: id.rawValue, name: name)
         case let .memberReturned(id): self = .memberReturned(member: id.rawValue)
-        case let .memberAway(id, reason): self = .memberAway(member: id.rawValue, reason: reason)
+        case let .memberAway(id, reason, connection):
+            self = .memberAway(member: id.rawValue, reason: reason, connection: connection)
         case let .memberBack(id): self = .memberBack(member: id.rawValue)
         case let .memberLeft(id, _, reason): self = .memberLeft(member: id.rawValue, reason: reason)
         case let .control(action, by, seconds): self = .control(action: action, by: by.rawValue, seconds: seconds)

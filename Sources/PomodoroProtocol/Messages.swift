@@ -267,7 +267,9 @@ public enum EventPayload: Equatable, Sendable {
     case phaseCompleted(completed: Phase, next: Phase, autoStarted: Bool, cycle: Int)
     case memberJoined(member: String, name: String)
     case memberReturned(member: String)
-    case memberAway(member: String, reason: AwayReason)
+    /// `connection`: how the connection of a member who is `.disconnected` ended (closed by their client, or
+    /// lost); nil when the server does not say (after its restart, or an older server).
+    case memberAway(member: String, reason: AwayReason, connection: ConnectionEnd? = nil)
     case memberBack(member: String)
     case memberLeft(member: String, reason: LeaveReason)
     case control(action: ControlAction, by: String, seconds: Int?)

@@ -15,9 +15,10 @@ extension WireCodec {
             object.set("name", name)
         case let .memberReturned(member), let .memberBack(member):
             object.set("member", member)
-        case let .memberAway(member, reason):
+        case let .memberAway(member, reason, connection):
             object.set("member", member)
             object.set("reason", reason.rawValue)
+            if let connection { object.set("connection", connection.rawValue) }
         case let .memberLeft(member, reason):
             object.set("member", member)
             object.set("reason", reason.rawValue)
@@ -50,7 +51,10 @@ extension FieldReader {
                                    autoStarted: try bool("autoStarted"), cycle: try int("cycle"))
         case "memberJoined": return .memberJoined(member: try string("member"), name: try string("name"))
         case "memberReturned": return .memberReturned(member: try string("member"))
-        case "memberAway": return .memberAway(member: try string("member"), reason: try enumeration("reason"))
+        case "memberAway":
+            // A `connection` this client does not know (a later server's) says no more than none.
+            return .memberAway(member: try string("member"), reason: try enumeration("reason"),
+                               connection: try optionalString("connection").flatMap(ConnectionEnd.init(rawValue:)))
         case "memberBack": return .memberBack(member: try string("member"))
         case "memberLeft": return .memberLeft(member: try string("member"), reason: try enumeration("reason"))
         case "control":

@@ -85,23 +85,20 @@ extension RoomHub {
         func event(_ kind: WebhookEventKind) -> WebhookEvent {
             WebhookEvent(kind: kind, id: WebhookSignature.newEventID(), atMs: now.wallMs)
         }
-        let settings = entry.room.settings
         for roomEvent in outcome.events {
             switch roomEvent {
             case .control(.start, _, _):
                 events.append(started(snapshot, event(.phaseStarted)))
-            case let .phaseCompleted(completed, _, autoStarted, _, counted):
+            case let .phaseCompleted(completed, _, autoStarted, _, counted, length):
                 // A focus that does not count as completed (shortened below the server's shortest focus)
-                // is not announced as one.
+                // is not announced as one. Its length is the time it ran, not what the settings say now (an
+                // extension, a configure that took effect at its end, a scheduled set that gave the room its
+                // own settings back).
                 if completed != .focus || counted {
                     var e = event(.phaseCompleted)
                     e.phase = completed
-                    e.minutes = switch completed {
-                    case .focus: settings.focus / 60
-                    case .shortBreak: settings.shortBreak / 60
-                    case .longBreak: settings.longBreak / 60
-                    case .idle: nil
-                    }
+                    e.seconds = Int(length.milliseconds / 1000)
+                    e.minutes = WebhookEvent.minutes(ms: length.milliseconds)
                     events.append(e)
                 }
                 if autoStarted { events.append(started(snapshot, event(.phaseStarted))) }
@@ -144,7 +141,7 @@ extension RoomHub {
     private func started(_ snapshot: SnapshotPayload, _ base: WebhookEvent) -> WebhookEvent {
         var e = base
         e.phase = snapshot.phase
-        e.minutes = Int((snapshot.phaseLengthMs + 30_000) / 60_000)
+        e.minutes = WebhookEvent.minutes(ms: snapshot.phaseLengthMs)
         e.names = snapshot.members.filter(\.present).map(\.name)
         return e
     }

@@ -219,20 +219,23 @@ package final class RoomHub {
         }
     }
 
-    package func closed(_ connection: ConnectionID) {
+    /// The connection ended, closed by its client or lost (`ended`): its member, if it has one, is away and
+    /// keeps their place for the grace period; the others hear which it was.
+    package func closed(_ connection: ConnectionID, ended: ConnectionEnd) {
         // A join still waiting is forgotten; its answers find no session and do nothing.
         joins[connection] = nil
         settleRoomPlace(of: connection, kept: false)
         if !connection.isRemote { addressLimits.connectionClosed(connection) }
-        router.closed(connection)
+        router.closed(connection, ended: ended)
         guard let session = sessions.removeValue(forKey: connection), !stopped else { return }
         if let watched = session.observing { rooms[watched]?.observers.remove(connection) }
         guard let roomID = session.room, let member = session.member, let entry = rooms[roomID],
               entry.connections[member] == connection else { return }
         entry.connections[member] = nil
         let now = clock.now()
-        let outcome = entry.room.disconnect(member, now: now.monotonic, silent: session.silentNewMember)
-        logger.debug("member disconnected", metadata: ["room": "\(roomID)", "member": "\(member)"])
+        let outcome = entry.room.disconnect(member, now: now.monotonic, silent: session.silentNewMember, ended: ended)
+        logger.debug("member disconnected", metadata: ["room": "\(roomID)", "member": "\(member)",
+                                                       "connection.end": "\(ended.rawValue)"])
         publish(outcome, in: entry, at: now)
     }
 

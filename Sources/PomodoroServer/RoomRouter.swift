@@ -60,8 +60,8 @@ package protocol RoomRouter: AnyObject {
     func outgoing(_ message: ServerMessage, to connection: ConnectionID) -> ServerMessage?
     /// Closes a flooding connection its own way (after answers still on their way); false: the hub closes it.
     func closesFlooding(_ connection: ConnectionID, code: UInt16, reason: String) -> Bool
-    /// The connection closed.
-    func closed(_ connection: ConnectionID)
+    /// The connection closed (`ended`: by its client, or lost).
+    func closed(_ connection: ConnectionID, ended: ConnectionEnd)
     /// An `observe` of a room not open here: true when the router looks for it elsewhere (the connection's
     /// frames wait meanwhile); false: the hub refuses it.
     func observesElsewhere(_ id: RoomID, connection: ConnectionID, ref: Ref?) -> Bool
@@ -259,7 +259,7 @@ package final class LocalRooms: RoomRouter {
     package func carries(_ text: [UInt8], from connection: ConnectionID) -> Bool { false }
     package func outgoing(_ message: ServerMessage, to connection: ConnectionID) -> ServerMessage? { message }
     package func closesFlooding(_ connection: ConnectionID, code: UInt16, reason: String) -> Bool { false }
-    package func closed(_ connection: ConnectionID) {}
+    package func closed(_ connection: ConnectionID, ended: ConnectionEnd) {}
     package func observesElsewhere(_ id: RoomID, connection: ConnectionID, ref: Ref?) -> Bool { false }
 
     /// `/api/cluster` on a single server: not found.

@@ -1,3 +1,4 @@
+import PomodoroCore
 import PomodoroNet
 
 // The socket side of the hub: the libwebsockets server as its transport, and its delegate calls turned into
@@ -15,6 +16,18 @@ extension HTTPResponder: HTTPAnswering {
 }
 
 extension HTTPStream: HubEventStream {}
+
+extension ConnectionEnd {
+    /// How a WebSocket connection ended, from the close frame its peer sent (nil: none). A client closed it
+    /// on purpose when it said so: 1000 (normal), 1001 (going away: a browser tab closed) or no status (1005).
+    /// Any other status reports an error of the client's, and no frame is a connection lost.
+    init(peerCloseCode: UInt16?) {
+        switch peerCloseCode {
+        case 1000?, 1001?, 1005?: self = .closed
+        default: self = .lost
+        }
+    }
+}
 
 /// Hands what the server reports to the hub. The server holds its delegate weakly: the composition root
 /// keeps this alive, and calls it on the service thread.
@@ -36,8 +49,8 @@ final class HubDelegate: WebSocketServerDelegate, Sendable {
         hub.rejected(problem, from: connection)
     }
 
-    func server(_ server: WebSocketServer, didClose connection: ConnectionID) {
-        hub.closed(connection)
+    func server(_ server: WebSocketServer, didClose connection: ConnectionID, peerCloseCode: UInt16?) {
+        hub.closed(connection, ended: ConnectionEnd(peerCloseCode: peerCloseCode))
     }
 
     func server(_ server: WebSocketServer, didReceiveHTTP request: HTTPRequest, responder: HTTPResponder) {

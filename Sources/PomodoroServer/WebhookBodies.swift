@@ -8,6 +8,8 @@ struct WebhookEvent: Equatable, Sendable {
     var atMs: Int64
     var phase: Phase?
     var minutes: Int?
+    /// A completed phase's length as it ran, in whole seconds (`minutes` is it rounded).
+    var seconds: Int?
     /// Who is present (a phase that started), in join order.
     var names: [String] = []
     /// The member who joined, left or changed their task.
@@ -16,6 +18,12 @@ struct WebhookEvent: Equatable, Sendable {
     /// The schedule (a warning, a set that ended) and how many focus sessions it did.
     var schedule: String?
     var focusSessions: Int?
+}
+
+extension WebhookEvent {
+    /// A phase's length in the messages' minutes: to the nearest minute (a 25-minute focus extended by 40
+    /// seconds is still "25-minute").
+    static func minutes(ms: Int64) -> Int { Int((ms + 30_000) / 60_000) }
 }
 
 /// The bodies a webhook is sent, in its format and language (docs/PROTOCOL.md, "Webhooks").
@@ -29,6 +37,7 @@ enum WebhookBodies {
             var data: [(String, JSONValue)] = []
             if let phase = event.phase { data.append(("phase", .string(phase.rawValue))) }
             if let minutes = event.minutes { data.append(("minutes", .int(Int64(minutes)))) }
+            if let seconds = event.seconds { data.append(("seconds", .int(Int64(seconds)))) }
             if event.kind == .phaseStarted { data.append(("members", .array(event.names.map { .string($0) }))) }
             if let member = event.member { data.append(("member", .string(member))) }
             if event.kind == .taskChanged { data.append(("task", .string(event.task ?? ""))) }

@@ -41,7 +41,7 @@ struct LiveStatsTests {
             server.send(OutboundFrame(WireCodec.encode(reply)), to: connection)
         }
         func server(_ server: WebSocketServer, didReject problem: ReceiveProblem, from connection: ConnectionID) {}
-        func server(_ server: WebSocketServer, didClose connection: ConnectionID) {}
+        func server(_ server: WebSocketServer, didClose connection: ConnectionID, peerCloseCode: UInt16?) {}
         func server(_ server: WebSocketServer, didReceiveHTTP request: HTTPRequest, responder: HTTPResponder) {
             responder.respond(HTTPResponse(status: 404, text: "not found"))
         }

@@ -288,6 +288,30 @@ import Testing
         }
     }
 
+    /// A member whose client closed (a tab closed, pomo quit) stepped out; one whose connection dropped lost it.
+    @Test func aClosedClientAndALostConnectionReadDifferentlyInEachLanguage() {
+        let expected: [Language: (closed: String, lost: String)] = [
+            .en: ("Lin stepped out", "Lin lost the connection"),
+            .zhHans: ("Lin 下线了", "Lin 掉线了"),
+            .zhHant: ("Lin 下線了", "Lin 斷線了"),
+            .ko: ("Lin: 접속 종료", "Lin: 연결 끊김"),
+        ]
+        let members = [Fixture.member("m1", "Ada"), Fixture.member("m2", "Lin")]
+        for (language, words) in expected {
+            var d = Fixture.dashboard(Fixture.runningFocus(at: Fixture.serverEpoch, members: members),
+                                      words: Words(language))
+            func line(_ connection: ConnectionEnd?) -> String? {
+                let event = EventPayload.memberAway(member: "m2", reason: .disconnected, connection: connection)
+                _ = d.handle(.message(.event(room: "team-alpha", event, serverTime: Fixture.serverEpoch), raw: [],
+                                      receivedAt: Fixture.local(0)))
+                return d.lastEvent?.text
+            }
+            #expect(line(.closed) == words.closed, "\(language.rawValue)")
+            #expect(line(.lost) == words.lost, "\(language.rawValue)")
+            #expect(line(nil) == words.lost, "\(language.rawValue): a server that does not say")
+        }
+    }
+
     @Test func aRefusalIsSaidByItsCodeOutsideEnglish() {
         var d = RendererScenes.runningFocus(in: .zhHans)
         let effects = d.handle(key: .character("s"), at: Fixture.local(0))

@@ -144,7 +144,7 @@ import Testing
         #expect(machine.nextDeadline == 30_030)
         _ = machine.timer(now: Fixture.local(30_030))
         let actions = machine.timer(now: Fixture.local(55_030))
-        #expect(actions == [.close(code: 1000),
+        #expect(actions == [.close(code: 4000),  // given up for lost, not closed on purpose
                             .emit(.reconnecting(attempt: 1, retryAt: Fixture.local(55_530),
                                                 reason: "the server stopped answering"))])
     }
@@ -155,7 +155,7 @@ import Testing
         _ = machine.timer(now: Fixture.local(600))  // connecting again
         #expect(machine.nextDeadline == 10_600)
         let actions = machine.timer(now: Fixture.local(10_600))
-        #expect(actions == [.close(code: 1000),
+        #expect(actions == [.close(code: 4000),
                             .emit(.reconnecting(attempt: 2, retryAt: Fixture.local(11_600),
                                                 reason: "no answer from the server"))])
     }

@@ -16,7 +16,7 @@ import PomodoroCore
 
     /// The `counted` of each `phaseCompleted` event, in order.
     func counted(_ outcome: Outcome) -> [Bool] {
-        outcome.events.compactMap { if case .phaseCompleted(_, _, _, _, let counted) = $0 { counted } else { nil } }
+        outcome.events.compactMap { if case .phaseCompleted(_, _, _, _, let counted, _) = $0 { counted } else { nil } }
     }
 
     @Test func aFullFocusCountsAsBefore() throws {

@@ -68,7 +68,7 @@ import PomodoroCore
         try t.add("Bob")
         t.advance(by: .seconds(5))
         let outcome = t.disconnect(ada)
-        #expect(outcome.events == [.memberAway(ada, reason: .disconnected)])
+        #expect(outcome.events == [.memberAway(ada, reason: .disconnected, connection: .lost)])
         #expect(outcome.stateChanged)
         let snapshot = try #require(t.member(ada))
         #expect(!snapshot.present)
@@ -77,6 +77,24 @@ import PomodoroCore
         #expect(t.room.memberCount == 2)
         #expect(t.room.connectedCount == 1)
         #expect(t.room.nextWakeup() == t.now + .seconds(120), "the end of the grace period")
+    }
+
+    @Test func aMemberWhoseClientClosedIsAwayAsOneWhoseConnectionWasLostAndSaysSo() throws {
+        var closed = TestRoom(), lost = TestRoom()
+        let ada = try closed.add("Ada"), bea = try lost.add("Ada")
+        try closed.add("Bob")
+        try lost.add("Bob")
+        try closed.send(.start, by: ada)
+        try lost.send(.start, by: bea)
+        closed.advance(by: .seconds(5))
+        lost.advance(by: .seconds(5))
+        let byClient = closed.disconnect(ada, ended: .closed)
+        let dropped = lost.disconnect(bea, ended: .lost)
+        #expect(byClient.events == [.memberAway(ada, reason: .disconnected, connection: .closed)])
+        #expect(dropped.events == [.memberAway(bea, reason: .disconnected, connection: .lost)])
+        // Only the words differ: the same place kept, the same focus time, the same interruption.
+        #expect(closed.member(ada) == lost.member(bea))
+        #expect(closed.member(ada)?.stats.interruptions == 1 && closed.member(ada)?.connected == false)
     }
 
     /// A new member whose connection said nothing before it dropped (join-and-drop) keeps their place only

@@ -184,6 +184,14 @@ import PomodoroCore
         #expect(!room.membersWereHere(at: now))
     }
 
+    @Test func membersARestartFoundGoneAreAwayWithoutSayingHowTheirConnectionEnded() throws {
+        var t = TestRoom()
+        let ada = try t.add("Ada")
+        let (_, outcome, _, _) = restart(t, after: .seconds(3))
+        // No connection of this server ended: the server did. Clients say what they said before.
+        #expect(outcome.events == [.memberAway(ada, reason: .disconnected, connection: nil)])
+    }
+
     @Test func aPhaseEndingWhileARoomIsHandedOffIsFollowedByTheNext() throws {
         var t = TestRoom(settings: RoomSettings(focus: 600, shortBreak: 300, autoStart: true))
         let ada = try t.add("Ada")

@@ -82,6 +82,64 @@ import PomodoroCore
         #expect((try? t.room.startScheduled(try schedule(sessions: 2), now: t.now)) != nil)
     }
 
+    /// The `counted` of each `phaseCompleted` event, in order.
+    private func counted(_ outcome: Outcome) -> [Bool] {
+        outcome.events.compactMap { if case .phaseCompleted(_, _, _, _, let counted, _) = $0 { counted } else { nil } }
+    }
+
+    @Test func aFocusThatDoesNotCountIsNotOneOfTheSetsSessions() throws {
+        var t = TestRoom()
+        let ada = try t.add("Ada")
+        try t.room.startScheduled(try schedule(sessions: 2), now: t.now)
+        t.advance(by: .seconds(10))
+        let shortened = try t.send(.extend(seconds: -3600), by: ada)  // it ran 10 s: less than the shortest focus
+        #expect(counted(shortened) == [false])
+        #expect(shortened.completions == [Completion(.focus, .shortBreak, autoStarted: true, cycle: 1)])
+        #expect(t.room.scheduledRun?.focusSessionsDone == 0 && t.room.scheduledRun?.focusSessionsLeft == 2)
+        #expect(t.room.snapshot(at: t.now).scheduledRun?.focusSessionsDone == 0, "clients show no session done")
+
+        t.advance(by: .seconds(300))                    // the break, then a whole focus
+        let first = t.advance(by: .seconds(1500))
+        #expect(counted(first) == [true] && first.scheduleEnded == nil)
+        #expect(t.room.scheduledRun?.focusSessionsDone == 1, "the first that counted")
+        t.advance(by: .seconds(300))
+        let last = t.advance(by: .seconds(1500))
+        #expect(last.scheduleEnded?.focusSessionsDone == 2)
+        #expect(t.room.stats.focusSessions == 2 && t.room.status == .idle)
+    }
+
+    @Test func aSetOfOneIsNotEndedByAFocusThatDoesNotCount() throws {
+        var t = TestRoom()
+        let ada = try t.add("Ada")
+        try t.room.startScheduled(try schedule(sessions: 1), now: t.now)
+        t.advance(by: .seconds(59))
+        let shortened = try t.send(.extend(seconds: -3600), by: ada)  // a second short of the shortest focus
+        #expect(shortened.scheduleEnded == nil && t.room.scheduledRun != nil)
+        #expect(t.room.phase == .shortBreak && t.room.status == .running, "the set goes on with its break")
+
+        // The same, run a minute: it counts, and the set of one is done.
+        var u = TestRoom()
+        let bo = try u.add("Bo")
+        try u.room.startScheduled(try schedule(sessions: 1), now: u.now)
+        u.advance(by: .seconds(60))
+        let done = try u.send(.extend(seconds: -3600), by: bo)
+        #expect(done.scheduleEnded?.focusSessionsDone == 1 && u.room.status == .idle)
+    }
+
+    @Test func aRestartCountsOnlyTheFocusesThatCount() throws {
+        var t = TestRoom()
+        let ada = try t.add("Ada")
+        try t.room.startScheduled(try schedule(sessions: 2), now: t.now)
+        t.advance(by: .seconds(10))
+        try t.send(.extend(seconds: -3600), by: ada)    // not one of the set's
+        t.advance(by: .seconds(100))                     // into the break
+        // Down for 1,900 s: the break and one whole focus ended meanwhile; the set has one more to go.
+        let (back, outcome, _) = restarted(t.room, writtenAt: t.now, downFor: .seconds(1900))
+        #expect(outcome.completions.map(\.completed) == [.shortBreak, .focus])
+        #expect(outcome.scheduleEnded == nil && back.scheduledRun?.focusSessionsDone == 1)
+        #expect(back.phase == .shortBreak && back.status == .running)
+    }
+
     /// The room as a store kept it, brought back `downFor` after it was written on a new boot's clock.
     private func restarted(_ room: Room, writtenAt: Instant, downFor: Duration) -> (Room, Outcome, Instant) {
         let record = room.record(wallOffsetNanoseconds: 1_000_000_000_000)

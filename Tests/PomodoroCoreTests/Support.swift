@@ -68,7 +68,9 @@ struct TestRoom {
     }
 
     @discardableResult
-    mutating func disconnect(_ id: MemberID) -> Outcome { room.disconnect(id, now: clock.now) }
+    mutating func disconnect(_ id: MemberID, ended: ConnectionEnd = .lost) -> Outcome {
+        room.disconnect(id, now: clock.now, ended: ended)
+    }
 
     @discardableResult
     mutating func leave(_ id: MemberID) -> Outcome { room.leave(id, now: clock.now) }
@@ -116,7 +118,7 @@ extension Outcome {
     /// The `phaseCompleted` events, in order.
     var completions: [Completion] {
         events.compactMap {
-            if case .phaseCompleted(let completed, let next, let autoStarted, let cycle, _) = $0 {
+            if case .phaseCompleted(let completed, let next, let autoStarted, let cycle, _, _) = $0 {
                 return Completion(completed, next, autoStarted: autoStarted, cycle: cycle)
             }
             return nil

@@ -142,7 +142,7 @@ struct ClusterBusReturnTests {
                         #expect(shown.stats.interruptions == 0, "\(who) was shown Bo's focus interrupted")
                     case .event(_, let event, _):
                         switch event {
-                        case .memberLeft(boID, _), .memberReturned(boID), .memberAway(boID, _), .memberBack(boID):
+                        case .memberLeft(boID, _), .memberReturned(boID), .memberAway(boID, _, _), .memberBack(boID):
                             Issue.record("\(who) heard of Bo's presence: \(event)")
                         default: break
                         }

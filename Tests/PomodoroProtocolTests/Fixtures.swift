@@ -104,6 +104,8 @@ enum Fixtures {
         .memberReturned(member: "m1"),
         .memberAway(member: "m1", reason: .away),
         .memberAway(member: "m2", reason: .disconnected),
+        .memberAway(member: "m2", reason: .disconnected, connection: .closed),
+        .memberAway(member: "m2", reason: .disconnected, connection: .lost),
         .memberBack(member: "m1"),
         .memberLeft(member: "m1", reason: .left),
         .memberLeft(member: "m2", reason: .expired),

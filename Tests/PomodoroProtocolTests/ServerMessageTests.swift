@@ -144,7 +144,8 @@ struct ServerMessageTests {
         case .phaseCompleted: ["completed", "next", "autoStarted", "cycle"]
         case .memberJoined: ["member", "name"]
         case .memberReturned, .memberBack: ["member"]
-        case .memberAway, .memberLeft: ["member", "reason"]
+        case .memberAway(_, _, nil), .memberLeft: ["member", "reason"]
+        case .memberAway: ["member", "reason", "connection"]
         case .control(_, _, nil): ["action", "by"]
         case .control: ["action", "by", "seconds"]
         case .hostChanged: ["member"]
@@ -162,6 +163,19 @@ struct ServerMessageTests {
         #expect(value["room"] == .string("team-alpha"))
     }
 
+    @Test("memberAway's connection is optional, and one this client does not know says no more than none")
+    func memberAwayConnection() throws {
+        func decoded(_ extra: String) throws -> ServerMessage {
+            try WireCodec.decodeServerMessage(Array(#"{"type":"event","room":"r","kind":"memberAway","serverTime":0,"member":"m2","reason":"disconnected"\#(extra)}"#.utf8))
+        }
+        let plain = ServerMessage.event(room: "r", .memberAway(member: "m2", reason: .disconnected), serverTime: 0)
+        #expect(try decoded("") == plain)
+        #expect(try decoded(#","connection":null"#) == plain)
+        #expect(try decoded(#","connection":"hung up""#) == plain)
+        #expect(try decoded(#","connection":"closed""#)
+                == .event(room: "r", .memberAway(member: "m2", reason: .disconnected, connection: .closed), serverTime: 0))
+    }
+
     @Test("enum values travel as their documented strings")
     func enumStrings() throws {
         let completed = try JSONValue.parse(WireCodec.encode(.event(
@@ -172,6 +186,10 @@ struct ServerMessageTests {
         let away = try JSONValue.parse(WireCodec.encode(.event(
             room: "r", .memberAway(member: "m1", reason: .disconnected), serverTime: 0)))
         #expect(away["reason"] == .string("disconnected"))
+        #expect(away["connection"] == nil, "left out when the server does not say")
+        let closed = try JSONValue.parse(WireCodec.encode(.event(
+            room: "r", .memberAway(member: "m1", reason: .disconnected, connection: .closed), serverTime: 0)))
+        #expect(closed["connection"] == .string("closed"))
         let extend = try JSONValue.parse(WireCodec.encode(.event(
             room: "r", .control(action: .extend, by: "m2", seconds: -30), serverTime: 0)))
         #expect(extend["action"] == .string("extend"))

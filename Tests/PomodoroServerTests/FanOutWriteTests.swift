@@ -179,7 +179,7 @@ private final class Fixture: WebSocketServerDelegate, @unchecked Sendable {  // 
     }
     func server(_ server: WebSocketServer, didReceive text: [UInt8], from connection: ConnectionID) {}
     func server(_ server: WebSocketServer, didReject problem: ReceiveProblem, from connection: ConnectionID) {}
-    func server(_ server: WebSocketServer, didClose connection: ConnectionID) {}
+    func server(_ server: WebSocketServer, didClose connection: ConnectionID, peerCloseCode: UInt16?) {}
     func server(_ server: WebSocketServer, didReceiveHTTP request: HTTPRequest, responder: HTTPResponder) {
         responder.respond(HTTPResponse(status: 404, text: "none\n"))
     }

@@ -408,7 +408,7 @@ final class HTTPTestDelegate: WebSocketServerDelegate, @unchecked Sendable {
     func server(_ server: WebSocketServer, didOpen connection: ConnectionID, peer: String) {}
     func server(_ server: WebSocketServer, didReceive text: [UInt8], from connection: ConnectionID) {}
     func server(_ server: WebSocketServer, didReject problem: ReceiveProblem, from connection: ConnectionID) {}
-    func server(_ server: WebSocketServer, didClose connection: ConnectionID) {}
+    func server(_ server: WebSocketServer, didClose connection: ConnectionID, peerCloseCode: UInt16?) {}
 }
 
 /// A WebSocketServer on a loopback port with dynamic paths /api and /healthz and no web root.

@@ -317,7 +317,9 @@ struct HubRelayTests {
         #expect(try pair.relay.messages(to: other).first.map { if case .error(.notFound, _, _, .string("n"), _) = $0 { true } else { false } } == true)
     }
 
-    @Test func aRelayedMemberWhoseConnectionClosesIsDisconnectedOnTheOwner() throws {
+    /// The owner hears how the connection ended, as from a member of its own: closed by the client, or lost.
+    @Test(arguments: [ConnectionEnd.closed, .lost])
+    func aRelayedMemberWhoseConnectionClosesIsDisconnectedOnTheOwner(ended: ConnectionEnd) throws {
         let pair = try Pair()
         let bob = pair.relayedJoin("Bob")
         let ada = pair.owner.connect()
@@ -325,12 +327,15 @@ struct HubRelayTests {
         pair.owner.settle()
         pair.owner.transport.clearSent()
 
-        pair.relay.disconnect(bob)
+        pair.relay.disconnect(bob, ended: ended)
         #expect(pair.relayCluster.followed.isEmpty)
         pair.pump()
-        let state = try pair.owner.messages(to: ada).compactMap { if case .state(let room) = $0 { room } else { nil } }.last
+        let heard = try pair.owner.messages(to: ada)
+        let state = heard.compactMap { if case .state(let room) = $0 { room } else { nil } }.last
         let bobNow = try #require(state?.members.first { $0.name == "Bob" })
         #expect(!bobNow.connected)
+        let away = heard.compactMap { if case .event(_, .memberAway(bobNow.id, .disconnected, let how), _) = $0 { how } else { nil } }
+        #expect(away == [ended])
     }
 
     @Test func theOwnerClosesARelayedConnectionThroughItsNode() throws {

@@ -1,6 +1,7 @@
 import Foundation
 @testable import PomodoroServer
 import PomodoroCore
+import PomodoroNet
 import PomodoroProtocol
 import PomodoroStore
 import PomodoroTestSupport
@@ -20,12 +21,32 @@ import Testing
         return (t, hooks)
     }
 
+    /// The hub, and Ada in `room` with a webhook for `events` added (its first: `data`, `numbers` read it).
+    static func ada(in room: String, hooking events: [String]) throws -> (TestHub, any WebhookStore, ConnectionID) {
+        let (t, hooks) = try hub()
+        let a = t.connect()
+        t.send(.join(room: room, name: "Ada", token: nil), from: a)
+        t.settle()
+        t.send(.webhook(.add(WebhookFields(url: "http://127.0.0.1:9/x", events: events))), from: a)
+        t.settle()
+        return (t, hooks, a)
+    }
+
+    /// The body of each delivery queued for the room's first webhook, oldest first.
+    static func bodies(_ hooks: any WebhookStore, room: String) throws -> [[String: Any]] {
+        try hooks.recentDeliveries(room: RoomID(validating: room), webhook: 1, limit: 50).reversed().map { delivery in
+            try JSONSerialization.jsonObject(with: Data(delivery.body.utf8)) as? [String: Any] ?? [:]
+        }
+    }
+
     /// The `data` of each delivery queued for the room's first webhook, oldest first.
     static func data(_ hooks: any WebhookStore, room: String) throws -> [[String: String]] {
-        try hooks.recentDeliveries(room: RoomID(validating: room), webhook: 1, limit: 50).reversed().map { delivery in
-            let body = try JSONSerialization.jsonObject(with: Data(delivery.body.utf8)) as? [String: Any]
-            return (body?["data"] as? [String: Any] ?? [:]).compactMapValues { $0 as? String }
-        }
+        try bodies(hooks, room: room).map { ($0["data"] as? [String: Any] ?? [:]).compactMapValues { $0 as? String } }
+    }
+
+    /// The whole-number fields of the `data` of each delivery queued for the room's first webhook, oldest first.
+    static func numbers(_ hooks: any WebhookStore, room: String) throws -> [[String: Int]] {
+        try bodies(hooks, room: room).map { ($0["data"] as? [String: Any] ?? [:]).compactMapValues { $0 as? Int } }
     }
 
     @Test func theFirstMemberToLeaveAfterAWebhookIsAddedIsNamed() throws {
@@ -53,17 +74,49 @@ import Testing
     }
 
     @Test func aFocusShortenedBeforeItRanIsNotAnnouncedAsCompleted() throws {
-        let (t, hooks) = try Self.hub()
-        let a = t.connect()
-        t.send(.join(room: "wh6", name: "Ada", token: nil), from: a)
-        t.settle()
-        t.send(.webhook(.add(WebhookFields(url: "http://127.0.0.1:9/x", events: ["phase_completed"]))), from: a)
-        t.settle()
+        let (t, hooks, a) = try Self.ada(in: "wh6", hooking: ["phase_completed"])
         t.send(.start, from: a)
         t.send(.skip, from: a)                           // short break, ready
         t.send(.extend(seconds: -300), from: a)          // the break ends: announced
         t.send(.extend(seconds: -1500), from: a)         // focus 2, never run, ends: not a completed focus
         t.settle()
         #expect(try Self.data(hooks, room: "wh6").map { $0["phase"] } == ["shortBreak"])
+    }
+
+    @Test func aCompletedPhaseGivesTheLengthItRanNotTheSettings() throws {
+        let (t, hooks, a) = try Self.ada(in: "wh7", hooking: ["phase_completed"])
+        t.send(.start, from: a)                          // a 25-minute focus
+        t.settle()
+        t.pass(.seconds(60))
+        t.send(.extend(seconds: 300), from: a)           // 30 minutes
+        // New settings, taken at the focus's end: the focus still ran 30 minutes, the break then runs 10.
+        t.send(.configure(RoomSettings(focus: 3000, shortBreak: 600)), from: a)
+        t.settle()
+        t.pass(.seconds(1740))                           // the focus ends
+        t.send(.start, from: a)                          // the 10-minute break
+        t.settle()
+        t.pass(.seconds(200))
+        t.send(.extend(seconds: -600), from: a)          // shortened past its end: it ran 200 seconds
+        t.settle()
+
+        #expect(try Self.data(hooks, room: "wh7").map { $0["phase"] } == ["focus", "shortBreak"])
+        let numbers = try Self.numbers(hooks, room: "wh7")
+        #expect(numbers.map { $0["seconds"] } == [1800, 200])
+        #expect(numbers.map { $0["minutes"] } == [30, 3], "to the nearest minute")
+        #expect(try Self.bodies(hooks, room: "wh7").first?["text"] as? String == "wh7 completed a 30-minute focus")
+    }
+
+    @Test func aScheduledSetsLastFocusGivesItsOwnLengthNotTheRoomsSettingsPutBack() throws {
+        let (t, hooks, a) = try Self.ada(in: "wh8", hooking: ["phase_completed"])  // Thursday, 00:00 UTC
+        t.send(.schedule(.add(ScheduleFields(name: "Sprint", time: "00:01", zone: "UTC", days: ["thu"],
+                                             settings: RoomSettings(focus: 600, shortBreak: 120), sessions: 1,
+                                             warning: 0))), from: a)
+        t.settle()
+        t.pass(.seconds(60))                             // the set starts: one 10-minute focus
+        t.pass(.seconds(600))                            // it ends, and with it the set
+        let entry = try #require(t.hub.rooms[RoomID(validating: "wh8")])
+        #expect(entry.room.status == .idle && entry.room.settings == .standard, "the room's own 25 minutes are back")
+        #expect(try Self.numbers(hooks, room: "wh8").map { $0["seconds"] } == [600])
+        #expect(try Self.numbers(hooks, room: "wh8").map { $0["minutes"] } == [10])
     }
 }

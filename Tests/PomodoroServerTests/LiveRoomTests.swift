@@ -116,7 +116,7 @@ struct LiveRoomTests {
         ana.close()
 
         let away = try bo.expect("memberAway") { message -> String? in
-            if case let .event(_, .memberAway(member, .disconnected), _) = message { return member }
+            if case let .event(_, .memberAway(member, .disconnected, _), _) = message { return member }
             return nil
         }
         #expect(away == anaYou.id)

@@ -83,7 +83,7 @@ struct MetricsTests {
 
         // A member who drops off keeps their place through the grace period: still a member, not a connection.
         bo.peer.close()
-        try ana.read { if case .event(_, .memberAway(_, .disconnected), _) = $0 { true } else { false } }
+        try ana.read { if case .event(_, .memberAway(_, .disconnected, _), _) = $0 { true } else { false } }
         let after = try scrape(server)
         #expect(after["pomodoro_connections"] == 1)
         #expect(after["pomodoro_members"] == 2)

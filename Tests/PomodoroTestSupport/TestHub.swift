@@ -63,10 +63,10 @@ package final class TestHub {
         return connection
     }
 
-    /// The connection goes away (as the transport reports a close).
-    package func disconnect(_ connection: ConnectionID) {
+    /// The connection goes away (as the transport reports a close): lost, or `.closed` by its client.
+    package func disconnect(_ connection: ConnectionID, ended: ConnectionEnd = .lost) {
         transport.open.remove(connection)
-        hub.closed(connection)
+        hub.closed(connection, ended: ended)
     }
 
     /// A text frame from `connection`, handled now.

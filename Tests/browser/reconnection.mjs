@@ -24,7 +24,7 @@ class FakeSocket {
   static CONNECTING = 0; static OPEN = 1; static CLOSING = 2; static CLOSED = 3;
   constructor(url) { this.url = url; this.readyState = FakeSocket.CONNECTING; this.sent = []; sockets.push(this); }
   send(text) { this.sent.push(JSON.parse(text)); }
-  close() { this.readyState = FakeSocket.CLOSED; }
+  close(code) { this.readyState = FakeSocket.CLOSED; this.closedWith = code; }
   open() { this.readyState = FakeSocket.OPEN; this.onopen?.(); }
   receive(message) { this.onmessage?.({ data: JSON.stringify(message) }); }
   closedBy(code) { this.readyState = FakeSocket.CLOSED; this.onclose?.({ code }); }
@@ -33,6 +33,7 @@ globalThis.WebSocket = FakeSocket;
 
 const {
   RoomConnection, RESTART_CLOSE_CODE, RESTART_WINDOW_MS, RESTART_RETRY_MIN_MS, RESTART_RETRY_MAX_MS, RESTART_PATIENCE_MS,
+  GAVE_UP_CLOSE_CODE,
 } = await import('../../web/connection.js');
 assert.equal(RESTART_CLOSE_CODE, 1012);
 
@@ -151,6 +152,19 @@ test('without the change a close is the back-off: 1001 waits at least 375 ms, th
   joinedConnection([]);
   sockets.at(-1).closedBy(1001);
   assert.ok(retry().ms >= 375 && retry().ms <= 625, `${retry().ms}`);
+});
+
+test('a connection given up for lost closes with 4000, one let go on purpose with 1000', () => {
+  assert.equal(GAVE_UP_CLOSE_CODE, 4000);
+  const conn = joinedConnection([]);
+  const quiet = sockets.at(-1);
+  conn.lost();  // what the watch does when pings go unanswered
+  assert.equal(quiet.closedWith, 4000, 'the server says "lost the connection", not "stepped out"');
+  retry().fn();
+  const next = sockets.at(-1);
+  next.open();
+  conn.leave();
+  assert.equal(next.closedWith, 1000);
 });
 
 console.log(`${passed} passed, 0 failed`);

@@ -263,6 +263,16 @@ fixture('event-memberAway.json', 'stepping away is said, mine too', () => {
 fixture('event-memberAway-disconnected.json', 'a lost connection is said, but not my own', () => {
   assert.deepEqual(eventLines('event-memberAway-disconnected'), ['Zoë "Z" 🍅 lost the connection']);
   assert.deepEqual(eventLines('event-memberAway-disconnected', joined(), { member: 'm1' }), []);
+  // A server that does not say how (an older one, or after its restart): lost, as before.
+  assert.deepEqual(eventLines('event-memberAway-disconnected', joined(), { connection: undefined }),
+    ['Zoë "Z" 🍅 lost the connection']);
+});
+
+fixture('event-memberAway-closed.json', 'a client closed on purpose stepped out, and is not said to have lost anything', () => {
+  assert.deepEqual(eventLines('event-memberAway-closed'), ['Zoë "Z" 🍅 stepped out']);
+  assert.deepEqual(eventLines('event-memberAway-closed', joined(), { member: 'm1' }), [], 'not my own');
+  assert.deepEqual(eventLines('event-memberAway-closed', joined(), { connection: 'teleported' }),
+    ['Zoë "Z" 🍅 lost the connection'], 'a value from a later server reads as lost');
 });
 
 fixture('event-memberBack.json', 'back from away', () => {

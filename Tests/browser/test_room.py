@@ -857,6 +857,25 @@ class Run:
         by_id(self.b, "btn-away").click()
         wait(self.a, lambda d: [r[3] for r in member_rows(d)] == ["present", "present"], "B back in A's list")
 
+    def a_page_left_is_a_member_who_stepped_out(self):
+        """A tab that leaves the page (closed, or sent elsewhere) closes its socket with a close frame (1001): the
+        others read that the member stepped out, not that they lost the connection. In a room of its own, so that
+        the member kept for the grace period shows in no other check's list."""
+        room = f"{self.room}-out"
+        eve, dee = self.own_driver("Eve"), self.own_driver("Dee")
+        try:
+            join(eve, self.base, f"/r/{room}", "Eve")
+            join(dee, self.base, f"/r/{room}", "Dee")
+            wait(eve, lambda d: any("Dee joined" in line for line in activity_lines(d)), "Dee's arrival in Eve's feed")
+            dee.get("about:blank")
+            wait(eve, lambda d: any("Dee stepped out" in line for line in activity_lines(d)), "Dee stepped out")
+            assert not any("lost the connection" in line for line in activity_lines(eve)), activity_lines(eve)
+            wait(eve, lambda d: [r[3] for r in member_rows(d) if r[1] == "Dee"] == ["offline"], "Dee offline in the list")
+            self.shot_element(eve, "#activity", "stepped-out.png")
+        finally:
+            self.done_with(dee)
+            self.done_with(eve)
+
     def invite_link(self):
         by_id(self.a, "btn-invite").click()
         url = f"{self.base}/r/{self.room}"
@@ -2115,6 +2134,7 @@ class Run:
                 ("space toggles the timer, not in text fields", self.space_toggles_the_timer),
                 ("+1 min adds a minute for everyone", self.extend_adds_time_for_everyone),
                 ("away shows in the other window", self.away_shows_in_the_other_window),
+                ("a page left: the others read that the member stepped out", self.a_page_left_is_a_member_who_stepped_out),
                 ("copy invite link", self.invite_link),
                 ("the room's name stays readable beside the invite and wall buttons, phone to desktop and at 200 % text",
                  self.room_name_stays_readable),

@@ -26,7 +26,7 @@ public enum Phrase: String, CaseIterable, Sendable {
     case resetCancelled, notConnected, reconnected, reconnectedNew, welcomeBack, joinedRoom
     case notifyTitle, notifyStarted, notifyReady, refused, refusedCommand, tookOver, silencedOn, silencedOff
     // Events
-    case you, evJoined, evIsBack, youAway, evAway, evLost, youBack, evLeft, evTimedOut
+    case you, evJoined, evIsBack, youAway, evAway, evLost, evClosed, youBack, evLeft, evTimedOut
     case evStarted, evPaused, evResumed, evSkipped, evReset, evConfigured, evAdded, evTookOff
     case amountMin, amountSec, youHost, evHost, evHostOnly, evAnyone
     case evRemoved, youRemoved, evLocked, evUnlocked

@@ -488,10 +488,11 @@ public struct Dashboard: Sendable {
             return member == room.myID ? nil : words(.evJoined, ["name": name])
         case .memberReturned(let member):
             return member == room.myID ? nil : said(.evIsBack, member)
-        case let .memberAway(member, reason):
+        case let .memberAway(member, reason, connection):
             switch reason {
             case .away: return member == room.myID ? words(.youAway) : said(.evAway, member)
-            case .disconnected: return said(.evLost, member)
+            // Closed on purpose (a tab closed, pomo quit): stepped out; lost, or not said: lost the connection.
+            case .disconnected: return said(connection == .closed ? .evClosed : .evLost, member)
             }
         case .memberBack(let member):
             return member == room.myID ? words(.youBack) : said(.evIsBack, member)

@@ -282,14 +282,19 @@ public struct SessionMachine: Sendable {
         }
     }
 
+    /// The close sent with a connection given up for lost (no answer in time) before connecting again: not
+    /// 1000, so that a server that still hears it tells the others the connection was lost, not that this
+    /// member stepped out (docs/PROTOCOL.md §5 and §11).
+    public static let gaveUpCloseCode: UInt16 = 4000
+
     public mutating func timer(now: LocalInstant) -> [Action] {
         guard let deadline = nextDeadline, now.monotonicMs >= deadline else { return [] }
         switch state {
         case .connecting, .joining:
-            return [.close(code: 1000)] + dropped("no answer from the server", now: now)
+            return [.close(code: Self.gaveUpCloseCode)] + dropped("no answer from the server", now: now)
         case .joined:
             if now.monotonicMs >= lastReceived.monotonicMs + configuration.deadAfterMs {
-                return [.close(code: 1000)] + dropped("the server stopped answering", now: now)
+                return [.close(code: Self.gaveUpCloseCode)] + dropped("the server stopped answering", now: now)
             }
             pingSentAt = now
             return [.send(ClientFrame(.ping, ref: .string("keepalive")))]
