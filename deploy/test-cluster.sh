@@ -9,7 +9,7 @@
 #   - fresh upgrades through nginx right after the restart, one per room, all answered 101;
 #   - run-cluster.sh's stop (SIGTERM, as Ctrl-C) waits for every node's drain before it stops PostgreSQL,
 #     Redis and nginx, and removes its folder.
-# About 40 s. Everything runs under bounds (the members 150 s, the restart 120 s, the stop 45 s) and
+# About 60 s (2026-11-30, the shared 2-core machine at a load average of 25-50). Everything runs under bounds (the members 150 s, the restart 120 s, the stop 45 s) and
 # deploy/test.sh's cleanup stops run-cluster.sh whatever happens.
 
 cluster_members=12
