@@ -33,26 +33,19 @@ check "deploy/run-cluster.sh on free ports: Redis, PostgreSQL, three nodes, ngin
 # again whenever its connection ends, until STOP-FILE exists (150 s at most); "ready" on stderr once all have
 # joined; at the end one JSON line: the answers to the upgrades by status, each member's longest time off.
 members() {
-    python3 - "$@" <<'PY'
-import base64, json, os, socket, struct, sys, threading, time
+    PYTHONPATH="$here" python3 - "$@" <<'PY'
+import base64, json, os, socket, sys, threading, time
+import smoke
 port, count, stop_file = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 lock = threading.Lock()
 # Per member: joined once, off since when (None while joined), the longest time off.
 statuses, joined, off_since, longest = {}, [False] * count, [None] * count, [0.0] * count
 started = time.monotonic()
 
-def frame(opcode, payload):
-    mask = os.urandom(4)
-    return bytes([0x80 | opcode, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+def ended(message):
+    raise EOFError(message)
 
-def read_exact(sock, n):
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            raise EOFError
-        data += chunk
-    return data
+smoke.fail = ended  # deploy/smoke.py's frames, but a closed session is a member's to come back from
 
 def session(index):
     """One connection: the upgrade, the join, then frames until it ends (or the stop file appears)."""
@@ -63,32 +56,17 @@ def session(index):
                       "Sec-WebSocket-Version: 13\r\n\r\n").encode())
         response = b""
         while b"\r\n\r\n" not in response:
-            response += read_exact(sock, 1)
+            response += smoke.read_exact(sock, 1)
         status = response.split(b" ", 2)[1].decode()
         with lock:
             statuses[status] = statuses.get(status, 0) + 1
         if status != "101":
             return
-        sock.sendall(frame(1, json.dumps({"type": "join", "room": room, "name": f"m{index}", "ref": "j"}).encode()))
-        sock.settimeout(1)
+        smoke.send_frame(sock, 0x1, json.dumps({"type": "join", "room": room, "name": f"m{index}", "ref": "j"}).encode())
         welcomed = False
         while not os.path.exists(stop_file):
-            try:
-                first, second = read_exact(sock, 2)
-            except socket.timeout:
-                continue
-            length = second & 0x7F
-            if length == 126:
-                length = struct.unpack("!H", read_exact(sock, 2))[0]
-            elif length == 127:
-                length = struct.unpack("!Q", read_exact(sock, 8))[0]
-            payload = read_exact(sock, length)
-            opcode = first & 0x0F
-            if opcode == 0x8:
-                return
-            if opcode == 0x9:
-                sock.sendall(frame(0xA, payload))
-            if opcode == 0x1 and not welcomed and json.loads(payload).get("type") == "welcome":
+            message = smoke.next_message(sock, time.monotonic() + 1)  # None after a quiet second
+            if message and message.get("type") == "welcome" and not welcomed:
                 welcomed = True
                 with lock:
                     joined[index] = True
