@@ -112,7 +112,8 @@ install: deps
 	echo "installed under $(DESTDIR)$(PREFIX): bin/pomodoro-server$$([ -x "$$bin/pomo" ] && echo ' bin/pomo'), share/pomodoro/web, $(SYSTEMD_UNIT_DIR)/pomodoro.service"
 
 # The deploy folder against the real tools: systemd-analyze, nginx (and Caddy) in front of the release
-# build on loopback, a WebSocket session through them, `make install` into a staging folder.
+# build on loopback, a WebSocket session through them, a rolling restart of three cluster nodes through
+# nginx (deploy/test-cluster.sh), `make install` into a staging folder.
 test-deploy: deps
 	$(RELEASE_PRODUCTS)
 	bash deploy/test.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"

@@ -12,7 +12,10 @@
 #     the binary, and its HEALTHCHECK command against the running server;
 #   - `make install` into staging folders;
 #   - /readyz, deploy/prometheus (promtool, a real Prometheus over three nodes, the dashboard's queries) and
-#     deploy/kubernetes (kubernetes-validate), in deploy/test-ops.sh.
+#     deploy/kubernetes (kubernetes-validate), in deploy/test-ops.sh;
+#   - a rolling restart through nginx (deploy/run-cluster.sh on free ports, deploy/nginx-cluster.conf,
+#     deploy/rolling-restart.sh, members connected through nginx) and run-cluster.sh's stop, in
+#     deploy/test-cluster.sh.
 # Installs what it needs through apt-get (nginx, systemd's tools, openssl, curl, caddy, prometheus) and pip
 # (kubernetes-validate).
 #
@@ -80,7 +83,7 @@ install_packages() {
     [ -n "$made_policy" ] && $sudo rm -f "$policy"
     return $status
 }
-install_packages systemd nginx openssl curl || echo "could not install every tool; the checks that need one will fail"
+install_packages systemd nginx openssl curl redis-server postgresql || echo "could not install every tool; the checks that need one will fail"
 have_caddy=""
 if command -v caddy >/dev/null || { apt-cache policy caddy 2>/dev/null | grep -q 'Candidate: [0-9]' && install_packages caddy; }; then
     have_caddy=1
@@ -485,6 +488,10 @@ fi
 # --- readiness, Prometheus, Kubernetes (deploy/test-ops.sh) ------------------------------------------------
 # shellcheck source=deploy/test-ops.sh
 source "$here/test-ops.sh"
+
+# --- a rolling restart through nginx (deploy/test-cluster.sh) ---------------------------------------------------
+# shellcheck source=deploy/test-cluster.sh
+source "$here/test-cluster.sh"
 
 # --- make install ---------------------------------------------------------------------------------------------
 installs_into() {  # PREFIX
