@@ -18,7 +18,8 @@
 /// v1 close NODE CONNECTION CODE[ FROM]\nREASON
 /// v1 schedules ROOM\n
 /// v1 handoff ROOM FROM\nROOM\nROOM…     (the rooms after the first, one a line)
-/// v1 api … / v1 apianswer …   (a control-API command and its answer: ControlAPIBusMessage)
+/// v1 api … / v1 apiread … / v1 apianswer …   (a control-API command or snapshot read, and its answer:
+///                                              ControlAPIBusMessage)
 /// ```
 /// Node ids and room names hold no spaces or newlines (`RoomID` and the node-id option refuse them).
 /// `FROM` names the node that sent a reply or close, so that a node ignores what a former owner of a room
@@ -55,7 +56,8 @@ public enum BusMessage: Equatable, Sendable {
     /// first room is in the header, as when the message named one room: a node that reads only the header
     /// takes that one.
     case handOff(rooms: [String], from: String)
-    /// A control-API command for a room another node runs, and its answer (`ControlAPIBusMessage.swift`).
+    /// A control-API command or snapshot read for a room another node runs, and its answer
+    /// (`ControlAPIBusMessage.swift`).
     case controlAPI(ControlAPIBusMessage)
 
     /// A connection held by another node.

@@ -2,6 +2,7 @@ import PomodoroCore
 import PomodoroNet
 import PomodoroProtocol
 import PomodoroServer
+import PomodoroStore
 
 // The control API on a cluster (docs/CLUSTER.md, "The control API on a cluster"): any node answers.
 //
@@ -30,9 +31,43 @@ extension ClusterRooms: ControlAPIForwarding {
         }
         if cluster.busIsDown { return answer(Self.busDown) }
         let number = waitForAnswer(answer)
-        let back = back
-        cluster.take(room) { taken in back { $0.tookForCommand(room, taken, number: number, body: text, tokenHash: tokenHash) } }
+        // A live owner is asked as it is; otherwise the room is taken only when the store holds it and the
+        // token is one of its own: a request leaves no lease, epoch or fence behind for a room nobody made.
+        otherOwner(of: room) { [self] owner in
+            if let owner { return tookForCommand(room, .elsewhere(node: owner), number: number, body: text, tokenHash: tokenHash) }
+            guard let store = hub.store else { return take(forCommand: room, number: number, body: text, tokenHash: tokenHash) }
+            let back = back
+            store.read({ (store: any RoomStore) throws(StoreError) in try store.loadRoom(room) }) { read in
+                back { $0.readForCommand(room, read, number: number, body: text, tokenHash: tokenHash) }
+            }
+        }
     }
+
+    /// The store's answer for a command waiting as `number` whose room has no live owner: taken when it is
+    /// stored and holds the token, refused as the owner would refuse it otherwise.
+    private func readForCommand(_ room: RoomID, _ read: Result<StoredRoom?, StoreError>, number: UInt64, body: String,
+                                tokenHash: String) {
+        guard controlAPI.waiting[number] != nil else { return }   // timed out meanwhile
+        // Taken meanwhile by a join here: carried out here.
+        if hub.rooms[room] != nil { return carryHere(room, number: number, body: body, tokenHash: tokenHash) }
+        switch read {
+        case .failure:
+            answered(number, HTTPAPI.wireError(Refusal(code: .storeUnavailable, message: "the room could not be read; try again")))
+        case .success(nil):
+            answered(number, HTTPAPI.wireError(Self.noSuchRoom))
+        case .success(let stored?) where stored.apiToken(hash: tokenHash) == nil:
+            answered(number, HTTPAPI.notAnAPIToken)
+        case .success:
+            take(forCommand: room, number: number, body: body, tokenHash: tokenHash)
+        }
+    }
+
+    private func take(forCommand room: RoomID, number: UInt64, body: String, tokenHash: String) {
+        let back = back
+        cluster.take(room) { taken in back { $0.tookForCommand(room, taken, number: number, body: body, tokenHash: tokenHash) } }
+    }
+
+    private static let noSuchRoom = Refusal(code: .notFound, message: "no room of that name", field: "room")
 
     /// The take's answer for a command waiting as `number`: carried out here, or sent to the owner.
     private func tookForCommand(_ room: RoomID, _ taken: ClusterTake, number: UInt64, body: String, tokenHash: String) {
@@ -43,8 +78,7 @@ extension ClusterRooms: ControlAPIForwarding {
             if hub.rooms[room] == nil {
                 guard let stored else {
                     hub.letGoIfUnused(room)
-                    return answered(number, HTTPAPI.wireError(Refusal(code: .notFound, message: "no room of that name",
-                                                                      field: "room")))
+                    return answered(number, HTTPAPI.wireError(Self.noSuchRoom))
                 }
                 guard !hub.rooms.isFull else {
                     hub.letGoIfUnused(room)
@@ -70,6 +104,18 @@ extension ClusterRooms: ControlAPIForwarding {
     private func carryHere(_ room: RoomID, number: UInt64, body: String, tokenHash: String) {
         hub.api.carryCommand(Array(body.utf8), room: room, tokenHash: tokenHash) { [self] response in
             answered(number, response)
+        }
+    }
+
+    package func forwardSnapshotRead(of room: RoomID, bearer: String?, address: String,
+                                     answer: @escaping (HTTPResponse) -> Void) {
+        if cluster.busIsDown { return answer(Self.busDown) }
+        let number = waitForAnswer(answer)
+        otherOwner(of: room) { [self] owner in
+            guard controlAPI.waiting[number] != nil else { return }
+            guard let owner else { return answered(number, HTTPAPI.errorResponse(RoomHub.noOpenRoom)) }
+            relaying.publish(.controlAPI(.read(from: cluster.node, number: number, room: room.rawValue,
+                                               address: address, bearer: bearer ?? "")), to: owner)
         }
     }
 
@@ -122,20 +168,28 @@ extension ClusterRooms: ControlAPIForwarding {
 
     // MARK: On the bus
 
+    /// Sends the HTTP answer to request `number` of `node` back to it, headers and all.
+    private func answering(_ node: String, _ number: UInt64) -> (HTTPResponse) -> Void {
+        let here = cluster.node
+        return { [relaying] response in
+            let headers = response.headers.map { ControlAPIBusMessage.Header(name: $0.name, value: $0.value) }
+            relaying?.publish(.controlAPI(.answer(to: node, number: number, status: response.status,
+                                                  contentType: response.contentType, headers: headers,
+                                                  body: String(decoding: response.body, as: UTF8.self), from: here)),
+                              to: node)
+        }
+    }
+
     /// A control-API message for this node (`ClusterRooms+Relay.swift` hands it here).
     func heard(_ message: ControlAPIBusMessage) {
         switch message {
         case let .command(from, number, room, tokenHash, body):
-            let id: RoomID
-            do { id = try RoomID(validating: room) } catch { return }
-            let node = cluster.node
-            hub.api.carryCommand(Array(body.utf8), room: id, tokenHash: tokenHash) { [relaying] response in
-                let headers = response.headers.map { ControlAPIBusMessage.Header(name: $0.name, value: $0.value) }
-                relaying?.publish(.controlAPI(.answer(to: from, number: number, status: response.status,
-                                                      contentType: response.contentType, headers: headers,
-                                                      body: String(decoding: response.body, as: UTF8.self), from: node)),
-                                  to: from)
-            }
+            guard let id = try? RoomID(validating: room) else { return }
+            hub.api.carryCommand(Array(body.utf8), room: id, tokenHash: tokenHash, answer: answering(from, number))
+        case let .read(from, number, room, address, bearer):
+            guard let id = try? RoomID(validating: room) else { return }
+            hub.api.answerSnapshot(of: id, bearer: bearer.isEmpty ? nil : bearer, address: address,
+                                   answer: answering(from, number))
         case let .answer(to, number, status, contentType, headers, body, _) where to == cluster.node:
             answered(number, HTTPResponse(status: status, contentType: contentType,
                                           headers: headers.map { (name: $0.name, value: $0.value) }, body: Array(body.utf8)))

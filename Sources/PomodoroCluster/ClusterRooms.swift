@@ -280,13 +280,19 @@ package final class ClusterRooms: RoomRouter {
     package func observesElsewhere(_ id: RoomID, connection: ConnectionID, ref: Ref?) -> Bool {
         guard relayable(connection) else { return false }
         hub.suspend(connection)
-        let back = back
-        guard publisher != nil else {
-            cluster.owner(of: id) { owner in back { $0.found(id, owner: owner, for: connection, ref: ref) } }
-            return true
-        }
-        liveOwner(of: id) { [self] owner in found(id, owner: owner, for: connection, ref: ref) }
+        otherOwner(of: id) { [self] owner in found(id, owner: owner, for: connection, ref: ref) }
         return true
+    }
+
+    /// The live node other than this one that runs `id`, answered on the service thread: `liveOwner`, or
+    /// without a loop connection the cluster's threads (`HubCluster.owner`). Nothing is taken.
+    func otherOwner(of id: RoomID, _ answer: @escaping (String?) -> Void) {
+        guard publisher != nil else {
+            let bound = LoopBound(answer, loop: hub.transport.loop), back = back
+            cluster.owner(of: id) { owner in back { _ in bound.value(owner) } }
+            return
+        }
+        liveOwner(of: id, answer)
     }
 
     /// The answer to an observer's look for the room's owner, on the service thread.

@@ -140,3 +140,9 @@ extension Room {
         return try carryOut(command, by: MemberID("api:\(token.name)"), now: now)
     }
 }
+
+extension StoredRoom {
+    /// The stored API token whose hash is `hash`, as `Room.apiToken(hash:)` finds it once the room is back:
+    /// for judging a request before the room is taken.
+    public func apiToken(hash: String) -> APITokenRecord? { APITokens(apiTokens).matching(hash) }
+}

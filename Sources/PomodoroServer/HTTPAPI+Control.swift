@@ -125,7 +125,7 @@ extension HTTPAPI {
             // The rule, at the moment the command is carried out.
             let token = entry.room.apiToken(hash: tokenHash)
             guard RoomAccess.commandVerdict(tokenHeld: token != nil) == .allowed, let token else {
-                return answer(Self.unauthorized("this is not an API token of the room (revoked, or never made)"))
+                return answer(Self.notAnAPIToken)
             }
             if let store, store.outage != nil, schedule != .list {
                 return answer(Self.wireError(.error(
@@ -157,6 +157,11 @@ extension HTTPAPI {
                 answer(Self.wireError(.error(ProtocolError(error, ref: frame.ref))))
             }
         }
+    }
+
+    /// A bearer token the room does not hold (revoked, or never made).
+    package static var notAnAPIToken: HTTPResponse {
+        unauthorized("this is not an API token of the room (revoked, or never made)")
     }
 
     /// The room in memory, or brought back from the store (one server) when it is stored and there is room.

@@ -170,16 +170,25 @@ package final class HTTPAPI {
 
     /// `GET /api/rooms/{room}`: the open room's snapshot as `state.room` has it, behind the same lock as
     /// `observe` (the Bearer credential is its passcode or a member's token), judged when it is answered.
-    /// Nobody in the room hears of it.
+    /// Nobody in the room hears of it. A room another node of a cluster runs is read there, as an observer's
+    /// `observe` is (`ControlAPIForwarding.forwardSnapshotRead`).
     private func liveRoom(_ id: RoomID, bearer: String?, address: String, responder: any HTTPAnswering) {
+        if hub.openRoom(id, at: clock.now()) == nil, let forwarding = router as? ControlAPIForwarding {
+            return forwarding.forwardSnapshotRead(of: id, bearer: bearer, address: address) { responder.respond($0) }
+        }
+        answerSnapshot(of: id, bearer: bearer, address: address) { responder.respond($0) }
+    }
+
+    /// The snapshot of `id`, open on this server, for a reader at `address` showing `bearer`.
+    package func answerSnapshot(of id: RoomID, bearer: String?, address: String, answer: @escaping (HTTPResponse) -> Void) {
         hub.letSee(id, RoomAccess.Visitor(token: bearer, passcode: bearer), address: address,
                    hint: "send Authorization: Bearer <its passcode or a member's resume token>") { [self] result in
             switch result {
             case .failure(let refusal):
-                responder.respond(Self.errorResponse(refusal))
+                answer(Self.errorResponse(refusal))
             case .success(let (entry, _)):
-                responder.respond(HTTPResponse(status: 200, contentType: "application/json",
-                                               body: WireCodec.encodeSnapshotBody(hub.snapshot(of: entry, at: clock.now()))))
+                answer(HTTPResponse(status: 200, contentType: "application/json",
+                                    body: WireCodec.encodeSnapshotBody(hub.snapshot(of: entry, at: clock.now()))))
             }
         }
     }

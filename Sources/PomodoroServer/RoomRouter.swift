@@ -210,6 +210,10 @@ package protocol ControlAPIForwarding: AnyObject {
     /// first join takes it) and the command carried out here, or the command goes to the node that runs it.
     /// `answer` gets the owner's answer, or `503` when it cannot be asked or does not answer in time.
     func forwardCommand(_ body: [UInt8], room: RoomID, tokenHash: String, answer: @escaping (HTTPResponse) -> Void)
+    /// `GET /api/rooms/<room>` for `room`, not in memory here: asked of the node that runs it, which judges
+    /// `bearer` (from the client at `address`) as it judges an observer's (`HTTPAPI.answerSnapshot`); 404 when
+    /// no live node runs it, `503` when it cannot be asked or does not answer in time. Nothing is taken.
+    func forwardSnapshotRead(of room: RoomID, bearer: String?, address: String, answer: @escaping (HTTPResponse) -> Void)
     /// `POST /api/rooms`: takes the room's lease for making it here. `done` says `.free` when this node holds
     /// the room and nothing is stored of it (make it now), `.exists` when it is stored or runs elsewhere.
     func takeForCreation(_ room: RoomID, done: @escaping (CreationTake) -> Void)

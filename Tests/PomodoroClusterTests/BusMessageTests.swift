@@ -26,6 +26,8 @@ import Testing
                                 headers: [.init(name: "WWW-Authenticate", value: "Bearer realm=\"pomodoro\"")],
                                 body: "{\"type\":\"error\"}\n\nmore", from: "node-a")),
             .controlAPI(.answer(to: "n", number: 1, status: 200, contentType: "", headers: [], body: "", from: "")),
+            .controlAPI(.read(from: "node-b:8080", number: 4, room: "team-a", address: "203.0.113.9", bearer: "open sesame")),
+            .controlAPI(.read(from: "n", number: 1, room: "r", address: "", bearer: "")),
         ]
         for message in messages {
             #expect(try BusMessage(decoding: message.encoded) == message)
@@ -56,7 +58,8 @@ import Testing
                       "v1 handoff team-a\n", "v1 handoff team-a node-a extra\n", "v1 handoff a n\nb\n\nc",
                       "v1 handoff a n\nb c", "v1 handoff a n\n\n",
                       "v1 api n 1 r\n{}", "v1 api n x r h\n{}", "v1 apianswer n 1 99\nt\n\n", "v1 apianswer n 1 200\n",
-                      "v1 apianswer n 1 200\nt\nno colon\n\n{}"])
+                      "v1 apianswer n 1 200\nt\nno colon\n\n{}", "v1 apiread n 1 r\nno credential line",
+                      "v1 apiread n 1\na\nb", "v1 apiread n x r\na\nb"])
     func messagesNotOfOursAreRefused(_ text: String) {
         #expect(throws: BusMessage.Malformed.self) { try BusMessage(decoding: text) }
     }

@@ -3,6 +3,7 @@ import Glibc
 import PomodoroCluster
 import PomodoroCore
 import PomodoroNet
+import PomodoroPostgres
 import PomodoroProtocol
 import PomodoroTestSupport
 import Testing
@@ -10,7 +11,9 @@ import Testing
 /// The control API on three `pomodoro-server` nodes of one cluster, with a real Redis and PostgreSQL: any node
 /// answers. A token made on the room's owner carries a command sent to another node (members on the owner
 /// see it); a revoked token is refused through that node; a room made over HTTP on one node is driven
-/// through another; with Redis away, a node that does not run the room answers 503 at once.
+/// through another; with Redis away, a node that does not run the room answers 503 at once. A room's snapshot is
+/// read on any node, through its owner, which judges the credential; a request for a room nobody made, or with a
+/// token a stored room does not hold, takes nothing.
 @Suite(.onOwnThreads, .timeLimit(.minutes(TestTime.minutes(2))))
 struct ClusterControlAPITests {
     static func post(_ port: Int, _ path: String, _ body: String, token: String? = nil) throws -> (status: Int, body: String) {
@@ -22,22 +25,39 @@ struct ClusterControlAPITests {
         if case .apiTokens(let payload, _) = message { payload.created } else { nil }
     }
 
-    @Test func anyNodeCarriesACommandToTheRoomsOwnerWhichJudgesTheToken() async throws {
-        let client = try WebSocketClient()
-        client.start()
-        defer {
+    /// A WebSocket client, a Redis, a database and nodes of one cluster on them, stopped together.
+    final class Nodes {
+        let client: WebSocketClient
+        let redis: RedisTestServer
+        let database: String
+        private(set) var nodes: [(process: LaunchedProcess, port: Int)] = []
+
+        init(_ names: [String]) async throws {
+            client = try WebSocketClient()
+            client.start()
+            redis = try RedisTestServer()
+            database = try await PostgresTestServer.makeDatabase()
+            do {
+                for name in names { nodes.append(try ClusterProcessTests.node(name, redis: redis.url, database: database)) }
+            } catch {
+                stop()
+                throw error
+            }
+        }
+
+        func stop() {
+            for node in nodes { _ = node.process.stop() }
+            redis.stop()
             client.stop()
             client.waitUntilFinished()
         }
-        let redis = try RedisTestServer()
-        defer { redis.stop() }
-        let database = try await PostgresTestServer.makeDatabase()
-        let (a, aPort) = try ClusterProcessTests.node("a", redis: redis.url, database: database)
-        defer { _ = a.stop() }
-        let (b, bPort) = try ClusterProcessTests.node("b", redis: redis.url, database: database)
-        defer { _ = b.stop() }
-        let (c, cPort) = try ClusterProcessTests.node("c", redis: redis.url, database: database)
-        defer { _ = c.stop() }
+    }
+
+    @Test func anyNodeCarriesACommandToTheRoomsOwnerWhichJudgesTheToken() async throws {
+        let cluster = try await Nodes(["a", "b", "c"])
+        defer { cluster.stop() }
+        let (client, redis) = (cluster.client, cluster.redis)
+        let ((a, aPort), (b, bPort), (c, cPort)) = (cluster.nodes[0], cluster.nodes[1], cluster.nodes[2])
 
         // Ada's join makes a the owner; she makes a token there.
         let ada = try Peer(client, port: aPort)
@@ -136,5 +156,54 @@ struct ClusterControlAPITests {
             return refused != nil
         }
         #expect(refused?.body.contains(#""code":"unavailable""#) == true, "\(String(describing: refused))")
+    }
+
+    @Test func anyNodeReadsTheSnapshotThroughTheOwnerAndTakesNothingForStrangers() async throws {
+        let cluster = try await Nodes(["a", "b"])
+        defer { cluster.stop() }
+        let (client, redis, database) = (cluster.client, cluster.redis, cluster.database)
+        let ((a, aPort), (_, bPort)) = (cluster.nodes[0], cluster.nodes[1])
+        func get(_ port: Int, _ path: String, bearer: String? = nil) throws -> (status: Int, body: String) {
+            try httpRequest("GET", port: port, path: path, headers: bearer.map { ["Authorization: Bearer \($0)"] } ?? [])
+        }
+
+        // Ada's join makes a the owner of a locked room; b reads it through a, which judges the credential.
+        let ada = try Peer(client, port: aPort)
+        ada.send(.join(room: "vault", name: "Ada", token: nil, passcode: "open sesame"))
+        let you = try #require(try ada.expect("welcome", timeout: 30) { if case .welcome(let you, _, _, _, _) = $0 { you } else { nil } })
+        let leases = try RedisLeases(address: RedisAddress(parsing: redis.url))
+        #expect(try leases.holder(room: "vault")?.node == "a")
+        for port in [aPort, bPort] {
+            let locked = try get(port, "/api/rooms/vault")
+            #expect(locked.status == 401 && locked.body.contains(#""code":"bad_passcode""#), "\(port): \(locked.body)")
+            let opened = try get(port, "/api/rooms/vault", bearer: "open sesame")
+            #expect(opened.status == 200 && opened.body.contains(#""name":"Ada""#), "\(port): \(opened.body)")
+            let member = try get(port, "/api/rooms/vault", bearer: you.token)
+            #expect(member.status == 200 && member.body.contains(#""id":"vault""#), "\(port): \(member.body)")
+            let wrong = try get(port, "/api/rooms/vault", bearer: "not it")
+            #expect(wrong.status == 401 && wrong.body.contains("wrong passcode"), "\(port): \(wrong.body)")
+        }
+        #expect(try leases.holder(room: "vault")?.node == "a", "a read takes nothing")
+        let nowhere = try get(bPort, "/api/rooms/nowhere")
+        #expect(nowhere.status == 404 && nowhere.body.contains("no room of that name is open"), "\(nowhere.body)")
+
+        // A command for a room nobody made, with any token: 404, and no lease, epoch or fence is left behind.
+        let junk = try Self.post(bPort, "/api/rooms/junk1/commands", #"{"type":"start"}"#, token: "pomo_bogus")
+        #expect(junk.status == 404 && junk.body.contains(#""code":"not_found""#), "\(junk.body)")
+        let postgres = try PostgresConnection(database)
+        let redisConnection = try RedisConnection(try RedisAddress(parsing: redis.url), timeout: 2)
+        #expect(try postgres.query("SELECT epoch FROM room_fence WHERE room_id = 'junk1'").count == 0)
+        #expect(try redisConnection.command(["EXISTS", "pomodoro:epoch:junk1"]) == .integer(0))
+        #expect(try leases.holder(room: "junk1") == nil)
+
+        // A stored room whose owner died (its lease left behind): a token the room does not hold is refused
+        // before anything is taken, and the fence keeps a's epoch.
+        a.kill()
+        _ = try a.wait()
+        let stranger = try Self.post(bPort, "/api/rooms/vault/commands", #"{"type":"start"}"#,
+                                     token: "pomo_" + String(repeating: "0", count: 64))
+        #expect(stranger.status == 401 && stranger.body.contains(#""field":"token""#), "\(stranger.body)")
+        #expect(try postgres.query("SELECT epoch FROM room_fence WHERE room_id = 'vault'")[0, "epoch"] == "1")
+        #expect(try leases.holder(room: "vault")?.node != "b")
     }
 }

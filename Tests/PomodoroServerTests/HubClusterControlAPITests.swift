@@ -1,3 +1,4 @@
+import Foundation
 @testable import PomodoroCluster
 import PomodoroCore
 import PomodoroNet
@@ -9,7 +10,8 @@ import Testing
 /// The control API on two nodes in one process (`HubRelayTests.Pair`: the owner "o" runs the room, "r" sees
 /// its lease held by "o"; the test hands the bus across): a command sent to "r" goes to the owner, which
 /// judges the token and whose answer comes back to the request; an owner that does not answer costs the
-/// request 3 s, then 503; a room made over HTTP on "r" is taken there. Three real processes:
+/// request 3 s, then 503; a room made over HTTP on "r" is taken there; a snapshot read on "r" is answered by
+/// the owner; a command for a room nobody made takes nothing. Three real processes:
 /// `ClusterControlAPITests`.
 struct HubClusterControlAPITests {
     static func post(_ t: TestHub, _ path: String, _ body: String, token: String? = nil) -> RecordedResponse {
@@ -17,6 +19,14 @@ struct HubClusterControlAPITests {
         request.body = Array(body.utf8)
         let response = RecordedResponse()
         t.hub.receivedHTTP(request, responder: response)
+        t.settle()
+        return response
+    }
+
+    static func get(_ t: TestHub, _ path: String, bearer: String? = nil) -> RecordedResponse {
+        let response = RecordedResponse()
+        t.hub.receivedHTTP(HTTPRequest(method: .get, path: path, authorization: bearer.map { "Bearer \($0)" },
+                                       peer: "198.51.100.9"), responder: response)
         t.settle()
         return response
     }
@@ -76,5 +86,57 @@ struct HubClusterControlAPITests {
         #expect(pair.relayCluster.holding.contains(try RoomID(validating: "fresh")))
         // "team" runs on the owner: taken is refused as a name in use.
         #expect(Self.post(pair.relay, "/api/rooms", #"{"room":"team"}"#).response?.status == 409)
+    }
+
+    @Test func aSnapshotReadOnAnotherNodeIsAnsweredByTheOwnerWhichJudgesTheCredential() throws {
+        let pair = try HubRelayTests.Pair()
+        let ada = pair.owner.connect()
+        pair.owner.send(.join(room: "team", name: "Ada", token: nil, passcode: "open sesame"), from: ada)
+        pair.owner.settle()
+
+        let locked = Self.get(pair.relay, "/api/rooms/team")
+        #expect(locked.response == nil, "answered by the owner, not by the node the request reached")
+        guard case .controlAPI(.read(let from, _, let room, let address, let bearer))? = pair.relayCluster.published.last?.message else {
+            Issue.record("no read on the bus: \(pair.relayCluster.published)")
+            return
+        }
+        #expect(from == "r" && room == "team" && address.contains("198.51.100.9") && bearer.isEmpty)
+        pair.pump()
+        #expect(locked.response?.status == 401, "\(Self.text(locked.response))")
+        #expect(locked.response?.headers.contains { $0.name == "WWW-Authenticate" } == true)
+        let wrong = Self.get(pair.relay, "/api/rooms/team", bearer: "not it")
+        pair.pump()
+        #expect(wrong.response?.status == 401 && Self.text(wrong.response).contains("wrong passcode"), "\(Self.text(wrong.response))")
+        let opened = Self.get(pair.relay, "/api/rooms/team", bearer: "open sesame")
+        pair.pump()
+        #expect(opened.response?.status == 200, "\(Self.text(opened.response))")
+        #expect(Self.text(opened.response).contains(#""name":"Ada""#) && Self.text(opened.response).contains(#""locked":true"#))
+        #expect(!pair.relayCluster.holding.contains(HubRelayTests.team), "a read takes nothing")
+
+        // No node runs "nowhere": 404 at once, nothing asked, nothing taken.
+        let nowhere = Self.get(pair.relay, "/api/rooms/nowhere")
+        #expect(nowhere.response?.status == 404 && pair.relayCluster.published.isEmpty, "\(Self.text(nowhere.response))")
+        #expect(pair.relayCluster.holding.isEmpty)
+    }
+
+    @Test func aCommandForARoomNobodyMadeOrWithATokenTheStoredRoomLacksTakesNothing() throws {
+        let pair = try HubRelayTests.Pair()
+        let junk = Self.post(pair.relay, "/api/rooms/junk1/commands", #"{"type":"start"}"#, token: "pomo_bogus")
+        #expect(junk.response?.status == 404 && Self.text(junk.response).contains(#""code":"not_found""#), "\(Self.text(junk.response))")
+        #expect(pair.relayCluster.holding.isEmpty && pair.relayCluster.published.isEmpty)
+
+        // A room made on the owner and stored, whose lease then lapsed: a token it does not hold is 401, and the
+        // room stays untaken; its own token takes it here and is carried out.
+        let made = Self.post(pair.owner, "/api/rooms", #"{"room":"kept"}"#)
+        #expect(made.response?.status == 201, "\(Self.text(made.response))")
+        let token = try #require(Self.text(made.response).range(of: #"pomo_[0-9a-f]{64}"#, options: .regularExpression)
+            .map { String(Self.text(made.response)[$0]) })
+        let kept = try RoomID(validating: "kept")
+        let stranger = Self.post(pair.relay, "/api/rooms/kept/commands", #"{"type":"start"}"#, token: "pomo_" + String(repeating: "0", count: 64))
+        #expect(stranger.response?.status == 401, "\(Self.text(stranger.response))")
+        #expect(!pair.relayCluster.holding.contains(kept))
+        let start = Self.post(pair.relay, "/api/rooms/kept/commands", #"{"type":"start"}"#, token: token)
+        #expect(start.response?.status == 200, "\(Self.text(start.response))")
+        #expect(pair.relayCluster.holding.contains(kept))
     }
 }
