@@ -72,13 +72,28 @@ struct RoomAccess {
     /// thread in the turn that carries the command out, so neither is ever missed.
     static func commandVerdict(tokenHeld: Bool) -> Verdict { tokenHeld ? .allowed : .refused }
 
+    /// What a watch may do as the member whose resume token it showed: press a room command, or list, make
+    /// and revoke the room's API tokens (`apiToken`, which asks what the controls ask).
+    enum Press {
+        case command(Room.Command)
+        case apiTokens
+    }
+
     /// An observer's part of the rule: a watch that showed a member's resume token presses the room's controls
-    /// (`Room.Command.isControl`) as that member, and nothing else; nil: it speaks for nobody (`observer`).
-    /// The room then judges the command as that member's own, when it is carried out (`Room.handle`: the member
-    /// still in the room and connected, host-only controls), so a member who left or was removed since, or
-    /// lost the host role, presses nothing through it.
-    static func commandMember(of grant: Grant, for command: Room.Command) -> MemberID? {
-        command.isControl ? grant.member : nil
+    /// (`Room.Command.isControl`) and manages its API tokens as that member, and nothing else; nil: it speaks
+    /// for nobody (`observer`). The room then judges the press as that member's own, when it is carried out
+    /// (`Room.handle`, `Room.mayManageAPITokens`: the member still in the room and connected, host-only
+    /// controls), so a member who left or was removed since, or lost the host role, presses nothing through it.
+    static func pressingMember(of grant: Grant, for press: Press) -> MemberID? {
+        mayPress(press) ? grant.member : nil
+    }
+
+    /// Whether a watch that showed a member's token may press this at all.
+    static func mayPress(_ press: Press) -> Bool {
+        switch press {
+        case .command(let command): command.isControl
+        case .apiTokens: true
+        }
     }
 
     // MARK: Waits on rooms not in memory

@@ -3,13 +3,14 @@ import PomodoroNet
 import PomodoroProtocol
 
 // A room's API tokens over the wire (`apiToken`: list, create, revoke; docs/PROTOCOL.md "API tokens"): for
-// whoever may press the room's controls. A new token is shown once, to its maker, after the store has it.
+// whoever may press the room's controls, a member or a watch speaking for one (`pressingMember`). A new token is
+// shown once, to its maker, after the store has it.
 
 extension RoomHub {
     func apiTokenRequest(_ request: APITokenRequest, ref: Ref?, from connection: ConnectionID, at now: ClockReading) {
-        guard let (entry, member) = membership(of: connection, ref: ref) else { return }
+        guard let (entry, member) = pressingMember(of: connection, for: .apiTokens, ref: ref) else { return }
         let room = entry.room.id.rawValue
-        do {
+        do throws(RoomError) {
             switch request {
             case .list:
                 try entry.room.mayManageAPITokens(member)
@@ -32,6 +33,8 @@ extension RoomHub {
                 reply(.apiTokens(APITokensPayload(room: room, tokens: entry.room.apiTokens.map(APITokenPayload.init)),
                                  ref: ref), to: connection)
             }
+        } catch .unknownMember where sessions[connection]?.observing != nil {
+            reply(.error(memberGoneRefusal(member, ref: ref)), to: connection)
         } catch {
             refuse(error, ref: ref, to: connection)
         }

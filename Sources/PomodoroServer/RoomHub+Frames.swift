@@ -139,7 +139,7 @@ extension RoomHub {
         default:
             guard let command = Self.roomCommand(frame.message) else { return }
             // A member's own, or an observer's as the member whose token it showed: one path, judged by the room.
-            guard let (entry, member) = commandMember(of: connection, for: command, ref: frame.ref) else { return }
+            guard let (entry, member) = pressingMember(of: connection, for: .command(command), ref: frame.ref) else { return }
             do throws(RoomError) {
                 catchUp(entry, at: now)
                 entry.room.wallOffsetNanoseconds = now.wallOffsetNanoseconds

@@ -5,8 +5,8 @@ import PomodoroProtocol
 // Observers: connections that watch a room without joining it. They get what its members get (the
 // snapshot, then its ticks, states and events, crowd rules and all) but hold no place in it: they are not
 // listed or counted, never host and earn nothing. Nobody in the room is told of them. One that showed a
-// member's resume token presses the room's controls as that member (`RoomAccess.commandMember`); any other
-// presses nothing.
+// member's resume token presses the room's controls, and manages its API tokens, as that member
+// (`RoomAccess.pressingMember`); any other presses nothing.
 
 extension RoomHub {
     /// `observe`, in its connection's turn: an open room only (nothing is created or brought back), behind
@@ -72,13 +72,13 @@ extension RoomHub {
     }
 
     /// A frame from an observer: `ping`, `stats`, `schedules` (the list) and `leave` (which ends the watch)
-    /// are answered as for anyone, and a control pressed by a watch that showed a member's token goes the way
-    /// of that member's own (`commandMember(of:for:ref:)`); anything else, a schedule change too, is refused with
-    /// `observer`. Returns whether the frame was dealt with here.
+    /// are answered as for anyone, and a control or `apiToken` pressed by a watch that showed a member's token
+    /// goes the way of that member's own (`pressingMember(of:for:ref:)`); anything else, a schedule change too,
+    /// is refused with `observer`. Returns whether the frame was dealt with here.
     func observerFrame(_ frame: ClientFrame, from connection: ConnectionID, at now: ClockReading) -> Bool {
         guard let id = sessions[connection]?.observing else { return false }
-        if let command = Self.roomCommand(frame.message),
-           RoomAccess.commandMember(of: sessions[connection]?.watchGrant ?? RoomAccess.Grant(), for: command) != nil {
+        if let press = Self.press(frame.message),
+           RoomAccess.pressingMember(of: sessions[connection]?.watchGrant ?? RoomAccess.Grant(), for: press) != nil {
             return false
         }
         switch frame.message {
@@ -100,31 +100,36 @@ extension RoomHub {
         return true
     }
 
+    /// What a frame would press as a member, if a watch may press it at all.
+    static func press(_ message: ClientMessage) -> RoomAccess.Press? {
+        if case .apiToken = message { return .apiTokens }
+        return roomCommand(message).map { .command($0) }
+    }
+
     private static func observerRefusal(_ frame: ClientFrame) -> ProtocolError {
-        let showing = roomCommand(frame.message)?.isControl == true
-            ? " (or observe with the resume token of a member who may)" : ""
+        let showing = press(frame.message).map(RoomAccess.mayPress) == true ? " (or observe with the resume token of a member who may)" : ""
         return ProtocolError(code: .observer,
                              message: "observers cannot \(frame.message.type); join the room to take part\(showing)",
                              ref: frame.ref)
     }
 
-    /// The room and member a room command of `connection` speaks for: a member's connection, its own
-    /// membership (`membership(of:ref:)`); an observer's, the member whose resume token its watch showed
-    /// (`RoomAccess.commandMember`), whom the room then judges when it carries the command out. Nil when
-    /// answered here.
-    func commandMember(of connection: ConnectionID, for command: Room.Command, ref: Ref?) -> (RoomEntry, MemberID)? {
+    /// The room and member a press of `connection` (a room command, `apiToken`) speaks for: a member's
+    /// connection, its own membership (`membership(of:ref:)`); an observer's, the member whose resume token its
+    /// watch showed (`RoomAccess.pressingMember`), whom the room then judges when it carries the press out. Nil
+    /// when answered here.
+    func pressingMember(of connection: ConnectionID, for press: RoomAccess.Press, ref: Ref?) -> (RoomEntry, MemberID)? {
         guard let session = sessions[connection], let id = session.observing else {
             return membership(of: connection, ref: ref)
         }
-        guard let member = RoomAccess.commandMember(of: session.watchGrant ?? RoomAccess.Grant(), for: command),
+        guard let member = RoomAccess.pressingMember(of: session.watchGrant ?? RoomAccess.Grant(), for: press),
               let entry = rooms[id], keepsRoom(id, at: clock.now()) else {
             return nil
         }
         return (entry, member)
     }
 
-    /// The room refused an observer's command because the member it speaks for is not in it, or not
-    /// connected, now (`Room.handle`'s `unknownMember`): said as an observer's refusal, not as `not_joined`.
+    /// The room refused an observer's press because the member it speaks for is not in it, or not
+    /// connected, now (`Room.handle`'s or `Room.mayManageAPITokens`'s `unknownMember`): said as an observer's refusal, not as `not_joined`.
     func memberGoneRefusal(_ member: MemberID, ref: Ref?) -> ProtocolError {
         ProtocolError(code: .observer,
                       message: "\(member), the member whose resume token this watch showed, is not in the room or not "

@@ -40,7 +40,8 @@ enum Control {
         (api:NAME in the room's events). Otherwise as the member `pomo join` keeps for this room and server \
         (its stored resume token), while that member is in the room and connected: pomo watches the room with \
         the token and presses as that member, so nobody sees anyone come or go and a running pomo join is not \
-        taken over. Otherwise as a short visit of a member of its own (--name, default pomo-cli) that leaves \
+        taken over (with no token kept for this address, the room's tokens kept for other addresses, e.g. \
+        another node of the cluster, are tried in turn: the server knows only its own). Otherwise as a short visit of a member of its own (--name, default pomo-cli) that leaves \
         when done. A room that is not open is refused (exit 1), never made: check the name, or pomo join it.
         """
 

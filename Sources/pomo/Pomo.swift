@@ -19,11 +19,15 @@ struct Pomo: AsyncParsableCommand {
             token) while it is connected: they watch the room with that token and press as that member, so \
             nobody sees anyone come or go, the room's events name that member, and the running `pomo join` \
             goes on (bind `pomo start ROOM` to a key beside it). Otherwise they visit the open room as a \
-            short-lived member named pomo-cli (change it with --name) and leave when done.
+            short-lived member named pomo-cli (change it with --name) and leave when done. On a cluster any \
+            node serves any room: when pomo join keeps no token for the room under the address given, the \
+            tokens it keeps for the room under other addresses are tried in turn (the server recognises only \
+            its own, so showing another's presses nothing).
 
             The host's commands (passcode, kick, control, handoff) act as the member `pomo join` keeps for \
             the room, since only the host may give them: run `pomo join ROOM` first. `token` lists, makes or \
-            revokes the room's API tokens for the control API, in a visit like the control commands.
+            revokes the room's API tokens for the control API, pressing as the control commands do (the member \
+            `pomo join` keeps while it is connected, else a short visit) and only in a room that is open.
 
             SERVER: --server ws://HOST:PORT, else $POMO_SERVER, else \(ServerAddress.defaultURL).
 
@@ -40,7 +44,8 @@ struct Pomo: AsyncParsableCommand {
             FILES: `pomo join` keeps its resume token in $XDG_STATE_HOME/pomo/ROOM@HOST_PORT.json \
             (~/.local/state/pomo/ when XDG_STATE_HOME is unset), so running it again within the server's \
             grace period (2 minutes by default) gives the same member back, with its focus count. The \
-            control commands press with the same token.
+            control commands and token press with the same token (or with the room's token kept for another \
+            address of the cluster when there is none for this one).
             """,
         subcommands: [Join.self, Status.self, Watch.self, Stats.self,
                       Control.Start.self, Control.Pause.self, Control.Resume.self, Control.Skip.self,

@@ -67,42 +67,70 @@ struct ControlRequest: Sendable {
 /// 1. With an API token (`--api-token`, `$POMO_API_TOKEN`): over the HTTP control API, as the token.
 /// 2. With the resume token `pomo join` keeps for the room, while that member is connected (a `pomo join` or
 ///    page is in the room as it): a watch that presses as that member. Nobody sees anyone come or go, the
-///    running `pomo join` is not taken over, and the event names the member.
+///    running `pomo join` is not taken over, and the event names the member. The token kept for this server
+///    address comes first; without one, those kept for the room under other addresses are tried in turn
+///    (`StateFile.elsewhere`: another node of a cluster, its proxy, another name of the server), since the
+///    server recognises only its own tokens.
 /// 3. Otherwise a short visit as a member of its own (`--name`, pomo-cli), but only to a room that is open: a
 ///    room that is not (a typo, say) is refused with status 1, never made.
 /// 2 and 3 watch the room first: that is also how a room that is not open is found without making it.
 enum Press {
     static func run(_ request: ControlRequest, visit options: VisitOptions, api: APITokenOption, quiet: Bool) async throws {
-        let address = try options.server.address()
         if let token = api.effective {
-            return try await overAPI(request, token: token, address: address, options: options, quiet: quiet)
+            return try await overAPI(request, token: token, address: try options.server.address(), options: options,
+                                     quiet: quiet)
         }
+        try await asMember(room: request.room, options: options, quiet: quiet) { steps(request, quiet: quiet) }
+    }
+
+    /// Steps 2 and 3 above, for any steps that start from the room's `observing` or `welcome` (made anew for
+    /// each watch or visit).
+    static func asMember(room: String, options: VisitOptions, quiet: Bool,
+                         steps: () -> (SessionEvent, RoomView) -> Visit.Step) async throws {
+        let address = try options.server.address()
         let environment = ProcessInfo.processInfo.environment
-        let stored = StateFile.location(environment: environment, server: address, room: request.room)?.load()
-        let room = request.room
-        var visitInstead = false
-        let pressing = steps(request, quiet: quiet)
-        try await Visit(room: room, options: options).run(observe: true, token: stored?.token) { event, view in
-            if case .ended(.refused(.notFound, _, _)) = event {
-                return .finish(fail(notOpen(room, at: address), status: PomoExit.refused))
-            }
-            if case let .message(.observing(snapshot, _, _), _, _) = event {
-                guard let stored, speaks(for: stored, in: snapshot) else {
-                    if let stored, !quiet {
-                        RawTerminal.write("pomo: \(stored.name) (\(stored.member)), the member pomo join keeps in \(room), "
-                                          + "is not connected there; pressing as a short visit of \(options.name)\n",
-                                          to: STDERR_FILENO)
+        let own = StateFile.location(environment: environment, server: address, room: room)?.load()
+        let kept = own.map { [$0] }
+            ?? StateFile.elsewhere(environment: environment, server: address, room: room).compactMap { $0.load() }
+        for stored in kept.isEmpty ? [nil] : kept.map(Optional.some) {
+            var speaking = true, carried = false
+            let pressing = steps()
+            try await Visit(room: room, options: options).run(observe: true, token: stored?.token) { event, view in
+                guard case let .message(message, _, _) = event else {
+                    if case .ended(.refused(.notFound, _, _)) = event {
+                        return .finish(fail(notOpen(room, at: address), status: PomoExit.refused))
                     }
-                    visitInstead = true
-                    return .finish(nil)
+                    return pressing(event, view)
                 }
+                switch message {
+                case .observing(let snapshot, _, _):
+                    guard let stored, speaks(for: stored, in: snapshot) else {
+                        speaking = false
+                        return .finish(nil)
+                    }
+                case .ok:
+                    carried = true
+                case .error(.observer, _, _, _, _) where own == nil && !carried:
+                    // Another server's token that this one does not know, though a member of the same id is
+                    // here: nothing was pressed; try the next.
+                    speaking = false
+                    return .finish(nil)
+                default:
+                    break
+                }
+                return pressing(event, view)
             }
-            return pressing(event, view)
+            if speaking { return }
         }
-        guard visitInstead else { return }
+        if !quiet, !kept.isEmpty {
+            let whom = own.map { "\($0.name) (\($0.member)), the member pomo join keeps in \(room), is not connected there" }
+                ?? "no member pomo join keeps in \(room) under another address (\(kept.map(\.server).joined(separator: ", "))) "
+                + "is connected there"
+            RawTerminal.write("pomo: \(whom); pressing as a short visit of \(options.name)\n", to: STDERR_FILENO)
+        }
         // The room was open a moment ago; a join now makes nothing new (a room leaves memory only after its
         // empty-room lifetime).
-        try await Visit(room: room, options: options).run(steps(request, quiet: quiet))
+        try await Visit(room: room, options: options).run(steps())
     }
 
     /// Whether the stored member is one the watch presses as: listed and connected (a big room that does not

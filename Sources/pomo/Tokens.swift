@@ -4,8 +4,9 @@ import PomodoroClient
 import PomodoroProtocol
 
 /// `pomo token ROOM`: the room's API tokens for the control API (docs/PROTOCOL.md §16), listed, made or revoked
-/// in a short visit, as anyone who may press the controls may (in a host-only room, only the host: use the
-/// page's panel or `pomo join` as the host there).
+/// as anyone who may press the controls may (in a host-only room, only the host), the way the control commands
+/// press (`Press.asMember`): as the member `pomo join` keeps while it is connected, else in a short visit, and
+/// only in a room that is open (a typo makes no room).
 struct Tokens: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
@@ -33,10 +34,18 @@ struct Tokens: AsyncParsableCommand {
         let request: APITokenRequest = if let create { .create(name: create) }
             else if let revoke { .revoke(id: revoke) } else { .list }
         let room = options.room, quiet = options.quiet
-        try await Visit(room: room, options: options.visit).run { event, _ in
+        try await Press.asMember(room: room, options: options.visit, quiet: quiet) { Self.steps(request, room: room, quiet: quiet) }
+    }
+
+    /// Asks once the room is seen (a watch's `observing`, a visit's `welcome`), prints the answer and ends.
+    static func steps(_ request: APITokenRequest, room: String, quiet: Bool) -> (SessionEvent, RoomView) -> Visit.Step {
+        var asked = false
+        return { event, _ in
             guard case let .message(reply, _, _) = event else { return .wait }
             switch reply {
-            case .welcome:
+            case .welcome, .observing:
+                guard !asked else { return .wait }
+                asked = true
                 return .send(.apiToken(request), ref: .string("token"))
             case let .apiTokens(payload, ref?) where ref == .string("token"):
                 for line in Self.lines(payload, request: request, quiet: quiet) { printLine(line) }

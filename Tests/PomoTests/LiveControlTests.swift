@@ -15,13 +15,8 @@ struct LiveControlTests {
         let state = Self.state()
         defer { try? FileManager.default.removeItem(atPath: state) }
         let env = ["PATH": "/usr/bin:/bin", "XDG_STATE_HOME": state, "LANG": "C.UTF-8"]
-        let join = try ProcessLauncher.start(ProcessLauncher.pomo, ["join", "team", "--name", "Ada", "--server", server.url]
-                                             + joinTimeout, environment: env, errors: .discard)
-        defer { join.stop() }
-        #expect(try await join.line() == "Joined team as Ada (m1)")
-        let watch = try ProcessLauncher.start(ProcessLauncher.pomo, ["watch", "team", "--json", "--server", server.url])
-        defer { watch.stop() }
-        _ = try await lines(of: watch, until: #""type":"observing""#)
+        let (join, watch) = try await adaJoinedAndWatched("team", on: server, environment: env)
+        defer { join.stop(); watch.stop() }
 
         let started = try await runPomo(["start", "team", "--server", server.url], environment: env)
         #expect(started.status == 0 && started.output.hasPrefix("team: Focus 1 of 4, running, "), "\(started)")

@@ -131,6 +131,22 @@ func openRoom(_ room: String, on server: ServerProcess, settings: String? = nil)
     return "pomo_" + made.body[start.upperBound...].prefix { $0 != "\"" }
 }
 
+/// `pomo join ROOM` as Ada (m1), keeping its token under `environment`'s state folder, and a `pomo watch --json`
+/// of the room, both started and waited for until they are in; the caller stops both.
+func adaJoinedAndWatched(_ room: String, on server: ServerProcess,
+                         environment: [String: String]) async throws -> (join: LaunchedProcess, watch: LaunchedProcess) {
+    let join = try ProcessLauncher.start(ProcessLauncher.pomo, ["join", room, "--name", "Ada", "--server", server.url]
+                                         + joinTimeout, environment: environment, errors: .discard)
+    let first = try await join.line()
+    guard first == "Joined \(room) as Ada (m1)" else {
+        join.stop()
+        throw LiveTestFailure(description: "pomo join said \(first)")
+    }
+    let watch = try ProcessLauncher.start(ProcessLauncher.pomo, ["watch", room, "--json", "--server", server.url])
+    _ = try await lines(of: watch, until: #""type":"observing""#)
+    return (join, watch)
+}
+
 /// Reads a process's lines until one holds `text`; returns every line read.
 func lines(of process: LaunchedProcess, until text: String) async throws -> [String] {
     var read: [String] = []

@@ -102,6 +102,28 @@ import Testing
                 == [.emit(.ended(.unreachable("Unable to connect")))])
     }
 
+    @Test func aProxyWhoseServerIsAwayIsRetriedFromTheFirstTryAndAfterAJoinButNotWithoutAPolicy() {
+        let why = "the server or its proxy is unavailable just now (502)"
+        var first = SessionMachine(configuration: SessionConfiguration(room: "team", name: "Ada", reconnect: Self.noJitter))
+        _ = first.start(now: Fixture.local(0))
+        #expect(first.failed(why, passing: true, now: Fixture.local(3))
+                == [.emit(.reconnecting(attempt: 2, retryAt: Fixture.local(1003), reason: why))])
+        #expect(first.timer(now: Fixture.local(1003)) == [.emit(.connecting(attempt: 2)), .connect])
+        #expect(first.opened(now: Fixture.local(1010))
+                == [.send(ClientFrame(.join(room: "team", name: "Ada", token: nil), ref: .string("join")))])
+
+        var joined = joined()
+        _ = joined.closed(code: 1006, reason: "", now: Fixture.local(100))
+        _ = joined.timer(now: Fixture.local(600))
+        #expect(joined.failed(why, passing: true, now: Fixture.local(610))
+                == [.emit(.reconnecting(attempt: 2, retryAt: Fixture.local(1610), reason: why))])
+
+        // A one-shot command (no policy) says so and ends.
+        var once = SessionMachine(configuration: SessionConfiguration(room: "team", name: "Ada", reconnect: nil))
+        _ = once.start(now: Fixture.local(0))
+        #expect(once.failed(why, passing: true, now: Fixture.local(3)) == [.emit(.ended(.unreachable(why)))])
+    }
+
     @Test func aRefusedJoinEndsTheSession() {
         var machine = SessionMachine(configuration: SessionConfiguration(room: "team", name: "Ada"))
         _ = machine.start(now: Fixture.local(0))

@@ -107,8 +107,9 @@ import Testing
         #expect(try t.messages(to: bob).isEmpty)
     }
 
-    @Test func inAHostOnlyRoomOnlyTheHostsTokenPressesAndTheRuleFollowsTheRole() throws {
-        let t = TestHub()
+    /// A host-only room of Hana (host, m1) and Bob (m2), each with a watch that showed their resume token.
+    static func hostOnlyRoomWatched(_ t: TestHub) throws -> (hana: ConnectionID, bob: ConnectionID,
+                                                              asHana: ConnectionID, asBob: ConnectionID) {
         let hana = t.connect(peer: "203.0.113.1"), bob = t.connect(peer: "203.0.113.2")
         t.send(.join(room: "team", name: "Hana", token: nil, control: .host), from: hana)
         let hanaToken = try #require(try t.messages(to: hana).first?.you?.token)
@@ -118,6 +119,12 @@ import Testing
         t.send(.observe(room: "team", token: bobToken), from: asBob)
         t.send(.observe(room: "team", token: hanaToken), from: asHana)
         t.transport.clearSent()
+        return (hana, bob, asHana, asBob)
+    }
+
+    @Test func inAHostOnlyRoomOnlyTheHostsTokenPressesAndTheRuleFollowsTheRole() throws {
+        let t = TestHub()
+        let (hana, bob, asHana, asBob) = try Self.hostOnlyRoomWatched(t)
 
         t.send(.start, ref: "s", from: asBob)
         #expect(try t.messages(to: asBob).compactMap(\.failure?.code) == [.forbidden])
@@ -173,6 +180,41 @@ import Testing
         #expect(try t.messages(to: asBob).compactMap(\.failure?.code) == [.observer])
         #expect(try Self.controls(t, to: ada).isEmpty)
         #expect(t.hub.rooms[try RoomID(validating: "team")]?.room.status == .running)
+    }
+
+    @Test func aWatchWithAMembersTokenManagesTheAPITokensAsThatMemberUnderTheControlsRule() throws {
+        let t = TestHub()
+        let (hana, bob, asHana, asBob) = try Self.hostOnlyRoomWatched(t)
+        let plain = t.connect(peer: "203.0.113.7")
+        t.send(.observe(room: "team"), from: plain)
+        t.transport.clearSent()
+        func tokens(_ c: ConnectionID) throws -> APITokensPayload? {
+            try t.messages(to: c).compactMap { if case .apiTokens(let p, _) = $0 { p } else { nil } }.last
+        }
+
+        // The host's watch makes a token as Hana; nobody in the room hears of the watch.
+        t.send(.apiToken(.create(name: "ci")), ref: "c", from: asHana)
+        t.settle()
+        let made = try #require(try tokens(asHana)?.created)
+        #expect(made.token.hasPrefix("pomo_"))
+        let record = try #require(t.hub.rooms[try RoomID(validating: "team")]?.room.apiTokens.first)
+        #expect(record.id == made.id && record.createdBy == MemberID("m1"))
+        #expect(try !t.messages(to: bob).map(\.label).contains { $0.hasPrefix("event member") })
+
+        // A host-only room: Bob's watch may not, as Bob himself may not; a watch without a token is an observer.
+        t.send(.apiToken(.list), ref: "l", from: asBob)
+        t.send(.apiToken(.list), ref: "l", from: plain)
+        #expect(try t.messages(to: asBob).compactMap(\.failure?.code) == [.forbidden])
+        let refused = try #require(try t.messages(to: plain).compactMap(\.failure).first)
+        #expect(refused.code == .observer && refused.message.contains("resume token"))
+
+        // Hana's connection drops: her watch speaks for nobody connected, and lists nothing.
+        t.disconnect(hana)
+        t.transport.clearSent()
+        t.send(.apiToken(.revoke(id: made.id)), ref: "r", from: asHana)
+        let gone = try #require(try t.messages(to: asHana).compactMap(\.failure).first)
+        #expect(gone.code == .observer && gone.message.contains("m1"))
+        #expect(t.hub.rooms[try RoomID(validating: "team")]?.room.apiTokens.map(\.id) == [made.id])
     }
 
     @Test func anObserverMayListTheSchedulesButNotChangeThem() throws {

@@ -4,7 +4,9 @@ import Glibc
 /// A TCP proxy on loopback that a test controls, to cut one process's view of an engine (Redis,
 /// PostgreSQL) while the others still reach it: `cut()` drops every connection through it and, until
 /// `heal()`, accepts new ones but forwards nothing (as a network that lost the route: the peer waits for an
-/// answer that never comes). One thread per connection and direction; `stop()` ends them all.
+/// answer that never comes). `answer(502)` stands in for a reverse proxy whose server is away: every new
+/// connection gets that HTTP status and is closed, until `answer(nil)`. One thread per connection and
+/// direction; `stop()` ends them all.
 ///
 /// ```swift
 /// let proxy = try TCPProxy(to: redis.port)
@@ -19,6 +21,7 @@ public final class TCPProxy: @unchecked Sendable {
     private var open: Set<Int32> = []
     private var isCut = false
     private var stopped = false
+    private var answering: Int?
 
     public init(to target: Int) throws {
         self.target = target
@@ -56,6 +59,10 @@ public final class TCPProxy: @unchecked Sendable {
     /// Forwards new connections again.
     public func heal() { lock.withLock { isCut = false } }
 
+    /// Answers every new connection's request with this HTTP status (a proxy's 502, 503 or 504) and closes it,
+    /// forwarding nothing; nil: forwards again.
+    public func answer(_ status: Int?) { lock.withLock { answering = status } }
+
     /// Ends the proxy and every connection through it.
     public func stop() {
         lock.withLock { stopped = true }
@@ -71,8 +78,12 @@ public final class TCPProxy: @unchecked Sendable {
                 if errno == EINTR { continue }
                 return
             }
-            let (cut, done) = lock.withLock { (isCut, stopped) }
+            let (cut, done, status) = lock.withLock { (isCut, stopped, answering) }
             if done { close(client); return }
+            if let status {
+                refuse(client, status: status)
+                continue
+            }
             if cut {
                 // Held open, unanswered, until the proxy heals or stops: then closed.
                 hold(client)
@@ -90,6 +101,25 @@ public final class TCPProxy: @unchecked Sendable {
             pump(from: client, to: server)
             pump(from: server, to: client)
         }
+    }
+
+    /// Reads the request's head, answers `status` with an empty body, and closes.
+    private func refuse(_ fd: Int32, status: Int) {
+        let thread = Thread {
+            var head: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while !head.suffix(4).elementsEqual(Array("\r\n\r\n".utf8)) && head.count < 65_536 {
+                let count = read(fd, &buffer, buffer.count)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                head += buffer[0..<count]
+            }
+            let answer = Array("HTTP/1.1 \(status) Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+            _ = answer.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            shutdown(fd, Int32(SHUT_RDWR))
+            close(fd)
+        }
+        thread.start()
     }
 
     private func hold(_ fd: Int32) {

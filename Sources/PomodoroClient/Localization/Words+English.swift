@@ -2,7 +2,8 @@ extension Words {
     static let english: [Phrase: String] = [
         .connecting: "connecting…", .live: "live", .reconnecting: "reconnecting…", .reconnectingIn: "reconnecting… {s}s",
         .replaced: "replaced", .disconnected: "disconnected",
-        .connectionLost: "the connection was lost", .connectingTo: "Connecting to {server}…", .retrying: "{reason}. Trying again in {s}s (attempt {n})…",
+        .connectionLost: "the connection was lost",
+        .serverUnavailable: "the server or its proxy is unavailable just now ({status})", .connectingTo: "Connecting to {server}…", .retrying: "{reason}. Trying again in {s}s (attempt {n})…",
         .phaseIdle: "Idle", .phaseFocus: "Focus", .phaseShortBreak: "Short break", .phaseLongBreak: "Long break",
         .setLong: "{name} · focus {n} of {total}", .setShort: "{name} {n}/{total}",
         .setOpenLong: "{name} · focus {n}", .setOpenShort: "{name} #{n}",

@@ -2,7 +2,8 @@ extension Words {
     static let korean: [Phrase: String] = [
         .connecting: "연결 중…", .live: "연결됨", .reconnecting: "다시 연결 중…", .reconnectingIn: "다시 연결 중… {s}초",
         .replaced: "대체됨", .disconnected: "연결 끊김",
-        .connectionLost: "연결이 끊겼어요", .connectingTo: "{server}에 연결 중…", .retrying: "{reason}. {s}초 후 다시 시도 ({n}번째)…",
+        .connectionLost: "연결이 끊겼어요",
+        .serverUnavailable: "서버나 그 앞의 프록시를 지금은 쓸 수 없어요 ({status})", .connectingTo: "{server}에 연결 중…", .retrying: "{reason}. {s}초 후 다시 시도 ({n}번째)…",
         .phaseIdle: "대기", .phaseFocus: "집중", .phaseShortBreak: "짧은 휴식", .phaseLongBreak: "긴 휴식",
         .setLong: "{name} · 집중 {total}회 중 {n}회", .setShort: "{name} {n}/{total}",
         .setOpenLong: "{name} · 집중 {n}회", .setOpenShort: "{name} #{n}",

@@ -2,7 +2,8 @@ extension Words {
     static let simplifiedChinese: [Phrase: String] = [
         .connecting: "连接中…", .live: "已连接", .reconnecting: "重新连接中…", .reconnectingIn: "重新连接中… {s}秒",
         .replaced: "已被取代", .disconnected: "已断开",
-        .connectionLost: "连接已断开", .connectingTo: "正在连接 {server}…", .retrying: "{reason}。{s} 秒后重试（第 {n} 次）…",
+        .connectionLost: "连接已断开",
+        .serverUnavailable: "服务器或其代理暂时不可用（{status}）", .connectingTo: "正在连接 {server}…", .retrying: "{reason}。{s} 秒后重试（第 {n} 次）…",
         .phaseIdle: "空闲", .phaseFocus: "专注", .phaseShortBreak: "短休息", .phaseLongBreak: "长休息",
         .setLong: "{name} · 专注 第 {n} / {total} 轮", .setShort: "{name} {n}/{total}",
         .setOpenLong: "{name} · 专注 第 {n} 轮", .setOpenShort: "{name} #{n}",

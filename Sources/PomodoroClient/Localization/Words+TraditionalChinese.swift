@@ -2,7 +2,8 @@ extension Words {
     static let traditionalChinese: [Phrase: String] = [
         .connecting: "連線中…", .live: "已連線", .reconnecting: "重新連線中…", .reconnectingIn: "重新連線中… {s}秒",
         .replaced: "已被取代", .disconnected: "已中斷",
-        .connectionLost: "連線已中斷", .connectingTo: "正在連線到 {server}…", .retrying: "{reason}。{s} 秒後重試（第 {n} 次）…",
+        .connectionLost: "連線已中斷",
+        .serverUnavailable: "伺服器或其代理暫時無法使用（{status}）", .connectingTo: "正在連線到 {server}…", .retrying: "{reason}。{s} 秒後重試（第 {n} 次）…",
         .phaseIdle: "閒置", .phaseFocus: "專注", .phaseShortBreak: "短休息", .phaseLongBreak: "長休息",
         .setLong: "{name} · 專注 第 {n} / {total} 輪", .setShort: "{name} {n}/{total}",
         .setOpenLong: "{name} · 專注 第 {n} 輪", .setOpenShort: "{name} #{n}",

@@ -7,7 +7,7 @@ import PomodoroProtocol
 public enum Phrase: String, CaseIterable, Sendable {
     // The title bar and the screen before the room
     case connecting, live, reconnecting, reconnectingIn, replaced, disconnected
-    case connectingTo, retrying, connectionLost
+    case connectingTo, retrying, connectionLost, serverUnavailable
     // The phase line
     case phaseIdle, phaseFocus, phaseShortBreak, phaseLongBreak
     case cycleLong, cycleShort, endsAt, paused, ready, notStarted
@@ -68,6 +68,17 @@ public struct Words: Sendable, Equatable {
         var text = Self.table(language)[phrase] ?? Self.english[phrase] ?? phrase.rawValue
         for (name, value) in values { text = text.replacingOccurrences(of: "{\(name)}", with: value.description) }
         return text
+    }
+
+    /// Why a connection dropped, from the session's English reason: said in this language when it is one pomo
+    /// words itself (a proxy or a restarting server, `RoomSession.explain`), else plainly "the connection was
+    /// lost" (the other reasons may quote the transport, in English).
+    public func reason(_ english: String) -> String {
+        if language == .en { return english }
+        for status in RoomSession.unavailableStatuses where english == Words(.en)(.serverUnavailable, ["status": status]) {
+            return self(.serverUnavailable, ["status": status])
+        }
+        return self(.connectionLost)
     }
 
     public func phase(_ phase: Phase) -> String {

@@ -35,8 +35,7 @@ public enum DashboardRenderer {
             let message: String
             switch dashboard.connection {
             case .reconnecting(let attempt, let retryAt, let reason):
-                // The session's reasons are English (they may quote the transport): other languages say it plainly.
-                let why = words.language == .en ? reason : words(.connectionLost)
+                let why = words.reason(reason)
                 message = words(.retrying, ["reason": why.capitalizedFirst, "s": secondsUntil(retryAt, from: context.now),
                                             "n": attempt])
             default:

@@ -25,7 +25,7 @@ public struct SpokenLines: Sendable {
             _ = dashboard.handle(event)
             if case let .reconnecting(attempt, retryAt, reason) = event {
                 let seconds = max(0, (retryAt.monotonicMs - LocalInstant.now().monotonicMs + 999) / 1000)
-                out.append(words(.retrying, ["reason": reason.capitalizedFirst, "s": seconds, "n": attempt]))
+                out.append(words(.retrying, ["reason": words.reason(reason).capitalizedFirst, "s": seconds, "n": attempt]))
             }
             return out
         }

@@ -74,7 +74,7 @@ public final class RoomSession: Sendable {
                     actions = machine.closed(code: code, reason: reason, now: at)
                 case .failed(let why):
                     current = nil
-                    actions = machine.failed(Self.explain(why), now: at)
+                    actions = machine.failed(Self.explain(why), passing: Self.unavailableStatus(why) != nil, now: at)
                 }
             case .send(let frame):
                 actions = machine.send(frame)
@@ -130,6 +130,16 @@ public final class RoomSession: Sendable {
         eventSink.finish()
     }
 
+    /// The upgrade answers of a proxy whose server is away or of a server restarting (Bad Gateway, Service
+    /// Unavailable, Gateway Timeout): worth trying again, not another kind of server.
+    public static let unavailableStatuses = [502, 503, 504]
+
+    /// The status of an upgrade refused by a proxy or a restarting server (`unavailableStatuses`), from
+    /// libwebsockets' reason for the failed connection ("the server answered 502 to the upgrade (…)").
+    static func unavailableStatus(_ why: String) -> Int? {
+        unavailableStatuses.first { why.contains("answered \($0) ") }
+    }
+
     /// libwebsockets' reason for a failed connection, in words a person can act on.
     static func explain(_ why: String) -> String {
         let lower = why.lowercased()
@@ -138,7 +148,7 @@ public final class RoomSession: Sendable {
             return "unknown host"
         }
         if lower.contains("timed out") || lower.contains("timeout") { return "timed out" }
-        if lower.contains("answered 503") { return "the server is restarting" }
+        if let status = unavailableStatus(why) { return Words(.en)(.serverUnavailable, ["status": status]) }
         if lower.contains("403") || lower.contains("404") || lower.contains("upgrade") {
             return "not a Pomodoro server (\(why))"
         }

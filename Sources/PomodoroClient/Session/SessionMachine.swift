@@ -273,10 +273,12 @@ public struct SessionMachine: Sendable {
         }
     }
 
-    /// The connection could not be made.
-    public mutating func failed(_ why: String, now: LocalInstant) -> [Action] {
+    /// The connection could not be made. `passing`: the failure says the server is there but away just now (a
+    /// proxy's 502/503/504 to the upgrade, `RoomSession.unavailableStatus`), so even a session that has not
+    /// joined yet tries again, on its back-off, as after a lost connection.
+    public mutating func failed(_ why: String, passing: Bool = false, now: LocalInstant) -> [Action] {
         switch state {
-        case .connecting, .joining, .joined: return dropped(why, now: now)
+        case .connecting, .joining, .joined: return dropped(why, passing: passing, now: now)
         case .closing: return end(.stopped)
         default: return []
         }
@@ -334,8 +336,8 @@ public struct SessionMachine: Sendable {
         return [.emit(.connecting(attempt: attempt)), .connect]
     }
 
-    private mutating func dropped(_ why: String, now: LocalInstant) -> [Action] {
-        guard everJoined else { return end(.unreachable(why)) }
+    private mutating func dropped(_ why: String, passing: Bool = false, now: LocalInstant) -> [Action] {
+        guard everJoined || (passing && configuration.reconnect != nil) else { return end(.unreachable(why)) }
         guard let policy = configuration.reconnect else { return end(.lost(why)) }
         let attempt: Int
         switch state {

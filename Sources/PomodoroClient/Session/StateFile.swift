@@ -6,7 +6,9 @@ import Foundation
 /// It lives at `$XDG_STATE_HOME/pomo/ROOM@HOST_PORT.json`, or `~/.local/state/pomo/…` when
 /// `XDG_STATE_HOME` is unset, empty or relative (the XDG spec says to ignore a relative one). Room names
 /// cannot contain `@` and ports are digits, so every server and room maps to its own file. The folder is
-/// made 0700 and the file 0600: the token is a secret.
+/// made 0700 and the file 0600: the token is a secret. The commands that act as that member look under the
+/// address they are given first, then at the room's files of other addresses (`elsewhere`): the server
+/// recognises only the tokens it gave, so showing another server's token to a watch is harmless.
 public struct StateFile: Equatable, Sendable {
     /// What the file holds.
     public struct Contents: Codable, Equatable, Sendable {
@@ -44,6 +46,22 @@ public struct StateFile: Equatable, Sendable {
         guard let directory = directory(environment: environment) else { return nil }
         let host = server.host.map { $0 == "/" ? "_" : $0 }
         return StateFile(path: "\(directory)/\(room)@\(String(host))_\(server.port).json")
+    }
+
+    /// The state files of `room` kept for every other server address, newest first: on a cluster any node
+    /// serves any room, and `pomo join` may have gone through another node (or its proxy, or another name of
+    /// the same server) than the command that looks for its member now.
+    public static func elsewhere(environment: [String: String], server: ServerAddress, room: String) -> [StateFile] {
+        guard let directory = directory(environment: environment),
+              let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
+        let own = location(environment: environment, server: server, room: room)?.path
+        let kept = names.filter { $0.hasPrefix(room + "@") && $0.hasSuffix(".json") }
+            .map { StateFile(path: "\(directory)/\($0)") }
+            .filter { $0.path != own }
+        func modified(_ file: StateFile) -> Date {
+            (try? FileManager.default.attributesOfItem(atPath: file.path)[.modificationDate] as? Date) ?? .distantPast
+        }
+        return kept.map { ($0, modified($0)) }.sorted { $0.1 > $1.1 }.map(\.0)
     }
 
     private static func trimmingSlashes(_ path: String) -> String {
