@@ -26,6 +26,19 @@ import Testing
     static func joined(_ name: String, room: String, passcode: String, server: ServerProcess, state: String,
                        stay: Bool = false) async throws -> TmuxSession {
         let tmux = try TmuxSession(columns: 80, rows: 24, environment: ["XDG_STATE_HOME": state, "LANG": "C.UTF-8"])
+        // The caller ends the session once it has it; a step that fails before then ends it here, or its tmux
+        // server (and the pomo in it) would outlive the test.
+        do {
+            try await Self.join(tmux, name, room: room, passcode: passcode, server: server, stay: stay)
+        } catch {
+            tmux.kill()
+            throw error
+        }
+        return tmux
+    }
+
+    private static func join(_ tmux: TmuxSession, _ name: String, room: String, passcode: String, server: ServerProcess,
+                             stay: Bool) async throws {
         try tmux.type("\(ProcessLauncher.pomo) join \(room) --name \(name) --passcode '\(passcode)' --server \(server.url) "
                       + "--no-notify \(joinTimeoutTyped); echo pomo-exited-$?")
         try tmux.press("Enter")
@@ -40,7 +53,6 @@ import Testing
             try tmux.press("q")
             try await tmux.waitFor("\(name)'s pomo to exit") { $0.contains("pomo-exited-0") }
         }
-        return tmux
     }
 
     @Test func theHostChangesThePasscodeRemovesAMemberHandsOnAndUnlocks() async throws {
