@@ -48,7 +48,9 @@ import Testing
     static func list(_ peer: Peer, pause: Bool = false) throws -> WebhooksPayload {
         if pause { usleep(100_000) }
         peer.send(.webhook(.list), ref: .string("list"))
-        return try peer.expect("the list") { if case .webhooks(let p, .string("list")?) = $0 { p } else { nil } }
+        // The list reads the store, behind its writer: on a machine running other tests' databases a write can
+        // take seconds.
+        return try peer.expect("the list", timeout: 15) { if case .webhooks(let p, .string("list")?) = $0 { p } else { nil } }
     }
 
     /// The ids of the deliveries the receiver took (2xx), in the order it took them.
