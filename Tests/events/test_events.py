@@ -141,6 +141,9 @@ def main():
     room = f"sse-{int(time.time() * 1000) % 100000}"
     # Nothing to observe before a room is open.
     assert requests.get(f"{args.base}/api/rooms/{room}/events", timeout=5).status_code == 404
+    # pomo's control commands press only in a room that is open: the room is made first, as a script would.
+    made = requests.post(f"{args.base}/api/rooms", json={"room": room}, timeout=5)
+    assert made.status_code == 201, f"POST /api/rooms: {made.status_code} {made.text}"
     pomo(args.pomo, server, "start", room, "--quiet")
     passed = failed = 0
     for name, check in [
