@@ -13,7 +13,8 @@ import PomodoroCluster
 /// ```
 public final class RedisTestServer: @unchecked Sendable {
     public let folder: String
-    public let port: Int
+    /// Set once, in `init` (a port another suite's engine took first is given up there for another).
+    public private(set) var port: Int
     private let lock = NSLock()
     private var process: LaunchedProcess?
     /// While the server is halted, its port, held so that no other suite's engine is started there before
@@ -45,8 +46,23 @@ public final class RedisTestServer: @unchecked Sendable {
         guard let made = mkdtemp(&template) else { throw LaunchFailure("mkdtemp failed") }
         folder = String(cString: made)
         port = try LoopbackPort.free()
-        try start()
+        // A free port is let go before redis-server binds it: another suite's engine, asked for a port in the
+        // same moment, may be handed the same one and bind it first. Ours then exits, and the other answers in
+        // its place (`ours()` tells them apart): another port is tried.
+        for attempt in 1...Self.portTries {
+            do {
+                try start()
+                break
+            } catch where attempt < Self.portTries {
+                port = try LoopbackPort.free()
+            } catch {
+                stop()
+                throw error
+            }
+        }
     }
+
+    private static let portTries = 4
 
     private let binary: String
     private let master: Int?
@@ -69,11 +85,24 @@ public final class RedisTestServer: @unchecked Sendable {
         let deadline = TestTime.deadline(10)
         while !answers() {
             guard launched.isRunning, Date() < deadline else {
-                stop()
+                halt()
                 throw LaunchFailure("redis-server did not start on port \(port) within 10 s")
             }
             usleep(20_000)
         }
+        guard ours() else {
+            halt()
+            throw LaunchFailure("port \(port) was taken by another server")
+        }
+    }
+
+    /// Whether the Redis answering on the port is this one: its working folder is ours.
+    private func ours() -> Bool {
+        guard let address = try? RedisAddress(parsing: url),
+              case .array(let pair)? = try? RedisConnection(address, timeout: 1).command(["CONFIG", "GET", "dir"]),
+              let dir = pair.last?.text else { return false }
+        return URL(fileURLWithPath: dir).resolvingSymlinksInPath().path
+            == URL(fileURLWithPath: folder).resolvingSymlinksInPath().path
     }
 
     /// Stops the server (its data goes with it: there is no persistence), keeping the folder and the port
