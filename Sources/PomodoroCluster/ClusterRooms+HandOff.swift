@@ -90,8 +90,15 @@ extension ClusterRooms {
     /// answered it: a relayed
     /// member whose join, or carrying over to a new owner, is still on its way waits for the answer,
     /// `relayedAnswerBound` at most. `done` runs on the service thread once every one was closed.
+    /// The drain goes on as soon as the last of them is closed: a node with none relayed waits for nothing.
     package func sendRelayedMembersBack(done: @escaping @Sendable () -> Void) {
-        sendBack(RelayedSendBack(giveUpAt: hub.clock.now().monotonic + Self.relayedAnswerBound, done: done))
+        let started = hub.clock.now().monotonic
+        let logger = hub.logger
+        sendBack(RelayedSendBack(giveUpAt: started + Self.relayedAnswerBound, done: { [clock = hub.clock] sent in
+            let ms = (clock.now().monotonic - started).milliseconds
+            logger.info("draining: members of rooms other nodes run sent back", metadata: ["members": "\(sent)", "ms": "\(ms)"])
+            done()
+        }))
     }
 
     /// One round of `sendRelayedMembersBack`, on the service thread.
@@ -114,9 +121,24 @@ extension ClusterRooms {
             let next = state
             DispatchQueue.global().asyncAfter(deadline: .now() + Self.relayedAnswerPoll) { back { $0.sendBack(next) } }
         } else {
-            let wait = Double(Self.relayedTickWait.milliseconds) / 1_000
             let done = state.done
-            DispatchQueue.global().asyncAfter(deadline: .now() + wait) { back { $0.awaitOwnSendBacks(done) } }
+            let closing = state.closing
+            awaitRelayedSendBacks(closing, until: now + Self.relayedTickWait + .milliseconds(100)) {
+                done(closing.count)
+            }
+        }
+    }
+
+    /// Once none of `closing` is open any more (each closed right after its room's tick, or at
+    /// `relayedTickWait`), or at `bound`: the members of this node's own rooms are waited for, then `done`.
+    private func awaitRelayedSendBacks(_ closing: Set<ConnectionID>, until bound: Instant,
+                                       then done: @escaping @Sendable () -> Void) {
+        guard closing.contains(where: { hub.isOpen($0) && relays[$0] != nil }), hub.clock.now().monotonic < bound else {
+            return awaitOwnSendBacks(done)
+        }
+        let back = back
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.relayedAnswerPoll) {
+            back { $0.awaitRelayedSendBacks(closing, until: bound, then: done) }
         }
     }
 
@@ -159,7 +181,8 @@ extension ClusterEvent {
 /// service thread, posted by `ClusterRooms.back`, and hands its copy on).
 private struct RelayedSendBack: Sendable {
     let giveUpAt: Instant
-    let done: @Sendable () -> Void
+    /// Runs once every one was closed, with how many were sent back.
+    let done: @Sendable (Int) -> Void
     /// The relayed connections whose close is on its way.
     var closing: Set<ConnectionID> = []
 }

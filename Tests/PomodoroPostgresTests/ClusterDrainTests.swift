@@ -200,6 +200,55 @@ struct ClusterDrainTests {
         #expect(ended.exited && ended.status == 0)
     }
 
+    /// The members a draining node relays to rooms other nodes run are sent back each right after its room's
+    /// next tick (1.1 s at most); the drain goes on once the last of them is closed, and a node relaying
+    /// nobody waits for no tick at all.
+    @Test(arguments: [false, true])
+    func aDrainWaitsForItsRelayedMembersOnlyWhenItHasSome(relaying: Bool) async throws {
+        defer { finish() }
+        let redis = try RedisTestServer()
+        defer { redis.stop() }
+        let database = try await PostgresTestServer.makeDatabase()
+        let a = try ProcessLauncher.start(ProcessLauncher.server, [
+            "--host", "127.0.0.1", "--port", "0", "--db", database, "--cluster", redis.url, "--node-id", "a",
+            "--min-focus", "1", "--log-level", "info",
+        ])
+        defer { a.kill() }
+        let aPort = try a.waitUntilServing()
+        let (b, bPort) = try ClusterProcessTests.node("b", redis: redis.url, database: database)
+        defer { _ = b.stop() }
+
+        // Ada's room runs on a; Dee's runs on b, and Cy (on a) is relayed to it when a relays anyone.
+        let ada = try Peer(client, port: aPort)
+        _ = try ada.join("own", name: "Ada")
+        let dee = try Peer(client, port: bPort)
+        _ = try dee.join("relayed", name: "Dee")
+        dee.send(.start, ref: .string("go"))
+        _ = try #require(try dee.expect("the running state", ClusterProcessTests.running))
+        var cy: Peer?
+        if relaying {
+            cy = try Peer(client, port: aPort)
+            _ = try cy?.join("relayed", name: "Cy")
+            _ = try cy?.nextTick(timeout: 5)
+        }
+
+        a.terminate()
+        #expect(try ada.expectClose(timeout: 10) == 1012)
+        if let cy { #expect(try cy.expectClose(timeout: 10) == 1012) }
+        let ended = try a.wait(timeout: 15)
+        #expect(ended.exited && ended.status == 0)
+        let line = try #require(ended.errors.split(separator: "\n")
+            .first { $0.contains("members of rooms other nodes run sent back") }, "\(ended.errors)")
+        #expect(line.contains("members=\(relaying ? 1 : 0)"), "\(line)")
+        let ms = line.range(of: "ms=").map { Int(line[$0.upperBound...].prefix { $0.isNumber }) ?? -1 } ?? -1
+        if relaying {
+            #expect(ms >= 0, "\(line)")
+        } else {
+            // Nothing to wait for: not the second a relayed member's tick may take.
+            #expect(ms >= 0 && ms < 1_100, "\(line)")
+        }
+    }
+
     @Test func aNodeDrainedOverHTTPAloneExitsWithinItsBoundAndTheRoomComesBackOnAJoin() async throws {
         defer { finish() }
         let redis = try RedisTestServer()
