@@ -67,6 +67,9 @@ public struct Member: Sendable {
     /// member gets `RoomPolicy.silentGrace`, so a flood of join-and-drop connections does not hold a room's
     /// places for the whole reconnection grace.
     var silentlyLost = false
+    /// Set when a restart (or a room taken over from another node) found the member connected: the server
+    /// went, not their connection. Nobody was told they went away, so nobody is told they came back.
+    var awayForRestart = false
     /// Since when the member has been earning focus time not yet added to `stats.focusTime` and
     /// `sessionFocusTime`: set exactly while a focus runs and the member is present. Crediting is lazy so
     /// that a change to one member costs nothing for the others.
@@ -144,10 +147,11 @@ public enum RoomEvent: Equatable, Sendable {
     /// only when nothing moved its end).
     case phaseCompleted(completed: Phase, next: Phase, autoStarted: Bool, cycle: Int, counted: Bool, length: Duration)
     case memberJoined(MemberID, name: String)
-    /// A member came back with their resume token.
+    /// A member came back with their resume token, after a `memberAway` (none for members a restart found
+    /// gone, whose going was never announced: `Room.resumeAfterRestart`).
     case memberReturned(MemberID)
     /// A member went away. `connection` says how a connection that ended did (`reason` `.disconnected`); nil
-    /// for `.away`, and for members a restart found gone (no connection of this process had ended).
+    /// for `.away`.
     case memberAway(MemberID, reason: AwayReason, connection: ConnectionEnd? = nil)
     case memberBack(MemberID)
     /// A member left the room for good; `name` is theirs, as nobody can look it up any more.

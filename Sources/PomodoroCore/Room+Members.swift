@@ -12,15 +12,19 @@ extension Room {
         if let token, let id = roster.member(withTokenHash: token.hash) {
             creditFocus(until: now)
             let wasConnected = roster[id]!.connected
+            let announcedAway = !roster[id]!.awayForRestart
             roster.update(id) { member in
                 member.connected = true
                 member.disconnectedAt = nil
                 member.silentlyLost = false
+                member.awayForRestart = false
                 member.name = name
             }
             recredit(id, at: now)
             pending.memberChanged(id)
-            if !wasConnected { outcome.events.append(.memberReturned(id)) }
+            // Back after a restart that was nobody's doing: the state shows them here again, and nothing is
+            // said, as nothing was said of their going.
+            if !wasConnected && announcedAway { outcome.events.append(.memberReturned(id)) }
             roomBecameBusy()
             changed(&outcome)
             return JoinResult(memberID: id, token: token, resumed: true, outcome: outcome)
@@ -68,6 +72,7 @@ extension Room {
         roster.update(id) { member in
             member.connected = false
             member.disconnectedAt = now
+            member.awayForRestart = false
         }
         recredit(id, at: now)
         pending.memberChanged(id)

@@ -150,8 +150,13 @@ extension Room {
         }
         creditFocus(until: now)
         if case .running(let deadline) = timer { shownSeconds = (deadline - now).secondsRoundedUp }
+        // The server went, not their connections: they are shown disconnected until they are back, without an
+        // event either way (a room's members would otherwise hear each of the others go and come back at
+        // every restart of a server and every move of the room between nodes).
         for id in roster.ids where roster[id]!.connected {
-            markDisconnected(id, at: now, ended: nil, into: &outcome)  // the server went, not their connection
+            var unheard = Outcome()
+            markDisconnected(id, at: now, ended: nil, into: &unheard)
+            roster.update(id) { $0.awayForRestart = true }
         }
         roomMayBeQuiet(now)
         changed(&outcome)

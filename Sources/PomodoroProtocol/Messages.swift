@@ -268,7 +268,7 @@ public enum EventPayload: Equatable, Sendable {
     case memberJoined(member: String, name: String)
     case memberReturned(member: String)
     /// `connection`: how the connection of a member who is `.disconnected` ended (closed by their client, or
-    /// lost); nil when the server does not say (after its restart, or an older server).
+    /// lost); nil when the server does not say (an older server).
     case memberAway(member: String, reason: AwayReason, connection: ConnectionEnd? = nil)
     case memberBack(member: String)
     case memberLeft(member: String, reason: LeaveReason)

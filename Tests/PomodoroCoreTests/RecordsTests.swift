@@ -184,12 +184,34 @@ import PomodoroCore
         #expect(!room.membersWereHere(at: now))
     }
 
-    @Test func membersARestartFoundGoneAreAwayWithoutSayingHowTheirConnectionEnded() throws {
+    @Test(arguments: [false, true])
+    func membersARestartFoundGoneAreShownAwayAndBackWithoutAnEventEitherWay(handedOff: Bool) throws {
         var t = TestRoom()
         let ada = try t.add("Ada")
-        let (_, outcome, _, _) = restart(t, after: .seconds(3))
-        // No connection of this server ended: the server did. Clients say what they said before.
-        #expect(outcome.events == [.memberAway(ada, reason: .disconnected, connection: nil)])
+        let bo = try t.join("Bo")
+        let cy = try t.add("Cy")
+        _ = t.disconnect(cy)                          // gone before the restart: her going was said
+        var (room, outcome, now, _) = restart(t, after: .seconds(3), handedOff: handedOff)
+        // The server went, not their connections: nothing is said of it.
+        #expect(!outcome.events.contains { $0.isAboutOneMember }, "\(outcome.events)")
+        #expect(room.snapshot(at: now).members.map(\.connected) == [false, false, false], "shown away until back")
+        now = now + .milliseconds(200)
+        let back = try room.join(name: "Bo", token: bo.token, freshToken: ResumeToken("unused"), now: now)
+        #expect(back.resumed && back.memberID == bo.memberID)
+        #expect(!back.outcome.events.contains { $0.isAboutOneMember }, "Bo is back as if never gone: \(back.outcome.events)")
+        #expect(room.snapshot(at: now).members.map(\.connected) == [false, true, false])
+        // Cy's going was announced before the restart: her return is.
+        let cyToken = ResumeToken("token-3")
+        let cyBack = try room.join(name: "Cy", token: cyToken, freshToken: ResumeToken("unused"), now: now)
+        #expect(cyBack.outcome.events == [.memberReturned(cy)])
+        // Bo's next loss of the connection is his own, and said both ways.
+        let lost = room.disconnect(bo.memberID, now: now + .seconds(1))
+        #expect(lost.events.contains(.memberAway(bo.memberID, reason: .disconnected, connection: .lost)))
+        let again = try room.join(name: "Bo", token: bo.token, freshToken: ResumeToken("unused"), now: now + .seconds(2))
+        #expect(again.outcome.events == [.memberReturned(bo.memberID)])
+        // Ada never comes back: her place ends with the grace, and that is said.
+        let expired = room.advance(to: now + .seconds(3600))
+        #expect(expired.events.contains(.memberLeft(ada, name: "Ada", reason: .expired)))
     }
 
     @Test func aPhaseEndingWhileARoomIsHandedOffIsFollowedByTheNext() throws {

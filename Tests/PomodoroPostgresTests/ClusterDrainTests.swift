@@ -88,6 +88,16 @@ struct ClusterDrainTests {
         let boBack = try Peer(client, port: try Self.port(of: after.node, in: ports))
         let boAgain = try boBack.join("solo", name: "Bo", token: boIn.you.token)
         #expect(boAgain.you.id == boIn.you.id && boAgain.you.resumed && boAgain.room.endsAt == endsAt)
+        // Ada sees Bo here again in a `state`; nobody is told he went or came back: the node went, not him.
+        var heardOfBo: [EventPayload] = []
+        _ = try adaBack.expect("a state with Bo connected") { message -> Bool? in
+            switch message {
+            case .event(_, let event, _) where event.kind.hasPrefix("member"): heardOfBo.append(event); return nil
+            case .state(let room): return room.members.contains { $0.id == boIn.you.id && $0.connected } ? true : nil
+            default: return nil
+            }
+        }
+        #expect(heardOfBo.isEmpty, "\(heardOfBo)")
         let (tick, _) = try adaBack.nextTick(timeout: 5)
         #expect(tick.endsAt == endsAt)
         // Cy, whose room b runs, is back there too.
