@@ -9,7 +9,7 @@ import { randomRoomName } from './roomname.js';
 import { limitsFromText } from './limits.js';
 import { buildRingTicks, renderExtendLabels, setText, setRenderLimits } from './render.js';
 import { unlockAudio, playChime, playWarning, notify, warningWanted } from './sound.js';
-import { initialState, reduce, joinStarted, left } from './roommodel.js';
+import { initialState, reduce, joinStarted, left, connectionClosed } from './roommodel.js';
 import { say, errorWithDetail, errorText } from './wording.js';
 import { ROOM_PATTERN, roomFromLocation } from './address.js';
 import { els, statsEls } from './dom.js';
@@ -157,6 +157,7 @@ function carryOut(effect) {
     case 'schedules': scheduleView.render(); break;
     case 'scheduleSaved': scheduleView.saved(); break;
     case 'scheduleError': scheduleView.refused(effect.error); break;
+    case 'scheduleUnanswered': scheduleView.unanswered(); break;
     case 'taskRefused': {
       // The field shows the task the server holds (the one everyone else sees); the notice says why.
       const input = document.getElementById('my-task');
@@ -183,6 +184,7 @@ function carryOut(effect) {
     case 'settingsNoteCleared': settingsForm.clearNote(); break;
     case 'settingsSaved': settingsForm.saved(effect.appliesFrom); break;
     case 'settingsError': settingsForm.refused(effect.error); break;
+    case 'settingsUnanswered': settingsForm.unanswered(); break;
     default: break;
   }
 }
@@ -221,6 +223,7 @@ function enterRoom(room, name, access = {}) {
   page.model = joinStarted(page.model, room, access);
   statsView.reset();
   statsView.render();
+  settingsForm.clearNote(); // a "Saving…" from a room left while it waited is not this room's
   activity.clear();
   els.members.textContent = '';
   save('name', name);
@@ -259,6 +262,13 @@ function leaveRoom() {
 function handleStatus(status, info) {
   page.conn = status;
   page.connInfo = info;
+  // Lost, or a new connection under way, in the room: what the old socket carried is answered on none. (Leaving
+  // the room, or being refused, goes to the landing, and the next room starts with nothing awaited.)
+  if (['connecting', 'reconnecting', 'replaced'].includes(status)) {
+    const closed = connectionClosed(page.model);
+    page.model = closed.state;
+    for (const effect of closed.effects) carryOut(effect);
+  }
   if (status === 'refused') {
     delete document.body.dataset.tv;
     showView('landing');

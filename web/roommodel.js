@@ -22,6 +22,8 @@
 //   settingsNoteCleared / settingsSaved { appliesFrom } / settingsError { error }   the settings form's notes
 //   schedules                   draw the room's schedules again (the list came, or changed)
 //   scheduleSaved / scheduleError { error }   the schedule form's request was carried out / refused
+//   settingsUnanswered / scheduleUnanswered   the connection that carried the form's request is gone: its
+//                               answer will never come, so the form may send again (what was typed is kept)
 //   taskRefused                 the member's own task was refused: the field shows the task the server holds
 //   apiTokens                   draw the room's API tokens again (the list came; a token was made or revoked)
 
@@ -86,6 +88,7 @@ export function joinStarted(state, roomName, access = {}) {
     ...state,
     roomName,
     asked: access.passcode || access.control ? { ...access } : null,
+    configureRef: null,
     controlRef: null,
     scheduleRef: null,
     taskRef: null,
@@ -118,6 +121,22 @@ export function requestSent(state, command, ref) {
   if (command === 'control') return { ...state, controlRef: ref };
   if (command === 'schedule') return { ...state, scheduleRef: ref };
   return state;
+}
+
+/**
+ * The connection closed (or a new one began): the requests it carried are answered on none, since a ref is
+ * answered on the connection that sent it. The settings form, the schedule form and the host-only switch stop
+ * waiting, and the forms say so (what was typed stays, and the settings stay marked as edited, so that a
+ * snapshot does not overwrite them); the switch shows what the room says at the next render. My task keeps
+ * `taskSent`: its echo may still come in the next snapshot. Returns { state, effects }, as `reduce` does.
+ */
+export function connectionClosed(state) {
+  const effects = [];
+  if (state.configureRef !== null) effects.push({ type: 'settingsUnanswered' });
+  if (state.scheduleRef !== null) effects.push({ type: 'scheduleUnanswered' });
+  const waiting = [state.configureRef, state.controlRef, state.scheduleRef, state.taskRef].some((ref) => ref !== null);
+  if (!waiting) return { state, effects };
+  return { state: { ...state, configureRef: null, controlRef: null, scheduleRef: null, taskRef: null }, effects };
 }
 
 /** The member's own task was sent from this page (with `ref`): its echo in the next snapshot is not news, and
@@ -240,8 +259,10 @@ function welcome(state, message, effects) {
     next = { ...next, limits: limitsFrom(message.limits) };
     effects.push({ type: 'limits', limits: next.limits });
   }
-  // A schedule's add or change sent on a connection that dropped is answered on none: the form may send again.
-  next = snapshot({ ...next, me: message.you.id, self: null, seq: -1, observing: false, scheduleRef: null }, message.room, true, effects);
+  // A request sent on a connection that dropped is answered on none: the forms may send again.
+  const closed = connectionClosed(next);
+  effects.push(...closed.effects);
+  next = snapshot({ ...closed.state, me: message.you.id, self: null, seq: -1, observing: false }, message.room, true, effects);
   effects.push({ type: 'welcomed' });
   // A passcode or host-only choice only shapes a new room: joining one that already existed, say so.
   const asked = next.asked;

@@ -205,6 +205,13 @@ export function createScheduleView({ page, connection, notices }) {
     render();
   }
 
+  /** The connection went before the answer came: the form may send again (once joined), with what was typed
+   *  still there, and says why. */
+  function unanswered() {
+    showProblem(() => t('answerLost'));
+    showPending();
+  }
+
   function wire() {
     for (const day of WEEKDAYS) {
       const label = document.createElement('label');
@@ -255,5 +262,5 @@ export function createScheduleView({ page, connection, notices }) {
     });
   }
 
-  return { refresh, render, wire, languageChanged, saved, refused };
+  return { refresh, render, wire, languageChanged, saved, refused, unanswered };
 }

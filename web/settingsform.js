@@ -38,6 +38,13 @@ export function createSettingsForm({ els, page, send, render }) {
     noteTimer = setTimeout(clearNote, SETTINGS_NOTE_MS);
   }
 
+  /** The connection went before the answer came: the button works again once joined, what was typed stays, and
+   *  the note says why "Saving…" ended with nothing. */
+  function unanswered() {
+    clearNote();
+    setText(els.settingsNote, t('answerLost'));
+  }
+
   function refused(error) {
     els.saveSettings.disabled = false;
     els.settingsError.hidden = false;
@@ -101,5 +108,5 @@ export function createSettingsForm({ els, page, send, render }) {
     });
   }
 
-  return { wire, clearNote, saved, refused };
+  return { wire, clearNote, saved, refused, unanswered };
 }

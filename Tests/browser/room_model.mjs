@@ -448,6 +448,40 @@ check('the schedule form waits for the answer to its ref alone, ok or error; a n
   assert.equal(step(waiting, golden('welcome')).state.scheduleRef, null);
 });
 
+check('a connection that closes answers none of its requests: the forms and the switch stop waiting, and say so', () => {
+  const waiting = M.taskSent(M.requestSent(M.requestSent(M.settingsEdited(M.requestSent(joined(), 'configure', 'c1'), true),
+    'schedule', 's1'), 'control', 'k1'), 'review', 't1');
+  const { state, effects } = M.connectionClosed(deepFreeze(waiting));
+  assert.deepEqual(effects, [{ type: 'settingsUnanswered' }, { type: 'scheduleUnanswered' }]);
+  assert.deepEqual([state.configureRef, state.scheduleRef, state.controlRef, state.taskRef], [null, null, null, null]);
+  // What was typed stays: the settings are still edited (a snapshot does not fill the form over them), and the
+  // task sent may still come back in a snapshot as this page's own.
+  assert.equal(state.settingsDirty, true);
+  assert.equal(state.taskSent, 'review');
+  // Each form is told only about its own request; with nothing awaited nothing changes.
+  assert.deepEqual(M.connectionClosed(M.requestSent(joined(), 'schedule', 's2')).effects, [{ type: 'scheduleUnanswered' }]);
+  const switchOnly = M.connectionClosed(M.requestSent(joined(), 'control', 'k2'));
+  assert.deepEqual(switchOnly.effects, []);
+  assert.equal(switchOnly.state.controlRef, null);
+  const idle = joined();
+  assert.equal(M.connectionClosed(idle).state, idle);
+  assert.deepEqual(M.connectionClosed(idle).effects, []);
+  // A late answer to the old ref, should one come, is nobody's: an ok changes nothing, an error is a notice.
+  const late = step(state, { type: 'ok', command: 'configure', ref: 'c1', appliesFrom: 'now' });
+  assert.deepEqual(late.effects, []);
+  assert.deepEqual(step(state, { ...golden('error'), ref: 's1' }).effects.map((e) => e.type), ['notice']);
+});
+
+check('the welcome of a rejoin ends every wait the dropped connection left, as a close does', () => {
+  const waiting = M.requestSent(M.requestSent(M.requestSent(joined(), 'configure', 'c1'), 'control', 'k1'), 'schedule', 's1');
+  const { state, effects } = step(waiting, golden('welcome'));
+  assert.deepEqual([state.configureRef, state.controlRef, state.scheduleRef], [null, null, null]);
+  assert.deepEqual(effects.map((e) => e.type),
+    ['serverTime', 'limits', 'settingsUnanswered', 'scheduleUnanswered', 'render', 'welcomed']);
+  // Going into another room forgets the last one's requests.
+  assert.equal(M.joinStarted(M.requestSent(joined(), 'configure', 'c1'), 'other').configureRef, null);
+});
+
 check('the host-only switch is confirmed by its ok', () => {
   const waiting = M.requestSent(joined(), 'control', 3);
   const { state, effects } = step(waiting, { type: 'ok', command: 'control', ref: 3 });

@@ -494,7 +494,7 @@ class AccessChecks:
     def no_horizontal_scroll(self, driver, what):
         widths = js(driver, "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
         assert widths[0] <= widths[1], f"{what}: the page scrolls sideways ({widths[0]} px in {widths[1]})"
-        clipped = js(driver, """return [...document.querySelectorAll('#time, #btn-toggle, #btn-reset, #btn-skip, .extend .btn, #lang-select, #phase-label, #btn-join, h1, .members-card h2')]
+        clipped = js(driver, """return [...document.querySelectorAll('#time, #btn-toggle, #btn-reset, #btn-skip, .extend .btn, #lang-select, #phase-label, #btn-join, h1, .members-card h2, #btn-invite, #btn-tv')]
             .filter(e => e.offsetParent !== null)
             .filter(e => { const r = e.getBoundingClientRect(); return r.left < -1 || r.right > document.documentElement.clientWidth + 1; })
             .map(e => e.id || e.tagName)""")
@@ -509,9 +509,16 @@ class AccessChecks:
             f.write(base64.b64decode(shot["data"]))
         print(f"  screenshot {path}")
 
+    def skip_link_out_of_sight(self, driver, what):
+        """The skip link shows only with the focus: however many lines its words take, none peeks in at the top."""
+        bottom = js(driver, """const link = document.querySelector('.skip-link');
+            if (document.activeElement === link) link.blur();
+            return link.getBoundingClientRect().bottom + scrollY""")
+        assert bottom < 1, f"{what}: the skip link shows without the focus (its bottom at {bottom:.0f} px)"
+
     def large_text_and_narrow_screens(self):
-        """Text at 200 % (at 1280, 640 and 375 px) and a 320 px viewport: nothing scrolls sideways, nothing is
-        cut off; screenshots."""
+        """Text at 200 % (at 1280, 640, 375 and 320 px) and a 320 px viewport: nothing scrolls sideways, nothing is
+        cut off, the skip link stays out of sight until focused; screenshots."""
         room = "zoom-" + secrets.token_hex(3)
         d = self.run.own_driver("zoom")
         try:
@@ -523,6 +530,9 @@ class AccessChecks:
             set_viewport(d, 375, 800, mobile=True)
             js(d, "document.documentElement.style.fontSize = '200%'")
             self.no_horizontal_scroll(d, "the landing at 375 px with text at 200 %")
+            set_viewport(d, 320, 640, mobile=True)
+            self.no_horizontal_scroll(d, "the landing at 320 px with text at 200 %")
+            self.skip_link_out_of_sight(d, "the landing at 320 px with text at 200 %")
             js(d, "document.documentElement.style.fontSize = ''")
             set_viewport(d, *DESKTOP)
             join(d, self.base, f"/r/{room}", "Zoe")
@@ -548,6 +558,12 @@ class AccessChecks:
                     return [top('btn-toggle') < top('btn-reset'), Math.abs(top('btn-reset') - top('btn-skip')) < 1]""")
                 assert rows == [True, True], f"the main button above reset and skip, those two side by side ({lang}): {rows}"
                 self.run.shot(d, f"room-375-text-200-{lang}.png")
+                # The narrowest phone, 320 px, with text at 200 % (WCAG 1.4.10's own case): the room's name on a
+                # line, the invite and wall-display buttons together on the next, nothing past the edge.
+                set_viewport(d, 320, 1200, mobile=True)
+                self.no_horizontal_scroll(d, f"the room with text at 200 % in 320 px ({lang})")
+                self.skip_link_out_of_sight(d, f"the room with text at 200 % in 320 px ({lang})")
+                self.full_shot(d, f"room-320-text-200-{lang}.png")
                 js(d, "document.documentElement.style.fontSize = ''")
                 set_viewport(d, *DESKTOP)
             choose_language(d, "en")
@@ -740,7 +756,8 @@ class AccessChecks:
             ("a11y: a task changed elsewhere and a removal are said", self.task_changed_elsewhere_and_removed),
             ("a11y: the landing says what is happening in the room before joining", self.landing_says_what_is_happening),
             ("a11y: the whole flow with the keyboard alone, dialogs keep and give back the focus", self.keyboard_alone),
-            ("a11y: 200 % text (375 px too) and 320 px without sideways scrolling", self.large_text_and_narrow_screens),
+            ("a11y: 200 % text (at 375 and 320 px too) and 320 px without sideways scrolling",
+             self.large_text_and_narrow_screens),
             ("a11y: reduced motion, dark scheme, the phase by word and shape, the ring at 3:1", self.motion_and_schemes),
             ("a11y: the accessibility tree in English and Korean", self.accessibility_tree),
             ("a11y: targets of 24 px or with room around them, and the focus never hidden (WCAG 2.2)",

@@ -1607,26 +1607,30 @@ class Run:
 
     def room_name_stays_readable(self):
         """The room's name in the bar is never cut while the invite and wall-display buttons wrap their words: at
-        320, 375, 414, 768 and 1440 px, and with text at 200 % (1280 and 375 px), the name shows whole, each
-        button's words stay on one line (or, on a phone, the button shows its icon and keeps its words for
-        screen readers), and the name's tooltip is the whole name. (And at 320 px the settings' check boxes keep
-        their size beside their wrapped words.)"""
+        320, 375, 414, 768 and 1440 px, and with text at 200 % (1280, 414, 375 and 320 px), the name shows whole,
+        each button's words stay on one line (or, on a phone, the button shows its icon and keeps its words for
+        screen readers), both buttons sit side by side inside the window, nothing scrolls sideways, and the
+        name's tooltip is the whole name. (And at 320 px the settings' check boxes keep their size beside their
+        wrapped words.)"""
         room = "team-standup"
         driver = self.own_driver("room name")
         measure = """const name = document.querySelector('.room-name');
             const label = el => { const r = el.getBoundingClientRect(); return {w: r.width, h: r.height,
               line: parseFloat(getComputedStyle(el).lineHeight) || parseFloat(getComputedStyle(el).fontSize) * 1.5}; };
             const button = id => { const b = document.getElementById(id); const words = b.querySelector('span');
+              const r = b.getBoundingClientRect();
               return {name: (b.getAttribute('aria-label') || b.textContent).trim(), words: label(words),
-                      hidden: getComputedStyle(words).clipPath !== 'none', box: label(b)}; };
+                      hidden: getComputedStyle(words).clipPath !== 'none', box: label(b),
+                      left: r.left, right: r.right, top: r.top}; };
             return {cut: name.scrollWidth > name.clientWidth + 1, width: name.getBoundingClientRect().width,
                     text: document.getElementById('room-title').textContent,
                     title: document.getElementById('room-title').title,
                     invite: button('btn-invite'), tv: button('btn-tv'),
+                    window: document.documentElement.clientWidth,
                     sideways: document.documentElement.scrollWidth > document.documentElement.clientWidth}"""
         try:
             join(driver, self.base, f"/r/{room}", "Rae")
-            cases = [(w, 800, "") for w in (320, 375, 414, 768, 1440)] + [(1280, 800, "200%"), (375, 800, "200%")]
+            cases = [(w, 800, "") for w in (320, 375, 414, 768, 1440)] + [(w, 800, "200%") for w in (1280, 414, 375, 320)]
             for width, height, text_size in cases:
                 set_viewport(driver, width, height, mobile=width < 500)
                 js(driver, "document.documentElement.style.fontSize = arguments[0]", text_size)
@@ -1634,9 +1638,14 @@ class Run:
                 where = f"{width} px" + (f", text at {text_size}" if text_size else "")
                 assert m["text"] == room and m["title"] == room, f"{where}: the name {m['text']!r}, tooltip {m['title']!r}"
                 assert not m["cut"], f"{where}: the room name is cut ({m['width']:.0f} px wide)"
-                # (At 375 px with text at 200 % the language picker and the timer's buttons are wider than the
-                # window: that is theirs, not the bar's.)
-                assert not m["sideways"] or (text_size and width < 640), f"{where}: the page scrolls sideways"
+                assert not m["sideways"], f"{where}: the page scrolls sideways"
+                # The two buttons go together: side by side on one line, both inside the window (at 320 px with
+                # text at 200 % the wall-display button once ran 7 px past its edge).
+                invite, tv = m["invite"], m["tv"]
+                assert abs(invite["top"] - tv["top"]) < 1 and invite["right"] <= tv["left"], \
+                    f"{where}: the invite and wall-display buttons apart: {invite}, {tv}"
+                assert invite["left"] >= 0 and tv["right"] <= m["window"], \
+                    f"{where}: a button past the window's edge ({invite['left']:.0f} to {tv['right']:.0f} px in {m['window']})"
                 for which in ("invite", "tv"):
                     b = m[which]
                     assert b["name"], f"{where}: the {which} button has no name"
@@ -1645,8 +1654,8 @@ class Run:
                             f"{where}: the {which} button's words wrap ({b['words']['h']:.0f} px for a {b['words']['line']:.0f} px line)"
                 if width in (375, 1440) and not text_size:
                     self.shot(driver, f"room-bar-{width}.png")
-                if text_size and width == 375:
-                    self.shot(driver, "room-bar-375-text-200.png")
+                if text_size and width in (320, 375):
+                    self.shot(driver, f"room-bar-{width}-text-200.png")
             js(driver, "document.documentElement.style.fontSize = ''")
             # At 320 px the settings' check boxes keep their size while their words wrap beside them.
             set_viewport(driver, 320, 800, mobile=True)
@@ -1814,6 +1823,92 @@ class Run:
             by_id(driver, "schedule-add").click()
             wait(driver, lambda d: js(d, "return window.__adds") == 3, "sent again after the refusal")
             assert len(items(driver)) == 1, items(driver)
+        finally:
+            self.done_with(driver)
+
+    def forms_freed_when_the_answer_is_lost(self):
+        """A connection that drops between a request and its answer answers it on none: the settings form, the
+        schedule form and the host-only switch rest while they wait, and the page's own rejoin (with its token)
+        gives them back, with what was typed kept and a line that says the answer never came; sent again, each
+        is answered. The socket is closed by the page right after the request leaves it: a socket closed by its
+        page delivers nothing more, so the answer, if the server sends one, never reaches the page."""
+        room = "lost-answer-" + secrets.token_hex(3)
+        lost_answer = "The connection dropped before the server answered. Send again to be sure."
+        driver = self.own_driver("lost answer")
+        try:
+            join(driver, self.base, f"/r/{room}", "Vic")
+            first_id = my_id(driver)
+            # The frames that leave the page, by type; a type put in __dropAfter closes the socket as it leaves.
+            js(driver, """window.__sent = {};
+                window.__dropAfter = null;
+                const send = WebSocket.prototype.send;
+                WebSocket.prototype.send = function (data) {
+                  const result = send.call(this, data);
+                  const type = JSON.parse(data).type;
+                  window.__sent[type] = (window.__sent[type] || 0) + 1;
+                  if (type === window.__dropAfter) {
+                    window.__dropAfter = null;
+                    this.close(4000);
+                  }
+                  return result;
+                };""")
+            sent = lambda d, kind: js(d, "return window.__sent[arguments[0]] || 0", kind)
+
+            def dropped_and_back(what, request):
+                """Sends `request` (a script) with the socket dropped behind it; returns once the page rejoined."""
+                joins = sent(driver, "join")
+                js(driver, "window.__dropAfter = arguments[0]", what)
+                waiting = js(driver, request)
+                wait(driver, lambda d: sent(d, "join") > joins and is_joined(d), f"the page back after losing the {what}")
+                assert my_id(driver) == first_id, f"came back as {my_id(driver)}, was {first_id}"
+                return waiting
+
+            # The settings: Saving…, then back with the lengths as typed, the button working, the note saying so.
+            fill_settings(driver, "7", "3", "12")
+            saving = dropped_and_back("configure", """document.getElementById('btn-save-settings').click();
+                return [document.getElementById('btn-save-settings').disabled, document.getElementById('settings-note').textContent]""")
+            assert saving == [True, "Saving…"], f"the form while saving: {saving}"
+            form = js(driver, """return [document.getElementById('btn-save-settings').disabled,
+                document.getElementById('settings-note').textContent,
+                ...['set-focus', 'set-short', 'set-long'].map(id => document.getElementById(id).value)]""")
+            assert form[0] is False, f"the Save button still rests after the rejoin: {form}"
+            assert form[1] == lost_answer, form
+            assert form[2:] == ["7", "3", "12"], f"the typing was lost: {form}"
+            self.shot_element(driver, "#settings-details", "settings-answer-lost.png")
+            note = save_settings(driver)
+            assert note == "Saved. It applies now.", note
+            assert "7 min" in by_id(driver, "settings-summary").text, by_id(driver, "settings-summary").text
+
+            # The schedule form: busy, then free again with the name kept and the line under it.
+            fill(by_id(driver, "schedule-name"), "Standup")
+            busy = dropped_and_back("addSchedule", """document.getElementById('schedule-add').click();
+                return [document.getElementById('schedule-add').getAttribute('aria-disabled'),
+                        document.getElementById('schedule-form').getAttribute('aria-busy')]""")
+            assert busy == ["true", "true"], f"the schedule form while waiting: {busy}"
+            form = js(driver, """return [document.getElementById('schedule-add').getAttribute('aria-disabled'),
+                document.getElementById('schedule-form').getAttribute('aria-busy'),
+                document.getElementById('schedule-name').value, document.getElementById('schedule-error').textContent]""")
+            assert form == [None, None, "Standup", lost_answer], \
+                f"the schedule form after the rejoin: {form}"
+            adds = sent(driver, "addSchedule")
+            by_id(driver, "schedule-add").click()
+            wait(driver, lambda d: sent(d, "addSchedule") == adds + 1 and by_id(d, "schedule-error").text == ""
+                 and by_id(d, "schedule-name").get_attribute("value") == "", "the add sent again and taken")
+            listed = json.loads(api_get(self.base, f"/api/rooms/{room}/schedules")[2])["schedules"]
+            assert listed and all(s["schedule"]["name"] == "Standup" for s in listed), listed
+
+            # The host-only switch (this member made the room, so hosts it): resting while asked, then back to
+            # what the room says, and working.
+            toggle = by_id(driver, "host-only-toggle")
+            driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", toggle)
+            asked = dropped_and_back("control", """const t = document.getElementById('host-only-toggle');
+                t.click(); return t.disabled""")
+            assert asked is True, "the switch did not rest while asked"
+            wait(driver, lambda d: not by_id(d, "host-only-toggle").get_attribute("disabled"), "the switch working again")
+            state = js(driver, """const t = document.getElementById('host-only-toggle');
+                return [t.checked, t.getAttribute('aria-checked')]""")
+            control = json.loads(api_get(self.base, f"/api/rooms/{room}")[2])["control"]
+            assert state == [control == "host", str(control == "host").lower()], f"the switch {state}, the room {control}"
         finally:
             self.done_with(driver)
 
@@ -2171,6 +2266,8 @@ class Run:
                 ("schedules: the card follows the language switch, dates by Intl", self.schedule_card_follows_the_language),
                 ("long input: a room, name or task past its limit is said, not cut", self.long_input_is_not_cut),
                 ("schedules: a double click or Enter while waiting sends one add", self.schedule_sent_once_while_waiting),
+                ("a connection lost before the answer frees the settings, the schedule form and the switch, typing kept",
+                 self.forms_freed_when_the_answer_is_lost),
             ] + access_checks(self):
                 if self.only and self.only not in name:
                     continue
