@@ -1,9 +1,11 @@
 import Foundation
 import PomodoroClient
+import PomodoroProtocol
 import Testing
 
 /// How the commands that act as the member `pomo join` keeps find it (`StateFile.kept`: under the address given,
-/// else under the room's other addresses, newest first).
+/// else under the room's other addresses, newest first), and which of those may give the host's commands in the
+/// room a look shows (`asHost`).
 @Suite struct KeptMembersTests {
     static let here = ServerAddress(host: "127.0.0.1", port: 8081)
 
@@ -62,5 +64,52 @@ import Testing
         #expect(StateFile.kept(environment: environment, server: Self.here, room: "team")
                 == StateFile.Kept(here: nil, elsewhere: []))
         #expect(StateFile.kept(environment: [:], server: Self.here, room: "team").members.isEmpty)
+    }
+
+    // MARK: - asHost
+
+    static func kept(_ members: [StateFile.Contents]) -> StateFile.Kept { StateFile.Kept(here: nil, elsewhere: members) }
+
+    static func room(host: String?, _ members: [MemberPayload], truncated: Bool = false) -> SnapshotPayload {
+        var snapshot = Fixture.snapshot(room: "team", members: members)
+        snapshot.host = host
+        snapshot.membersTruncated = truncated
+        return snapshot
+    }
+
+    static let proxy = contents(ServerAddress(host: "127.0.0.1", port: 8080), "m1")
+    static let stale = contents(ServerAddress(host: "10.0.0.9", port: 9000), "m1")
+    static let guest = contents(ServerAddress(host: "localhost", port: 8081), "m2", name: "Ivo")
+
+    @Test func theKeptMembersWithTheHostsIdAreResumedInTurnWhenTheHostIsAway() {
+        let snapshot = Self.room(host: "m1", [Fixture.member("m1", "Hana", connected: false), Fixture.member("m2", "Ivo")])
+        // The newest first; the one kept as another member is left out.
+        #expect(Self.kept([Self.guest, Self.stale, Self.proxy]).asHost(in: snapshot) == .resume([Self.stale, Self.proxy]))
+        #expect(Self.kept([Self.proxy]).asHost(in: snapshot) == .resume([Self.proxy]))
+    }
+
+    @Test func aConnectedHostIsNotTakenOver() {
+        let snapshot = Self.room(host: "m1", [Fixture.member("m1", "Hana"), Fixture.member("m2", "Ivo")])
+        #expect(Self.kept([Self.guest, Self.proxy]).asHost(in: snapshot) == .connected(Self.proxy))
+    }
+
+    @Test func keptMembersInTheRoomWhoAreNotItsHost() {
+        let snapshot = Self.room(host: "m3", [Fixture.member("m2", "Ivo", connected: false), Fixture.member("m3", "Jun")])
+        // The first kept member that is in the room is named, not the newest that is gone.
+        #expect(Self.kept([Self.proxy, Self.guest]).asHost(in: snapshot) == .notHost(Self.guest))
+    }
+
+    @Test func noKeptMemberInTheRoomMeansTheMembershipEnded() {
+        let snapshot = Self.room(host: "m3", [Fixture.member("m3", "Jun")])
+        #expect(Self.kept([Self.stale, Self.proxy]).asHost(in: snapshot) == .ended(Self.stale))
+        #expect(Self.kept([]).asHost(in: snapshot) == .resume([]))
+    }
+
+    @Test func aBigRoomThatDoesNotListTheMemberIsJudgedByItsHostID() {
+        let listed = [Fixture.member("m3", "Jun")]
+        #expect(Self.kept([Self.guest, Self.proxy]).asHost(in: Self.room(host: "m1", listed, truncated: true))
+                == .resume([Self.proxy]))
+        #expect(Self.kept([Self.guest, Self.proxy]).asHost(in: Self.room(host: "m3", listed, truncated: true))
+                == .notHost(Self.guest))
     }
 }
