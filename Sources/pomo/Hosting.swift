@@ -8,10 +8,12 @@ import PomodoroProtocol
 /// The host's commands: a room's passcode, removing a member, the control mode, handing the role on.
 ///
 /// Only the host may give them, and the host is a member, not a visitor: these act as the member
-/// `pomo join` keeps in its state folder for this server and room (its resume token), so run `pomo join`
-/// in the room first. A short visit looks first: a member who is not the host, or a `pomo join` of the
-/// member that is running (which resuming would take over), is refused before anything is resumed. The
-/// member shows as disconnected when the command is done, until `pomo join` takes it back.
+/// `pomo join` keeps in its state folder for the room (its resume token), found as the control commands find
+/// theirs (`StateFile.kept`: under this server address, else under another address of the same server or
+/// cluster), so run `pomo join` in the room first. A short visit looks first: a member who is not the host,
+/// or a `pomo join` of the member that is running (which resuming would take over), is refused before
+/// anything is resumed. The member shows as disconnected when the command is done, until `pomo join` takes
+/// it back.
 enum Hosting {
     /// What to send, decided from the room as the welcome shows it: a message, or why not (a usage error).
     typealias Decide = @Sendable (SnapshotPayload, _ me: String, LimitsPayload) -> Result<ClientMessage, ValidationError>
@@ -19,12 +21,24 @@ enum Hosting {
     static func perform(verb: String, key: Character, room: String, options: HostOptions,
                         decide: @escaping Decide) async throws {
         let address = try options.server.address()
-        let environment = ProcessInfo.processInfo.environment
-        guard let stored = StateFile.location(environment: environment, server: address, room: room)?.load() else {
+        let kept = StateFile.kept(environment: ProcessInfo.processInfo.environment, server: address, room: room)
+        guard let newest = kept.members.first else {
             throw fail("only the host may \(verb), as the member pomo join keeps: run pomo join \(room) first",
                        status: PomoExit.refused)
         }
-        try await lookFirst(at: room, for: stored, verb: verb, key: key, options: options)
+        let tries = try await lookFirst(at: room, among: kept, verb: verb, key: key, options: options)
+        for stored in tries {
+            if try await act(as: stored, verb: verb, room: room, address: address, options: options, decide: decide) {
+                return
+            }
+        }
+        throw fail(membershipEnded(tries.first ?? newest, room: room), status: PomoExit.refused)
+    }
+
+    /// Resumes `stored` and, as the host, sends what `decide` makes. False when the server does not have the
+    /// membership (it let it go, or the token is another server's): nothing was sent as the host.
+    static func act(as stored: StateFile.Contents, verb: String, room: String, address: ServerAddress,
+                    options: HostOptions, decide: @escaping Decide) async throws -> Bool {
         let session: RoomSession
         do {
             session = try RoomSession(address: address, configuration: SessionConfiguration(
@@ -47,6 +61,7 @@ enum Hosting {
         var replied = false
         var baseline: UInt64 = 0
         var end = SessionEnd.stopped
+        var unknown = false
         func finish(_ code: ExitCode?) {
             guard result == nil else { return }
             result = .some(code)
@@ -59,9 +74,11 @@ enum Hosting {
             switch message {
             case let .welcome(you, snapshot, _, limits, _):
                 guard you.resumed else {
-                    // The stored member is gone (left, timed out, removed): this is a new member, not the host.
+                    // The stored member is gone (left, timed out, removed), or the token was never this
+                    // server's: this is a new member, not the host.
                     session.send(.leave, ref: .string("leave"))
-                    finish(fail(membershipEnded(stored, room: room), status: PomoExit.refused))
+                    unknown = true
+                    finish(nil)
                     continue
                 }
                 guard snapshot.host == you.id else {
@@ -91,37 +108,36 @@ enum Hosting {
         _ = await sessionTask.value
         if case .some(let code) = result {
             if let code { throw code }
-            return
+            return !unknown
         }
         if end == .stopped {
             throw fail("no answer from \(address) within \(Int(options.timeout)) s", status: PomoExit.unavailable)
         }
         // A locked room lets a member's token in without the passcode, so a stored token refused for want of
         // one (or removed, banned) belongs to a membership the server no longer has.
-        if case .refused(let code, _, _) = end, [.badPasscode, .banned].contains(code) {
-            throw fail(membershipEnded(stored, room: room), status: PomoExit.refused)
-        }
+        if case .refused(let code, _, _) = end, [.badPasscode, .banned].contains(code) { return false }
         if let failure = failure(for: end, address: address, room: room) { throw failure }
+        return true
     }
 
-    /// Looks at the room as a short-lived visitor before resuming `member`, so that neither a running
-    /// `pomo join` of that member is taken over nor a member who is not the host is resumed for nothing.
-    static func lookFirst(at room: String, for stored: StateFile.Contents, verb: String, key: Character,
-                          options: HostOptions) async throws {
-        guard let snapshot = try await look(at: room, options: options) else { return }
-        let member = stored.member
+    /// Looks at the room as a short-lived visitor before resuming a kept member, so that neither a running
+    /// `pomo join` of that member is taken over nor a member who is not the host is resumed for nothing; says
+    /// which kept members to resume in turn (all of them when the room cannot be looked at).
+    static func lookFirst(at room: String, among kept: StateFile.Kept, verb: String, key: Character,
+                          options: HostOptions) async throws -> [StateFile.Contents] {
+        guard let snapshot = try await look(at: room, options: options) else { return kept.members }
         let name = { (id: String) in snapshot.members.first { $0.id == id }?.name ?? id }
-        // (A big room lists only its first members: the welcome below tells then.)
-        guard snapshot.membersTruncated || snapshot.members.contains(where: { $0.id == member }) else {
+        switch kept.asHost(in: snapshot) {
+        case .resume(let hosts):
+            return hosts
+        case .ended(let stored):
             throw fail(membershipEnded(stored, room: room), status: PomoExit.refused)
-        }
-        if snapshot.host != member {
-            throw fail("only the host may \(verb) in \(room), and pomo join's member \(name(member)) is not the host"
+        case .notHost(let stored):
+            throw fail("only the host may \(verb) in \(room), and pomo join's member \(name(stored.member)) is not the host"
                        + (snapshot.host.map { " (\(name($0)) is)" } ?? ""), status: PomoExit.refused)
-        }
-        if snapshot.members.first(where: { $0.id == member })?.connected == true {
+        case .connected(let stored):
             // Resuming the member would take it over from the running `pomo join`, which then exits.
-            throw fail("pomo join is in \(room) as \(name(member)) now, and this command would take its place: "
+            throw fail("pomo join is in \(room) as \(name(stored.member)) now, and this command would take its place: "
                        + "press \(key) in that pomo join instead (? lists the host's keys), or quit it (q) and run "
                        + "this again within the server's grace period (2 minutes by default)", status: PomoExit.refused)
         }
@@ -218,11 +234,12 @@ struct HostOptions: ParsableArguments {
 
 extension Hosting {
     static let asTheHost = """
-        Only the host may do this. pomo acts as the member pomo join keeps for this server and room (run \
-        pomo join ROOM first, and quit it: a running pomo join is not taken over, the command refuses and \
-        names the key that does the same in pomo join; in a locked room give --passcode too, or pomo cannot \
-        look first); that member shows as disconnected afterwards until pomo join takes it back, within the \
-        grace period. Once the grace period has passed the membership has ended and the command says so.
+        Only the host may do this. pomo acts as the member pomo join keeps for the room, under this server \
+        address or else under another address of the same server or cluster (run pomo join ROOM first, and \
+        quit it: a running pomo join is not taken over, the command refuses and names the key that does the \
+        same in pomo join; in a locked room give --passcode too, or pomo cannot look first); that member shows \
+        as disconnected afterwards until pomo join takes it back, within the grace period. Once the grace \
+        period has passed the membership has ended and the command says so.
         """
 
     struct Passcode: AsyncParsableCommand {

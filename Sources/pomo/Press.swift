@@ -69,8 +69,8 @@ struct ControlRequest: Sendable {
 ///    page is in the room as it): a watch that presses as that member. Nobody sees anyone come or go, the
 ///    running `pomo join` is not taken over, and the event names the member. The token kept for this server
 ///    address comes first; without one, those kept for the room under other addresses are tried in turn
-///    (`StateFile.elsewhere`: another node of a cluster, its proxy, another name of the server), since the
-///    server recognises only its own tokens.
+///    (`StateFile.kept`, as the host's commands find theirs: another node of a cluster, its proxy, another
+///    name of the server), since the server recognises only its own tokens.
 /// 3. Otherwise a short visit as a member of its own (`--name`, pomo-cli), but only to a room that is open: a
 ///    room that is not (a typo, say) is refused with status 1, never made.
 /// 2 and 3 watch the room first: that is also how a room that is not open is found without making it.
@@ -88,10 +88,8 @@ enum Press {
     static func asMember(room: String, options: VisitOptions, quiet: Bool,
                          steps: () -> (SessionEvent, RoomView) -> Visit.Step) async throws {
         let address = try options.server.address()
-        let environment = ProcessInfo.processInfo.environment
-        let own = StateFile.location(environment: environment, server: address, room: room)?.load()
-        let kept = own.map { [$0] }
-            ?? StateFile.elsewhere(environment: environment, server: address, room: room).compactMap { $0.load() }
+        let found = StateFile.kept(environment: ProcessInfo.processInfo.environment, server: address, room: room)
+        let own = found.here, kept = found.members
         for stored in kept.isEmpty ? [nil] : kept.map(Optional.some) {
             var speaking = true, carried = false
             let pressing = steps()

@@ -6,7 +6,7 @@ import Testing
 /// The host's commands of the built `pomo` against a live server, with people in `pomo join` in tmux: a new
 /// passcode (the old one refused, the new one accepted), host-only controls, removing a member (whose
 /// `pomo join` ends, told why, and who is refused on the way back with their token), the role handed on,
-/// and the passcode removed.
+/// the passcode removed, and the host's member found when `pomo join` went through another address.
 @Suite(.onOwnThreads, .serialized) struct LiveHostingTests {
     /// A state folder of its own, as each person's home would have.
     static func stateFolder(_ who: String) -> String {
@@ -21,15 +21,21 @@ import Testing
         return environment
     }
 
+    /// A one-shot `pomo` to `server`'s own address, as the person whose state folder is `state`.
+    static func pomo(_ arguments: [String], as state: String, on server: ServerProcess) async throws -> ProcessResult {
+        // Stretched like `pomo join`'s: under a sanitizer a passcode's hash alone takes seconds.
+        try await runPomo(arguments + ["--server", server.url] + joinTimeout, environment: environment(state))
+    }
+
     /// `pomo join` in tmux until it is live, then (unless `stay`) quit: the member keeps its place for the
-    /// grace period, and the host's commands act as it.
+    /// grace period, and the host's commands act as it. `through`: another address of the server than its own.
     static func joined(_ name: String, room: String, passcode: String, server: ServerProcess, state: String,
-                       stay: Bool = false) async throws -> TmuxSession {
+                       through url: String? = nil, stay: Bool = false) async throws -> TmuxSession {
         let tmux = try TmuxSession(columns: 80, rows: 24, environment: ["XDG_STATE_HOME": state, "LANG": "C.UTF-8"])
         // The caller ends the session once it has it; a step that fails before then ends it here, or its tmux
         // server (and the pomo in it) would outlive the test.
         do {
-            try await Self.join(tmux, name, room: room, passcode: passcode, server: server, stay: stay)
+            try await Self.join(tmux, name, room: room, passcode: passcode, url: url ?? server.url, stay: stay)
         } catch {
             tmux.kill()
             throw error
@@ -37,9 +43,9 @@ import Testing
         return tmux
     }
 
-    private static func join(_ tmux: TmuxSession, _ name: String, room: String, passcode: String, server: ServerProcess,
+    private static func join(_ tmux: TmuxSession, _ name: String, room: String, passcode: String, url: String,
                              stay: Bool) async throws {
-        try tmux.type("\(ProcessLauncher.pomo) join \(room) --name \(name) --passcode '\(passcode)' --server \(server.url) "
+        try tmux.type("\(ProcessLauncher.pomo) join \(room) --name \(name) --passcode '\(passcode)' --server \(url) "
                       + "--no-notify \(joinTimeoutTyped); echo pomo-exited-$?")
         try tmux.press("Enter")
         try await tmux.waitFor("\(name) live") { $0.contains("● live") && $0.contains("\(name) (you)") }
@@ -62,8 +68,7 @@ import Testing
         let hana = Self.stateFolder("hana"), ivo = Self.stateFolder("ivo"), jun = Self.stateFolder("jun")
         defer { for folder in [hana, ivo, jun] { try? FileManager.default.removeItem(atPath: folder) } }
         func pomo(_ arguments: [String], as state: String) async throws -> ProcessResult {
-            // Stretched like `pomo join`'s: under a sanitizer a passcode's hash alone takes seconds.
-            try await runPomo(arguments + ["--server", server.url] + joinTimeout, environment: Self.environment(state))
+            try await Self.pomo(arguments, as: state, on: server)
         }
 
         let hanaView = try await Self.joined("Hana", room: room, passcode: "old soup", server: server, state: hana)
@@ -139,8 +144,7 @@ import Testing
         let hana = Self.stateFolder("hana"), ivo = Self.stateFolder("ivo"), jun = Self.stateFolder("jun")
         defer { for folder in [hana, ivo, jun] { try? FileManager.default.removeItem(atPath: folder) } }
         func pomo(_ arguments: [String], as state: String) async throws -> ProcessResult {
-            // Stretched like `pomo join`'s: under a sanitizer a passcode's hash alone takes seconds.
-            try await runPomo(arguments + ["--server", server.url] + joinTimeout, environment: Self.environment(state))
+            try await Self.pomo(arguments, as: state, on: server)
         }
 
         let hanaView = try await Self.joined("Hana", room: room, passcode: "old soup", server: server, state: hana, stay: true)
@@ -202,5 +206,58 @@ import Testing
         #expect(lateLocked.status == 1 && lateLocked.errors.contains("(Hana, m1) has ended"), "\(lateLocked)")
         let still = try await pomo(["status", room, "--passcode", "new soup"], as: jun)
         #expect(still.status == 0, "the passcode was not removed: \(still)")
+    }
+
+    /// The host joined through another address of the server (its proxy, another node, another name): the host's
+    /// commands given with the server's own address find the member `pomo join` keeps there, as the control
+    /// commands do, also past another server's token kept for the room under the same id; with nothing kept
+    /// anywhere they say to join first.
+    @Test func theHostsCommandsFindTheMemberPomoJoinKeepsUnderAnotherAddress() async throws {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        // Another way in to the same server, as its proxy or another node of a cluster would be.
+        let proxy = try TCPProxy(to: server.port)
+        defer { proxy.stop() }
+        let room = "proxied-\(UInt16.random(in: 0...UInt16.max))"
+        let hana = Self.stateFolder("hana"), ivo = Self.stateFolder("ivo"), jun = Self.stateFolder("jun")
+        defer { for folder in [hana, ivo, jun] { try? FileManager.default.removeItem(atPath: folder) } }
+        func keptFiles() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: hana + "/pomo").filter { $0.hasSuffix(".json") }.sorted()
+        }
+
+        let hanaView = try await Self.joined("Hana", room: room, passcode: "old soup", server: server, state: hana,
+                                             through: "ws://127.0.0.1:\(proxy.port)")
+        defer { hanaView.kill() }
+        let ivoView = try await Self.joined("Ivo", room: room, passcode: "old soup", server: server, state: ivo, stay: true)
+        defer { ivoView.kill() }
+        #expect(try keptFiles() == ["\(room)@127.0.0.1_\(proxy.port).json"])
+
+        // Nothing kept under any address: the same words as ever.
+        let nothing = try await Self.pomo(["kick", room, "Ivo", "--passcode", "old soup"], as: jun, on: server)
+        #expect(nothing.status == 1 && nothing.errors.contains(
+            "only the host may remove Ivo, as the member pomo join keeps: run pomo join \(room) first"), "\(nothing)")
+
+        // The room cannot be looked at without its passcode: the kept member is resumed straight away.
+        let control = try await Self.pomo(["control", room, "host"], as: hana, on: server)
+        #expect(control.status == 0 && control.output.contains("controls host") && control.output.contains("host Hana"),
+                "\(control)")
+
+        // A newer file of another server keeps an m1 too, whose token this server never gave: tried first, it is
+        // not recognised, and Hana's is resumed next.
+        let stale = try #require(StateFile.location(environment: ["XDG_STATE_HOME": hana],
+                                                    server: try ServerAddress(parsing: "ws://127.0.0.1:1"), room: room))
+        try stale.save(StateFile.Contents(server: "ws://127.0.0.1:1", room: room, name: "Hana", member: "m1",
+                                          token: "0123456789abcdef0123456789abcdef"))
+        let change = try await Self.pomo(["passcode", room, "new soup", "--passcode", "old soup"], as: hana, on: server)
+        #expect(change.status == 0 && change.output.contains("locked") && change.output.contains("host Hana"), "\(change)")
+        stale.remove()
+
+        let kick = try await Self.pomo(["kick", room, "Ivo", "--passcode", "new soup"], as: hana, on: server)
+        #expect(kick.status == 0 && !kick.output.contains("Ivo"), "\(kick)")
+        let ended = try await ivoView.waitFor("Ivo's pomo to end") { $0.contains("pomo-exited-1") }
+        #expect(ended.replacingOccurrences(of: "\n", with: "").contains("removed from \(room): the host removed you"),
+                "\(ended)")
+        // Nothing was kept for the server's own address: pomo join's file is the one.
+        #expect(try keptFiles() == ["\(room)@127.0.0.1_\(proxy.port).json"])
     }
 }

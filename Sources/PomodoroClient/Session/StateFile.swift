@@ -6,9 +6,10 @@ import Foundation
 /// It lives at `$XDG_STATE_HOME/pomo/ROOM@HOST_PORT.json`, or `~/.local/state/pomo/…` when
 /// `XDG_STATE_HOME` is unset, empty or relative (the XDG spec says to ignore a relative one). Room names
 /// cannot contain `@` and ports are digits, so every server and room maps to its own file. The folder is
-/// made 0700 and the file 0600: the token is a secret. The commands that act as that member look under the
-/// address they are given first, then at the room's files of other addresses (`elsewhere`): the server
-/// recognises only the tokens it gave, so showing another server's token to a watch is harmless.
+/// made 0700 and the file 0600: the token is a secret. The commands that act as that member (the control
+/// commands, `pomo token`, the host's commands) find it one way, `kept`: under the address they are given
+/// first, then among the room's files of other addresses (`elsewhere`). The server recognises only the tokens
+/// it gave, so showing it another server's token is harmless.
 public struct StateFile: Equatable, Sendable {
     /// What the file holds.
     public struct Contents: Codable, Equatable, Sendable {
@@ -62,6 +63,34 @@ public struct StateFile: Equatable, Sendable {
             (try? FileManager.default.attributesOfItem(atPath: file.path)[.modificationDate] as? Date) ?? .distantPast
         }
         return kept.map { ($0, modified($0)) }.sorted { $0.1 > $1.1 }.map(\.0)
+    }
+
+    /// The members `pomo join` keeps for a room, as the commands that act as one find them.
+    public struct Kept: Equatable, Sendable {
+        /// The member kept under the address given, if there is one.
+        public let here: Contents?
+        /// The room's members kept under other addresses (`elsewhere`), newest first: looked for only when
+        /// there is none `here`.
+        public let elsewhere: [Contents]
+
+        public init(here: Contents?, elsewhere: [Contents]) {
+            self.here = here
+            self.elsewhere = elsewhere
+        }
+
+        /// Those to try in turn: `here` alone when there is one, else `elsewhere`; empty when `pomo join`
+        /// keeps none for the room.
+        public var members: [Contents] { here.map { [$0] } ?? elsewhere }
+    }
+
+    /// The members kept for `room`, looked for under `server` first and under other addresses only when there
+    /// is none there. Unreadable files are left out.
+    public static func kept(environment: [String: String], server: ServerAddress, room: String) -> Kept {
+        if let here = location(environment: environment, server: server, room: room)?.load() {
+            return Kept(here: here, elsewhere: [])
+        }
+        let others = elsewhere(environment: environment, server: server, room: room)
+        return Kept(here: nil, elsewhere: others.compactMap { $0.load() })
     }
 
     private static func trimmingSlashes(_ path: String) -> String {
