@@ -1,3 +1,5 @@
+import PomodoroCore
+
 /// What nodes say to each other on the bus (`ClusterBus`), and its text form.
 ///
 /// A member's connection stays on the node it reached; when the room is owned elsewhere, that node only
@@ -42,9 +44,10 @@ public enum BusMessage: Equatable, Sendable {
     /// A member's connection to a room owned elsewhere opened, or closed: the owner admits or lets go.
     /// `peer` is the member's address as its node saw it, for the owner's per-address limits.
     case opened(RemoteConnection, room: String, peer: String = "")
-    /// `byClient`: the member's client closed the connection itself (a close frame: "Ada stepped out"), else
-    /// it was lost. Written as the body "closed", which a node from before it ignores (a connection lost).
-    case closed(RemoteConnection, room: String, byClient: Bool = false)
+    /// `ended`: how it ended, as the body: "closed" (the member's client closed it itself, a close frame: "Ada
+    /// stepped out"), "restart" (its node sent it back for a restart, 1012: not announced), or empty (lost).
+    /// A node from before a body reads it as a connection lost.
+    case closed(RemoteConnection, room: String, ended: ConnectionEnd = .lost)
     /// The owner closes one of another node's connections (a member replaced, kicked or banned), with a
     /// WebSocket close code and reason.
     case close(RemoteConnection, code: UInt16, reason: String, from: String = "")
@@ -91,8 +94,8 @@ public enum BusMessage: Equatable, Sendable {
             "\(Self.version) reply \(node) \(connections.map(String.init).joined(separator: ","))\(Self.sender(from))\n\(frame)"
         case .opened(let from, let room, let peer):
             "\(Self.version) opened \(from.node) \(from.connection) \(room)\n\(peer)"
-        case .closed(let from, let room, let byClient):
-            "\(Self.version) closed \(from.node) \(from.connection) \(room)\n\(byClient ? "closed" : "")"
+        case .closed(let from, let room, let ended):
+            "\(Self.version) closed \(from.node) \(from.connection) \(room)\n\(ended == .lost ? "" : ended.rawValue)"
         case .close(let to, let code, let reason, let from):
             "\(Self.version) close \(to.node) \(to.connection) \(code)\(Self.sender(from))\n\(reason)"
         case .schedulesChanged(let room):
@@ -154,7 +157,7 @@ public enum BusMessage: Equatable, Sendable {
             try fields(5)
             let from = RemoteConnection(node: header[2], connection: try connection(header[3]))
             self = header[1] == "opened" ? .opened(from, room: header[4], peer: body)
-                : .closed(from, room: header[4], byClient: body == "closed")
+                : .closed(from, room: header[4], ended: ConnectionEnd(rawValue: body) ?? .lost)
         case "close":
             try fields(5, orWithSender: true)
             guard let code = UInt16(header[4]) else { throw Malformed(description: "not a close code: \(header[4].prefix(40))") }

@@ -66,7 +66,7 @@ extension ClusterRooms {
                 for connection in relayed {
                     guard let relay = rooms.relays[connection] else { continue }
                     rooms.hub.transport.close(connection, code: RoomHub.restartCloseCode, reason: RoomHub.restartCloseReason)
-                    rooms.endRelay(of: connection, relay, telling: true)
+                    rooms.endRelay(of: connection, relay, telling: true, ended: .restart)
                 }
             }
         }
@@ -152,8 +152,8 @@ extension ClusterRooms {
     private func sendRelayedBack(_ connection: ConnectionID) {
         guard let relay = relays[connection], hub.isOpen(connection) else { return }
         hub.transport.close(connection, code: RoomHub.restartCloseCode, reason: RoomHub.restartCloseReason)
-        // The hub, stopped, tells the router of no close: the owner hears of it here.
-        endRelay(of: connection, relay, telling: true)
+        // The hub, stopped, tells the router of no close: the owner hears of it here, a restart's.
+        endRelay(of: connection, relay, telling: true, ended: .restart)
     }
 
     /// The members of this node's own rooms, sent back each at its room's next second once another node

@@ -120,7 +120,7 @@ extension ClusterRooms {
         }
         guard telling else { return }
         relaying.publish(.closed(BusMessage.RemoteConnection(node: cluster.node, connection: connection.rawValue),
-                                 room: relay.room.rawValue, byClient: ended == .closed),
+                                 room: relay.room.rawValue, ended: ended),
                          to: relay.owner)
     }
 
@@ -179,6 +179,8 @@ extension ClusterRooms {
         case .close(let to, let code, let reason, let from) where to.node == node:
             let connection = ConnectionID(rawValue: to.connection)
             guard let relay = relays[connection], from.isEmpty || relay.owner == from else { return }
+            // Sent back for a restart (the owner drains): its owner, or the room's next one, hears so at its close.
+            if code == RoomHub.restartCloseCode { relays[connection]?.sentBackForRestart = true }
             hub.transport.close(connection, code: code, reason: reason)
         case .opened(let from, _, let peer):
             // Opened again (its node's bus lost our answers and sends its join anew): a fresh start, the old
@@ -199,9 +201,9 @@ extension ClusterRooms {
         case .closing(let from, _, let code, let reason):
             guard let connection = relaying.remotes.existing(from) else { return }
             hub.receive(.close(code: code, reason: reason), from: connection)
-        case .closed(let from, _, let byClient):
+        case .closed(let from, _, let ended):
             guard let connection = relaying.remotes.existing(from) else { return }
-            hub.closed(connection, ended: byClient ? .closed : .lost)
+            hub.closed(connection, ended: ended)
         case .handOff(let names, let from):
             takeHandedOff(names.compactMap { try? RoomID(validating: $0) }, from: from)
         case .controlAPI(let message):

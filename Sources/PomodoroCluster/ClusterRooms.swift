@@ -44,6 +44,8 @@ package final class ClusterRooms: RoomRouter {
         /// Its node drains: it is sent back through the proxy (1012) right after the next tick of its room
         /// (`ClusterRooms+HandOff.swift`).
         var sendBackAfterTick = false
+        /// Closed with 1012 on its owner's word (the owner drains): its close is told as a restart's.
+        var sentBackForRestart = false
     }
 
     /// This node's connections whose frames go to the node that owns their room.
@@ -272,7 +274,9 @@ package final class ClusterRooms: RoomRouter {
     package func closed(_ connection: ConnectionID, ended: ConnectionEnd) {
         joinFrames[connection] = nil
         quietJoins.remove(connection)
-        if let relay = relays[connection] { endRelay(of: connection, relay, telling: true, ended: ended) }
+        if let relay = relays[connection] {
+            endRelay(of: connection, relay, telling: true, ended: relay.sentBackForRestart ? .restart : ended)
+        }
         if connection.isRemote { relaying.remotes.forget(connection) }
     }
 

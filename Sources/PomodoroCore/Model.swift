@@ -67,8 +67,9 @@ public struct Member: Sendable {
     /// member gets `RoomPolicy.silentGrace`, so a flood of join-and-drop connections does not hold a room's
     /// places for the whole reconnection grace.
     var silentlyLost = false
-    /// Set when a restart (or a room taken over from another node) found the member connected: the server
-    /// went, not their connection. Nobody was told they went away, so nobody is told they came back.
+    /// Set when a restart (or a room taken over from another node) found the member connected, or a node
+    /// sent their connection back for a restart (`ConnectionEnd.restart`): the server went, not their
+    /// connection. Nobody was told they went away, so nobody is told they came back.
     var awayForRestart = false
     /// Since when the member has been earning focus time not yet added to `stats.focusTime` and
     /// `sessionFocusTime`: set exactly while a focus runs and the member is present. Crediting is lazy so
@@ -113,6 +114,11 @@ public enum ConnectionEnd: String, Sendable, Equatable {
     /// It dropped: no close frame (a network cut, a timeout, an error), a close frame that reports an error,
     /// or the server closed it.
     case lost
+    /// The server side sent it back for a restart (close 1012: a cluster node draining, or a room's node
+    /// passing on its owner's close): the server went, not the member's connection. Never on the wire: such
+    /// a member is away without a `memberAway`, and back without a `memberReturned`, as members a restart
+    /// found gone are (`Room.resumeAfterRestart`).
+    case restart
 }
 
 /// Why a member is no longer in the room.

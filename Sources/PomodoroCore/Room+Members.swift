@@ -53,7 +53,8 @@ extension Room {
         advanceInternal(to: now, into: &outcome)
         guard let member = roster[id], member.connected else { return outcome }
         creditFocus(until: now)
-        let interrupted = roster[id]!.isPresent && isFocusRunning
+        // A restart is the server's doing: no interruption of theirs.
+        let interrupted = ended != .restart && roster[id]!.isPresent && isFocusRunning
         if interrupted { pending.record(.interrupted(id, name: member.name, at: now)) }
         roster.update(id) { member in
             if interrupted { member.stats.interruptions += 1 }
@@ -67,16 +68,18 @@ extension Room {
 
     /// The member shows as away and keeps their place for the grace period from `now`; `ended` is how their
     /// connection ended, when one did.
+    /// A restart (`ended` `.restart`) is not announced, and neither is the member's return from it.
     mutating func markDisconnected(_ id: MemberID, at now: Instant, ended: ConnectionEnd?,
                                    into outcome: inout Outcome) {
+        let restart = ended == .restart
         roster.update(id) { member in
             member.connected = false
             member.disconnectedAt = now
-            member.awayForRestart = false
+            member.awayForRestart = restart
         }
         recredit(id, at: now)
         pending.memberChanged(id)
-        outcome.events.append(.memberAway(id, reason: .disconnected, connection: ended))
+        if !restart { outcome.events.append(.memberAway(id, reason: .disconnected, connection: ended)) }
     }
 
     /// The member leaves for good.

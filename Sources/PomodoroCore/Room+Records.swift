@@ -154,9 +154,7 @@ extension Room {
         // event either way (a room's members would otherwise hear each of the others go and come back at
         // every restart of a server and every move of the room between nodes).
         for id in roster.ids where roster[id]!.connected {
-            var unheard = Outcome()
-            markDisconnected(id, at: now, ended: nil, into: &unheard)
-            roster.update(id) { $0.awayForRestart = true }
+            markDisconnected(id, at: now, ended: .restart, into: &outcome)
         }
         roomMayBeQuiet(now)
         changed(&outcome)

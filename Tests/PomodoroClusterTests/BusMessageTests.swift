@@ -10,7 +10,8 @@ import Testing
             .reply(node: "node-b:8080", connections: [42, 7, 9_000_000_000], frame: #"{"type":"ok","ref":"r1"}"#),
             .opened(member, room: "team-a"),
             .closed(member, room: "team-a"),
-            .closed(member, room: "team-a", byClient: true),
+            .closed(member, room: "team-a", ended: .closed),
+            .closed(member, room: "team-a", ended: .restart),
             .opened(member, room: "team-a", peer: "203.0.113.9"),
             .close(member, code: 4003, reason: "banned\nby the host"),
             .close(member, code: 4005, reason: "room moved", from: "node-a"),
@@ -35,10 +36,11 @@ import Testing
     }
 
     @Test func aConnectionClosedByItsClientIsSaidInTheBodyThatNodesFromBeforeItIgnore() throws {
-        #expect(BusMessage.closed(member, room: "r", byClient: true).encoded == "v1 closed node-b:8080 42 r\nclosed")
+        #expect(BusMessage.closed(member, room: "r", ended: .closed).encoded == "v1 closed node-b:8080 42 r\nclosed")
+        #expect(BusMessage.closed(member, room: "r", ended: .restart).encoded == "v1 closed node-b:8080 42 r\nrestart")
         #expect(BusMessage.closed(member, room: "r").encoded == "v1 closed node-b:8080 42 r\n", "as before")
         // What a node from before it writes, or a body it does not know: a connection lost.
-        #expect(try BusMessage(decoding: "v1 closed node-b:8080 42 r\n") == .closed(member, room: "r", byClient: false))
+        #expect(try BusMessage(decoding: "v1 closed node-b:8080 42 r\n") == .closed(member, room: "r", ended: .lost))
         #expect(try BusMessage(decoding: "v1 closed node-b:8080 42 r\nhung up") == .closed(member, room: "r"))
     }
 

@@ -209,6 +209,12 @@ import PomodoroCore
         #expect(lost.events.contains(.memberAway(bo.memberID, reason: .disconnected, connection: .lost)))
         let again = try room.join(name: "Bo", token: bo.token, freshToken: ResumeToken("unused"), now: now + .seconds(2))
         #expect(again.outcome.events == [.memberReturned(bo.memberID)])
+        // Sent back by a node for a restart (1012): the same, not announced either way.
+        let sentBack = room.disconnect(bo.memberID, now: now + .seconds(3), ended: .restart)
+        #expect(!sentBack.events.contains { $0.isAboutOneMember }, "\(sentBack.events)")
+        #expect(room.snapshot(at: now + .seconds(3)).members[1].connected == false)
+        let home = try room.join(name: "Bo", token: bo.token, freshToken: ResumeToken("unused"), now: now + .seconds(4))
+        #expect(!home.outcome.events.contains { $0.isAboutOneMember }, "\(home.outcome.events)")
         // Ada never comes back: her place ends with the grace, and that is said.
         let expired = room.advance(to: now + .seconds(3600))
         #expect(expired.events.contains(.memberLeft(ada, name: "Ada", reason: .expired)))

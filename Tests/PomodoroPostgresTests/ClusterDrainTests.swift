@@ -236,10 +236,14 @@ struct ClusterDrainTests {
         dee.send(.start, ref: .string("go"))
         _ = try #require(try dee.expect("the running state", ClusterProcessTests.running))
         var cy: Peer?
+        var cyIn: (you: YouPayload, room: SnapshotPayload)?
         if relaying {
             cy = try Peer(client, port: aPort)
-            _ = try cy?.join("relayed", name: "Cy")
+            cyIn = try cy?.join("relayed", name: "Cy")
             _ = try cy?.nextTick(timeout: 5)
+            _ = try dee.expect("Cy's arrival") { message -> Bool? in
+                if case .event(_, .memberJoined, _) = message { return true } else { return nil }
+            }
         }
 
         a.terminate()
@@ -251,8 +255,27 @@ struct ClusterDrainTests {
             .first { $0.contains("members of rooms other nodes run sent back") }, "\(ended.errors)")
         #expect(line.contains("members=\(relaying ? 1 : 0)"), "\(line)")
         let ms = line.range(of: "ms=").map { Int(line[$0.upperBound...].prefix { $0.isNumber }) ?? -1 } ?? -1
-        if relaying {
+        if relaying, let cyIn {
             #expect(ms >= 0, "\(line)")
+            // Dee sees Cy gone, then (Cy back through b) here again, and is told nothing of his going or
+            // coming back: his node restarted, not his connection. No interruption is counted either.
+            var heard: [EventPayload] = []
+            func stateWithCy(connected: Bool) -> (ServerMessage) -> SnapshotPayload? {
+                { message in
+                    switch message {
+                    case .event(_, let event, _) where event.kind.hasPrefix("member"): heard.append(event); return nil
+                    case .state(let room): return room.members.contains { $0.id == cyIn.you.id && $0.connected == connected } ? room : nil
+                    default: return nil
+                    }
+                }
+            }
+            _ = try dee.expect("a state with Cy gone", stateWithCy(connected: false))
+            let cyBack = try Peer(client, port: bPort)
+            let again = try cyBack.join("relayed", name: "Cy", token: cyIn.you.token)
+            #expect(again.you.id == cyIn.you.id && again.you.resumed)
+            let back = try dee.expect("a state with Cy connected", stateWithCy(connected: true))
+            #expect(heard.isEmpty, "\(heard)")
+            #expect(back.members.first { $0.id == cyIn.you.id }?.stats.interruptions == 0)
         } else {
             // Nothing to wait for: not the second a relayed member's tick may take.
             #expect(ms >= 0 && ms < 1_100, "\(line)")
