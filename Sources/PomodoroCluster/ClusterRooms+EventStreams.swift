@@ -141,7 +141,7 @@ extension ClusterRooms {
     private func endReader(_ number: UInt64, telling: Bool = true) {
         guard let reader = eventStreams.readers.removeValue(forKey: number) else { return }
         reader.stream?.finish()
-        if relayedByRoom[reader.room] == nil { cluster.follow(reader.room, owner: streamOwner(of: reader.room)) }
+        refollow(reader.room)
         if telling { unwatch(number, at: reader.owner) }
         hub.logger.debug("relayed event stream ended", metadata: ["owner": "\(reader.owner)", "number": "\(number)"])
     }
@@ -152,20 +152,30 @@ extension ClusterRooms {
 
     /// A watch answered before its stream opened (refused, or not in time) needs no reader any more.
     func forgetUnopenedReader(_ number: UInt64) {
-        if let reader = eventStreams.readers[number], reader.stream == nil { eventStreams.readers[number] = nil }
+        guard let reader = eventStreams.readers[number], reader.stream == nil else { return }
+        eventStreams.readers[number] = nil
+        refollow(reader.room)
     }
 
-    /// The owner this node's open readers of `room` follow, if any.
+    /// The owner this node's readers of `room` (open or waiting) are streamed from, if any.
     func streamOwner(of room: RoomID) -> String? {
         eventStreams.readers.values.first { $0.room == room }?.owner
+    }
+
+    /// A reader of `room` is gone: its lease is followed for those left, unless relayed members follow it.
+    private func refollow(_ room: RoomID) {
+        if relayedByRoom[room] == nil { cluster.follow(room, owner: streamOwner(of: room)) }
     }
 
     // MARK: Both sides, when nodes go, rooms move or the bus comes back
 
     /// The node `room`'s readers here are streamed from no longer holds its lease (it failed over, or was
-    /// drained): their streams end, and they reconnect to whichever node runs it now.
+    /// drained): their streams end, and they reconnect to whichever node runs it now. One still waiting for
+    /// its owner's answer stays followed: the watch reports the move again on its next turn.
     func eventStreamsOwnerMoved(_ room: RoomID) {
-        for (number, reader) in eventStreams.readers where reader.room == room { endReader(number) }
+        for (number, reader) in eventStreams.readers where reader.room == room && reader.stream != nil {
+            endReader(number)
+        }
     }
 
     /// How long an open stream may go without a piece from its owner, which sends a keep-alive at least every

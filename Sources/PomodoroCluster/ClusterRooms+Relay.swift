@@ -294,7 +294,7 @@ extension ClusterRooms {
     private func ownerMoved(_ room: RoomID) {
         eventStreamsOwnerMoved(room)
         guard relayedByRoom[room] != nil else {
-            cluster.follow(room, owner: nil)
+            cluster.follow(room, owner: streamOwner(of: room))
             return
         }
         if hub.rooms[room] != nil { return rehome(room, after: .owned(nil)) }

@@ -43,6 +43,8 @@ struct HubClusterEventStreamTests {
         let wrong = Self.open(pair, bearer: "not it")
         #expect(wrong.response?.status == 401 && HubClusterControlAPITests.text(wrong.response).contains("wrong passcode"))
         #expect(Self.open(pair, "/api/rooms/nowhere/events").response?.status == 404)
+        #expect(pair.relayCluster.followed.isEmpty && pair.relay.router!.eventStreams.readers.isEmpty,
+                "a refused reader leaves nothing followed or waiting")
 
         let opened = Self.open(pair, bearer: "open sesame")
         #expect(opened.response?.status == 200 && opened.response?.contentType == "text/event-stream; charset=utf-8")
@@ -130,6 +132,16 @@ struct HubClusterEventStreamTests {
         #expect(stream.finished && pair.relay.router!.eventStreams.readers.isEmpty)
         #expect(pair.relayCluster.followed[HubRelayTests.team] == nil, "nothing left to follow")
         #expect(pair.owner.router!.eventStreams.watchers.isEmpty, "the owner was told")
+
+        // One still waiting for the owner's answer stays followed; the move, reported again once it is open,
+        // ends it.
+        let waiting = HubClusterControlAPITests.get(pair.relay, "/api/rooms/team/events")
+        pair.relay.router!.heard(.ownerMoved(HubRelayTests.team))
+        #expect(pair.relayCluster.followed[HubRelayTests.team] == "o" && waiting.response == nil)
+        pair.pump()
+        let late = try #require(waiting.streamed)
+        pair.relay.router!.heard(.ownerMoved(HubRelayTests.team))
+        #expect(late.finished && pair.relayCluster.followed[HubRelayTests.team] == nil)
     }
 
     @Test func aReaderThatStopsReadingIsDroppedHereAndForgottenByTheOwner() throws {
