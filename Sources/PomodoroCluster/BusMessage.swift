@@ -20,8 +20,8 @@ import PomodoroCore
 /// v1 close NODE CONNECTION CODE[ FROM]\nREASON
 /// v1 schedules ROOM\n
 /// v1 handoff ROOM FROM\nROOM\nROOM…     (the rooms after the first, one a line)
-/// v1 api … / v1 apiread … / v1 apianswer …   (a control-API command or snapshot read, and its answer:
-///                                              ControlAPIBusMessage)
+/// v1 api … / v1 apiread … / v1 apianswer …   (a control-API command or snapshot read, and its answer;
+/// v1 apiwatch … / v1 apistream … / …            an event stream's watch and pieces: ControlAPIBusMessage)
 /// ```
 /// Node ids and room names hold no spaces or newlines (`RoomID` and the node-id option refuse them).
 /// `FROM` names the node that sent a reply or close, so that a node ignores what a former owner of a room

@@ -12,7 +12,8 @@ import PomodoroStore
 // one of its own (`HTTPAPI.carryCommand`: the token judged by `RoomAccess.commandVerdict` at that moment)
 // and sends the HTTP answer back (`.answer`), which this node gives to the request. A request not answered
 // within `controlAPIPatience`, or sent while the bus has lost Redis, is answered `503` `unavailable` with
-// `Retry-After`. `POST /api/rooms` takes the room's lease here before making it.
+// `Retry-After`. `POST /api/rooms` takes the room's lease here before making it. An event stream is asked of
+// the owner as a snapshot read is, and relayed piece by piece (`ClusterRooms+EventStreams.swift`).
 
 /// This node's control-API requests waiting for a room's owner, by number.
 struct ControlAPIRequests {
@@ -143,7 +144,7 @@ extension ClusterRooms: ControlAPIForwarding {
 
     // MARK: Waiting for an answer
 
-    private func waitForAnswer(_ answer: @escaping (HTTPResponse) -> Void) -> UInt64 {
+    func waitForAnswer(_ answer: @escaping (HTTPResponse) -> Void) -> UInt64 {
         controlAPI.next += 1
         let number = controlAPI.next
         let timer = hub.transport.timer { [unowned self] in
@@ -156,20 +157,21 @@ extension ClusterRooms: ControlAPIForwarding {
     }
 
     /// Gives request `number` its answer, once.
-    private func answered(_ number: UInt64, _ response: HTTPResponse) {
+    func answered(_ number: UInt64, _ response: HTTPResponse) {
         guard let waiting = controlAPI.waiting.removeValue(forKey: number) else { return }
         waiting.timer.cancel()
+        forgetUnopenedReader(number)
         waiting.answer(response)
     }
 
-    private static var busDown: HTTPResponse {
+    static var busDown: HTTPResponse {
         HTTPAPI.unavailable("the cluster's Redis cannot be reached: the node running this room cannot be asked just now; try again in a moment")
     }
 
     // MARK: On the bus
 
     /// Sends the HTTP answer to request `number` of `node` back to it, headers and all.
-    private func answering(_ node: String, _ number: UInt64) -> (HTTPResponse) -> Void {
+    func answering(_ node: String, _ number: UInt64) -> (HTTPResponse) -> Void {
         let here = cluster.node
         return { [relaying] response in
             let headers = response.headers.map { ControlAPIBusMessage.Header(name: $0.name, value: $0.value) }
@@ -195,6 +197,8 @@ extension ClusterRooms: ControlAPIForwarding {
                                           headers: headers.map { (name: $0.name, value: $0.value) }, body: Array(body.utf8)))
         case .answer:
             break
+        case .watch, .streamed, .streamEnded, .unwatch:
+            heardEventStream(message)
         }
     }
 }

@@ -115,7 +115,7 @@ extension ClusterRooms {
         relayedByRoom[relay.room]?.remove(connection)
         if relayedByRoom[relay.room]?.isEmpty ?? false {
             relayedByRoom[relay.room] = nil
-            cluster.follow(relay.room, owner: nil)
+            cluster.follow(relay.room, owner: streamOwner(of: relay.room))
             stopRelayedTicks(of: relay.room)
         }
         guard telling else { return }
@@ -137,8 +137,10 @@ extension ClusterRooms {
             hub.logger.notice("the bus is back after losing Redis; relayed members are brought up to date")
             metrics.busReconnects.increment()
             resubscribed()
+            eventStreamsAfterResubscribing()
         case .nodesAlive(let alive):
             nodesAlive(alive)
+            eventStreamsAfterNodesAlive(at: hub.clock.now().monotonic)
             resyncRound()
         }
     }
@@ -274,20 +276,27 @@ extension ClusterRooms {
         for node in alive { nodesLastSeen[node] = now }
         for connection in relaying.remotes.all {
             guard let node = relaying.remotes.remote(connection)?.node else { continue }
-            let seen = nodesLastSeen[node] ?? now
-            nodesLastSeen[node] = seen
-            if now - seen >= Self.silentNodeLimit {
+            if unheardOf(node, at: now) {
                 hub.transport.close(connection, code: 4005, reason: "room moved")
                 hub.closed(connection, ended: .lost)
             }
         }
     }
 
-    /// The node this node's members of `room` are relayed to no longer holds its lease: the room is taken
-    /// here if nobody holds it, or followed to the node that does.
+    /// Whether `node` has been missing from the registry of live nodes for `silentNodeLimit`; a node first
+    /// asked of is counted from now.
+    func unheardOf(_ node: String, at now: Instant) -> Bool {
+        let seen = nodesLastSeen[node] ?? now
+        nodesLastSeen[node] = seen
+        return now - seen >= Self.silentNodeLimit
+    }
+
+    /// The node this node's members of `room` (or its event streams' readers) are relayed to no longer holds
+    /// its lease: the room is taken here if nobody holds it, or followed to the node that does.
     private func ownerMoved(_ room: RoomID) {
+        eventStreamsOwnerMoved(room)
         guard relayedByRoom[room] != nil else {
-            cluster.follow(room, owner: nil)
+            cluster.follow(room, owner: streamOwner(of: room))
             return
         }
         if hub.rooms[room] != nil { return rehome(room, after: .owned(nil)) }

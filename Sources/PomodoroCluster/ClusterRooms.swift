@@ -84,6 +84,8 @@ package final class ClusterRooms: RoomRouter {
     var handedOffTaking: Set<RoomID> = []
     /// Control-API requests waiting for a room's owner (`ClusterRooms+ControlAPI.swift`).
     var controlAPI = ControlAPIRequests()
+    /// Event streams relayed between this node and others (`ClusterRooms+EventStreams.swift`).
+    var eventStreams = RelayedEventStreams()
     /// How the cluster's threads reach this router, in work they post to the service thread.
     package let handle = Handle()
 

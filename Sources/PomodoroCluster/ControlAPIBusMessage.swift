@@ -1,22 +1,34 @@
 /// A control-API request on the bus (docs/CLUSTER.md, "The control API on a cluster"): the node that
-/// received `POST /api/rooms/<room>/commands`, or `GET /api/rooms/<room>`, for a room another node runs
-/// sends it to that node, which answers it as its own and sends the HTTP answer back.
+/// received `POST /api/rooms/<room>/commands`, `GET /api/rooms/<room>` or `GET /api/rooms/<room>/events` for a
+/// room another node runs sends it to that node, which answers it as its own and sends the HTTP answer back
+/// (an event stream: piece by piece, then its end).
 ///
 /// Text form (after `BusMessage`'s version):
 /// ```
 /// v1 api NODE NUMBER ROOM TOKENHASH\n{"type":"start","ref":"r1"}
 /// v1 apiread NODE NUMBER ROOM\nADDRESS\nBEARER
 /// v1 apianswer NODE NUMBER STATUS[ FROM]\nCONTENT-TYPE\nNAME: VALUE\n…\n\n{"type":"ok","command":"start"}
+/// v1 apiwatch NODE NUMBER ROOM\nADDRESS\nBEARER
+/// v1 apistream NODE NUMBER FROM\nevent: state\nid: 7\ndata: {…}\n\n
+/// v1 apistreamend NODE NUMBER FROM
+/// v1 apiunwatch NODE NUMBER
 /// ```
 /// `NODE` is the node that received the request (the one that waits for the answer) and `NUMBER` its count
 /// of such requests. The token goes as its SHA-256 (the form the room keeps), never as sent. The body is
 /// the request's, byte for byte. A read carries the client's address (for the owner's passcode gate) and
-/// its Bearer credential as sent (empty: none), which the owner judges as it judges an observer's.
+/// its Bearer credential as sent (empty: none), which the owner judges as it judges an observer's; a watch
+/// (an event stream) carries the same. The owner answers a watch it refuses with `apianswer`; one it lets in
+/// with the stream's pieces (`apistream`, to NODE: the bytes to write, the first opens the answer) until
+/// `apistreamend`. `apiunwatch` (to the owner) says the reader at NODE is gone.
 public enum ControlAPIBusMessage: Equatable, Sendable {
     case command(from: String, number: UInt64, room: String, tokenHash: String, body: String)
     case read(from: String, number: UInt64, room: String, address: String, bearer: String)
     case answer(to: String, number: UInt64, status: Int, contentType: String, headers: [Header], body: String,
                 from: String)
+    case watch(from: String, number: UInt64, room: String, address: String, bearer: String)
+    case streamed(to: String, number: UInt64, piece: String, from: String)
+    case streamEnded(to: String, number: UInt64, from: String)
+    case unwatch(from: String, number: UInt64)
 
     public struct Header: Equatable, Sendable {
         public var name: String
@@ -27,7 +39,7 @@ public enum ControlAPIBusMessage: Equatable, Sendable {
         }
     }
 
-    static let kinds: Set<String> = ["api", "apiread", "apianswer"]
+    static let kinds: Set<String> = ["api", "apiread", "apianswer", "apiwatch", "apistream", "apistreamend", "apiunwatch"]
 
     var encoded: String {
         switch self {
@@ -38,6 +50,14 @@ public enum ControlAPIBusMessage: Equatable, Sendable {
         case let .answer(to, number, status, contentType, headers, body, from):
             let lines = headers.map { "\($0.name): \($0.value)\n" }.joined()
             return "apianswer \(to) \(number) \(status)\(from.isEmpty ? "" : " \(from)")\n\(contentType)\n\(lines)\n\(body)"
+        case let .watch(from, number, room, address, bearer):
+            return "apiwatch \(from) \(number) \(room)\n\(address)\n\(bearer)"
+        case let .streamed(to, number, piece, from):
+            return "apistream \(to) \(number) \(from)\n\(piece)"
+        case let .streamEnded(to, number, from):
+            return "apistreamend \(to) \(number) \(from)\n"
+        case let .unwatch(from, number):
+            return "apiunwatch \(from) \(number)\n"
         }
     }
 
@@ -52,12 +72,24 @@ public enum ControlAPIBusMessage: Equatable, Sendable {
         case "api":
             guard header.count == 5 else { throw BusMessage.Malformed(description: "api needs 4 fields") }
             self = .command(from: header[1], number: try number(header[2]), room: header[3], tokenHash: header[4], body: body)
-        case "apiread":
-            guard header.count == 4 else { throw BusMessage.Malformed(description: "apiread needs 3 fields") }
+        case "apiread", "apiwatch":
+            let kind = header[0]
+            guard header.count == 4 else { throw BusMessage.Malformed(description: "\(kind) needs 3 fields") }
             let lines = body.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
-            guard lines.count == 2 else { throw BusMessage.Malformed(description: "apiread needs an address and a credential") }
-            self = .read(from: header[1], number: try number(header[2]), room: header[3], address: String(lines[0]),
-                         bearer: String(lines[1]))
+            guard lines.count == 2 else { throw BusMessage.Malformed(description: "\(kind) needs an address and a credential") }
+            let (from, asked, room) = (header[1], try number(header[2]), header[3])
+            let (address, bearer) = (String(lines[0]), String(lines[1]))
+            self = kind == "apiread" ? .read(from: from, number: asked, room: room, address: address, bearer: bearer)
+                                     : .watch(from: from, number: asked, room: room, address: address, bearer: bearer)
+        case "apistream":
+            guard header.count == 4, !body.isEmpty else { throw BusMessage.Malformed(description: "apistream needs 3 fields and a piece") }
+            self = .streamed(to: header[1], number: try number(header[2]), piece: body, from: header[3])
+        case "apistreamend":
+            guard header.count == 4 else { throw BusMessage.Malformed(description: "apistreamend needs 3 fields") }
+            self = .streamEnded(to: header[1], number: try number(header[2]), from: header[3])
+        case "apiunwatch":
+            guard header.count == 3 else { throw BusMessage.Malformed(description: "apiunwatch needs 2 fields") }
+            self = .unwatch(from: header[1], number: try number(header[2]))
         case "apianswer":
             guard header.count == 4 || header.count == 5, let status = Int(header[3]), (100...599).contains(status) else {
                 throw BusMessage.Malformed(description: "apianswer needs a node, a number and a status")

@@ -7,14 +7,27 @@ import PomodoroProtocol
 
 extension HTTPAPI {
     /// How often a stream with nothing else to say gets a comment, so proxies and readers see it is alive.
-    static let streamHeartbeat: Duration = .seconds(15)
+    package static let streamHeartbeat: Duration = .seconds(15)
     /// How long a reader waits before reconnecting, as the stream tells `EventSource`.
     static let streamRetryMs = 3000
 
-    /// Opens the stream behind the same lock as `observe`: first the room's whole `state`, then its
-    /// broadcasts as they go out. The reader keeps its grant: a lock or a removal that withdraws it ends the
-    /// stream (`reapplyAccess`).
+    /// The answer's head: `200`, no length, nothing buffered by a proxy on the way.
+    package static let eventStreamHead = HTTPResponse(status: 200, contentType: "text/event-stream; charset=utf-8",
+                                                      headers: [(name: "X-Accel-Buffering", value: "no")], body: [])
+
+    /// The stream of a room open here; one another node of a cluster runs is streamed from there, judged
+    /// there (`ControlAPIForwarding.forwardEventStream`).
     func liveEvents(_ id: RoomID, bearer: String?, address: String, responder: any HTTPAnswering) {
+        if hub.openRoom(id, at: clock.now()) == nil, let forwarding = router as? ControlAPIForwarding {
+            return forwarding.forwardEventStream(of: id, bearer: bearer, address: address, responder: responder)
+        }
+        openEventStream(of: id, bearer: bearer, address: address, responder: responder)
+    }
+
+    /// Opens the stream of `id`, open on this server, behind the same lock as `observe`: first the room's
+    /// whole `state`, then its broadcasts as they go out. The reader keeps its grant: a lock or a removal that
+    /// withdraws it ends the stream (`reapplyAccess`).
+    package func openEventStream(of id: RoomID, bearer: String?, address: String, responder: any HTTPAnswering) {
         func fail(_ refusal: Refusal) { responder.respond(Self.errorResponse(refusal)) }
         hub.letSee(id, RoomAccess.Visitor(token: bearer, passcode: bearer), address: address,
                    hint: "send Authorization: Bearer <its passcode or a member's resume token>") { [self] result in
@@ -24,9 +37,7 @@ extension HTTPAPI {
             case .success(let seen): (entry, grant) = seen
             }
             let now = clock.now()
-            let head = HTTPResponse(status: 200, contentType: "text/event-stream; charset=utf-8",
-                                    headers: [(name: "X-Accel-Buffering", value: "no")], body: [])
-            guard let opened = responder.stream(head) else { return }
+            guard let opened = responder.stream(Self.eventStreamHead) else { return }
             let stream = WatchingStream(opened, grant: grant)
             let state = ServerMessage.state(hub.snapshot(of: entry, at: now))
             let first = FanOut.serverSentEvent(WireCodec.encode(state), type: state.type, id: entry.nextEventID)

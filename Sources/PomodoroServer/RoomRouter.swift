@@ -214,6 +214,11 @@ package protocol ControlAPIForwarding: AnyObject {
     /// `bearer` (from the client at `address`) as it judges an observer's (`HTTPAPI.answerSnapshot`); 404 when
     /// no live node runs it, `503` when it cannot be asked or does not answer in time. Nothing is taken.
     func forwardSnapshotRead(of room: RoomID, bearer: String?, address: String, answer: @escaping (HTTPResponse) -> Void)
+    /// `GET /api/rooms/<room>/events` for `room`, not in memory here: streamed from the node that runs it, which
+    /// judges `bearer` as for a stream of its own (`HTTPAPI.openEventStream`), refusals and the withdrawal
+    /// included; `responder` gets its answer or the stream it writes through this node. 404 when no live node
+    /// runs it, `503` when it cannot be asked or does not answer in time. Nothing is taken.
+    func forwardEventStream(of room: RoomID, bearer: String?, address: String, responder: any HTTPAnswering)
     /// `POST /api/rooms`: takes the room's lease for making it here. `done` says `.free` when this node holds
     /// the room and nothing is stored of it (make it now), `.exists` when it is stored or runs elsewhere.
     func takeForCreation(_ room: RoomID, done: @escaping (CreationTake) -> Void)

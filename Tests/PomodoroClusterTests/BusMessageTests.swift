@@ -29,6 +29,11 @@ import Testing
             .controlAPI(.answer(to: "n", number: 1, status: 200, contentType: "", headers: [], body: "", from: "")),
             .controlAPI(.read(from: "node-b:8080", number: 4, room: "team-a", address: "203.0.113.9", bearer: "open sesame")),
             .controlAPI(.read(from: "n", number: 1, room: "r", address: "", bearer: "")),
+            .controlAPI(.watch(from: "n", number: 9, room: "r", address: "198.51.100.4", bearer: "open sesame")),
+            .controlAPI(.streamed(to: "n", number: 9, piece: "event: state\nid: 3\ndata: {\"type\":\"state\"}\n\n", from: "o")),
+            .controlAPI(.streamed(to: "n", number: 9, piece: ": keep-alive\n\n", from: "o")),
+            .controlAPI(.streamEnded(to: "n", number: 9, from: "o")),
+            .controlAPI(.unwatch(from: "n", number: 9)),
         ]
         for message in messages {
             #expect(try BusMessage(decoding: message.encoded) == message)
@@ -61,7 +66,9 @@ import Testing
                       "v1 handoff a n\nb c", "v1 handoff a n\n\n",
                       "v1 api n 1 r\n{}", "v1 api n x r h\n{}", "v1 apianswer n 1 99\nt\n\n", "v1 apianswer n 1 200\n",
                       "v1 apianswer n 1 200\nt\nno colon\n\n{}", "v1 apiread n 1 r\nno credential line",
-                      "v1 apiread n 1\na\nb", "v1 apiread n x r\na\nb"])
+                      "v1 apiread n 1\na\nb", "v1 apiread n x r\na\nb",
+                      "v1 apiwatch n 1 r\nno credential line", "v1 apistream n 1\nretry: 3000\n\n", "v1 apistream n 1 o\n",
+                      "v1 apistreamend n x o\n", "v1 apiunwatch n\n", "v1 apiunwatch n 1 extra\n"])
     func messagesNotOfOursAreRefused(_ text: String) {
         #expect(throws: BusMessage.Malformed.self) { try BusMessage(decoding: text) }
     }

@@ -161,25 +161,35 @@ public func httpGet(port: Int, path: String, headers: [String] = []) throws -> (
     try httpRequest("GET", port: port, path: path, headers: headers)
 }
 
-/// A minimal HTTP/1.1 request (GET, POST, …) over a loopback socket, with any extra header lines and a body
-/// (sent with its Content-Length): status line and body.
-public func httpRequest(_ method: String, port: Int, path: String,
-                        headers: [String] = [], body: [UInt8] = []) throws -> (status: Int, body: String) {
+/// A socket connected to `port` on loopback whose reads give up after `readTimeout` seconds (a bound for a
+/// silent server, not a timing); the caller closes it.
+public func loopbackConnection(port: Int, readTimeout: Int) throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw LiveTestFailure(description: "socket failed") }
-    defer { Glibc.close(fd) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = in_port_t(UInt16(port).bigEndian)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var timeout = timeval(tv_sec: TestTime.seconds(5), tv_usec: 0)
+    var timeout = timeval(tv_sec: readTimeout, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     let connected = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
             connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
         }
     }
-    guard connected == 0 else { throw LiveTestFailure(description: "connect failed") }
+    guard connected == 0 else {
+        Glibc.close(fd)
+        throw LiveTestFailure(description: "connect failed")
+    }
+    return fd
+}
+
+/// A minimal HTTP/1.1 request (GET, POST, …) over a loopback socket, with any extra header lines and a body
+/// (sent with its Content-Length): status line and body.
+public func httpRequest(_ method: String, port: Int, path: String,
+                        headers: [String] = [], body: [UInt8] = []) throws -> (status: Int, body: String) {
+    let fd = try loopbackConnection(port: port, readTimeout: TestTime.seconds(5))
+    defer { Glibc.close(fd) }
     let length = method == "POST" || !body.isEmpty ? ["Content-Length: \(body.count)"] : []
     let head = (["\(method) \(path) HTTP/1.1", "Host: 127.0.0.1", "Connection: close"] + length + headers)
         .joined(separator: "\r\n")
