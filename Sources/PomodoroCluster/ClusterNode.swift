@@ -45,6 +45,8 @@ package final class ClusterNode: HubCluster, Sendable {
         var onLost: (@Sendable (RoomID) -> Void)?
         var onEvent: (@Sendable (ClusterEvent) -> Void)?
         var followed: [RoomID: String] = [:]
+        /// The epoch under which each followed room's owner held its lease when first read after `follow`.
+        var followedEpochs: [RoomID: Int64] = [:]
         var busDown = false
         /// When the bus last subscribed (monotonic): after Redis was away, whether it did so on a new connection.
         var busSubscribedAt: Instant?
@@ -138,7 +140,10 @@ package final class ClusterNode: HubCluster, Sendable {
     }
 
     package func follow(_ room: RoomID, owner: String?) {
-        shared.withLock { $0.followed[room] = owner }
+        shared.withLock {
+            $0.followed[room] = owner
+            $0.followedEpochs[room] = nil
+        }
     }
 
     /// Reads the followed rooms' lease holders, all in one `MGET` (`RedisLeases.holders`); a room no longer
@@ -160,7 +165,17 @@ package final class ClusterNode: HubCluster, Sendable {
         let justBack = watchFailedAt.value.map { monotonic() - $0 < Self.afterRedisGrace } ?? false
         for ((room, owner), holder) in zip(followed, holders) {
             if holder == nil, justBack { continue }
-            if holder?.node != owner { tell(.ownerMoved(room)) }
+            guard let holder, holder.node == owner else {
+                tell(.ownerMoved(room))
+                continue
+            }
+            // The same node under a new epoch: it took the room again (restarted under the same id).
+            let seen = shared.withLock { shared -> Int64? in
+                let seen = shared.followedEpochs[room]
+                if shared.followed[room] == owner { shared.followedEpochs[room] = holder.epoch }
+                return seen
+            }
+            if let seen, seen != holder.epoch { tell(.ownerRetook(room)) }
         }
     }
 

@@ -171,7 +171,7 @@ extension ClusterEvent {
     /// (they hear their rooms until they are sent back, at the drain's end), and their rooms' owners moving.
     var feedsRelayedMembers: Bool {
         switch self {
-        case .heard(.reply), .heard(.close), .ownerMoved: true
+        case .heard(.reply), .heard(.close), .ownerMoved, .ownerRetook: true
         default: false
         }
     }

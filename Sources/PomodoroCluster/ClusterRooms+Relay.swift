@@ -133,6 +133,12 @@ extension ClusterRooms {
             heard(message, node: cluster.node)
         case .ownerMoved(let room):
             ownerMoved(room)
+        case .ownerRetook(let room):
+            hub.logger.notice("the node running a room took it again (restarted?); its relayed members join it anew",
+                              metadata: ["room": "\(room)"])
+            eventStreamsOwnerMoved(room)
+            guard let owner = relayedByRoom[room]?.lazy.compactMap({ self.relays[$0]?.owner }).first else { break }
+            rehome(room, after: .elsewhere(node: owner), anew: true)
         case .resubscribed:
             hub.logger.notice("the bus is back after losing Redis; relayed members are brought up to date")
             metrics.busReconnects.increment()
@@ -312,7 +318,9 @@ extension ClusterRooms {
     /// of the welcome; what it sent to the old owner and had no answer to is lost with it. A member whose
     /// welcome this node could not read is closed with 4005 (room moved) and resumes by itself
     /// (PROTOCOL.md §11).
-    func rehome(_ room: RoomID, after taken: ClusterTake) {
+    /// `anew`: the owner is the same node, under a new epoch (`ClusterEvent.ownerRetook`): the connections
+    /// relayed to it are opened and joined again there, as for a new owner.
+    func rehome(_ room: RoomID, after taken: ClusterTake, anew: Bool = false) {
         guard let relayed = relayedByRoom[room], !relayed.isEmpty else { return }
         let owner: String?
         switch taken {
@@ -323,7 +331,7 @@ extension ClusterRooms {
         }
         let now = hub.clock.now()
         for connection in relayed.sorted(by: { $0.rawValue < $1.rawValue }) {
-            guard var relay = relays[connection], relay.owner != owner else { continue }
+            guard var relay = relays[connection], relay.owner != owner || anew else { continue }
             endRelay(of: connection, relay, telling: true)
             // Its close was on its way through the old owner: closed here now.
             if relay.closing {

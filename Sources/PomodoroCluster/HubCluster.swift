@@ -34,6 +34,10 @@ package enum ClusterEvent: Sendable {
     case heard(BusMessage)
     /// The lease of a room this node relays members of is no longer held by the node they are relayed to.
     case ownerMoved(RoomID)
+    /// The node they are relayed to holds the room's lease under a new epoch: it took the room again (a process
+    /// restarted under the same node id after a crash, which knows nothing of the connections relayed to the
+    /// one before it).
+    case ownerRetook(RoomID)
     /// The bus subscribed again after losing Redis: messages published meanwhile are lost.
     case resubscribed
     /// The nodes heard from in the last few seconds (this one included).
