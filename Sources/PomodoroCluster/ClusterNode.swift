@@ -175,7 +175,7 @@ package final class ClusterNode: HubCluster, Sendable {
                 if shared.followed[room] == owner { shared.followedEpochs[room] = holder.epoch }
                 return seen
             }
-            if let seen, seen != holder.epoch { tell(.ownerRetook(room)) }
+            if let seen, seen != holder.epoch { tell(.ownerRetook(room, node: owner)) }
         }
     }
 

@@ -162,8 +162,9 @@ extension ClusterRooms {
         eventStreams.readers.values.first { $0.room == room }?.owner
     }
 
-    /// A reader of `room` is gone: its lease is followed for those left, unless relayed members follow it.
-    private func refollow(_ room: RoomID) {
+    /// Who `room`'s lease watch follows now that a reader of it, or its last relayed member, is gone: the owner
+    /// of the relayed members left, else of its readers left, else nobody.
+    func refollow(_ room: RoomID) {
         if relayedByRoom[room] == nil { cluster.follow(room, owner: streamOwner(of: room)) }
     }
 

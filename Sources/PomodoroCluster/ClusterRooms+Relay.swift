@@ -115,7 +115,7 @@ extension ClusterRooms {
         relayedByRoom[relay.room]?.remove(connection)
         if relayedByRoom[relay.room]?.isEmpty ?? false {
             relayedByRoom[relay.room] = nil
-            cluster.follow(relay.room, owner: streamOwner(of: relay.room))
+            refollow(relay.room)
             stopRelayedTicks(of: relay.room)
         }
         guard telling else { return }
@@ -133,11 +133,10 @@ extension ClusterRooms {
             heard(message, node: cluster.node)
         case .ownerMoved(let room):
             ownerMoved(room)
-        case .ownerRetook(let room):
+        case .ownerRetook(let room, let owner):
             hub.logger.notice("the node running a room took it again (restarted?); its relayed members join it anew",
-                              metadata: ["room": "\(room)"])
+                              metadata: ["room": "\(room)", "owner": "\(owner)"])
             eventStreamsOwnerMoved(room)
-            guard let owner = relayedByRoom[room]?.lazy.compactMap({ self.relays[$0]?.owner }).first else { break }
             rehome(room, after: .elsewhere(node: owner), anew: true)
         case .resubscribed:
             hub.logger.notice("the bus is back after losing Redis; relayed members are brought up to date")
@@ -301,10 +300,7 @@ extension ClusterRooms {
     /// its lease: the room is taken here if nobody holds it, or followed to the node that does.
     private func ownerMoved(_ room: RoomID) {
         eventStreamsOwnerMoved(room)
-        guard relayedByRoom[room] != nil else {
-            cluster.follow(room, owner: streamOwner(of: room))
-            return
-        }
+        guard relayedByRoom[room] != nil else { return refollow(room) }
         if hub.rooms[room] != nil { return rehome(room, after: .owned(nil)) }
         // A take already under way (a join's) re-homes them when it answers.
         guard hub.awaitLookUp(room) else { return }

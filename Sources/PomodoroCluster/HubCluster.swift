@@ -37,7 +37,7 @@ package enum ClusterEvent: Sendable {
     /// The node they are relayed to holds the room's lease under a new epoch: it took the room again (a process
     /// restarted under the same node id after a crash, which knows nothing of the connections relayed to the
     /// one before it).
-    case ownerRetook(RoomID)
+    case ownerRetook(RoomID, node: String)
     /// The bus subscribed again after losing Redis: messages published meanwhile are lost.
     case resubscribed
     /// The nodes heard from in the last few seconds (this one included).
